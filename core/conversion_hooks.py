@@ -1,0 +1,125 @@
+"""Hooks into the TorchScript exporter's per-node conversion.
+
+``_jit_pass_onnx`` is wrapped to see the TorchScript graph exactly as the exporter converts
+it; ``_run_symbolic_function`` is wrapped to tag every ONNX node a conversion adds with the
+instance key of its TorchScript node (provenance) and, when diagnosing, to record a failing
+conversion and emit a placeholder node instead of stopping at the first error.
+"""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import torch
+from torch.onnx._internal.torchscript_exporter import jit_utils
+from torch.onnx._internal.torchscript_exporter import utils as exporter_utils
+
+from core.graph import Graph
+from core.onnx_graph import PLACEHOLDER_DOMAIN, PLACEHOLDER_OP, PROVENANCE_ATTRIBUTE
+from core.torchscript_graph import all_nodes, instance_keys, python_op_name, scope_path, \
+    torchscript_to_graph, user_source_line
+
+
+@dataclass
+class ConversionFailure:
+    """One TorchScript node whose symbolic was missing or raised."""
+
+    kind: str
+    instance: str
+    scope: str
+    source: str
+    message: str
+    exception_type: str
+    python_op_name: str = ""
+
+
+@dataclass
+class ConversionRecord:
+    """What the hooks saw during one export."""
+
+    torchscript_graph: Graph | None = None
+    failures: list[ConversionFailure] = field(default_factory=list)
+    instance_key_of: dict[torch._C.Node, str] = field(default_factory=dict)
+
+    @property
+    def conversion_started(self) -> bool:
+        return self.torchscript_graph is not None
+
+
+_active_record: ConversionRecord | None = None
+
+
+def current_instance_key(node: torch._C.Node) -> str:
+    """Instance key of a node being converted right now ('' outside an export)."""
+    if _active_record is None:
+        return ""
+    return _active_record.instance_key_of.get(node, "")
+
+
+@contextmanager
+def conversion_hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
+    """Install the hooks for the duration of one export (exports are not re-entrant)."""
+    global _active_record
+    record = ConversionRecord()
+    original_pass = torch._C._jit_pass_onnx
+    original_run = exporter_utils._run_symbolic_function
+
+    def jit_pass_onnx(graph: torch._C.Graph, operator_export_type: Any) -> torch._C.Graph:
+        record.instance_key_of = instance_keys(all_nodes(graph))
+        record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of)
+        return original_pass(graph, operator_export_type)
+
+    def run_symbolic_function(graph, block, node, inputs, env, values_in_env, new_nodes,
+                              operator_export_type=torch._C._onnx.OperatorExportTypes.ONNX):
+        first_new = len(new_nodes)
+        key = record.instance_key_of.get(node, "")
+        try:
+            outputs = original_run(graph, block, node, inputs, env, values_in_env, new_nodes,
+                                   operator_export_type)
+        except Exception as exc:
+            if not diagnose:
+                raise
+            record.failures.append(_failure(node, key, exc))
+            outputs = _emit_placeholder(graph, block, node, inputs, env, values_in_env, new_nodes)
+        for new_node in new_nodes[first_new:]:
+            new_node.s_(PROVENANCE_ATTRIBUTE, key)
+        return outputs
+
+    torch._C._jit_pass_onnx = jit_pass_onnx
+    exporter_utils._run_symbolic_function = run_symbolic_function
+    _active_record = record
+    try:
+        yield record
+    finally:
+        torch._C._jit_pass_onnx = original_pass
+        exporter_utils._run_symbolic_function = original_run
+        _active_record = None
+
+
+def _failure(node: torch._C.Node, key: str, exc: Exception) -> ConversionFailure:
+    message = str(exc).split("  [Caused by", 1)[0].strip()
+    return ConversionFailure(
+        kind=node.kind(),
+        instance=key,
+        scope=scope_path(node.scopeName()),
+        source=user_source_line(node.sourceRange()),
+        message=message,
+        exception_type=type(exc).__name__,
+        python_op_name=python_op_name(node) if node.kind() == "prim::PythonOp" else "",
+    )
+
+
+def _emit_placeholder(graph, block, node, inputs, env, values_in_env, new_nodes):
+    """A 'fixport::Unsupported' node with the original output types, so export goes on."""
+    context = jit_utils.GraphContext(
+        graph=graph, block=block, opset=exporter_utils.GLOBALS.export_onnx_opset_version,
+        original_node=node, params_dict=exporter_utils._params_dict, env=env,
+        values_in_env=values_in_env, new_nodes=new_nodes)
+    values = [value for value in inputs if isinstance(value, torch._C.Value)]
+    outputs = context.op(f"{PLACEHOLDER_DOMAIN}::{PLACEHOLDER_OP}", *values,
+                         kind_s=node.kind(), outputs=node.outputsSize())
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    for new_value, old_value in zip(outputs, node.outputs()):
+        new_value.setType(old_value.type())
+    return outputs if len(outputs) > 1 else outputs[0]

@@ -1,0 +1,41 @@
+"""Errors Fixport shows to users: each names the problem and what to do about it."""
+from __future__ import annotations
+
+
+class FixportError(Exception):
+    """A problem the user can act on; ``hint`` says how."""
+
+    exit_code = 2
+
+    def __init__(self, message: str, hint: str = "", details: str = "") -> None:
+        super().__init__(message)
+        self.message = message
+        self.hint = hint
+        self.details = details  # long text (a traceback) for the log, never the headline
+
+    def user_text(self) -> str:
+        return f"{self.message}\n  → {self.hint}" if self.hint else self.message
+
+
+class ModelLoadError(FixportError):
+    """The model file is missing, corrupt, of an unknown format, or its code raised."""
+
+
+class InputSpecError(FixportError):
+    """An --input/--inputs specification cannot be used."""
+
+
+class TraceError(FixportError):
+    """torch.jit.trace failed inside the user's forward()."""
+
+
+class ExportError(FixportError):
+    """The exporter failed for a reason other than an unsupported node."""
+
+
+class WorkerError(FixportError):
+    """The export worker crashed, hung, or was cancelled."""
+
+
+class ProjectError(FixportError):
+    """A project file cannot be read or written."""

@@ -1,0 +1,143 @@
+"""One neutral graph model for TorchScript and ONNX graphs.
+
+Loaders turn a traced ``torch._C.Graph`` and an ONNX ``ModelProto`` into these small
+dataclasses; nothing above ``core/`` touches torch or protobuf objects. They pickle, so the
+export worker can send them to the GUI process.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from functools import cached_property
+from typing import Any, Iterable, Literal
+
+GraphKind = Literal["torchscript", "onnx"]
+ONNX_DEFAULT_DOMAIN = "onnx"
+
+
+@dataclass
+class Value:
+    """A tensor (or other value) flowing along an edge."""
+
+    name: str
+    dtype: str | None = None  # "float32", "int64", ... ; None when unknown
+    shape: tuple[int | str | None, ...] | None = None  # str for symbolic dims
+    type_text: str = ""  # the framework's own spelling, e.g. "Float(1, 3, strides=...)"
+
+    def describe(self) -> str:
+        """Short 'float32[1,3,224,224]' text for tooltips."""
+        dims = "?" if self.shape is None else ",".join("?" if d is None else str(d) for d in self.shape)
+        return f"{self.dtype or '?'}[{dims}]"
+
+
+@dataclass
+class Node:
+    """One operation. ``kind`` is always 'domain::op', e.g. 'aten::conv2d', 'onnx::Conv'."""
+
+    id: str
+    kind: str
+    name: str = ""
+    inputs: list[str] = field(default_factory=list)  # value names; "" for an omitted input
+    outputs: list[str] = field(default_factory=list)
+    attributes: dict[str, Any] = field(default_factory=dict)  # plain Python values
+    scope: str = ""  # module path "layer1/0/conv1"; "" at top level
+    source: str = ""  # "file.py:12" of the user's code, when known
+    origin: list[str] = field(default_factory=list)  # ONNX nodes: ids of TorchScript nodes
+    unsupported: bool = False  # a diagnosis placeholder or a node that cannot run
+
+    @property
+    def domain(self) -> str:
+        return self.kind.split("::", 1)[0] if "::" in self.kind else ONNX_DEFAULT_DOMAIN
+
+    @property
+    def op_type(self) -> str:
+        return self.kind.split("::", 1)[-1]
+
+    @property
+    def scope_parts(self) -> list[str]:
+        return [part for part in self.scope.split("/") if part]
+
+
+@dataclass
+class Graph:
+    """A whole graph: nodes in topological order plus the values between them."""
+
+    kind: GraphKind
+    nodes: list[Node] = field(default_factory=list)
+    values: dict[str, Value] = field(default_factory=dict)
+    inputs: list[str] = field(default_factory=list)
+    outputs: list[str] = field(default_factory=list)
+    name: str = ""
+
+    def __getstate__(self) -> dict[str, Any]:
+        state = dict(self.__dict__)
+        for cached in ("node_by_id", "producer_of", "consumers_of"):
+            state.pop(cached, None)
+        return state
+
+    @cached_property
+    def node_by_id(self) -> dict[str, Node]:
+        return {node.id: node for node in self.nodes}
+
+    @cached_property
+    def producer_of(self) -> dict[str, str]:
+        """Value name -> id of the node that produces it."""
+        return {out: node.id for node in self.nodes for out in node.outputs if out}
+
+    @cached_property
+    def consumers_of(self) -> dict[str, list[str]]:
+        """Value name -> ids of the nodes that read it."""
+        consumers: dict[str, list[str]] = {}
+        for node in self.nodes:
+            for name in node.inputs:
+                if name:
+                    consumers.setdefault(name, []).append(node.id)
+        return consumers
+
+    def value(self, name: str) -> Value:
+        return self.values.get(name) or Value(name)
+
+    def edges(self) -> Iterable[tuple[str, str, str]]:
+        """(producer id, consumer id, value name) for every node-to-node edge."""
+        producer_of = self.producer_of
+        for node in self.nodes:
+            for name in node.inputs:
+                source = producer_of.get(name)
+                if source is not None:
+                    yield source, node.id, name
+
+    def to_networkx(self):  # -> networkx.MultiDiGraph
+        """An index over this graph for path and neighbourhood queries."""
+        import networkx
+
+        index = networkx.MultiDiGraph()
+        index.add_nodes_from(node.id for node in self.nodes)
+        index.add_edges_from((src, dst, {"value": name}) for src, dst, name in self.edges())
+        return index
+
+    def unsupported_nodes(self) -> list[Node]:
+        return [node for node in self.nodes if node.unsupported]
+
+
+@dataclass
+class GraphMapping:
+    """Many-to-many correspondence between a TorchScript and an ONNX graph."""
+
+    onnx_to_torchscript: dict[str, list[str]] = field(default_factory=dict)
+
+    @classmethod
+    def from_onnx_graph(cls, onnx_graph: Graph) -> GraphMapping:
+        return cls({node.id: list(node.origin) for node in onnx_graph.nodes if node.origin})
+
+    @cached_property
+    def torchscript_to_onnx(self) -> dict[str, list[str]]:
+        reverse: dict[str, list[str]] = {}
+        for onnx_id, ts_ids in self.onnx_to_torchscript.items():
+            for ts_id in ts_ids:
+                reverse.setdefault(ts_id, []).append(onnx_id)
+        return reverse
+
+    def counterparts(self, side: GraphKind, node_id: str) -> list[str]:
+        """Ids in the other graph that correspond to ``node_id`` on ``side``."""
+        if side == "onnx":
+            return list(self.onnx_to_torchscript.get(node_id, []))
+        return list(self.torchscript_to_onnx.get(node_id, []))

@@ -1,0 +1,160 @@
+"""A persistent worker process for everything that touches torch's exporter.
+
+The exporter's symbolic registry and flags are process-global and user symbolics can crash
+or hang, so exports never run in the caller's process. The worker stays warm between jobs
+(imports cost seconds, a warm job well under one); the registry is restored after every job;
+a crash, a hang past the timeout, or a cancel kills it, and the next job starts a new one.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+import traceback
+from dataclasses import dataclass
+from multiprocessing.connection import Connection
+from typing import Any
+
+from core.cancel import CancelCallback, Cancelled, ProgressCallback
+from core.errors import FixportError, WorkerError
+
+DEFAULT_JOB_TIMEOUT_S = 600.0
+POLL_INTERVAL_S = 0.05
+SHUTDOWN_GRACE_S = 2.0
+
+
+@dataclass
+class _Failure:
+    """An error crossing the process boundary (exceptions with extra fields don't pickle)."""
+
+    type_name: str
+    message: str
+    hint: str
+    details: str
+
+    def to_exception(self) -> FixportError:
+        from core import errors
+
+        cls = getattr(errors, self.type_name, FixportError)
+        if not (isinstance(cls, type) and issubclass(cls, FixportError)):
+            cls = FixportError
+        return cls(self.message, self.hint, self.details)
+
+
+class ExportWorker:
+    """Client side: runs named jobs from :mod:`core.jobs` in the worker process."""
+
+    def __init__(self, job_timeout_s: float = DEFAULT_JOB_TIMEOUT_S) -> None:
+        self.job_timeout_s = job_timeout_s
+        self._process: multiprocessing.Process | None = None
+        self._connection: Connection | None = None
+        self._lock = threading.Lock()  # one job at a time per worker
+        self.restarts = 0
+
+    @property
+    def alive(self) -> bool:
+        return self._process is not None and self._process.is_alive()
+
+    @property
+    def pid(self) -> int | None:
+        return self._process.pid if self._process is not None else None
+
+    def start(self) -> None:
+        """Start the process now (it warms up its imports while the caller goes on)."""
+        if self.alive:
+            return
+        context = multiprocessing.get_context("spawn")
+        parent, child = context.Pipe()
+        self._process = context.Process(target=worker_main, args=(child,), daemon=True, name="fixport-worker")
+        self._process.start()
+        child.close()
+        self._connection = parent
+
+    def stop(self) -> None:
+        """Kill the process; the next job starts a fresh one."""
+        process, self._process = self._process, None
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if process is not None and process.is_alive():
+            process.kill()
+            process.join(SHUTDOWN_GRACE_S)
+
+    def run(self, job: str, progress: ProgressCallback | None = None,
+            cancelled: CancelCallback | None = None, timeout_s: float | None = None, **arguments: Any) -> Any:
+        """Run ``core.jobs.<job>(**arguments)`` in the worker and return its result."""
+        with self._lock:
+            if not self.alive:
+                if self._process is not None:
+                    self.restarts += 1
+                self.stop()
+                self.start()
+            assert self._connection is not None
+            self._connection.send((job, arguments))
+            return self._wait_for_result(job, progress, cancelled, timeout_s or self.job_timeout_s)
+
+    def _wait_for_result(self, job: str, progress: ProgressCallback | None,
+                         cancelled: CancelCallback | None, timeout_s: float) -> Any:
+        assert self._connection is not None and self._process is not None
+        deadline = time.monotonic() + timeout_s
+        while True:
+            if cancelled is not None and cancelled():
+                self.stop()
+                raise Cancelled()
+            if time.monotonic() > deadline:
+                self.stop()
+                raise WorkerError(f"The worker did not finish '{job}' within {timeout_s:.0f} s and was stopped.",
+                                  "A symbolic may loop forever; check the template's code, or raise the timeout.")
+            try:
+                ready = self._connection.poll(POLL_INTERVAL_S)
+                message = self._connection.recv() if ready else None
+            except (EOFError, OSError):
+                message = None
+                ready = True
+            if not ready:
+                continue
+            if message is None:
+                code = self._process.exitcode if self._process is not None else None
+                self.stop()
+                raise WorkerError(f"The export worker crashed while running '{job}' (exit code {code}).",
+                                  "Your work is kept. A symbolic or the model's code may have crashed the "
+                                  "process; fix it and try again — a new worker starts automatically.")
+            kind, payload = message
+            if kind == "progress" and progress is not None:
+                progress(*payload)
+            elif kind == "result":
+                return payload
+            elif kind == "error":
+                raise payload.to_exception()
+
+
+def worker_main(connection: Connection) -> None:
+    """Worker process entry: one thread for torch, output away from the caller's stdout."""
+    os.environ.setdefault("OMP_NUM_THREADS", "1")
+    os.dup2(2, 1)  # user code that prints must not corrupt `--json` output on stdout
+    import torch
+
+    torch.set_num_threads(1)
+    from core import jobs
+    from core.exporter_registry import restore_registry, snapshot_registry
+
+    registry = snapshot_registry()
+    while True:
+        try:
+            job, arguments = connection.recv()
+        except (EOFError, OSError, KeyboardInterrupt):
+            return
+        try:
+            def send_progress(fraction: float, message: str = "") -> None:
+                connection.send(("progress", (fraction, message)))
+
+            result = getattr(jobs, job)(progress=send_progress, **arguments)
+            connection.send(("result", result))
+        except FixportError as exc:
+            connection.send(("error", _Failure(type(exc).__name__, exc.message, exc.hint, exc.details)))
+        except BaseException as exc:  # anything from user code: report it, keep serving
+            connection.send(("error", _Failure("FixportError", f"{type(exc).__name__}: {exc}",
+                                               "See the Log for details.", traceback.format_exc())))
+        finally:
+            restore_registry(registry)
