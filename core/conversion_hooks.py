@@ -12,7 +12,7 @@ from dataclasses import dataclass, field
 from typing import Any, Iterator
 
 import torch
-from torch.onnx._internal.torchscript_exporter import jit_utils
+from torch.onnx._internal.torchscript_exporter import jit_utils, registration
 from torch.onnx._internal.torchscript_exporter import utils as exporter_utils
 
 from core.graph import Graph
@@ -48,6 +48,30 @@ class ConversionRecord:
 
 
 _active_record: ConversionRecord | None = None
+PYTHON_OP_KIND = "prim::PythonOp"
+LOWEST_OPSET = 1
+
+
+class PythonOpWithoutSymbolic(RuntimeError):
+    """Raised for a prim::PythonOp that no symbolic handles."""
+
+
+def _reject_python_op(g: jit_utils.GraphContext, *args: Any, **kwargs: Any) -> None:
+    raise PythonOpWithoutSymbolic(f"Couldn't export Python operator {kwargs.get('name', '?')}")
+
+
+@contextmanager
+def _python_ops_reach_symbolic_function(opset: int) -> Iterator[None]:
+    """Without any prim::PythonOp symbolic, C++ clones PythonOps and fails only at the end,
+    on the first one; a rejecting symbolic makes each of them a recordable failure."""
+    if registration.registry.is_registered_op(PYTHON_OP_KIND, opset):
+        yield
+        return
+    registration.registry.register(PYTHON_OP_KIND, LOWEST_OPSET, _reject_python_op, custom=True)
+    try:
+        yield
+    finally:
+        registration.registry.unregister(PYTHON_OP_KIND, LOWEST_OPSET)
 
 
 def current_instance_key(node: torch._C.Node) -> str:
@@ -58,8 +82,18 @@ def current_instance_key(node: torch._C.Node) -> str:
 
 
 @contextmanager
-def conversion_hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
+def conversion_hooks(*, diagnose: bool, opset: int) -> Iterator[ConversionRecord]:
     """Install the hooks for the duration of one export (exports are not re-entrant)."""
+    if diagnose:
+        with _python_ops_reach_symbolic_function(opset), _hooks(diagnose=True) as record:
+            yield record
+    else:
+        with _hooks(diagnose=False) as record:
+            yield record
+
+
+@contextmanager
+def _hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
     global _active_record
     record = ConversionRecord()
     original_pass = torch._C._jit_pass_onnx

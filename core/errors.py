@@ -13,6 +13,9 @@ class FixportError(Exception):
         self.hint = hint
         self.details = details  # long text (a traceback) for the log, never the headline
 
+    def __str__(self) -> str:
+        return self.user_text()
+
     def user_text(self) -> str:
         return f"{self.message}\n  → {self.hint}" if self.hint else self.message
 

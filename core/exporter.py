@@ -126,10 +126,11 @@ class TorchScriptExporter:
             autograd_inlining=options.autograd_inlining,
             dynamo=False,
         )
-        with warnings.catch_warnings(record=True) as caught, conversion_hooks(diagnose=diagnose) as record:
+        with warnings.catch_warnings(record=True) as caught, conversion_hooks(diagnose=diagnose, opset=options.opset) as record:
             warnings.simplefilter("always")
             warnings.filterwarnings("ignore", category=DeprecationWarning)
             warnings.filterwarnings("ignore", category=FutureWarning)
+            warnings.filterwarnings("ignore", message="no signature found for")
             try:
                 with torch.no_grad():
                     torch.onnx.export(loaded.module, loaded.example_inputs, str(path), **kwargs)

@@ -159,9 +159,27 @@ def _load_exported_program(path: Path) -> LoadedModel:
         args = tuple(example[0])
     names = [spec.arg.name for spec in program.graph_signature.input_specs
              if spec.kind.name == "USER_INPUT"]
-    return LoadedModel(path, "exported_program", program.module(), args, names, notes=[
-        "ExportedProgram: traced through ep.module(); its module hierarchy is flattened, "
-        "so scopes show the flattened names."])
+    # ep.module() refuses train()/eval(), which the exporter calls; the unflattened module
+    # accepts them and keeps the module hierarchy that torch.export preserved.
+    try:
+        module = torch.export.unflatten(program)
+        note = "ExportedProgram: traced through torch.export.unflatten(ep), which restores its module hierarchy."
+    except Exception:
+        module = _InferenceOnly(program.module())
+        note = ("ExportedProgram: traced through ep.module(); torch.export flattened its module "
+                "hierarchy, so every node shows at the top level.")
+    return LoadedModel(path, "exported_program", module, args, names, notes=[note])
+
+
+class _InferenceOnly(torch.nn.Module):
+    """Hides a module whose train()/eval() raise (ep.module()) from the exporter's mode switch."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        object.__setattr__(self, "_inner", inner)  # not a child: train() must not reach it
+
+    def forward(self, *args: Any) -> Any:
+        return self._inner(*args)
 
 
 def _load_torch_archive(path: Path, trust: bool) -> LoadedModel:
@@ -178,6 +196,13 @@ def _load_torch_archive(path: Path, trust: bool) -> LoadedModel:
     if not entries:
         raise ModelLoadError(f"{path.name} is not a PyTorch archive (not a zip file).",
                              "Open a file written by torch.save, torch.jit.save or torch.export.save.")
+    safe = _load_weights_only(path)
+    if isinstance(safe, dict):
+        raise ModelLoadError(f"{path.name} holds a state_dict (weights only), not a model.",
+                             "Write a Python model file whose build() creates the model and loads it.")
+    if safe is not None:
+        raise ModelLoadError(f"{path.name} holds a {type(safe).__name__}, not a model.",
+                             "Save the model itself with torch.save(model, path).")
     if not trust:
         raise ModelLoadError(
             f"{path.name} is a pickled file (torch.save). Unpickling it runs code stored in the file.",
@@ -196,6 +221,14 @@ def _load_torch_archive(path: Path, trust: bool) -> LoadedModel:
         raise ModelLoadError(f"{path.name} holds a {type(obj).__name__}, not an nn.Module.",
                              "Save the model itself with torch.save(model, path).")
     return LoadedModel(path, "pickled_module", obj, (), _forward_argument_names(obj, 0))
+
+
+def _load_weights_only(path: Path) -> Any:
+    """The file's content if it unpickles safely (tensors, dicts, lists), else None."""
+    try:
+        return torch.load(str(path), map_location="cpu", weights_only=True)
+    except Exception:  # it holds arbitrary objects (a pickled module): not safe to load
+        return None
 
 
 def _zip_entries(path: Path) -> list[str]:

@@ -23,8 +23,9 @@ PLUMBING_KINDS = frozenset({"prim::Constant", "prim::ListConstruct", "prim::List
 
 _FRAME_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
 _TORCH_DIR = os.path.dirname(torch.__file__)
-# Frames inside torch itself or the standard library are never "the user's line".
-_LIBRARY_DIRS = (_TORCH_DIR + os.sep, os.path.dirname(os.__file__) + os.sep)
+# Frames inside torch, the standard library or Fixport's core are never "the user's line".
+_LIBRARY_DIRS = (_TORCH_DIR + os.sep, os.path.dirname(os.__file__) + os.sep,
+                 os.path.dirname(os.path.abspath(__file__)) + os.sep)
 
 
 def scope_path(scope_name: str) -> str:

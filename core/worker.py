@@ -50,11 +50,16 @@ class ExportWorker:
         self._process: multiprocessing.Process | None = None
         self._connection: Connection | None = None
         self._lock = threading.Lock()  # one job at a time per worker
-        self.restarts = 0
+        self.starts = 0
 
     @property
     def alive(self) -> bool:
         return self._process is not None and self._process.is_alive()
+
+    @property
+    def restarts(self) -> int:
+        """How many times a new process replaced a crashed, hung or cancelled one."""
+        return max(self.starts - 1, 0)
 
     @property
     def pid(self) -> int | None:
@@ -68,6 +73,7 @@ class ExportWorker:
         parent, child = context.Pipe()
         self._process = context.Process(target=worker_main, args=(child,), daemon=True, name="fixport-worker")
         self._process.start()
+        self.starts += 1
         child.close()
         self._connection = parent
 
@@ -86,8 +92,6 @@ class ExportWorker:
         """Run ``core.jobs.<job>(**arguments)`` in the worker and return its result."""
         with self._lock:
             if not self.alive:
-                if self._process is not None:
-                    self.restarts += 1
                 self.stop()
                 self.start()
             assert self._connection is not None
@@ -115,7 +119,8 @@ class ExportWorker:
             if not ready:
                 continue
             if message is None:
-                code = self._process.exitcode if self._process is not None else None
+                self._process.join(SHUTDOWN_GRACE_S)  # let it finish dying to read its exit code
+                code = self._process.exitcode
                 self.stop()
                 raise WorkerError(f"The export worker crashed while running '{job}' (exit code {code}).",
                                   "Your work is kept. A symbolic or the model's code may have crashed the "
@@ -133,6 +138,10 @@ def worker_main(connection: Connection) -> None:
     """Worker process entry: one thread for torch, output away from the caller's stdout."""
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.dup2(2, 1)  # user code that prints must not corrupt `--json` output on stdout
+    import warnings
+
+    warnings.filterwarnings("ignore", category=DeprecationWarning)
+    warnings.filterwarnings("ignore", category=FutureWarning)  # torch.jit/onnx deprecation notices
     import torch
 
     torch.set_num_threads(1)

@@ -1,0 +1,233 @@
+"""Statistics of torch-vs-ONNX differences, in plain numpy (no torch, no ORT).
+
+``flatten_outputs`` names every tensor of a nested output (``out[0]``, ``out["logits"]``,
+``out[1][2]``); ``compare_arrays`` measures one pair and keeps what the GUI plots: a
+log-spaced histogram of |diff| and a deterministic subsample of value pairs.
+"""
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field, replace
+from typing import Any, Iterable
+
+import numpy as np
+
+HISTOGRAM_BINS = 40
+SMALLEST_HISTOGRAM_EDGE = 1e-12  # differences below this land in the "exactly equal" count
+SCATTER_MAX_POINTS = 5_000
+SCATTER_SEED = 0  # fixed: the same tensors always give the same plot
+
+
+@dataclass
+class ErrorHistogram:
+    """Counts of |diff| in log-spaced bins; ``zero_count`` holds differences below the first edge."""
+
+    edges: list[float] = field(default_factory=list)
+    counts: list[int] = field(default_factory=list)
+    zero_count: int = 0
+    nonfinite_count: int = 0
+
+
+@dataclass
+class ValuePairs:
+    """Torch and ONNX values at the same (subsampled) flat positions, for a scatter plot."""
+
+    torch_values: list[float] = field(default_factory=list)
+    onnx_values: list[float] = field(default_factory=list)
+    total_elements: int = 0
+
+
+@dataclass
+class OutputStats:
+    """How far one ONNX output is from torch's; ``passed`` applies the dtype's tolerance."""
+
+    name: str
+    shape: tuple[int, ...]
+    dtype: str
+    onnx_shape: tuple[int, ...]
+    onnx_dtype: str
+    rtol: float
+    atol: float
+    max_abs: float = math.nan
+    mean_abs: float = math.nan
+    max_rel: float = math.nan
+    rmse: float = math.nan
+    cosine: float = math.nan
+    mismatch_count: int = 0
+    element_count: int = 0
+    passed: bool = False
+    problem: str = ""  # shape or dtype mismatch, missing output
+    run: int = 0  # which input set these numbers come from
+    histogram: ErrorHistogram = field(default_factory=ErrorHistogram)
+    scatter: ValuePairs = field(default_factory=ValuePairs)
+
+    @property
+    def mismatch_fraction(self) -> float:
+        return self.mismatch_count / self.element_count if self.element_count else (0.0 if self.passed else 1.0)
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name, "shape": list(self.shape), "dtype": self.dtype,
+            "max_abs": json_number(self.max_abs), "mean_abs": json_number(self.mean_abs),
+            "max_rel": json_number(self.max_rel), "rmse": json_number(self.rmse),
+            "cosine": json_number(self.cosine), "mismatch_count": self.mismatch_count,
+            "mismatch_fraction": json_number(self.mismatch_fraction), "rtol": self.rtol,
+            "atol": self.atol, "pass": self.passed, "problem": self.problem, "worst_run": self.run,
+        }
+
+
+def json_number(value: float) -> float | str:
+    """JSON has no inf/nan: spell them as strings so every parser reads the output."""
+    return float(value) if math.isfinite(value) else str(value)
+
+
+def to_numpy(value: Any) -> np.ndarray:
+    """A numpy array from a numpy value or a torch tensor (duck-typed: no torch import)."""
+    if hasattr(value, "detach"):
+        value = value.detach().cpu()
+        if str(value.dtype) == "torch.bfloat16":
+            value = value.float()
+        return value.numpy()
+    return np.asarray(value)
+
+
+def flatten_outputs(value: Any, prefix: str = "out") -> list[tuple[str, np.ndarray]]:
+    """Every tensor of a nested tuple/list/dict output, in the exporter's (flattening) order."""
+    if isinstance(value, dict):
+        items: list[tuple[str, np.ndarray]] = []
+        for key, item in value.items():
+            items += flatten_outputs(item, f"{prefix}[{key!r}]".replace("'", '"'))
+        return items
+    if isinstance(value, (list, tuple)):
+        items = []
+        for index, item in enumerate(value):
+            items += flatten_outputs(item, f"{prefix}[{index}]")
+        return items
+    if value is None:
+        return []
+    return [(prefix, to_numpy(value))]
+
+
+def error_histogram(abs_diff: np.ndarray, bins: int = HISTOGRAM_BINS) -> ErrorHistogram:
+    """Log-spaced bins from the smallest non-zero |diff| (at least 1e-12) to the largest."""
+    flat = abs_diff.ravel()
+    finite = flat[np.isfinite(flat)]
+    nonzero = finite[finite >= SMALLEST_HISTOGRAM_EDGE]
+    histogram = ErrorHistogram(zero_count=int(finite.size - nonzero.size),
+                               nonfinite_count=int(flat.size - finite.size))
+    if nonzero.size == 0:
+        return histogram
+    low, high = float(nonzero.min()), float(nonzero.max())
+    if high <= low:
+        high = low * 10
+    edges = np.logspace(math.log10(low), math.log10(high), bins + 1)
+    counts, edges = np.histogram(nonzero, bins=edges)
+    histogram.edges = [float(e) for e in edges]
+    histogram.counts = [int(c) for c in counts]
+    return histogram
+
+
+def value_pairs(expected: np.ndarray, actual: np.ndarray, max_points: int = SCATTER_MAX_POINTS) -> ValuePairs:
+    """All pairs for small tensors; a fixed-seed sample of ``max_points`` positions for big ones."""
+    flat_expected, flat_actual = expected.ravel(), actual.ravel()
+    total = flat_expected.size
+    if total > max_points:
+        positions = np.sort(np.random.default_rng(SCATTER_SEED).choice(total, max_points, replace=False))
+        flat_expected, flat_actual = flat_expected[positions], flat_actual[positions]
+    return ValuePairs(flat_expected.astype(np.float64).tolist(), flat_actual.astype(np.float64).tolist(), total)
+
+
+def _as_float(array: np.ndarray) -> np.ndarray:
+    if np.iscomplexobj(array):
+        return array.astype(np.complex128)
+    return array.astype(np.float64)
+
+
+def difference_metrics(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -> dict[str, Any]:
+    """max/mean abs, max rel, RMSE, cosine and allclose mismatches of two same-shape arrays."""
+    reference, candidate = _as_float(expected), _as_float(actual)
+    both_nan = np.isnan(reference) & np.isnan(candidate)
+    abs_diff = np.abs(candidate - reference)
+    abs_diff = np.where(both_nan, 0.0, abs_diff)
+    abs_diff = np.where(np.isnan(abs_diff), np.inf, abs_diff)
+    magnitude = np.abs(reference)
+    close = (abs_diff <= atol + rtol * magnitude) | (both_nan | (reference == candidate))
+    count = int(abs_diff.size)
+    metrics: dict[str, Any] = {"abs_diff": abs_diff, "mismatch_count": int(count - np.count_nonzero(close)),
+                               "element_count": count}
+    if count == 0:
+        metrics.update(max_abs=0.0, mean_abs=0.0, max_rel=0.0, rmse=0.0, cosine=1.0)
+        return metrics
+    floor = np.finfo(expected.dtype).eps if np.issubdtype(expected.dtype, np.inexact) else 1.0
+    with np.errstate(invalid="ignore", over="ignore"):
+        relative = abs_diff / np.maximum(np.where(np.isnan(magnitude), 0.0, magnitude), floor)
+        metrics.update(max_abs=float(abs_diff.max()), mean_abs=float(abs_diff.mean()),
+                       max_rel=float(relative.max()), rmse=float(np.sqrt(np.mean(np.square(abs_diff)))),
+                       cosine=cosine_similarity(reference, candidate))
+    return metrics
+
+
+def cosine_similarity(reference: np.ndarray, candidate: np.ndarray) -> float:
+    """1.0 for two zero tensors, 0.0 when only one is zero, nan when either holds nan/inf."""
+    a, b = np.real(reference).ravel(), np.real(candidate).ravel()
+    if not (np.all(np.isfinite(a)) and np.all(np.isfinite(b))):
+        return math.nan
+    norm_a, norm_b = float(np.linalg.norm(a)), float(np.linalg.norm(b))
+    if norm_a == 0.0 and norm_b == 0.0:
+        return 1.0
+    if norm_a == 0.0 or norm_b == 0.0:
+        return 0.0
+    return float(np.dot(a, b) / (norm_a * norm_b))
+
+
+def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float,
+                   run: int = 0, keep_plot_data: bool = True) -> OutputStats:
+    """Compare one torch output (``expected``) with its ONNX counterpart (``actual``)."""
+    expected, actual = np.asarray(expected), np.asarray(actual)
+    stats = OutputStats(name=name, shape=tuple(expected.shape), dtype=str(expected.dtype),
+                        onnx_shape=tuple(actual.shape), onnx_dtype=str(actual.dtype), rtol=rtol, atol=atol,
+                        run=run, element_count=int(expected.size))
+    if expected.shape != actual.shape:
+        if expected.size != actual.size:
+            stats.problem = f"shape differs: torch {list(expected.shape)}, ONNX {list(actual.shape)}"
+            stats.mismatch_count = stats.element_count
+            return stats
+        stats.problem = f"shape differs: torch {list(expected.shape)}, ONNX {list(actual.shape)} (same size)"
+        actual = actual.reshape(expected.shape)
+    if expected.dtype != actual.dtype:
+        stats.problem = f"dtype differs: torch {expected.dtype}, ONNX {actual.dtype}"
+    metrics = difference_metrics(expected, actual, rtol, atol)
+    abs_diff = metrics.pop("abs_diff")
+    for key, value in metrics.items():
+        setattr(stats, key, value)
+    stats.passed = not stats.problem and stats.mismatch_count == 0
+    if keep_plot_data:
+        stats.histogram = error_histogram(abs_diff)
+        stats.scatter = value_pairs(np.real(expected), np.real(actual))
+    return stats
+
+
+def missing_output(name: str, expected: np.ndarray, rtol: float, atol: float, run: int, why: str) -> OutputStats:
+    """A torch output with no ONNX counterpart (or the reverse): always a failure."""
+    return OutputStats(name=name, shape=tuple(expected.shape), dtype=str(expected.dtype), onnx_shape=(),
+                       onnx_dtype="", rtol=rtol, atol=atol, problem=why, run=run,
+                       element_count=int(expected.size), mismatch_count=int(expected.size))
+
+
+def worst_of_runs(per_run: Iterable[OutputStats]) -> OutputStats:
+    """One output over several input sets: the worst run's numbers and plots, mismatches summed."""
+    runs = list(per_run)
+    if not runs:
+        raise ValueError("worst_of_runs needs at least one run")
+
+    def badness(stats: OutputStats) -> tuple[bool, float]:
+        value = stats.max_abs if not math.isnan(stats.max_abs) else math.inf
+        return (not stats.passed, value)
+
+    worst = max(runs, key=badness)
+    return replace(worst, mismatch_count=sum(s.mismatch_count for s in runs),
+                   element_count=sum(s.element_count for s in runs),
+                   passed=all(s.passed for s in runs),
+                   cosine=min((s.cosine for s in runs), key=lambda c: c if not math.isnan(c) else -math.inf),
+                   max_rel=max(s.max_rel for s in runs) if all(not math.isnan(s.max_rel) for s in runs)
+                   else worst.max_rel)

@@ -1,0 +1,65 @@
+"""Comparison tolerances as data: one table {dtype: (rtol, atol)}, overridable by the user.
+
+An element passes when ``|onnx - torch| <= atol + rtol * |torch|`` (numpy's ``allclose``).
+The defaults allow for what a correct export legitimately changes: kernels that sum in another
+order, fused multiply-adds, and fast approximations of transcendental functions. Integer and
+boolean outputs must match exactly.
+
+=========  ======  ======  ====================================================
+dtype      rtol    atol    why
+=========  ======  ======  ====================================================
+float64    1e-7    1e-9    double kernels agree to ~1e-12; margin for reductions
+float32    1e-3    1e-5    ~10 ulp of float32 times deep-network accumulation
+float16    1e-2    1e-3    10 bits of mantissa
+bfloat16   2e-2    1e-2    7 bits of mantissa
+integers   0       0       exact
+bool       0       0       exact
+=========  ======  ======  ====================================================
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+Tolerance = tuple[float, float]  # (rtol, atol)
+
+DEFAULT_TOLERANCES: dict[str, Tolerance] = {
+    "float64": (1e-7, 1e-9),
+    "float32": (1e-3, 1e-5),
+    "float16": (1e-2, 1e-3),
+    "bfloat16": (2e-2, 1e-2),
+    "complex128": (1e-7, 1e-9),
+    "complex64": (1e-3, 1e-5),
+    "int64": (0.0, 0.0),
+    "int32": (0.0, 0.0),
+    "int16": (0.0, 0.0),
+    "int8": (0.0, 0.0),
+    "uint8": (0.0, 0.0),
+    "bool": (0.0, 0.0),
+}
+# A dtype missing from the table (a new float format, say) is held to float32's tolerance.
+FALLBACK_DTYPE = "float32"
+
+
+@dataclass
+class ToleranceTable:
+    """Per-dtype tolerances; ``rtol``/``atol`` (from --rtol/--atol) replace the table's values."""
+
+    entries: dict[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
+    rtol: float | None = None
+    atol: float | None = None
+
+    def for_dtype(self, dtype: str | None) -> Tolerance:
+        """(rtol, atol) for outputs of ``dtype``, with the user's overrides applied."""
+        table_rtol, table_atol = self.entries.get(str(dtype), self.entries.get(FALLBACK_DTYPE, (1e-3, 1e-5)))
+        rtol = table_rtol if self.rtol is None else self.rtol
+        atol = table_atol if self.atol is None else self.atol
+        return float(rtol), float(atol)
+
+    def effective(self) -> dict[str, Tolerance]:
+        """The whole table as it applies now (for display and JSON)."""
+        return {dtype: self.for_dtype(dtype) for dtype in self.entries}
+
+    def validate(self) -> None:
+        for name, value in (("rtol", self.rtol), ("atol", self.atol)):
+            if value is not None and not value >= 0:
+                raise ValueError(f"{name} must be a non-negative number, not {value!r}.")

@@ -1,0 +1,55 @@
+"""Shared test setup: offscreen Qt, one torch thread, one warm export worker per session."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+import textwrap
+from pathlib import Path
+from typing import Callable, Iterator
+
+import pytest
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ.setdefault("OMP_NUM_THREADS", "1")
+
+REPO = Path(__file__).resolve().parent.parent
+if str(REPO) not in sys.path:
+    sys.path.insert(0, str(REPO))
+
+
+@pytest.fixture(scope="session", autouse=True)
+def _one_torch_thread() -> None:
+    """Two cores are shared by everything: torch's default threads fight over them."""
+    try:
+        import torch
+    except ImportError:
+        return
+    torch.set_num_threads(1)
+
+
+@pytest.fixture(scope="session")
+def worker() -> Iterator["ExportWorker"]:
+    """A warm export worker shared by the tests (a cold one costs seconds of imports)."""
+    from core.worker import ExportWorker
+
+    shared = ExportWorker(job_timeout_s=300)
+    yield shared
+    shared.stop()
+
+
+@pytest.fixture
+def model_file(tmp_path: Path) -> Callable[[str, str], Path]:
+    """Write a model file from source text: model_file("name.py", source) -> path."""
+    def write(name: str, source: str) -> Path:
+        path = tmp_path / name
+        path.write_text(textwrap.dedent(source), encoding="utf-8")
+        return path
+    return write
+
+
+def run_main(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
+    """Run `python main.py ARGS` as a user would, from the repository folder."""
+    env = dict(os.environ, OMP_NUM_THREADS="1")
+    return subprocess.run([sys.executable, str(REPO / "main.py"), *args], cwd=REPO, env=env,
+                          capture_output=True, text=True, timeout=timeout)

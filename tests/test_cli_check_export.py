@@ -1,0 +1,113 @@
+"""`python main.py check|export` as a user runs them: exit codes, JSON contract, files written."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import onnx
+import pytest
+
+from tests.conftest import run_main
+
+CHECK_KEYS = {"model", "opset", "exporter", "torchscript_nodes", "onnx_nodes", "unsupported"}
+PROBLEM_KEYS = {"kind", "instance", "reason", "message", "scope", "source", "first_supported_opset"}
+
+FAILING_MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = torch.nn.Threshold(0.1, 20.0)
+
+        def forward(self, x):
+            return torch.asinh(self.act(x))
+
+    def build():
+        return Model(), (torch.randn(1, 3, 4, 4),)
+"""
+
+CLEAN_MODEL = """
+    import torch
+
+    def build():
+        torch.manual_seed(0)
+        return torch.nn.Sequential(torch.nn.Linear(4, 3), torch.nn.ReLU()), (torch.randn(2, 4),)
+"""
+
+
+def test_check_reports_every_problem_in_one_run(model_file) -> None:
+    result = run_main("check", str(model_file("failing.py", FAILING_MODEL)), "--opset", "12", "--json")
+    assert result.returncode == 1, result.stderr
+    report = json.loads(result.stdout)
+    assert CHECK_KEYS <= set(report)
+    assert report["exporter"] == "torchscript" and report["opset"] == 12
+    problems = {p["kind"]: p for p in report["unsupported"]}
+    assert set(problems) == {"aten::threshold", "aten::asinh"}
+    assert all(PROBLEM_KEYS <= set(p) for p in report["unsupported"])
+    assert problems["aten::threshold"]["reason"] == "symbolic_rejected"
+    assert "non-zero threshold" in problems["aten::threshold"]["message"]
+    assert problems["aten::threshold"]["scope"] == "act"
+    assert problems["aten::asinh"]["reason"] == "no_symbolic"
+    assert problems["aten::asinh"]["source"] == "failing.py:10"
+
+
+def test_check_text_report_and_clean_exit(model_file) -> None:
+    clean = run_main("check", str(model_file("clean.py", CLEAN_MODEL)))
+    assert clean.returncode == 0, clean.stderr
+    assert "OK" in clean.stdout
+    failing = run_main("check", str(model_file("failing.py", FAILING_MODEL)), "--opset", "12")
+    assert failing.returncode == 1
+    assert "aten::threshold  [symbolic_rejected]" in failing.stdout
+    assert "Traceback" not in failing.stdout + failing.stderr
+
+
+def test_trace_failure_names_the_users_line(model_file) -> None:
+    path = model_file("trace_fails.py", """
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return x.not_a_tensor_method()
+
+        def build():
+            return Model(), (torch.randn(2),)
+    """)
+    result = run_main("check", str(path))
+    assert result.returncode == 2
+    assert "trace_fails.py line 6" in result.stderr
+    assert "Traceback" not in result.stderr
+
+
+def test_export_writes_a_checked_model_atomically(model_file, tmp_path: Path) -> None:
+    out = tmp_path / "out" / "clean.onnx"
+    result = run_main("export", str(model_file("clean.py", CLEAN_MODEL)), "--opset", "13", "-o", str(out),
+                      "--input-names", "features", "--output-names", "scores",
+                      "--dynamic-axes", '{"features": {"0": "batch"}}')
+    assert result.returncode == 0, result.stderr
+    model = onnx.load(str(out))
+    onnx.checker.check_model(model, full_check=True)
+    assert [i.name for i in model.graph.input] == ["features"]
+    assert model.graph.input[0].type.tensor_type.shape.dim[0].dim_param == "batch"
+    assert not any(a.name == "fixport_origin" for n in model.graph.node for a in n.attribute)
+    assert [p.name for p in out.parent.iterdir()] == ["clean.onnx"]  # no temp files left behind
+
+
+def test_export_refuses_while_nodes_are_unsupported(model_file, tmp_path: Path) -> None:
+    out = tmp_path / "never.onnx"
+    result = run_main("export", str(model_file("failing.py", FAILING_MODEL)), "--opset", "12", "-o", str(out))
+    assert result.returncode == 1
+    assert not out.exists()
+    assert "Not written" in result.stdout
+
+
+@pytest.mark.parametrize("args, message", [
+    (["check", "no/such/model.py"], "Model file not found"),
+    (["check", "README.md"], "Unknown model file type"),
+    (["check", "main.py", "--input", "x=oops"], "Cannot read the input specification"),
+])
+def test_bad_input_exits_2_with_a_message(args: list[str], message: str) -> None:
+    result = run_main(*args)
+    assert result.returncode == 2
+    assert message in result.stderr
+    assert "Traceback" not in result.stderr
