@@ -17,7 +17,7 @@ from torch.onnx._internal.torchscript_exporter import utils as exporter_utils
 
 from core.graph import Graph
 from core.onnx_graph import PLACEHOLDER_DOMAIN, PLACEHOLDER_OP, PROVENANCE_ATTRIBUTE
-from core.torchscript_graph import all_nodes, instance_keys, python_op_name, scope_path, \
+from core.torchscript_graph import all_nodes, instance_base, instance_keys, python_op_name, scope_path, \
     torchscript_to_graph, user_source_line
 
 
@@ -41,6 +41,26 @@ class ConversionRecord:
     torchscript_graph: Graph | None = None
     failures: list[ConversionFailure] = field(default_factory=list)
     instance_key_of: dict[torch._C.Node, str] = field(default_factory=dict)
+    _unclaimed: dict[str, list[str]] = field(default_factory=dict)
+
+    def set_graph_keys(self, keys: dict[torch._C.Node, str]) -> None:
+        self.instance_key_of = keys
+        self._unclaimed = {}
+        for key in keys.values():
+            self._unclaimed.setdefault(key.rsplit("|", 1)[0], []).append(key)
+
+    def key_for(self, node: torch._C.Node) -> str:
+        """The node's instance key. Symbolics such as onnx::Placeholder's convert *clones* of
+        the nodes in their blocks; a clone takes the next key of the same scope/source/kind."""
+        key = self.instance_key_of.get(node)
+        if key is None:
+            pending = self._unclaimed.get(instance_base(node))
+            key = pending[0] if pending else ""
+        if key:
+            pending = self._unclaimed.get(key.rsplit("|", 1)[0], [])
+            if key in pending:
+                pending.remove(key)
+        return key
 
     @property
     def conversion_started(self) -> bool:
@@ -49,6 +69,7 @@ class ConversionRecord:
 
 _active_record: ConversionRecord | None = None
 PYTHON_OP_KIND = "prim::PythonOp"
+_UNCONVERTED_NAMESPACES = ("aten::", "prim::")
 LOWEST_OPSET = 1
 
 
@@ -82,13 +103,15 @@ def current_instance_key(node: torch._C.Node) -> str:
 
 
 @contextmanager
-def conversion_hooks(*, diagnose: bool, opset: int) -> Iterator[ConversionRecord]:
+def conversion_hooks(*, diagnose: bool, opset: int, autograd_inlining: bool) -> Iterator[ConversionRecord]:
     """Install the hooks for the duration of one export (exports are not re-entrant)."""
-    if diagnose:
+    # With inlining on, torch inlines every Function that has no symbolic -- but only while no
+    # prim::PythonOp symbolic is registered; registering one would turn them into failures.
+    if diagnose and not autograd_inlining:
         with _python_ops_reach_symbolic_function(opset), _hooks(diagnose=True) as record:
             yield record
     else:
-        with _hooks(diagnose=False) as record:
+        with _hooks(diagnose=diagnose) as record:
             yield record
 
 
@@ -100,14 +123,14 @@ def _hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
     original_run = exporter_utils._run_symbolic_function
 
     def jit_pass_onnx(graph: torch._C.Graph, operator_export_type: Any) -> torch._C.Graph:
-        record.instance_key_of = instance_keys(all_nodes(graph))
+        record.set_graph_keys(instance_keys(all_nodes(graph)))
         record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of)
         return original_pass(graph, operator_export_type)
 
     def run_symbolic_function(graph, block, node, inputs, env, values_in_env, new_nodes,
                               operator_export_type=torch._C._onnx.OperatorExportTypes.ONNX):
         first_new = len(new_nodes)
-        key = record.instance_key_of.get(node, "")
+        key = record.key_for(node)
         try:
             outputs = original_run(graph, block, node, inputs, env, values_in_env, new_nodes,
                                    operator_export_type)
@@ -117,7 +140,10 @@ def _hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
             record.failures.append(_failure(node, key, exc))
             outputs = _emit_placeholder(graph, block, node, inputs, env, values_in_env, new_nodes)
         for new_node in new_nodes[first_new:]:
-            new_node.s_(PROVENANCE_ATTRIBUTE, key)
+            # aten/prim nodes here are not converted yet (an inlined autograd.Function's body);
+            # an extra attribute on them breaks serialization. Their ONNX nodes get tagged later.
+            if key and not new_node.kind().startswith(_UNCONVERTED_NAMESPACES):
+                new_node.s_(PROVENANCE_ATTRIBUTE, key)
         return outputs
 
     torch._C._jit_pass_onnx = jit_pass_onnx
@@ -150,10 +176,27 @@ def _emit_placeholder(graph, block, node, inputs, env, values_in_env, new_nodes)
         graph=graph, block=block, opset=exporter_utils.GLOBALS.export_onnx_opset_version,
         original_node=node, params_dict=exporter_utils._params_dict, env=env,
         values_in_env=values_in_env, new_nodes=new_nodes)
-    values = [value for value in inputs if isinstance(value, torch._C.Value)]
+    values = _tensor_inputs(inputs)
     outputs = context.op(f"{PLACEHOLDER_DOMAIN}::{PLACEHOLDER_OP}", *values,
                          kind_s=node.kind(), outputs=node.outputsSize())
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     for new_value, old_value in zip(outputs, node.outputs()):
         new_value.setType(old_value.type())
     return outputs if len(outputs) > 1 else outputs[0]
+
+
+def _tensor_inputs(inputs: list[Any]) -> list[torch._C.Value]:
+    """The tensors flowing into a node, with tensor lists (einsum's operands) unpacked.
+
+    Only tensors: lists and scalars (pad sizes, a Function's float argument) trip the
+    serializer, and without the unpacked lists the placeholder would lose its dataflow.
+    """
+    values: list[torch._C.Value] = []
+    for value in inputs:
+        if not isinstance(value, torch._C.Value):
+            continue
+        if isinstance(value.type(), torch._C.TensorType):
+            values.append(value)
+        elif isinstance(value.type(), torch._C.ListType) and value.node().kind() == "prim::ListConstruct":
+            values.extend(v for v in value.node().inputs() if isinstance(v.type(), torch._C.TensorType))
+    return values

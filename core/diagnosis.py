@@ -14,7 +14,7 @@ EXPORTER_NAMESPACES = frozenset({"aten", "prim", "onnx", "quantized", "_caffe2"}
 # ONNX domains that ONNX Runtime implements out of the box.
 ORT_NATIVE_DOMAINS = frozenset({"", "onnx", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc",
                                 "ai.onnx.training", "ai.onnx.preview.training", "com.ms.internal.nhwc"})
-_ORT_NODE_NAME_RE = re.compile(r"[Nn]ode \(([^)]*)\)")
+_ORT_NODE_NAME_RES = (re.compile(r"[Nn]ode \(([^)]*)\)"), re.compile(r"Name:'([^']*)'"))
 _ORT_UNREGISTERED_RE = re.compile(r"([\w.\-]+):([\w\-]+)\(-?\d+\) is not a registered function/op")
 
 
@@ -110,9 +110,10 @@ def runtime_error_problem(error_text: str, onnx_graph: Graph, torchscript_graph:
 
 def _node_named_in(error_text: str, onnx_graph: Graph) -> Node | None:
     by_name = {node.name: node for node in onnx_graph.nodes if node.name}
-    for name in _ORT_NODE_NAME_RE.findall(error_text):
-        if name in by_name:
-            return by_name[name]
+    for pattern in _ORT_NODE_NAME_RES:
+        for name in pattern.findall(error_text):
+            if name in by_name:
+                return by_name[name]
     match = _ORT_UNREGISTERED_RE.search(error_text)
     if match:
         domain, op_type = match.groups()

@@ -126,14 +126,16 @@ class TorchScriptExporter:
             autograd_inlining=options.autograd_inlining,
             dynamo=False,
         )
-        with warnings.catch_warnings(record=True) as caught, conversion_hooks(diagnose=diagnose, opset=options.opset) as record:
+        with warnings.catch_warnings(record=True) as caught, conversion_hooks(
+                diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining) as record:
             warnings.simplefilter("always")
             warnings.filterwarnings("ignore", category=DeprecationWarning)
             warnings.filterwarnings("ignore", category=FutureWarning)
             warnings.filterwarnings("ignore", message="no signature found for")
             try:
-                with torch.no_grad():
-                    torch.onnx.export(loaded.module, loaded.example_inputs, str(path), **kwargs)
+                # No torch.no_grad(): it would switch modules such as MultiheadAttention to
+                # fast paths that a plain export never sees.
+                torch.onnx.export(loaded.module, loaded.example_inputs, str(path), **kwargs)
             except Exception as exc:
                 raise self._explain_failure(exc, record, loaded) from exc
         notes = sorted({f"{w.category.__name__}: {w.message}" for w in caught

@@ -132,3 +132,11 @@ def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dic
     options.opset = opsets.get("onnx", options.opset)
     return AnalysisResult(str(loaded.path), "onnx", options, None, graph, problems,
                           list(graph.inputs), [], notes=list(loaded.notes), seconds=seconds)
+from core.compare_job import compare  # noqa: F401
+
+
+def op_info(kind: str, progress: ProgressCallback | None = None):
+    """Torch's schemas and built-in symbolic opsets for the Inspector."""
+    from core.op_docs import torch_op_info
+
+    return torch_op_info(kind)

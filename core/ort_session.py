@@ -8,6 +8,8 @@ import numpy as np
 import onnx
 import onnxruntime as ort
 
+ORT_LOG_ERRORS = 3
+ORT_LOG_FATAL_ONLY = 4  # for probing runs whose errors Fixport reports itself
 PROVIDERS = {"cpu": ["CPUExecutionProvider"], "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
 
 
@@ -37,7 +39,8 @@ def cuda_available() -> tuple[bool, str]:
 
 
 def create_session(model: onnx.ModelProto | bytes | str, provider: str = "cpu",
-                   extra_session_options: ort.SessionOptions | None = None) -> SessionInfo:
+                   extra_session_options: ort.SessionOptions | None = None,
+                   log_severity: int = ORT_LOG_ERRORS) -> SessionInfo:
     """A session on ``provider``; CUDA requested but absent falls back to CPU with a message."""
     messages: list[str] = []
     provider = provider.lower()
@@ -50,7 +53,7 @@ def create_session(model: onnx.ModelProto | bytes | str, provider: str = "cpu",
             messages.append(f"{why} Running on CPU instead.")
             providers = PROVIDERS["cpu"]
     options = extra_session_options or ort.SessionOptions()
-    options.log_severity_level = 3
+    options.log_severity_level = log_severity
     source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
     session = ort.InferenceSession(source, sess_options=options, providers=providers)
     return SessionInfo(session, provider, session.get_providers(), messages)
@@ -69,7 +72,7 @@ def run_once(model: onnx.ModelProto, input_names: Sequence[str], inputs: Sequenc
     """Load and run ``model`` on CPU once; the ORT error text, or None when it runs."""
     arrays = [t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t) for t in inputs]
     try:
-        session = create_session(model, "cpu").session
+        session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
         session.run(None, feeds_for(session, input_names, arrays))
     except Exception as exc:  # ORT raises its own exception types for load and run failures
         return str(exc)

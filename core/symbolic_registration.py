@@ -10,6 +10,7 @@ import linecache
 import re
 import sys
 import traceback
+import types
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -59,19 +60,24 @@ def compile_template_source(source: str, params: dict[str, Any], filename: str) 
         raise TemplateError(f"syntax error: {error.msg}", error.lineno) from error
     # Register the source so tracebacks from exported symbolics show the user's lines.
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    namespace: dict[str, Any] = {
-        "__name__": f"fixport_template_{abs(hash(filename))}",
+    module = types.ModuleType(f"fixport_template_{abs(hash((filename, source)))}")
+    namespace: dict[str, Any] = module.__dict__
+    namespace.update({
         "__file__": filename,
         "torch": torch,
         "parse_args": symbolic_helper.parse_args,
         "symbolic_helper": symbolic_helper,
         "_type_utils": _type_utils,
         "params": dict(params),
-    }
+    })
+    # onnxscript.script looks the defining module up in sys.modules while the source runs.
+    sys.modules[module.__name__] = module
     try:
         exec(code, namespace)  # noqa: S102 - templates are the user's own code
     except Exception as error:
         raise TemplateError(f"{type(error).__name__}: {error}", _line_in(error, filename)) from error
+    finally:
+        sys.modules.pop(module.__name__, None)
     symbolic = namespace.get("symbolic")
     if not callable(symbolic):
         raise TemplateError("the template defines no function named 'symbolic'", 1)
@@ -117,7 +123,6 @@ def validate_mapping(spec: MappingSpec, opset: int,
     except TemplateError as error:
         return [error]
     problems: list[TemplateError] = []
-    line = fn.__code__.co_firstlineno if hasattr(fn, "__code__") else None
     line = getattr(inspect.unwrap(fn), "__code__", None)
     line = line.co_firstlineno if line else None
     if opset < spec.min_opset or (spec.max_opset is not None and opset > spec.max_opset):

@@ -29,12 +29,18 @@ _LIBRARY_DIRS = (_TORCH_DIR + os.sep, os.path.dirname(os.__file__) + os.sep,
 
 
 def scope_path(scope_name: str) -> str:
-    """'__main__.M::/torch.nn.modules.conv.Conv2d::layer1.0' -> 'layer1/0'."""
-    names: list[str] = []
+    """'M::/Sequential::features/Block::features.1' -> 'features/1' (module path with '/').
+
+    Scope segments carry either the attribute name or the full dotted path from the root,
+    depending on the torch version; both give the same result.
+    """
+    path = ""
     for segment in scope_name.split("/"):
         attr = segment.rsplit("::", 1)[-1] if "::" in segment else ""
-        names.extend(part for part in attr.split(".") if part)
-    return "/".join(names)
+        if not attr:
+            continue
+        path = attr if not path or attr.startswith(path + ".") else f"{path}.{attr}"
+    return "/".join(part for part in path.split(".") if part)
 
 
 def user_source_line(source_range: str) -> str:
@@ -46,7 +52,7 @@ def user_source_line(source_range: str) -> str:
     frames = [m for m in (_FRAME_RE.match(line.strip()) for line in source_range.splitlines()) if m]
     for match in frames:
         path = match["file"]
-        if not path.startswith(_LIBRARY_DIRS):
+        if not path.startswith(_LIBRARY_DIRS) and not path.startswith("<"):  # "<string>": generated code
             return f"{os.path.basename(path)}:{match['line']}"
     if frames:
         return f"{os.path.basename(frames[0]['file'])}:{frames[0]['line']}"
@@ -69,13 +75,21 @@ def display_kind(node: torch._C.Node) -> str:
     return kind
 
 
+def instance_base(node: torch._C.Node) -> str:
+    """'scope|source|kind': what identifies a node up to its occurrence number."""
+    kind = display_kind(node)
+    if kind.endswith("_") and not kind.endswith("__"):
+        kind = kind[:-1]  # in-place ops are converted as their out-of-place twins (relu_ -> relu)
+    return "|".join((scope_path(node.scopeName()), user_source_line(node.sourceRange()), kind))
+
+
 def instance_keys(nodes: Iterable[torch._C.Node]) -> dict[torch._C.Node, str]:
     """Stable keys 'scope|source|kind|occurrence' for the given nodes, in order."""
-    seen: Counter[tuple[str, str, str]] = Counter()
+    seen: Counter[str] = Counter()
     keys: dict[torch._C.Node, str] = {}
     for node in nodes:
-        base = (scope_path(node.scopeName()), user_source_line(node.sourceRange()), display_kind(node))
-        keys[node] = "|".join(base) + f"|{seen[base]}"
+        base = instance_base(node)
+        keys[node] = f"{base}|{seen[base]}"
         seen[base] += 1
     return keys
 

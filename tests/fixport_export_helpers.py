@@ -31,8 +31,20 @@ def spec_for(template_id: str, target_kind: str, *, instance: str | None = None,
 
 
 def key_of(node: torch._C.Node) -> str:
-    """Instance key as core.torchscript_graph computes it (single-node lookup)."""
-    return instance_keys([node])[node]
+    """Instance key as core.torchscript_graph computes it over the node's whole graph."""
+    block = node.owningBlock()
+    while block.owningNode() is not None:
+        block = block.owningNode().owningBlock()
+    nodes: list[torch._C.Node] = []
+
+    def visit(block_nodes) -> None:
+        for item in block_nodes:
+            nodes.append(item)
+            for sub in item.blocks():
+                visit(sub.nodes())
+
+    visit(block.nodes())
+    return instance_keys(nodes).get(node, "")
 
 
 def export(model: torch.nn.Module, inputs: Sequence[torch.Tensor], specs: list[MappingSpec],

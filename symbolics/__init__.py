@@ -1,0 +1,1 @@
+"""Fixport's symbolic template library: built-in templates, user overrides, stubs."""

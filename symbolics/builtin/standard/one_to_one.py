@@ -1,0 +1,41 @@
+"""Map any op 1:1 onto one standard ONNX op.
+
+Fits any kind (``*``): every tensor input is passed in order to ``params["op_type"]``;
+constant/None inputs are dropped unless ``keep_constant_inputs`` is set. Extra attributes
+come from ``params["attributes"]``, e.g. ``"alpha_f=0.5, axis_i=1"`` (exporter suffixes).
+Schema: ``<any>(Tensor self, ...) -> Tensor``.
+"""
+
+TEMPLATE = {
+    "id": "standard.one_to_one",
+    "title": "1:1 standard ONNX op",
+    "description": "Emit one standard ONNX op with the inputs in order and attributes from params.",
+    "family": "standard",
+    "fits": ["*"],
+    "min_opset": 1,
+    "max_opset": None,
+    "params": {
+        "op_type": {"type": "str", "default": "Identity", "label": "ONNX op type"},
+        "attributes": {"type": "str", "default": "", "label": "Attributes (name_f=1.0, axis_i=1)"},
+        "keep_constant_inputs": {"type": "bool", "default": False, "label": "Keep constant inputs"},
+    },
+    "runs_in_onnxruntime": True,
+    "custom_opsets": {},
+    "notes": "Check the ONNX op's input order and that it exists at the export opset.",
+}
+
+
+def _attributes(text):
+    import ast
+    result = {}
+    for item in filter(None, (part.strip() for part in text.split(","))):
+        name, _, value = item.partition("=")
+        result[name.strip()] = ast.literal_eval(value.strip())
+    return result
+
+
+def symbolic(g, *args, **kwargs):
+    keep = params["keep_constant_inputs"]
+    inputs = [a for a in args if isinstance(a, torch._C.Value) and not symbolic_helper._is_none(a)
+              and (keep or not symbolic_helper._is_constant(a))]
+    return g.op(params["op_type"], *inputs, **_attributes(params["attributes"]))

@@ -1,0 +1,256 @@
+"""The template library: built-in templates plus the user's own, ranked per op kind.
+
+Templates are plain Python files with a module docstring, a literal ``TEMPLATE`` dict and a
+``symbolic`` function. Metadata is read with ``ast`` so listing never imports torch. User
+templates live in their own folder and override built-ins with the same id; ``reset(id)``
+removes the override (torch's SymbolicRegistry keeps custom symbolics apart the same way).
+"""
+from __future__ import annotations
+
+import ast
+import importlib.util
+import os
+import re
+from dataclasses import dataclass, field
+from functools import lru_cache
+from pathlib import Path
+from typing import Any
+
+BUILTIN_DIR = Path(__file__).parent / "builtin"
+DEFAULT_USER_DIR = Path(os.path.expanduser("~/.config/fixport/templates"))
+PARAM_TYPES = frozenset({"str", "int", "float", "bool", "choice"})
+REQUIRED_KEYS = ("id", "title", "description", "family", "fits", "min_opset", "max_opset",
+                 "params", "runs_in_onnxruntime", "custom_opsets", "notes")
+TORCHLIB_MIN_OPSET = 18  # torch_lib functions are written against ONNX opset 18
+BRIDGE_TEMPLATE_ID = "bridge.torchlib"
+STUB_TEMPLATE_ID = "stub"
+
+# Ranking tiers, best first.
+TIER_EXACT_READY, TIER_EXACT_CUSTOM, TIER_NAMESPACE, TIER_EXACT_OPSET = 0, 1, 2, 3
+TIER_BRIDGE, TIER_GENERIC, TIER_STUB = 4, 5, 6
+
+
+class TemplateFormatError(ValueError):
+    """A template file whose metadata cannot be read."""
+
+    def __init__(self, message: str, path: str = "", line: int | None = None) -> None:
+        super().__init__(f"{path}:{line or 0}: {message}" if path else message)
+        self.message, self.path, self.line = message, path, line
+
+
+@dataclass
+class TemplateInfo:
+    """One template's metadata and source, read without executing it."""
+
+    id: str
+    title: str
+    description: str
+    family: str
+    fits: list[str]
+    min_opset: int
+    max_opset: int | None
+    params: dict[str, dict[str, Any]]
+    runs_in_onnxruntime: bool
+    custom_opsets: dict[str, int]
+    notes: str
+    source: str
+    path: str = ""
+    docstring: str = ""
+    builtin: bool = True
+    symbolic_line: int = 0
+
+    def default_params(self) -> dict[str, Any]:
+        return {name: spec.get("default") for name, spec in self.params.items()}
+
+    def opset_ok(self, opset: int) -> bool:
+        return self.min_opset <= opset and (self.max_opset is None or opset <= self.max_opset)
+
+
+@dataclass
+class RankedTemplate:
+    """An offer for one op kind: a template (None for the stub), its rank and why."""
+
+    template_id: str
+    tier: int
+    why: str
+    template: TemplateInfo | None = None
+    extra_params: dict[str, Any] = field(default_factory=dict)
+
+
+def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo:
+    """Read a template's metadata with ``ast`` + ``literal_eval`` (no import, no exec)."""
+    try:
+        tree = ast.parse(source, filename=path)
+    except SyntaxError as error:
+        raise TemplateFormatError(f"syntax error: {error.msg}", path, error.lineno) from error
+    meta: dict[str, Any] | None = None
+    symbolic_line = 0
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(
+                isinstance(t, ast.Name) and t.id == "TEMPLATE" for t in node.targets):
+            try:
+                meta = ast.literal_eval(node.value)
+            except ValueError as error:
+                raise TemplateFormatError("TEMPLATE must be a literal dict", path, node.lineno) from error
+        elif isinstance(node, ast.FunctionDef) and node.name == "symbolic":
+            symbolic_line = node.lineno
+    if not isinstance(meta, dict):
+        raise TemplateFormatError("no TEMPLATE = {...} dict", path, 1)
+    missing = [key for key in REQUIRED_KEYS if key not in meta]
+    if missing:
+        raise TemplateFormatError(f"TEMPLATE lacks {', '.join(missing)}", path, 1)
+    if not symbolic_line:
+        raise TemplateFormatError("no function named 'symbolic'", path, 1)
+    for name, spec in meta["params"].items():
+        if spec.get("type") not in PARAM_TYPES:
+            raise TemplateFormatError(f"param {name!r}: type must be one of {sorted(PARAM_TYPES)}", path, 1)
+    return TemplateInfo(**{key: meta[key] for key in REQUIRED_KEYS}, source=source, path=path,
+                        docstring=ast.get_docstring(tree) or "", symbolic_line=symbolic_line)
+
+
+def python_op_of(kind: str) -> tuple[str, str | None]:
+    """'prim::PythonOp[MyClip]' -> ('prim::PythonOp', 'MyClip')."""
+    match = re.fullmatch(r"(prim::PythonOp)\[(.+)\]", kind)
+    return (match[1], match[2]) if match else (kind, None)
+
+
+def fit_strength(fit: str, kind: str, python_op_name: str | None) -> str | None:
+    """'exact', 'namespace', 'generic' or None for how ``fit`` matches an op."""
+    if fit == "*":
+        return "generic"
+    fit_kind, fit_name = python_op_of(fit)
+    if fit_name is not None:
+        return "exact" if kind == fit_kind and python_op_name == fit_name else None
+    if fit == kind:
+        return "exact"
+    if fit.endswith("::*") and kind.startswith(fit[:-1]):
+        return "namespace"
+    return None
+
+
+@lru_cache(maxsize=1)
+def torchlib_kinds() -> frozenset[str]:
+    """Op names torch_lib implements, found by scanning its sources (no torch import)."""
+    spec = importlib.util.find_spec("onnxscript")
+    if spec is None or not spec.submodule_search_locations:
+        return frozenset()
+    ops_dir = Path(list(spec.submodule_search_locations)[0]) / "function_libs" / "torch_lib" / "ops"
+    names: set[str] = set()
+    decorator = re.compile(r"@torch_op\(\s*(\([^)]*\)|\"[^\"]+\")", re.S)
+    for path in ops_dir.glob("*.py"):
+        for match in decorator.finditer(path.read_text(encoding="utf-8")):
+            for name in re.findall(r"\"([^\"]+)\"", match[1]):
+                names.add(name)
+                names.add(name.split(".", 1)[0] if name.count("::") == 1 else name)
+    return frozenset(names)
+
+
+class TemplateLibrary:
+    """Built-in templates plus user templates (which override built-ins by id)."""
+
+    def __init__(self, user_dir: str | os.PathLike[str] | None = None,
+                 builtin_dir: str | os.PathLike[str] | None = None) -> None:
+        self.user_dir = Path(user_dir) if user_dir is not None else DEFAULT_USER_DIR
+        self.builtin_dir = Path(builtin_dir) if builtin_dir is not None else BUILTIN_DIR
+        self.builtins: dict[str, TemplateInfo] = {}
+        self.user: dict[str, TemplateInfo] = {}
+        self.errors: list[TemplateFormatError] = []
+        self.reload()
+
+    def reload(self) -> None:
+        self.errors = []
+        self.builtins = self._load_folder(self.builtin_dir, builtin=True)
+        self.user = self._load_folder(self.user_dir, builtin=False)
+
+    def _load_folder(self, folder: Path, *, builtin: bool) -> dict[str, TemplateInfo]:
+        found: dict[str, TemplateInfo] = {}
+        if not folder.is_dir():
+            return found
+        for path in sorted(folder.rglob("*.py")):
+            if path.name.startswith("_"):
+                continue
+            try:
+                info = parse_template_source(path.read_text(encoding="utf-8"), str(path))
+            except TemplateFormatError as error:
+                self.errors.append(error)
+                continue
+            info.builtin = builtin
+            found[info.id] = info
+        return found
+
+    # -- lookup ---------------------------------------------------------------------------
+    def all(self) -> list[TemplateInfo]:
+        """Effective templates: user overrides replace built-ins with the same id."""
+        merged = {**self.builtins, **self.user}
+        return sorted(merged.values(), key=lambda t: (t.family, t.id))
+
+    def get(self, template_id: str) -> TemplateInfo:
+        return self.user.get(template_id) or self.builtins[template_id]
+
+    def is_overridden(self, template_id: str) -> bool:
+        return template_id in self.user and template_id in self.builtins
+
+    def builtin(self, template_id: str) -> TemplateInfo:
+        return self.builtins[template_id]
+
+    # -- user edits -----------------------------------------------------------------------
+    def save_user_template(self, source: str) -> TemplateInfo:
+        """Validate and write a user template as '<id>.py' in the user folder."""
+        info = parse_template_source(source, "<user template>")
+        self.user_dir.mkdir(parents=True, exist_ok=True)
+        path = self.user_dir / f"{info.id}.py"
+        path.write_text(source, encoding="utf-8")
+        info.path, info.builtin = str(path), False
+        self.user[info.id] = info
+        return info
+
+    def reset(self, template_id: str) -> None:
+        """Drop the user's version of ``template_id`` so the built-in applies again."""
+        info = self.user.pop(template_id, None)
+        if info is not None and info.path and os.path.exists(info.path):
+            os.remove(info.path)
+
+    # -- ranking --------------------------------------------------------------------------
+    def templates_for(self, kind: str, opset: int,
+                      python_op_name: str | None = None) -> list[RankedTemplate]:
+        """Ranked offers for an op kind; never empty (the schema stub is always last)."""
+        kind, bracket_name = python_op_of(kind)
+        python_op_name = python_op_name or bracket_name
+        offers: list[RankedTemplate] = []
+        for info in self.all():
+            if info.id == BRIDGE_TEMPLATE_ID:
+                continue
+            strengths = {fit_strength(fit, kind, python_op_name) for fit in info.fits} - {None}
+            if not strengths:
+                continue
+            offers.append(self._rank(info, strengths, opset))
+        bridge = self.builtins.get(BRIDGE_TEMPLATE_ID) or self.user.get(BRIDGE_TEMPLATE_ID)
+        if bridge is not None and kind in torchlib_kinds():
+            bridge = self.get(BRIDGE_TEMPLATE_ID)
+            ready = opset >= TORCHLIB_MIN_OPSET
+            why = ("onnxscript torch_lib implements " + kind if ready else
+                   f"torch_lib implements {kind} but only at opset >= {TORCHLIB_MIN_OPSET}; "
+                   "raise the opset or down-convert")
+            offers.append(RankedTemplate(bridge.id, TIER_BRIDGE if ready else TIER_GENERIC + 1,
+                                         why, bridge))
+        # Within a tier the most specific template (highest min_opset, e.g. a native op) first.
+        offers.sort(key=lambda o: (o.tier, -(o.template.min_opset if o.template else 0), o.template_id))
+        offers.append(RankedTemplate(STUB_TEMPLATE_ID, TIER_STUB + 1,
+                                     "starting point generated from the op's schema"))
+        return offers
+
+    @staticmethod
+    def _rank(info: TemplateInfo, strengths: set[str], opset: int) -> RankedTemplate:
+        ort = "runs in ONNX Runtime" if info.runs_in_onnxruntime else "needs a custom runtime"
+        opset_text = f"opset {info.min_opset}" + (f"-{info.max_opset}" if info.max_opset else "+")
+        if "exact" in strengths:
+            if not info.opset_ok(opset):
+                return RankedTemplate(info.id, TIER_EXACT_OPSET,
+                                      f"made for this op but needs {opset_text}", info)
+            tier = TIER_EXACT_READY if info.runs_in_onnxruntime else TIER_EXACT_CUSTOM
+            return RankedTemplate(info.id, tier, f"made for this op, {opset_text}, {ort}", info)
+        if "namespace" in strengths:
+            tier = TIER_NAMESPACE if info.opset_ok(opset) else TIER_EXACT_OPSET
+            return RankedTemplate(info.id, tier, f"fits the op's namespace, {opset_text}, {ort}", info)
+        tier = TIER_GENERIC if info.opset_ok(opset) else TIER_GENERIC + 1
+        return RankedTemplate(info.id, tier, f"generic template ({info.family}), {ort}", info)

@@ -1,0 +1,205 @@
+"""Replay an onnxscript torch_lib function into a TorchScript-exporter graph (``g.op`` calls).
+
+torch_lib functions are traced with torch's ONNX-IR ``OpRecorder`` (the dynamo exporter's
+evaluator) on IR values that mirror the node's inputs; the recorded standard-ONNX nodes are
+then re-emitted with ``g.op``. Calls to scripted torch_lib functions are inlined from their
+FunctionProto, so the exported model holds only standard ops. Imports torch: use only from
+a template's ``symbolic`` at export time.
+"""
+from __future__ import annotations
+
+from typing import Any, Sequence
+
+import onnx
+import torch
+from onnx import helper as onnx_helper, numpy_helper
+from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
+
+TORCHLIB_OPSET = 18
+
+
+class BridgeError(RuntimeError):
+    """The torch_lib function cannot be replayed for this node."""
+
+
+def torchlib_function(kind: str, overload: str = ""):
+    """The torch_lib OnnxFunction/TracedOnnxFunction for 'aten::op' (overload first)."""
+    import onnxscript.function_libs.torch_lib.ops  # noqa: F401  (fills the registry)
+    from onnxscript.function_libs.torch_lib.registration import default_registry
+
+    for name in ([f"{kind}.{overload}"] if overload else []) + [kind, f"{kind}.default"]:
+        if name in default_registry:
+            return default_registry[name].overloads[0]
+    raise BridgeError(f"onnxscript torch_lib has no implementation of {kind}")
+
+
+def _ir_value(value: torch._C.Value, name: str):
+    from torch.onnx._internal._lazy_import import onnx_ir as ir
+
+    scalar = _type_utils.JitScalarType.from_value(value, _type_utils.JitScalarType.UNDEFINED)
+    dtype = None if scalar == _type_utils.JitScalarType.UNDEFINED else ir.DataType(scalar.onnx_type())
+    sizes = symbolic_helper._get_tensor_sizes(value)
+    return ir.Value(name=name, type=ir.TensorType(dtype) if dtype else None,
+                    shape=ir.Shape(sizes) if sizes is not None else None)
+
+
+_DESCRIPTOR = {"int": "i", "float": "f", "bool": "b", "str": "s", "int[]": "is", "float[]": "fs",
+               "SymInt": "i", "SymInt[]": "is", "ScalarType": "i", "Layout": "i", "Device": "s",
+               "MemoryFormat": "i"}
+
+
+def _python_argument(value: torch._C.Value, type_text: str) -> Any:
+    base = type_text.rstrip("?").replace("[2]", "[]").replace("[1]", "[]").replace("[3]", "[]")
+    if symbolic_helper._is_none(value):
+        return None
+    if base == "Scalar":
+        constant = symbolic_helper._maybe_get_const(value, "t")
+        return constant.item() if isinstance(constant, torch.Tensor) else constant
+    descriptor = _DESCRIPTOR.get(base)
+    if descriptor is None:
+        return value
+    if descriptor in ("is", "fs") and symbolic_helper._is_packed_list(value):
+        items = symbolic_helper._unpack_list(value)
+        if all(symbolic_helper._is_constant(item) for item in items):
+            return [symbolic_helper._get_const(item, descriptor[0], "list item") for item in items]
+        return value
+    return symbolic_helper._maybe_get_const(value, descriptor)
+
+
+def _attribute_kwargs(attributes: dict[str, Any]) -> dict[str, Any]:
+    """Python attribute values -> g.op keyword arguments with exporter suffixes."""
+    kwargs: dict[str, Any] = {}
+    for name, value in attributes.items():
+        if isinstance(value, onnx.TensorProto):
+            kwargs[f"{name}_t"] = torch.from_numpy(numpy_helper.to_array(value).copy())
+        elif isinstance(value, (bytes, str)):
+            kwargs[f"{name}_s"] = value.decode() if isinstance(value, bytes) else value
+        elif isinstance(value, bool) or isinstance(value, int):
+            kwargs[f"{name}_i"] = int(value)
+        elif isinstance(value, float):
+            kwargs[f"{name}_f"] = value
+        elif isinstance(value, (list, tuple)) and value and isinstance(value[0], float):
+            kwargs[f"{name}_f"] = list(value)
+        elif isinstance(value, (list, tuple)) and value and isinstance(value[0], (bytes, str)):
+            kwargs[f"{name}_s"] = [v.decode() if isinstance(v, bytes) else v for v in value]
+        elif isinstance(value, (list, tuple)):
+            kwargs[f"{name}_i"] = [int(v) for v in value]
+        else:
+            raise BridgeError(f"attribute {name} of type {type(value).__name__} cannot be replayed")
+    return kwargs
+
+
+class _Replayer:
+    """Emits ONNX NodeProtos (standard domain) with g.op; inlines torch_lib functions."""
+
+    def __init__(self, g, functions: dict[tuple[str, str], onnx.FunctionProto]) -> None:
+        self.g, self.functions = g, functions
+
+    def node(self, node: onnx.NodeProto, env: dict[str, Any], outer_attrs: dict[str, Any]) -> None:
+        attrs: dict[str, Any] = {}
+        for attribute in node.attribute:
+            if attribute.ref_attr_name:
+                if attribute.ref_attr_name in outer_attrs:
+                    attrs[attribute.name] = outer_attrs[attribute.ref_attr_name]
+                continue
+            if attribute.type in (onnx.AttributeProto.GRAPH, onnx.AttributeProto.GRAPHS):
+                raise BridgeError(f"{node.op_type} has a subgraph; the bridge does not replay those")
+            attrs[attribute.name] = onnx_helper.get_attribute_value(attribute)
+        inputs = [env[name] if name else None for name in node.input]
+        key = (node.domain, node.op_type)
+        if node.domain not in ("", "ai.onnx"):
+            if key not in self.functions:
+                raise BridgeError(f"no body for function {node.domain}::{node.op_type}")
+            outputs = self.function(self.functions[key], inputs, attrs)
+        else:
+            present = [self.g.op("prim::Constant").setType(torch._C.OptionalType.ofTensor())
+                       if value is None else value for value in inputs]
+            while present and inputs and inputs[len(present) - 1] is None:
+                present.pop()
+            result = self.g.op(node.op_type, *present, outputs=len(node.output),
+                               **_attribute_kwargs(attrs))
+            outputs = list(result) if len(node.output) > 1 else [result]
+        for name, value in zip(node.output, outputs):
+            if name:
+                env[name] = value
+
+    def function(self, proto: onnx.FunctionProto, inputs: Sequence[Any], attrs: dict[str, Any]) -> list[Any]:
+        for attribute in proto.attribute_proto:  # defaults of the function's attributes
+            attrs.setdefault(attribute.name, onnx_helper.get_attribute_value(attribute))
+        env = {name: value for name, value in zip(proto.input, inputs) if name}
+        for node in proto.node:
+            self.node(node, env, attrs)
+        return [env[name] for name in proto.output]
+
+
+def _function_protos(functions) -> dict[tuple[str, str], onnx.FunctionProto]:
+    """FunctionProtos of recorded scripted functions and the torch_lib helpers they call."""
+    from onnxscript.function_libs.torch_lib.ops import common
+
+    table: dict[tuple[str, str], onnx.FunctionProto] = {}
+    candidates = list(functions) + [getattr(common, n) for n in dir(common)
+                                    if hasattr(getattr(common, n), "to_function_proto")]
+    for function in candidates:
+        try:
+            proto = function.to_function_proto()
+        except Exception:  # traced functions without a body
+            continue
+        table[(proto.domain, proto.name)] = proto
+    return table
+
+
+def _node_schema(node: torch._C.Node, arity: int) -> torch._C.FunctionSchema:
+    """The node's schema, or the first functional overload with ``arity`` arguments."""
+    try:
+        return torch._C.parse_schema(node.schema())
+    except RuntimeError:
+        pass
+    for schema in torch._C._jit_get_schemas_for_operator(node.kind().rstrip("_")):
+        if len(schema.arguments) == arity and not any(a.is_out for a in schema.arguments):
+            return schema
+    raise BridgeError(f"no schema of {node.kind()} takes {arity} arguments")
+
+
+def emit_torchlib(g, args: Sequence[Any], target: str | None = None):
+    """Emit the torch_lib implementation of ``g.original_node`` (or ``target``) into ``g``."""
+    from onnxscript import evaluator
+    from onnxscript.onnx_opset import opset18
+    from torch.onnx._internal._lazy_import import onnx_ir as ir
+    from torch.onnx._internal.exporter import _building
+
+    if g.opset < TORCHLIB_OPSET:
+        raise BridgeError(f"torch_lib needs opset >= {TORCHLIB_OPSET}, export uses {g.opset}")
+    node = g.original_node
+    schema = _node_schema(node, len(args))
+    kind = target or node.kind().rstrip("_")
+    function = torchlib_function(kind, schema.overload_name if not target else "")
+    named: dict[str, Any] = {}
+    ir_to_jit: dict[int, torch._C.Value] = {}
+    for index, (argument, value) in enumerate(zip(schema.arguments, args)):
+        type_text = str(argument.type)
+        if "Tensor" in type_text and "[]" not in type_text:
+            if symbolic_helper._is_none(value):
+                named[argument.name] = None
+                continue
+            ir_value = _ir_value(value, f"input_{index}")
+            ir_to_jit[id(ir_value)] = value
+            named[argument.name] = ir_value
+        else:
+            named[argument.name] = _python_argument(value, type_text)
+    if any(isinstance(v, torch._C.Value) for v in named.values()):
+        raise BridgeError(f"{kind}: a non-tensor argument is not a constant")
+    recorder = _building.OpRecorder(opset18, {})
+    with evaluator.default_as(recorder):
+        result = function(*named.values())  # ATen order; 'self' cannot be a keyword
+    outputs = list(result) if isinstance(result, (tuple, list)) else [result]
+    model = ir.serde.serialize_graph(ir.Graph([], [], nodes=recorder.nodes, name="bridge"))
+    env: dict[str, Any] = {}
+    for ir_node in recorder.nodes:
+        for ir_input in ir_node.inputs:
+            if ir_input is not None and id(ir_input) in ir_to_jit:
+                env[ir_input.name] = ir_to_jit[id(ir_input)]
+    replayer = _Replayer(g, _function_protos(recorder.functions.values()))
+    for proto_node in model.node:
+        replayer.node(proto_node, env, {})
+    values = [env[out.name] if out.name in env else ir_to_jit[id(out)] for out in outputs]
+    return values[0] if len(values) == 1 else tuple(values)

@@ -1,0 +1,177 @@
+"""Registration: kind/instance/PythonOp mappings, errors with lines, exact registry restore."""
+from __future__ import annotations
+
+import pytest
+import torch
+import torch.nn.functional as F
+from torch.onnx._internal.torchscript_exporter import registration
+
+from core.symbolic_registration import (MappingSpec, TemplateError, compile_template_source,
+                                        registered_mappings, registry_state, validate_mapping)
+from symbolics.library import TemplateLibrary
+from tests.fixport_export_helpers import (Lambda, assert_matches_torch, export, key_of, run_ort,
+                                          spec_for)
+
+
+@pytest.fixture(autouse=True)
+def _one_thread():
+    previous = torch.get_num_threads()
+    torch.set_num_threads(1)
+    yield
+    torch.set_num_threads(previous)
+
+
+class MyAddPyOp(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, a, b):
+        return 2 * a + b
+
+
+class MyClip(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x, min):
+        return x.clamp(min=min)
+
+
+class MyRelu(torch.autograd.Function):
+    @staticmethod
+    def forward(ctx, x):
+        return x.clamp(min=0)
+
+
+def _autograd_model():
+    return Lambda(lambda x, y: MyRelu.apply(MyClip.apply(MyAddPyOp.apply(x, y), -0.5)))
+
+
+def test_compile_errors_name_the_line():
+    with pytest.raises(TemplateError) as error:
+        compile_template_source("x = 1\ndef symbolic(g, x)\n    pass\n", {}, "<t1>")
+    assert error.value.line == 2
+    with pytest.raises(TemplateError) as error:
+        compile_template_source("x = 1\ny = 2\n", {}, "<t2>")
+    assert "symbolic" in error.value.message
+    with pytest.raises(TemplateError) as error:
+        compile_template_source("a = 1\nb = params['missing']\n", {}, "<t3>")
+    assert error.value.line == 2
+
+
+def test_validate_mapping_arity_and_opset():
+    bad = MappingSpec("aten::threshold", None, "t", "def symbolic(g, x):\n    return x\n", {})
+    problems = validate_mapping(bad, 12)
+    assert problems and problems[0].line == 1 and "3" in problems[0].message
+    spec = spec_for("decompose.threshold_where", "aten::threshold")
+    assert validate_mapping(spec, 12) == []
+    assert "opset" in validate_mapping(spec, 8)[0].message
+    clip = spec_for("autograd.my_clip", "prim::PythonOp", python_op_name="MyClip")
+    assert validate_mapping(clip, 12, MyClip.forward) == []
+    assert validate_mapping(clip, 12, MyRelu.forward)
+
+
+def test_registry_restored_exactly():
+    before = registry_state()
+    builtin_threshold = registration.registry.get_function_group("aten::threshold").get(12)
+    specs = [spec_for("decompose.threshold_where", "aten::threshold"),
+             spec_for("standard.asinh", "aten::asinh"),
+             spec_for("onnxscript.selu_function", "aten::selu"),
+             spec_for("autograd.my_relu", "prim::PythonOp", python_op_name="MyRelu")]
+    with registered_mappings(specs, 15, key_of) as custom_opsets:
+        assert registration.registry.get_function_group("aten::threshold").get(15) is not builtin_threshold
+        assert registration.registry.is_registered_op("aten::asinh", 15)
+        import io
+        torch.onnx.export(Lambda(F.selu), (torch.randn(2, 3),), io.BytesIO(), dynamo=False,
+                          opset_version=15, custom_opsets=custom_opsets)
+    assert registry_state() == before
+    assert registration.registry.get_function_group("aten::threshold").get(12) is builtin_threshold
+    assert not registration.registry.is_registered_op("aten::asinh", 15)
+    assert not registration.registry.is_registered_op("prim::PythonOp", 15)
+
+
+def test_registry_restored_after_error():
+    before = registry_state()
+    with pytest.raises(RuntimeError):
+        with registered_mappings([spec_for("standard.asinh", "aten::asinh")], 12, key_of):
+            raise RuntimeError("boom")
+    assert registry_state() == before
+
+
+@pytest.mark.parametrize("opset", [12, 17])
+def test_python_op_dispatcher_by_name(opset):
+    x, y = torch.randn(3, 4), torch.randn(3, 4)
+    specs = [spec_for("autograd.my_add", "prim::PythonOp[MyAddPyOp]"),
+             spec_for("autograd.my_clip", "prim::PythonOp", python_op_name="MyClip"),
+             spec_for("autograd.my_relu", "prim::PythonOp[MyRelu]")]
+    proto = assert_matches_torch(_autograd_model(), [x, y], specs, opset, autograd_inlining=False)
+    assert {"Clip", "Relu", "Add", "Mul"} <= {n.op_type for n in proto.graph.node}
+
+
+def test_tutorial_dispatcher_template():
+    spec = spec_for("autograd.pythonop_dispatch", "prim::PythonOp")
+    specs = [MappingSpec("prim::PythonOp", None, spec.template_id, spec.source, {}, name) for name in
+             ("MyAddPyOp", "MyClip", "MyRelu")]
+    assert_matches_torch(_autograd_model(), [torch.randn(3, 4), torch.randn(3, 4)], specs, 12,
+                         autograd_inlining=False)
+
+
+def test_static_symbolic_route():
+    library = TemplateLibrary(user_dir="/nonexistent")
+    fn = compile_template_source(library.get("autograd.static_symbolic").source, {"op_type": "Relu"}, "<s>")
+
+    class StaticRelu(torch.autograd.Function):
+        @staticmethod
+        def forward(ctx, x):
+            return x.clamp(min=0)
+
+        symbolic = staticmethod(fn)
+
+    proto = assert_matches_torch(Lambda(StaticRelu.apply), [torch.randn(3, 4)], [], 12,
+                                 autograd_inlining=False)
+    assert [n.op_type for n in proto.graph.node] == ["Relu"]
+
+
+def test_instance_level_mapping_falls_back_to_builtin():
+    x = torch.randn(3, 4)
+    model = Lambda(lambda t: F.threshold(t, 0.0, 0.0) + F.threshold(t, 0.3, 5.0))
+    traced = torch.jit.trace(model, (x,))
+    keys = [key_of(n) for n in traced.graph.nodes() if n.kind() == "aten::threshold"]
+    assert len(keys) == 2 and keys[0] != keys[1]
+    # Only the second instance (non-zero threshold) needs the template; the first keeps Relu.
+    spec = spec_for("decompose.threshold_where", "aten::threshold", instance=keys[1])
+    proto = assert_matches_torch(model, [x], [spec], 12)
+    ops = [n.op_type for n in proto.graph.node]
+    assert "Relu" in ops and "Where" in ops
+
+
+def test_instance_mapping_overrides_kind_mapping():
+    x = torch.randn(3, 4)
+    model = Lambda(lambda t: torch.asinh(t) + torch.asinh(t * 2))
+    traced = torch.jit.trace(model, (x,))
+    keys = [key_of(n) for n in traced.graph.nodes() if n.kind() == "aten::asinh"]
+    specs = [spec_for("standard.asinh", "aten::asinh"),
+             spec_for("decompose.asinh_log", "aten::asinh", instance=keys[1])]
+    proto = assert_matches_torch(model, [x], specs, 12)
+    ops = [n.op_type for n in proto.graph.node]
+    assert ops.count("Asinh") == 1 and "Log" in ops
+
+
+def test_library_override_and_reset(tmp_path):
+    library = TemplateLibrary(user_dir=tmp_path)
+    source = library.get("standard.asinh").source.replace('"title": "asinh -> ONNX Asinh"',
+                                                          '"title": "my asinh"')
+    library.save_user_template(source)
+    assert library.get("standard.asinh").title == "my asinh" and library.is_overridden("standard.asinh")
+    assert TemplateLibrary(user_dir=tmp_path).get("standard.asinh").title == "my asinh"
+    library.reset("standard.asinh")
+    assert library.get("standard.asinh").title == "asinh -> ONNX Asinh"
+    assert not list(tmp_path.iterdir())
+
+
+def test_ranking_always_offers_something():
+    library = TemplateLibrary(user_dir="/nonexistent")
+    offers = library.templates_for("aten::threshold", 12)
+    assert offers[0].template_id == "decompose.threshold_where" and offers[-1].template_id == "stub"
+    assert library.templates_for("prim::PythonOp[MyClip]", 12)[0].template_id == "autograd.my_clip"
+    assert library.templates_for("torchvision::roi_align", 12)[0].template_id == "torchvision.deform_conv2d_custom"
+    bridge = [o for o in library.templates_for("aten::erfc", 18) if o.template_id == "bridge.torchlib"]
+    assert bridge and "torch_lib" in bridge[0].why
+    assert library.templates_for("weird::thing", 12)[-1].template_id == "stub"
+    assert all(o.why for o in offers)
