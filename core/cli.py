@@ -89,7 +89,8 @@ def print_json(payload: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core import cli_commands  # noqa: F401  (registers the commands)
+    from core import cli_commands, cli_project  # noqa: F401  (registers the commands)
+    from core import cli_compare  # noqa: F401  (registers `compare`)
 
     parser = argparse.ArgumentParser(prog="python main.py", description=(
         "Fixport: find and fix what torch.onnx.export cannot handle. "

@@ -41,6 +41,7 @@ class ConversionRecord:
     torchscript_graph: Graph | None = None
     failures: list[ConversionFailure] = field(default_factory=list)
     instance_key_of: dict[torch._C.Node, str] = field(default_factory=dict)
+    converting: tuple[torch._C.Node, str] | None = None  # the node whose symbolic runs now
     _unclaimed: dict[str, list[str]] = field(default_factory=dict)
 
     def set_graph_keys(self, keys: dict[torch._C.Node, str]) -> None:
@@ -97,9 +98,12 @@ def _python_ops_reach_symbolic_function(opset: int) -> Iterator[None]:
 
 def current_instance_key(node: torch._C.Node) -> str:
     """Instance key of a node being converted right now ('' outside an export)."""
-    if _active_record is None:
+    record = _active_record
+    if record is None:
         return ""
-    return _active_record.instance_key_of.get(node, "")
+    if record.converting is not None and record.converting[0] is node:
+        return record.converting[1]
+    return record.instance_key_of.get(node, "")
 
 
 @contextmanager
@@ -131,6 +135,7 @@ def _hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
                               operator_export_type=torch._C._onnx.OperatorExportTypes.ONNX):
         first_new = len(new_nodes)
         key = record.key_for(node)
+        record.converting = (node, key)
         try:
             outputs = original_run(graph, block, node, inputs, env, values_in_env, new_nodes,
                                    operator_export_type)

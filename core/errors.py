@@ -42,3 +42,13 @@ class WorkerError(FixportError):
 
 class ProjectError(FixportError):
     """A project file cannot be read or written."""
+
+
+class TemplateValidationError(FixportError):
+    """A fix's source does not compile or does not fit its op; ``line`` points at the problem."""
+
+    def __init__(self, message: str, hint: str = "", details: str = "", line: int | None = None,
+                 target: str = "") -> None:
+        super().__init__(message, hint, details)
+        self.line = line
+        self.target = target

@@ -10,6 +10,8 @@ from typing import Any
 from core.cancel import ProgressCallback, report
 from core.diagnosis import UnsupportedNode, nodes_without_runtime_kernel
 from core.exporter import ExportOptions, ExportResult, TorchScriptExporter
+from core.fixing import applied_mappings
+from core.project import FixMapping
 from core.graph import Graph
 from core.loading import InputOptions, LoadedModel, existing_model_path, load_model
 from core.onnx_files import save_model
@@ -92,8 +94,10 @@ def ping(progress: ProgressCallback | None = None) -> dict[str, Any]:
 
 
 def analyze(request: ModelRequest, options: dict[str, Any] | None = None, output: str | None = None,
-            run_check: bool = True, progress: ProgressCallback | None = None) -> AnalysisResult:
-    """Open, trace and export with diagnosis; save to ``output`` when given and clean enough."""
+            run_check: bool = True, mappings: list[FixMapping] | None = None,
+            progress: ProgressCallback | None = None) -> AnalysisResult:
+    """Open, trace and export with diagnosis and the project's fixes applied; save to
+    ``output`` when given and nothing is left unsupported."""
     started = time.perf_counter()
     report(progress, 0.0, "loading the model")
     loaded = open_model(request)
@@ -101,7 +105,9 @@ def analyze(request: ModelRequest, options: dict[str, Any] | None = None, output
     export_options = resolve_export_options(loaded.settings, options)
     if loaded.module is None:
         return _analyze_onnx_file(loaded, export_options, {"load": loaded_at - started})
-    result = TorchScriptExporter().export(loaded, export_options, run_check=run_check, progress=progress)
+    with applied_mappings(list(mappings or []), export_options.opset) as custom_opsets:
+        export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
+        result = TorchScriptExporter().export(loaded, export_options, run_check=run_check, progress=progress)
     exported_at = time.perf_counter()
     saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
     return _analysis_from(loaded, export_options, result, saved, {
@@ -132,7 +138,6 @@ def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dic
     options.opset = opsets.get("onnx", options.opset)
     return AnalysisResult(str(loaded.path), "onnx", options, None, graph, problems,
                           list(graph.inputs), [], notes=list(loaded.notes), seconds=seconds)
-from core.compare_job import compare  # noqa: F401
 
 
 def op_info(kind: str, progress: ProgressCallback | None = None):

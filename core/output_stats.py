@@ -121,6 +121,7 @@ def error_histogram(abs_diff: np.ndarray, bins: int = HISTOGRAM_BINS) -> ErrorHi
     if high <= low:
         high = low * 10
     edges = np.logspace(math.log10(low), math.log10(high), bins + 1)
+    edges[0], edges[-1] = low, high  # exact ends: rounding in logspace must not drop the extremes
     counts, edges = np.histogram(nonzero, bins=edges)
     histogram.edges = [float(e) for e in edges]
     histogram.counts = [int(c) for c in counts]

@@ -12,7 +12,7 @@ import os
 import threading
 import time
 import traceback
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
@@ -20,6 +20,8 @@ from core.cancel import CancelCallback, Cancelled, ProgressCallback
 from core.errors import FixportError, WorkerError
 
 DEFAULT_JOB_TIMEOUT_S = 600.0
+# Modules whose public functions the worker runs by name.
+JOB_MODULES = ("core.jobs", "core.fix_jobs", "core.compare_job")
 POLL_INTERVAL_S = 0.05
 SHUTDOWN_GRACE_S = 2.0
 
@@ -32,6 +34,12 @@ class _Failure:
     message: str
     hint: str
     details: str
+    extra: dict[str, Any] = field(default_factory=dict)  # e.g. a template error's line
+
+    @classmethod
+    def from_exception(cls, exc: FixportError) -> _Failure:
+        extra = {k: v for k, v in vars(exc).items() if k not in ("message", "hint", "details")}
+        return cls(type(exc).__name__, exc.message, exc.hint, exc.details, extra)
 
     def to_exception(self) -> FixportError:
         from core import errors
@@ -39,7 +47,9 @@ class _Failure:
         cls = getattr(errors, self.type_name, FixportError)
         if not (isinstance(cls, type) and issubclass(cls, FixportError)):
             cls = FixportError
-        return cls(self.message, self.hint, self.details)
+        exception = cls(self.message, self.hint, self.details)
+        vars(exception).update(self.extra)
+        return exception
 
 
 class ExportWorker:
@@ -145,8 +155,16 @@ def worker_main(connection: Connection) -> None:
     import torch
 
     torch.set_num_threads(1)
-    from core import jobs
+    import importlib
+
     from core.exporter_registry import restore_registry, snapshot_registry
+
+    job_functions = {}
+    for module_name in JOB_MODULES:
+        module = importlib.import_module(module_name)
+        job_functions.update({name: value for name, value in vars(module).items()
+                              if callable(value) and getattr(value, "__module__", "") == module_name
+                              and not name.startswith("_")})
 
     registry = snapshot_registry()
     while True:
@@ -158,10 +176,12 @@ def worker_main(connection: Connection) -> None:
             def send_progress(fraction: float, message: str = "") -> None:
                 connection.send(("progress", (fraction, message)))
 
-            result = getattr(jobs, job)(progress=send_progress, **arguments)
+            if job not in job_functions:
+                raise FixportError(f"Unknown worker job {job!r}.", "This is a Fixport bug.")
+            result = job_functions[job](progress=send_progress, **arguments)
             connection.send(("result", result))
         except FixportError as exc:
-            connection.send(("error", _Failure(type(exc).__name__, exc.message, exc.hint, exc.details)))
+            connection.send(("error", _Failure.from_exception(exc)))
         except BaseException as exc:  # anything from user code: report it, keep serving
             connection.send(("error", _Failure("FixportError", f"{type(exc).__name__}: {exc}",
                                                "See the Log for details.", traceback.format_exc())))

@@ -1,0 +1,214 @@
+"""`compare`: real models, real exports, real ONNX Runtime sessions, run in the export worker."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import onnxruntime
+import pytest
+
+from core.compare_job import CompareResult
+from core.jobs import ModelRequest
+from tests.conftest import REPO, run_main
+
+# A model file that registers a wrong symbolic at import: the worker imports it, so the wrong
+# mapping is in force for the worker's exports (and the registry is restored after the job).
+WRONG_SIGMOID_MODEL = """
+    import torch
+    from torch import nn
+    from torch.onnx import register_custom_op_symbolic
+
+    FIXPORT_EXAMPLE = {"opset": 17}
+
+
+    def wrong_sigmoid(g, x):
+        return g.op("HardSigmoid", x)
+
+
+    register_custom_op_symbolic("aten::sigmoid", wrong_sigmoid, 17)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)
+            self.bn = nn.BatchNorm2d(4)
+            self.head = nn.Linear(4, 2)
+
+        def forward(self, x):
+            y = torch.sigmoid(self.bn(self.conv(x)) * 3.0)
+            return self.head(y.mean(dim=(2, 3)))
+
+
+    def build():
+        torch.manual_seed(0)
+        net = Net()
+        with torch.no_grad():  # statistics far from identity: folding them changes the conv a lot
+            net.bn.running_mean.uniform_(-1, 1)
+            net.bn.running_var.uniform_(0.5, 2)
+            net.bn.weight.uniform_(0.5, 2)
+        return net.eval(), (torch.randn(1, 3, 8, 8),)
+"""
+
+CONV_BN_MODEL = WRONG_SIGMOID_MODEL.replace('register_custom_op_symbolic("aten::sigmoid", wrong_sigmoid, 17)', "")
+
+CUSTOM_DOMAIN_MODEL = """
+    import torch
+    from torch import nn
+    from torch.onnx import register_custom_op_symbolic
+    from torch.onnx._internal.torchscript_exporter import symbolic_helper
+
+    FIXPORT_EXAMPLE = {"opset": 12, "export_options": {"custom_opsets": {"rknn_cst": 1}}}
+
+
+    @symbolic_helper.parse_args("v", "f", "f")
+    def cst_threshold(g, x, threshold, value):
+        return g.op("rknn_cst::cstThreshold", x, threshold_f=threshold, value_f=value)
+
+
+    register_custom_op_symbolic("aten::threshold", cst_threshold, 12)
+
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.conv = nn.Conv2d(3, 4, 3, padding=1)
+            self.threshold = nn.Threshold(0.1, 20.0)
+
+        def forward(self, x):
+            return self.threshold(self.conv(x)) * 2
+
+
+    def build():
+        torch.manual_seed(0)
+        return Net().eval(), (torch.randn(1, 3, 6, 6),)
+"""
+
+TUPLE_OUTPUT_MODEL = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.linear = nn.Linear(4, 3)
+
+        def forward(self, x):
+            y = self.linear(x)
+            return {"logits": y, "parts": (y.relu(), y.sum(dim=1))}
+
+    def build():
+        torch.manual_seed(0)
+        return Net().eval(), (torch.randn(2, 4),)
+"""
+
+
+def _compare(worker, path: Path | str, **arguments) -> CompareResult:
+    return worker.run("compare", request=ModelRequest(path=str(path)), **arguments)
+
+
+def test_correct_export_passes_with_nested_output_names(worker, model_file) -> None:
+    result = _compare(worker, model_file("tuple_model.py", TUPLE_OUTPUT_MODEL), runs=2)
+    assert result.passed, result.to_json()
+    assert [o.name for o in result.outputs] == ['out["logits"]', 'out["parts"][0]', 'out["parts"][1]']
+    assert result.providers_used == ["CPUExecutionProvider"]
+    logits = result.outputs[0]
+    assert logits.max_abs < 1e-5 and logits.cosine == pytest.approx(1.0)
+    assert logits.scatter.total_elements == 6 and len(logits.scatter.torch_values) == 6
+    assert sum(logits.histogram.counts) + logits.histogram.zero_count == 6
+    assert result.node_analysis is not None and result.node_analysis.first_divergent is None
+    assert len(result.per_run) == 2
+
+
+def test_wrong_symbolic_fails_and_is_named_first_divergent(worker, model_file) -> None:
+    path = model_file("wrong_sigmoid.py", WRONG_SIGMOID_MODEL)
+    result = _compare(worker, path, templates_by_instance={})
+    assert not result.passed
+    analysis = result.node_analysis
+    assert analysis is not None and analysis.first_divergent is not None
+    first = analysis.first_divergent
+    assert first.onnx_kind == "onnx::HardSigmoid" and first.torchscript_kind == "aten::sigmoid"
+    sigmoid_line = path.read_text().splitlines().index("        y = torch.sigmoid(self.bn(self.conv(x)) * 3.0)") + 1
+    assert first.source == f"wrong_sigmoid.py:{sigmoid_line}"
+    assert first.introduced_max_abs is not None and first.introduced_max_abs > 1e-3
+    downstream = [n for n in analysis.nodes if n.onnx_kind == "onnx::Gemm"]
+    assert downstream and downstream[0].inputs_exceed  # inherited, not introduced
+    conv = [n for n in analysis.nodes if n.onnx_kind == "onnx::Conv"]
+    assert conv and not conv[0].exceeds
+    # the registry is restored after the job: a correct model exports correctly again
+    assert _compare(worker, model_file("conv_bn.py", CONV_BN_MODEL)).passed
+
+
+def test_conv_batchnorm_is_not_blamed(worker, model_file) -> None:
+    result = _compare(worker, model_file("conv_bn.py", CONV_BN_MODEL))
+    assert result.passed
+    analysis = result.node_analysis
+    assert analysis is not None and analysis.first_divergent is None
+    kinds = {n.onnx_kind: n for n in analysis.nodes}
+    assert "onnx::Conv" in kinds and "onnx::BatchNormalization" in kinds  # compared one by one
+    assert not kinds["onnx::Conv"].exceeds
+    assert any("without constant folding" in m for m in result.messages)
+
+
+def test_numpy_autograd_function_fails_only_on_a_second_input(worker) -> None:
+    path = REPO / "examples" / "autograd_numpy.py"
+    assert _compare(worker, path, runs=1, analyze_nodes_enabled=False).passed
+    result = _compare(worker, path, runs=2)
+    assert not result.passed
+    assert result.per_run[0][0].passed and not result.per_run[1][0].passed
+    assert result.outputs[0].run == 1
+    assert result.node_analysis is not None and result.node_analysis.run == 1
+
+
+def test_custom_domain_op_runs_on_the_torch_reference(worker, model_file) -> None:
+    pytest.importorskip("onnxruntime_extensions")
+    result = _compare(worker, model_file("custom_threshold.py", CUSTOM_DOMAIN_MODEL), runs=2)
+    assert result.passed, result.to_json()
+    assert any("onnxruntime-extensions" in m and "cstThreshold" in m for m in result.messages)
+    nodes = {n.torchscript_kind: n for n in result.node_analysis.nodes}
+    assert not nodes["aten::threshold"].exceeds
+
+
+def test_unexportable_model_is_a_clear_error(worker) -> None:
+    from core.errors import FixportError
+
+    with pytest.raises(FixportError, match="deform_conv2d"):
+        _compare(worker, REPO / "examples" / "deform_conv2d.py")
+
+
+def test_cli_json_contract_and_exit_codes(model_file) -> None:
+    completed = run_main("compare", str(model_file("wrong_sigmoid.py", WRONG_SIGMOID_MODEL)), "--json")
+    assert completed.returncode == 1, completed.stderr
+    payload = json.loads(completed.stdout)
+    assert {"provider_requested", "providers_used", "messages", "runs", "outputs", "first_divergent",
+            "nodes"} <= set(payload)
+    output_keys = {"name", "shape", "dtype", "max_abs", "mean_abs", "max_rel", "rmse", "cosine",
+                   "mismatch_fraction", "pass"}
+    assert output_keys <= set(payload["outputs"][0])
+    first = payload["first_divergent"]
+    assert {"onnx_node", "torchscript_kind", "scope", "source", "template", "max_abs"} <= set(first)
+    assert first["torchscript_kind"] == "aten::sigmoid"
+
+
+@pytest.mark.skipif("CUDAExecutionProvider" in onnxruntime.get_available_providers(),
+                    reason="this machine has CUDA: nothing falls back")
+def test_cli_cuda_request_falls_back_to_cpu_with_a_message_and_passes() -> None:
+    completed = run_main("compare", str(REPO / "examples" / "autograd_numpy.py"), "--provider", "cuda",
+                         "--no-node-analysis", "--json")
+    assert completed.returncode == 0, completed.stderr
+    payload = json.loads(completed.stdout)
+    assert payload["provider_requested"] == "cuda"
+    assert payload["providers_used"] == ["CPUExecutionProvider"]
+    assert any("CUDA is not available" in m and "CPU instead" in m for m in payload["messages"])
+
+
+def test_cli_onnx_file_and_project_flag(tmp_path, model_file) -> None:
+    model = model_file("conv_bn.py", CONV_BN_MODEL)
+    exported = tmp_path / "conv_bn.onnx"
+    written = run_main("export", str(model), "-o", str(exported))
+    assert written.returncode == 0, written.stderr
+    completed = run_main("compare", str(model), "--onnx", str(exported), "--runs", "2")
+    assert completed.returncode == 0, completed.stdout + completed.stderr
+    assert "PASS" in completed.stdout and "conv_bn.onnx" in completed.stdout
+    missing = run_main("compare", str(model), "--project", str(tmp_path / "missing.fixport.json"))
+    assert missing.returncode == 2 and "error:" in missing.stderr
