@@ -10,7 +10,7 @@ from typing import Any, Callable, Sequence
 
 from core.errors import FixportError
 from core.inputs import parse_input_spec
-from core.loading import InputOptions
+from core.inputs import InputOptions
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
@@ -52,9 +52,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
 
 
 def model_request(args: argparse.Namespace):
-    from core.jobs import ModelRequest
+    from core.job_types import ModelRequest
 
-    from core.loading import existing_model_path
+    from core.model_files import existing_model_path
 
     specs = [parse_input_spec(text) for text in args.input]
     return ModelRequest(path=str(existing_model_path(args.model)),

@@ -9,7 +9,7 @@ from typing import Any
 
 from core.cli import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS, add_model_arguments, command, export_overrides, \
     model_request, print_json
-from core.jobs import AnalysisResult
+from core.job_types import AnalysisResult
 from core.worker import ExportWorker
 
 MESSAGE_WIDTH = 100

@@ -7,7 +7,7 @@ import textwrap
 
 from core.cli import EXIT_OK, EXIT_PROBLEMS, add_model_arguments, command, export_overrides, model_request, \
     print_json
-from core.compare_job import MAX_RUNS, CompareResult
+from core.compare_result import MAX_RUNS, CompareResult
 from core.output_stats import OutputStats
 from core.project import load_project
 from core.worker import ExportWorker

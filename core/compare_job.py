@@ -21,6 +21,7 @@ from core.custom_op_reference import ReferencePlan, plan_references
 from core.errors import ExportError, FixportError, ModelLoadError
 from core.exporter import TorchScriptExporter
 from core.fixing import applied_mappings
+from core.compare_result import MAX_RUNS, CompareResult
 from core.graph import Graph
 from core.intermediates import NodeAnalysis, TorchCaptureError, TorchGraphRecorder, analyze_nodes
 from core.loading import LoadedModel
@@ -34,48 +35,8 @@ from core.tolerances import ToleranceTable
 if TYPE_CHECKING:
     from core.jobs import ModelRequest
 
-MAX_RUNS = 100
 DIAGNOSING_EXPORT_NOTE = ("Per-node analysis re-exported the model without constant folding, so fused "
                           "nodes (Conv+BatchNorm) are compared one by one against their own torch ops.")
-
-
-@dataclass
-class CompareResult:
-    """Everything the CLI prints and the GUI plots after one comparison (picklable)."""
-
-    model_path: str
-    onnx_source: str  # "export (opset 17)" or the compared file
-    provider_requested: str
-    providers_used: list[str]
-    runs: int
-    outputs: list[OutputStats]  # per output, the worst run, with histogram and scatter data
-    per_run: list[list[OutputStats]] = field(default_factory=list)  # numbers only, no plot data
-    node_analysis: NodeAnalysis | None = None
-    messages: list[str] = field(default_factory=list)
-    tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)
-    seconds: dict[str, float] = field(default_factory=dict)
-
-    @property
-    def passed(self) -> bool:
-        return bool(self.outputs) and all(output.passed for output in self.outputs)
-
-    def to_json(self) -> dict[str, Any]:
-        """The `compare --json` contract."""
-        analysis = self.node_analysis
-        first = analysis.first_divergent if analysis else None
-        return {
-            "model": self.model_path, "onnx_source": self.onnx_source,
-            "provider_requested": self.provider_requested, "providers_used": self.providers_used,
-            "messages": self.messages, "runs": self.runs, "pass": self.passed,
-            "outputs": [output.to_json() for output in self.outputs],
-            "first_divergent": None if first is None else {
-                "onnx_node": first.onnx_node, "torchscript_kind": first.torchscript_kind, "scope": first.scope,
-                "source": first.source, "template": first.template, "max_abs": first.to_json()["max_abs"],
-                "introduced_max_abs": first.to_json()["introduced_max_abs"], "run": analysis.run},
-            "nodes": [node.to_json() for node in analysis.nodes] if analysis else [],
-            "tolerances": {dtype: list(pair) for dtype, pair in self.tolerances.items()},
-            "seconds": {name: round(value, 3) for name, value in self.seconds.items()},
-        }
 
 
 def input_sets(example_inputs: Sequence[torch.Tensor], runs: int) -> list[tuple[torch.Tensor, ...]]:

@@ -3,10 +3,12 @@ from __future__ import annotations
 
 import re
 from dataclasses import asdict, dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
-from core.conversion_hooks import ConversionFailure
 from core.graph import Graph, Node
+
+if TYPE_CHECKING:
+    from core.conversion_hooks import ConversionFailure
 
 REASONS = ("no_symbolic", "symbolic_rejected", "python_op", "custom_op", "runtime_error")
 # Namespaces whose ops the exporter itself knows; anything else is a custom op.

@@ -13,7 +13,7 @@ import time
 from pathlib import Path
 
 from core.atomic_files import atomic_write_text
-from core.exporter import DEFAULT_OPSET
+from core.export_options import DEFAULT_OPSET
 from core.fixing import custom_opsets_of
 from core.project import FixMapping, Project
 

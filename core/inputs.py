@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import numpy as np
@@ -24,6 +24,15 @@ class InputSpec:
     def text(self) -> str:
         shape = "x".join(map(str, self.shape)) or "scalar"
         return f"{self.name}={shape}:{self.dtype}"
+
+
+@dataclass
+class InputOptions:
+    """Where example inputs come from; the model file's own inputs by default."""
+
+    specs: list[InputSpec] = field(default_factory=list)
+    input_file: str | None = None
+    seed: int = 0
 
 
 def parse_input_spec(text: str) -> InputSpec:

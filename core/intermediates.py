@@ -21,6 +21,7 @@ import torch
 from onnx import helper
 from torch.onnx._internal.torchscript_exporter import utils as exporter_utils
 
+from core.compare_result import NodeAnalysis, NodeError  # noqa: F401
 from core.graph import Graph, Node
 from core.output_stats import difference_metrics, json_number, to_numpy
 from core.tolerances import ToleranceTable
@@ -174,54 +175,6 @@ def match_values(onnx_graph: Graph, captured: set[ValueKey]) -> list[ValueMatch]
         matches += [ValueMatch(node, name, key, index) for (node, name), index in pairs]
     order = {node.id: position for position, node in enumerate(onnx_graph.nodes)}
     return sorted(matches, key=lambda m: order[m.onnx_node.id])
-
-
-@dataclass
-class NodeError:
-    """How far one ONNX node's output is from its TorchScript counterpart's."""
-
-    onnx_node: str
-    onnx_kind: str
-    output: str
-    torchscript_node: str
-    torchscript_kind: str
-    scope: str
-    source: str
-    template: str
-    shape: tuple[int, ...]
-    dtype: str
-    max_abs: float
-    mean_abs: float
-    max_rel: float
-    rtol: float
-    atol: float
-    exceeds: bool
-    inputs_exceed: bool = False  # an upstream compared value was already out of tolerance
-    introduced_max_abs: float | None = None  # the node group re-run alone on torch's inputs
-    introduced_exceeds: bool | None = None
-    note: str = ""
-
-    def to_json(self) -> dict[str, Any]:
-        return {
-            "onnx_node": self.onnx_node, "onnx_kind": self.onnx_kind, "output": self.output,
-            "torchscript_node": self.torchscript_node, "torchscript_kind": self.torchscript_kind,
-            "scope": self.scope, "source": self.source, "template": self.template, "shape": list(self.shape),
-            "dtype": self.dtype, "max_abs": json_number(self.max_abs), "mean_abs": json_number(self.mean_abs),
-            "max_rel": json_number(self.max_rel), "exceeds": self.exceeds, "inputs_exceed": self.inputs_exceed,
-            "introduced_max_abs": None if self.introduced_max_abs is None else json_number(self.introduced_max_abs),
-            "introduced_exceeds": self.introduced_exceeds, "note": self.note,
-        }
-
-
-@dataclass
-class NodeAnalysis:
-    """Per-node errors of one input set and the node where the outputs start to diverge."""
-
-    run: int
-    nodes: list[NodeError] = field(default_factory=list)
-    first_divergent: NodeError | None = None
-    skipped_shape_mismatch: int = 0
-    messages: list[str] = field(default_factory=list)
 
 
 def _torchscript_details(key: str, torchscript_graph: Graph | None) -> tuple[str, str, str]:

@@ -15,22 +15,10 @@ import numpy as np
 import torch
 
 from core.errors import InputSpecError, ModelLoadError
-from core.inputs import InputSpec, load_input_file, random_inputs
+from core.model_files import (EXPORTED_PROGRAM_SUFFIXES, MODEL_FILE_SUFFIXES,  # noqa: F401
+                               ONNX_SUFFIXES, PYTHON_SUFFIXES, TORCHSCRIPT_SUFFIXES, existing_model_path)
+from core.inputs import InputOptions, InputSpec, load_input_file, random_inputs  # noqa: F401
 
-PYTHON_SUFFIXES = (".py",)
-TORCHSCRIPT_SUFFIXES = (".pt", ".ts", ".pth", ".jit")
-EXPORTED_PROGRAM_SUFFIXES = (".pt2",)
-ONNX_SUFFIXES = (".onnx",)
-MODEL_FILE_SUFFIXES = PYTHON_SUFFIXES + TORCHSCRIPT_SUFFIXES + EXPORTED_PROGRAM_SUFFIXES + ONNX_SUFFIXES
-
-
-@dataclass
-class InputOptions:
-    """Where example inputs come from; the model file's own inputs by default."""
-
-    specs: list[InputSpec] = field(default_factory=list)
-    input_file: str | None = None
-    seed: int = 0
 
 
 @dataclass
@@ -55,20 +43,6 @@ def load_model(path: str | Path, inputs: InputOptions | None = None, *, trust: b
         if loaded.module is not None:
             loaded.module.eval()
     return _apply_input_options(loaded, inputs or InputOptions())
-
-
-def existing_model_path(path: str | Path) -> Path:
-    """The resolved path, or a ModelLoadError saying why it cannot be opened."""
-    path = Path(path).expanduser().resolve()
-    if not path.exists():
-        raise ModelLoadError(f"Model file not found: {path}", "Check the path and try again.")
-    if path.is_dir():
-        raise ModelLoadError(f"{path} is a folder, not a model file.",
-                             f"Open one of: {', '.join(MODEL_FILE_SUFFIXES)}.")
-    if path.suffix.lower() not in MODEL_FILE_SUFFIXES:
-        raise ModelLoadError(f"Unknown model file type {path.suffix!r}: {path.name}",
-                             f"Fixport opens {', '.join(MODEL_FILE_SUFFIXES)} files.")
-    return path
 
 
 def _load_by_format(path: Path, trust: bool) -> LoadedModel:

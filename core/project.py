@@ -12,9 +12,9 @@ from typing import Any, Callable
 
 from core.atomic_files import atomic_write_text
 from core.errors import ProjectError
-from core.exporter import ExportOptions
+from core.export_options import ExportOptions
 from core.inputs import parse_input_spec
-from core.loading import InputOptions
+from core.inputs import InputOptions
 
 FORMAT_VERSION = 2
 PROJECT_SUFFIX = ".fixport.json"

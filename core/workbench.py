@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from core.jobs import AnalysisResult, ModelRequest
+from core.job_types import AnalysisResult, ModelRequest
 from core.project import PROJECT_SUFFIX, FixMapping, Project, autosave_path, load_project, save_project
 
 AUTOSAVE_DIR = Path(os.environ.get("FIXPORT_DATA_DIR", Path.home() / ".local" / "share" / "fixport")) / "autosave"

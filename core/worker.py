@@ -7,18 +7,22 @@ a crash, a hang past the timeout, or a cancel kills it, and the next job starts 
 """
 from __future__ import annotations
 
-import multiprocessing
 import os
+import socket
+import subprocess
+import sys
 import threading
 import time
 import traceback
 from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
+from pathlib import Path
 from typing import Any
 
 from core.cancel import CancelCallback, Cancelled, ProgressCallback
 from core.errors import FixportError, WorkerError
 
+PROJECT_ROOT = Path(__file__).resolve().parent.parent
 DEFAULT_JOB_TIMEOUT_S = 600.0
 # Modules whose public functions the worker runs by name.
 JOB_MODULES = ("core.jobs", "core.fix_jobs", "core.compare_job")
@@ -57,14 +61,14 @@ class ExportWorker:
 
     def __init__(self, job_timeout_s: float = DEFAULT_JOB_TIMEOUT_S) -> None:
         self.job_timeout_s = job_timeout_s
-        self._process: multiprocessing.Process | None = None
+        self._process: subprocess.Popen | None = None
         self._connection: Connection | None = None
         self._lock = threading.Lock()  # one job at a time per worker
         self.starts = 0
 
     @property
     def alive(self) -> bool:
-        return self._process is not None and self._process.is_alive()
+        return self._process is not None and self._process.poll() is None
 
     @property
     def restarts(self) -> int:
@@ -76,16 +80,22 @@ class ExportWorker:
         return self._process.pid if self._process is not None else None
 
     def start(self) -> None:
-        """Start the process now (it warms up its imports while the caller goes on)."""
+        """Start the process now (it warms up its imports while the caller goes on).
+
+        A fresh interpreter (`python -m core.worker FD`), not multiprocessing's spawn: spawn
+        re-runs the caller's main script in the child, which a user's script may not guard.
+        """
         if self.alive:
             return
-        context = multiprocessing.get_context("spawn")
-        parent, child = context.Pipe()
-        self._process = context.Process(target=worker_main, args=(child,), daemon=True, name="fixport-worker")
-        self._process.start()
-        self.starts += 1
+        parent, child = socket.socketpair()
+        environment = dict(os.environ, OMP_NUM_THREADS="1",
+                           PYTHONPATH=os.pathsep.join(filter(None, [str(PROJECT_ROOT), os.environ.get("PYTHONPATH")])))
+        self._process = subprocess.Popen([sys.executable, "-m", "core.worker", str(child.fileno())],
+                                         pass_fds=(child.fileno(),), env=environment, cwd=str(PROJECT_ROOT),
+                                         stdin=subprocess.DEVNULL)
         child.close()
-        self._connection = parent
+        self.starts += 1
+        self._connection = Connection(parent.detach())
 
     def stop(self) -> None:
         """Kill the process; the next job starts a fresh one."""
@@ -93,9 +103,9 @@ class ExportWorker:
         if self._connection is not None:
             self._connection.close()
             self._connection = None
-        if process is not None and process.is_alive():
+        if process is not None and process.poll() is None:
             process.kill()
-            process.join(SHUTDOWN_GRACE_S)
+            process.wait(SHUTDOWN_GRACE_S)
 
     def run(self, job: str, progress: ProgressCallback | None = None,
             cancelled: CancelCallback | None = None, timeout_s: float | None = None, **arguments: Any) -> Any:
@@ -129,8 +139,10 @@ class ExportWorker:
             if not ready:
                 continue
             if message is None:
-                self._process.join(SHUTDOWN_GRACE_S)  # let it finish dying to read its exit code
-                code = self._process.exitcode
+                try:
+                    code = self._process.wait(SHUTDOWN_GRACE_S)  # let it finish dying to read its exit code
+                except subprocess.TimeoutExpired:
+                    code = None
                 self.stop()
                 raise WorkerError(f"The export worker crashed while running '{job}' (exit code {code}).",
                                   "Your work is kept. A symbolic or the model's code may have crashed the "
@@ -187,3 +199,10 @@ def worker_main(connection: Connection) -> None:
                                                "See the Log for details.", traceback.format_exc())))
         finally:
             restore_registry(registry)
+
+
+if __name__ == "__main__":
+    # Run the importable module's copy, so classes sent back pickle as core.worker.X, not __main__.X.
+    from core.worker import worker_main as serve
+
+    serve(Connection(int(sys.argv[1])))

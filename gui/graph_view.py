@@ -199,7 +199,7 @@ class GraphPane(QWidget):
         layout.addWidget(self.view, 1)
         shortcut = QShortcut(QKeySequence(QKeySequence.StandardKey.Find), self)
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
-        shortcut.activated.connect(self._on_find_shortcut)
+        shortcut.activated.connect(self.focus_search)
         self.view.item_clicked.connect(self._on_item_clicked)
         self.view.item_double_clicked.connect(self._on_item_double_clicked)
         self.view.context_requested.connect(self._on_context_requested)
@@ -208,6 +208,10 @@ class GraphPane(QWidget):
     def set_graph(self, graph: Graph, expanded: frozenset[str] | None = None, keep_view: bool = False) -> None:
         """Show ``graph``; the layout is computed off the UI thread. ``keep_view`` keeps the viewport."""
         self._start_graph(graph, expanded, keep_view, synchronous=self.synchronous)
+
+    def clear(self) -> None:
+        """Show nothing (no model open, or a model that could not be exported)."""
+        self.set_graph_sync(Graph(kind="onnx"))
 
     def set_graph_sync(self, graph: Graph, expanded: frozenset[str] | None = None, keep_view: bool = False) -> None:
         """Like set_graph but lays out on the calling thread (tests, bench)."""
@@ -389,7 +393,8 @@ class GraphPane(QWidget):
         if hits:
             self.selection_changed.emit(list(self.selection))
 
-    def _on_find_shortcut(self) -> None:
+    def focus_search(self) -> None:
+        """Put the cursor in the search box (Ctrl+F)."""
         self.search.setFocus(Qt.FocusReason.ShortcutFocusReason)
         self.search.selectAll()
 

@@ -1,0 +1,77 @@
+"""The two graph panes side by side, kept in sync through the provenance mapping."""
+from __future__ import annotations
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
+
+from core.graph import Graph, GraphKind, GraphMapping
+from gui.graph_view import GraphPane
+
+HEADER_STYLE = "font-weight: 600; padding: 3px 6px; background: #eceff1; border-bottom: 1px solid #cfd8dc;"
+
+
+class _TitledPane(QWidget):
+    def __init__(self, title: str, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        layout = QVBoxLayout(self)
+        layout.setContentsMargins(0, 0, 0, 0)
+        layout.setSpacing(0)
+        self.header = QLabel(title)
+        self.header.setStyleSheet(HEADER_STYLE)
+        self.pane = GraphPane()
+        layout.addWidget(self.header)
+        layout.addWidget(self.pane, 1)
+
+
+class SideBySideGraphs(QSplitter):
+    """TorchScript on the left, ONNX on the right; selecting one selects its counterparts."""
+
+    node_selected = Signal(str, str)  # graph kind ("torchscript" | "onnx"), node id
+
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__(Qt.Orientation.Horizontal, parent)
+        self.left = _TitledPane("TorchScript (traced)")
+        self.right = _TitledPane("ONNX (exported)")
+        self.addWidget(self.left)
+        self.addWidget(self.right)
+        self.mapping = GraphMapping()
+        self.graphs: dict[str, Graph | None] = {"torchscript": None, "onnx": None}
+        self.left.pane.node_clicked.connect(lambda node_id: self._on_node_clicked("torchscript", node_id))
+        self.right.pane.node_clicked.connect(lambda node_id: self._on_node_clicked("onnx", node_id))
+
+    def pane(self, kind: GraphKind) -> GraphPane:
+        return self.left.pane if kind == "torchscript" else self.right.pane
+
+    def set_graphs(self, torchscript: Graph | None, onnx: Graph | None, *, keep_view: bool,
+                   onnx_title: str = "ONNX (exported)") -> None:
+        self.graphs = {"torchscript": torchscript, "onnx": onnx}
+        self.mapping = GraphMapping.from_onnx_graph(onnx) if onnx is not None else GraphMapping()
+        for kind, graph in self.graphs.items():
+            pane = self.pane(kind)
+            if graph is None:
+                pane.clear()
+            else:
+                pane.set_graph(graph, keep_view=keep_view)
+        ts_count = len(torchscript.nodes) if torchscript else 0
+        self.left.header.setText(f"TorchScript (traced) — {ts_count} nodes" if torchscript else
+                                 "TorchScript — none (an ONNX file has no trace)")
+        if onnx is not None:
+            bad = len(onnx.unsupported_nodes())
+            flagged = f", ⚠ {bad} unsupported" if bad else ""
+            self.right.header.setText(f"{onnx_title} — {len(onnx.nodes)} nodes{flagged}")
+
+    def select(self, kind: GraphKind, node_ids: list[str], *, sync: bool = True) -> None:
+        """Select nodes in one pane and (with ``sync``) their counterparts in the other."""
+        self.pane(kind).select_nodes(node_ids, center=True)
+        if not sync:
+            return
+        other: GraphKind = "onnx" if kind == "torchscript" else "torchscript"
+        counterparts = sorted({c for node_id in node_ids for c in self.mapping.counterparts(kind, node_id)})
+        graph = self.graphs[other]
+        if graph is not None:
+            counterparts = [c for c in counterparts if c in graph.node_by_id]
+        self.pane(other).select_nodes(counterparts, center=bool(counterparts))
+
+    def _on_node_clicked(self, kind: str, node_id: str) -> None:
+        self.select(kind, [node_id])  # type: ignore[arg-type]
+        self.node_selected.emit(kind, node_id)

@@ -1,0 +1,93 @@
+"""The Inspector dock: everything known about the selected node."""
+from __future__ import annotations
+
+import html
+from typing import Any
+
+from PySide6.QtWidgets import QDockWidget, QTextBrowser, QWidget
+
+from core.diagnosis import UnsupportedNode
+from core.graph import Graph, Node
+from core.op_docs import OpInfo, onnx_schema_text
+
+MAX_ATTRIBUTE_TEXT = 200
+STYLE = """
+<style>
+ body { font-size: 10pt; }
+ h3 { margin: 2px 0 6px 0; }
+ .problem { background: #ffebee; border-left: 4px solid #c62828; padding: 4px; }
+ .muted { color: #666; }
+ td { padding: 1px 8px 1px 0; vertical-align: top; }
+ pre { background: #f5f5f5; padding: 4px; }
+</style>
+"""
+
+
+def _row(label: str, value: Any) -> str:
+    return f"<tr><td class='muted'>{html.escape(label)}</td><td>{html.escape(str(value))}</td></tr>"
+
+
+def _values_table(graph: Graph, names: list[str]) -> str:
+    rows = "".join(_row(name or "(none)", graph.value(name).describe()) for name in names)
+    return f"<table>{rows}</table>" if rows else "<span class='muted'>none</span>"
+
+
+class InspectorDock(QDockWidget):
+    def __init__(self, parent: QWidget | None = None) -> None:
+        super().__init__("Inspector", parent)
+        self.setObjectName("InspectorDock")
+        self.browser = QTextBrowser()
+        self.browser.setOpenExternalLinks(False)
+        self.setWidget(self.browser)
+        self.clear()
+
+    def clear(self) -> None:
+        self.browser.setHtml(STYLE + "<p class='muted'>Select a node in either graph.</p>")
+
+    def show_node(self, graph: Graph, node: Node, problem: UnsupportedNode | None = None,
+                  op_info: OpInfo | None = None, target_ops: list[str] | None = None, opset: int = 17) -> None:
+        parts = [STYLE, f"<h3>{html.escape(node.name or node.kind)}</h3>"]
+        if problem is not None:
+            first = (f"<br>torch has a built-in symbolic from opset {problem.first_supported_opset}"
+                     if problem.first_supported_opset and problem.first_supported_opset > opset else "")
+            parts.append(f"<div class='problem'><b>Unsupported — {html.escape(problem.reason)}</b><br>"
+                         f"{html.escape(problem.message)}{first}</div>")
+        rows = [_row("kind", node.kind), _row("graph", graph.kind)]
+        if node.scope:
+            rows.append(_row("scope", node.scope))
+        if node.source:
+            rows.append(_row("source", node.source))
+        if graph.kind == "torchscript":
+            rows.append(_row("instance key", node.id))
+        elif node.origin:
+            rows.append(_row("from TorchScript", ", ".join(node.origin)))
+        parts.append(f"<table>{''.join(rows)}</table>")
+        parts.append("<h4>Inputs</h4>" + _values_table(graph, node.inputs))
+        parts.append("<h4>Outputs</h4>" + _values_table(graph, node.outputs))
+        if node.attributes:
+            attrs = "".join(_row(k, self._short(v)) for k, v in node.attributes.items())
+            parts.append(f"<h4>Attributes</h4><table>{attrs}</table>")
+        if op_info is not None:
+            parts.append(self._op_info_html(op_info))
+        elif graph.kind == "onnx":
+            schema = onnx_schema_text(node.op_type, opset, "" if node.domain == "onnx" else node.domain)
+            if schema:
+                parts.append(f"<h4>ONNX schema</h4><pre>{html.escape(schema)}</pre>")
+        for op_type in target_ops or []:
+            schema = onnx_schema_text(op_type, opset)
+            if schema:
+                parts.append(f"<h4>Template target: {html.escape(op_type)}</h4><pre>{html.escape(schema)}</pre>")
+        self.browser.setHtml("".join(parts))
+
+    @staticmethod
+    def _short(value: Any) -> str:
+        text = str(value)
+        return text if len(text) <= MAX_ATTRIBUTE_TEXT else text[:MAX_ATTRIBUTE_TEXT] + "…"
+
+    @staticmethod
+    def _op_info_html(info: OpInfo) -> str:
+        schemas = "".join(f"<pre>{html.escape(s)}</pre>" for s in info.schemas[:4]) or \
+            "<span class='muted'>no TorchScript schema (a Python op or an op torch does not know)</span>"
+        opsets = (", ".join(map(str, info.builtin_opsets)) if info.builtin_opsets
+                  else "none — torch has no built-in symbolic for this kind")
+        return f"<h4>Schema</h4>{schemas}<h4>Built-in symbolic at opsets</h4><p>{html.escape(opsets)}</p>"

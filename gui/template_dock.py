@@ -1,0 +1,268 @@
+"""The Template dock: templates ranked for the selected node, their parameters as a form,
+the source in a code editor, stub generation, and apply to the op kind or to one node."""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFormLayout, QHBoxLayout,
+                               QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSpinBox,
+                               QSplitter, QVBoxLayout, QWidget)
+
+from core.project import FixMapping
+from gui.code_editor import CodeEditor
+from symbolics.library import STUB_TEMPLATE_ID, RankedTemplate, TemplateInfo, TemplateLibrary
+
+OFFER_ROLE = Qt.ItemDataRole.UserRole
+SPIN_LIMIT = 1_000_000
+
+
+@dataclass
+class TemplateTarget:
+    """The node the dock offers fixes for."""
+
+    kind: str  # TorchScript kind, e.g. "aten::threshold" or "prim::PythonOp"
+    instance: str  # instance key of the selected node
+    python_op_name: str | None
+    opset: int
+    input_types: list[str]
+
+
+class TemplateDock(QDockWidget):
+    apply_requested = Signal(object)  # FixMapping
+    remove_requested = Signal(object)  # FixMapping (the one to remove)
+    stub_requested = Signal(object)  # TemplateTarget
+
+    def __init__(self, library: TemplateLibrary, parent: QWidget | None = None) -> None:
+        super().__init__("Template", parent)
+        self.setObjectName("TemplateDock")
+        self.library = library
+        self.target: TemplateTarget | None = None
+        self.current: TemplateInfo | None = None
+        self.current_mapping: FixMapping | None = None
+        self._param_widgets: dict[str, QWidget] = {}
+        self._build()
+        self.set_target(None)
+
+    def _build(self) -> None:
+        body = QWidget()
+        layout = QVBoxLayout(body)
+        layout.setContentsMargins(4, 4, 4, 4)
+        self.heading = QLabel()
+        self.heading.setWordWrap(True)
+        self.heading.setTextFormat(Qt.TextFormat.RichText)
+        layout.addWidget(self.heading)
+        splitter = QSplitter(Qt.Orientation.Vertical)
+        self.offers = QListWidget()
+        self.offers.setWordWrap(True)
+        self.offers.currentItemChanged.connect(self._on_offer_changed)
+        splitter.addWidget(self.offers)
+        editor_box = QWidget()
+        editor_layout = QVBoxLayout(editor_box)
+        editor_layout.setContentsMargins(0, 0, 0, 0)
+        self.description = QLabel()
+        self.description.setWordWrap(True)
+        editor_layout.addWidget(self.description)
+        self.form = QFormLayout()
+        editor_layout.addLayout(self.form)
+        self.editor = CodeEditor()
+        editor_layout.addWidget(self.editor, 1)
+        self.error_label = QLabel()
+        self.error_label.setStyleSheet("color: #c62828;")
+        self.error_label.setWordWrap(True)
+        editor_layout.addWidget(self.error_label)
+        splitter.addWidget(editor_box)
+        splitter.setSizes([140, 400])
+        layout.addWidget(splitter, 1)
+        buttons = QHBoxLayout()
+        self.stub_button = QPushButton("Generate stub from schema")
+        self.stub_button.clicked.connect(self._on_stub_clicked)
+        self.apply_kind_button = QPushButton("Apply to op kind")
+        self.apply_kind_button.setDefault(True)
+        self.apply_kind_button.clicked.connect(lambda: self._emit_apply(instance_only=False))
+        self.apply_node_button = QPushButton("Apply to this node only")
+        self.apply_node_button.clicked.connect(lambda: self._emit_apply(instance_only=True))
+        self.remove_button = QPushButton("Remove fix")
+        self.remove_button.clicked.connect(self._on_remove_clicked)
+        for button in (self.stub_button, self.apply_kind_button, self.apply_node_button, self.remove_button):
+            buttons.addWidget(button)
+        layout.addLayout(buttons)
+        self.setWidget(body)
+
+    # ---- public API ----
+    def set_target(self, target: TemplateTarget | None, mapping: FixMapping | None = None) -> None:
+        """Offer templates for ``target``; ``mapping`` is the fix already applied to it, if any."""
+        self.target, self.current_mapping = target, mapping
+        self.offers.blockSignals(True)
+        self.offers.clear()
+        self.offers.blockSignals(False)
+        enabled = target is not None
+        for widget in (self.stub_button, self.apply_kind_button, self.apply_node_button, self.editor):
+            widget.setEnabled(enabled)
+        self.remove_button.setEnabled(mapping is not None)
+        self.error_label.clear()
+        if target is None:
+            self.heading.setText("<i>Select a node to see the templates that can fix it.</i>")
+            self._show_template(None)
+            return
+        label = f"{target.kind}[{target.python_op_name}]" if target.python_op_name else target.kind
+        state = f" — fixed by <b>{mapping.template_id}</b>" if mapping else ""
+        self.heading.setText(f"<b>{label}</b> at opset {target.opset}{state}")
+        self.apply_kind_button.setText(f"Apply to all {label}")
+        offers = self.library.templates_for(target.kind, target.opset, target.python_op_name)
+        for offer in offers:
+            self.offers.addItem(self._offer_item(offer))
+        selected = next((i for i, o in enumerate(offers) if mapping and o.template_id == mapping.template_id), 0)
+        self.offers.setCurrentRow(selected)
+        if mapping is not None:
+            self.editor.set_source(mapping.source)
+            self._set_param_values(mapping.params)
+
+    def offer_ids(self) -> list[str]:
+        return [self.offers.item(i).data(OFFER_ROLE).template_id for i in range(self.offers.count())]
+
+    def select_offer(self, template_id: str) -> None:
+        ids = self.offer_ids()
+        self.offers.setCurrentRow(ids.index(template_id))
+
+    def show_stub(self, source: str) -> None:
+        self.current = None
+        self._build_form({})
+        self.description.setText("A starting point generated from the op's schema: "
+                                 "replace the TODO with g.op(...) calls.")
+        self.editor.set_source(source)
+
+    def show_error(self, message: str, line: int | None = None) -> None:
+        self.error_label.setText(f"line {line}: {message}" if line else message)
+        self.editor.mark_error(line, message)
+
+    def clear_error(self) -> None:
+        self.error_label.clear()
+        self.editor.clear_error()
+
+    # ---- internals ----
+    @staticmethod
+    def _offer_item(offer: RankedTemplate) -> QListWidgetItem:
+        title = offer.template.title if offer.template else "Stub from the op's schema"
+        item = QListWidgetItem(f"{title}\n    {offer.why}")
+        item.setData(OFFER_ROLE, offer)
+        item.setToolTip(offer.template.description if offer.template else offer.why)
+        return item
+
+    def _on_offer_changed(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
+        offer: RankedTemplate | None = item.data(OFFER_ROLE) if item else None
+        self.clear_error()
+        if offer is None:
+            self._show_template(None)
+        elif offer.template_id == STUB_TEMPLATE_ID or offer.template is None:
+            self._on_stub_clicked()
+        else:
+            self._show_template(offer.template, offer.extra_params)
+
+    def _show_template(self, template: TemplateInfo | None, extra_params: dict[str, Any] | None = None) -> None:
+        self.current = template
+        if template is None:
+            self.description.clear()
+            self.editor.set_source("")
+            self._build_form({})
+            return
+        runtime = "runs in ONNX Runtime" if template.runs_in_onnxruntime else "needs a custom runtime (not ONNX Runtime)"
+        self.description.setText(f"{template.description} — opset {template.min_opset}+, {runtime}.")
+        self._build_form(template.params)
+        self._set_param_values({**template.default_params(), **(extra_params or {})})
+        self.editor.set_source(template.source)
+
+    def _build_form(self, params: dict[str, dict[str, Any]]) -> None:
+        while self.form.rowCount():
+            self.form.removeRow(0)
+        self._param_widgets = {}
+        for name, spec in params.items():
+            widget = self._param_widget(spec)
+            self._param_widgets[name] = widget
+            self.form.addRow(spec.get("label", name), widget)
+
+    @staticmethod
+    def _param_widget(spec: dict[str, Any]) -> QWidget:
+        kind = spec.get("type", "str")
+        if kind == "bool":
+            return QCheckBox()
+        if kind == "int":
+            box = QSpinBox()
+            box.setRange(-SPIN_LIMIT, SPIN_LIMIT)
+            return box
+        if kind == "float":
+            box = QDoubleSpinBox()
+            box.setRange(-SPIN_LIMIT, SPIN_LIMIT)
+            box.setDecimals(6)
+            return box
+        if kind == "choice":
+            combo = QComboBox()
+            combo.addItems([str(c) for c in spec.get("choices", [])])
+            return combo
+        return QLineEdit()
+
+    def _set_param_values(self, values: dict[str, Any]) -> None:
+        for name, value in values.items():
+            widget = self._param_widgets.get(name)
+            if isinstance(widget, QCheckBox):
+                widget.setChecked(bool(value))
+            elif isinstance(widget, (QSpinBox, QDoubleSpinBox)) and value is not None:
+                widget.setValue(value)
+            elif isinstance(widget, QComboBox):
+                widget.setCurrentText(str(value))
+            elif isinstance(widget, QLineEdit):
+                widget.setText("" if value is None else str(value) if not isinstance(value, (list, dict))
+                               else repr(value))
+
+    def param_values(self) -> dict[str, Any]:
+        values: dict[str, Any] = {}
+        for name, widget in self._param_widgets.items():
+            if isinstance(widget, QCheckBox):
+                values[name] = widget.isChecked()
+            elif isinstance(widget, (QSpinBox, QDoubleSpinBox)):
+                values[name] = widget.value()
+            elif isinstance(widget, QComboBox):
+                values[name] = widget.currentText()
+            elif isinstance(widget, QLineEdit):
+                values[name] = _parse_text_param(widget.text())
+        return values
+
+    def mapping_for(self, instance_only: bool) -> FixMapping | None:
+        """The fix the dock currently describes (what Apply would apply)."""
+        if self.target is None:
+            return None
+        template = self.current
+        source = self.editor.source()
+        template_id = template.id if template else STUB_TEMPLATE_ID
+        return FixMapping(
+            target_kind=self.target.kind, template_id=template_id, source=source,
+            params=self.param_values(), instance=self.target.instance if instance_only else None,
+            python_op_name=self.target.python_op_name,
+            custom_opsets=dict(template.custom_opsets) if template else {},
+            edited=template is None or source != template.source)
+
+    def _emit_apply(self, instance_only: bool) -> None:
+        mapping = self.mapping_for(instance_only)
+        if mapping is not None:
+            self.clear_error()
+            self.apply_requested.emit(mapping)
+
+    def _on_stub_clicked(self) -> None:
+        if self.target is not None:
+            self.stub_requested.emit(self.target)
+
+    def _on_remove_clicked(self) -> None:
+        if self.current_mapping is not None:
+            self.remove_requested.emit(self.current_mapping)
+
+
+def _parse_text_param(text: str) -> Any:
+    """Lists and numbers typed into a text field keep their type; anything else is a string."""
+    import ast
+
+    try:
+        value = ast.literal_eval(text)
+    except (ValueError, SyntaxError):
+        return text
+    return value if isinstance(value, (list, tuple, dict, int, float)) else text
