@@ -7,6 +7,7 @@ conversion and emit a placeholder node instead of stopping at the first error.
 """
 from __future__ import annotations
 
+import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Iterator
@@ -164,6 +165,11 @@ def _hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
 
 def _failure(node: torch._C.Node, key: str, exc: Exception) -> ConversionFailure:
     message = str(exc).split("  [Caused by", 1)[0].strip()
+    in_fix = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename.startswith("<template ")]
+    if in_fix:  # the user's (or a template's) symbolic raised: say which and where
+        frame = in_fix[-1]
+        message = (f"The fix {frame.filename.strip('<>').removeprefix('template ')} raised at line "
+                   f"{frame.lineno}: {type(exc).__name__}: {message}")
     return ConversionFailure(
         kind=node.kind(),
         instance=key,

@@ -18,7 +18,7 @@ from dataclasses import dataclass, field
 import numpy as np
 
 from core.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report
-from core.graph import Graph
+from core.graph import Graph, Node
 from core.grouping import GroupTree, VisibleItems, gc_paused, graph_version, scope_of, tree_for, visible_items
 from core.layout_constants import (
     ARROW_HALF_WIDTH, ARROW_LENGTH, BEZIER_SAMPLES, CANCEL_POLL_EVERY, DUMMY_NODE_LIMIT, DUMMY_WIDTH,
@@ -85,10 +85,17 @@ def _labels(graph: Graph, tree: GroupTree, items: VisibleItems) -> tuple[list[st
             subtitles.append(f"{group.node_count:,} nodes")
         else:
             node = nodes[ref]
-            titles.append(_elide(node.op_type))
+            titles.append(_elide(node_title(node)))
             scope = scope_of(node)
             subtitles.append(_elide(scope.rsplit("/", 1)[-1] if scope else (node.name or node.id)))
     return titles, subtitles
+
+
+def node_title(node: Node) -> str:
+    """The op name; a diagnosis placeholder shows the TorchScript kind it stands for."""
+    if node.unsupported and isinstance(node.attributes.get("kind"), str):
+        return "⚠ " + node.attributes["kind"].split("::")[-1]
+    return node.op_type
 
 
 def _sizes(titles: list[str], subtitles: list[str], is_group: np.ndarray) -> tuple[np.ndarray, np.ndarray]:

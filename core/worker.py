@@ -192,6 +192,8 @@ def worker_main(connection: Connection) -> None:
                 raise FixportError(f"Unknown worker job {job!r}.", "This is a Fixport bug.")
             result = job_functions[job](progress=send_progress, **arguments)
             connection.send(("result", result))
+        except (BrokenPipeError, ConnectionResetError):
+            return  # the caller went away (window closed, job cancelled): nothing to report to
         except FixportError as exc:
             connection.send(("error", _Failure.from_exception(exc)))
         except BaseException as exc:  # anything from user code: report it, keep serving

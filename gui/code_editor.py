@@ -93,6 +93,11 @@ class CodeEditor(QPlainTextEdit):
     def source(self) -> str:
         return self.toPlainText()
 
+    def show_line(self, line: int) -> None:
+        """Scroll so that ``line`` (1-based) is the first visible line."""
+        if line and 1 <= line <= self.blockCount():
+            self.verticalScrollBar().setValue(line - 1)
+
     def mark_error(self, line: int | None, message: str) -> None:
         """Highlight ``line`` (1-based) and show ``message`` as its tooltip."""
         self.error_line = line

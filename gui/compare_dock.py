@@ -23,6 +23,7 @@ NODE_POINT_COLOUR = "#1565c0"
 FIRST_DIVERGENT_COLOUR = "#ff6f00"
 TABLE_COLUMNS = ("output", "shape", "dtype", "max abs", "mean abs", "max rel", "RMSE", "cosine", "mismatch", "result")
 EPSILON = 1e-30  # plotting error on a log axis
+ZERO_BIN_LOG10 = -12.0  # where exact matches are drawn when there is no other bin
 
 
 def _number(value: float) -> str:
@@ -54,7 +55,7 @@ class CompareDock(QDockWidget):
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
-        self.table.setMaximumHeight(110)
+        self.table.setMaximumHeight(90)
         layout.addWidget(self.table)
         grid = QGridLayout()
         self.histogram = pg.PlotWidget(title="|torch − ONNX| histogram")
@@ -70,8 +71,12 @@ class CompareDock(QDockWidget):
         self.per_node.setLabel("bottom", "ONNX node (topological order)")
         for column, plot in enumerate((self.histogram, self.scatter, self.per_output)):
             grid.addWidget(plot, 0, column)
-        grid.addWidget(self.per_node, 1, 0, 1, 3)
-        layout.addLayout(grid, 1)
+        grid.addWidget(self.per_node, 0, 3)
+        grid.setColumnStretch(3, 2)
+        self.plots = QWidget()
+        self.plots.setLayout(grid)
+        self.plots.hide()  # empty axes say nothing: the plots appear with the first result
+        layout.addWidget(self.plots, 1)
         self.setWidget(body)
 
     # ---- public API ----
@@ -79,6 +84,7 @@ class CompareDock(QDockWidget):
         self.result = None
         self.summary.setText("Press Compare (F6) to run torch and ONNX Runtime on the same inputs.")
         self.table.setRowCount(0)
+        self.plots.hide()
         self.output_choice.blockSignals(True)
         self.output_choice.clear()
         self.output_choice.blockSignals(False)
@@ -88,6 +94,7 @@ class CompareDock(QDockWidget):
     def show_result(self, result: CompareResult) -> None:
         self.clear()
         self.result = result
+        self.plots.show()
         verdict = (f"<b style='color:{PASS_COLOUR}'>PASS</b>" if result.passed
                    else f"<b style='color:{FAIL_COLOUR}'>FAIL</b>")
         providers = ", ".join(result.providers_used)
@@ -137,10 +144,15 @@ class CompareDock(QDockWidget):
         if output is None:
             return
         histogram = output.histogram
-        if histogram.edges and histogram.counts:
-            edges = np.log10(np.maximum(np.asarray(histogram.edges, dtype=float), EPSILON))
-            self.histogram.plot(edges, np.asarray(histogram.counts, dtype=float), stepMode="center",
-                                fillLevel=0, brush=(21, 101, 192, 120), pen=pg.mkPen(NODE_POINT_COLOUR))
+        edges = np.log10(np.maximum(np.asarray(histogram.edges, dtype=float), EPSILON))
+        counts = np.asarray(histogram.counts, dtype=float)
+        if histogram.zero_count:  # exact matches get a bar of their own, a decade left of the first bin
+            first = float(edges[0]) if len(edges) else ZERO_BIN_LOG10
+            edges = np.r_[first - 1.0, edges] if len(edges) else np.array([first - 1.0, first])
+            counts = np.r_[float(histogram.zero_count), counts]
+        if len(counts):
+            self.histogram.plot(edges, counts, stepMode="center", fillLevel=0, brush=(21, 101, 192, 120),
+                                pen=pg.mkPen(NODE_POINT_COLOUR))
             atol_line = pg.InfiniteLine(math.log10(max(output.atol, EPSILON)), angle=90,
                                         pen=pg.mkPen(FAIL_COLOUR, style=Qt.PenStyle.DashLine), label="atol")
             self.histogram.addItem(atol_line)

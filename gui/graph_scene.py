@@ -7,6 +7,8 @@ only when there are few enough on screen and they are big enough to read).
 """
 from __future__ import annotations
 
+import logging
+
 import time
 
 import numpy as np
@@ -187,6 +189,14 @@ class GraphItem(QGraphicsItem):
         return self._bounds
 
     def paint(self, painter: QPainter, option: QStyleOptionGraphicsItem, widget: QWidget | None = None) -> None:
+        # An exception escaping a Qt virtual override crashes PySide while it reports it:
+        # a drawing bug must cost one frame, never the user's window.
+        try:
+            self._paint(painter, option)
+        except Exception:
+            logging.getLogger(__name__).exception("graph drawing failed")
+
+    def _paint(self, painter: QPainter, option: QStyleOptionGraphicsItem) -> None:
         started = time.perf_counter()
         scale = option.levelOfDetailFromTransform(painter.worldTransform())
         exposed = option.exposedRect
@@ -268,6 +278,8 @@ class GraphItem(QGraphicsItem):
         return arrayToQPath(points[:, 0], points[:, 1], connect=connect)
 
     def _paint_boxes_batched(self, painter: QPainter, visible: np.ndarray, scale: float, tiny: bool) -> None:
+        if not len(visible):
+            return
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         fills = self.fill[visible]
         order = np.argsort(fills, kind="stable")

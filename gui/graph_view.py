@@ -347,9 +347,9 @@ class GraphPane(QWidget):
 
     def _push_marks(self) -> None:
         item, graph = self.view.graph_item, self.graph
-        if item is None or graph is None:
-            return
-        index = self.tree.node_index if self.tree else {}
+        if item is None or graph is None or item.graph is not graph or self.tree is None:
+            return  # a new graph is still being laid out; _apply_layout pushes the marks
+        index = self.tree.node_index
         marks = self._marks
         unsupported = [i for i, node in enumerate(graph.nodes) if node.unsupported]
         unsupported += [index[n] for n in marks.get("unsupported", ()) if n in index]
@@ -360,7 +360,7 @@ class GraphPane(QWidget):
 
     def _push_selection(self) -> None:
         item = self.view.graph_item
-        if item is None or self.tree is None:
+        if item is None or self.tree is None or item.graph is not self.graph:
             return
         index = self.tree.node_index
         item.set_selected_items([item.item_of_node(index[n]) for n in self.selection if n in index])

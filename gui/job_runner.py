@@ -40,6 +40,7 @@ class JobRunner(QObject):
 
     def __init__(self, worker: ExportWorker | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
+        self._owns_worker = worker is None  # a borrowed worker (tests) outlives the window
         self.worker = worker or ExportWorker()
         self._serial = 0
         self._latest_serial: dict[str, int] = {}
@@ -73,7 +74,8 @@ class JobRunner(QObject):
 
     def shutdown(self) -> None:
         self.cancel()
-        self.worker.stop()
+        if self._owns_worker:
+            self.worker.stop()
 
     def is_current(self, request: JobRequest) -> bool:
         return self._latest_serial.get(request.topic) == request.serial

@@ -29,6 +29,9 @@ from symbolics.library import TemplateLibrary
 WINDOW_TITLE = "Fixport"
 DEFAULT_SIZE = (1500, 920)
 STATUS_TIMEOUT_MS = 8000
+PROBLEMS_WIDTH, TEMPLATE_WIDTH, COMPARE_HEIGHT = 260, 520, 230
+TEMPLATE_HEIGHT, INSPECTOR_HEIGHT = 560, 260
+PROBLEMS_MIN_WIDTH = 220
 COMPARE_RUNS = 2  # the example inputs plus one random set: input-dependent bugs show up
 
 
@@ -60,19 +63,24 @@ class MainWindow(QMainWindow):
         self.setCentralWidget(central)
 
         self.problems = ProblemsDock(self)
+        self.problems.setMinimumWidth(PROBLEMS_MIN_WIDTH)
         self.inspector = InspectorDock(self)
         self.template = TemplateDock(self.library, self)
         self.compare = CompareDock(self)
         self.log = LogDock(self)
+        # Side docks run the full height; Compare and Log sit under the graphs only.
+        self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
+        self.setCorner(Qt.Corner.BottomRightCorner, Qt.DockWidgetArea.RightDockWidgetArea)
         self.addDockWidget(Qt.DockWidgetArea.LeftDockWidgetArea, self.problems)
         self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.template)
-        self.addDockWidget(Qt.DockWidgetArea.RightDockWidgetArea, self.inspector)
-        self.tabifyDockWidget(self.template, self.inspector)
-        self.template.raise_()
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.compare)
-        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.log)
+        # Only one tabified group: Qt 6.11 leaves a stale tab bar on screen with two.
+        self.splitDockWidget(self.template, self.inspector, Qt.Orientation.Vertical)
         self.tabifyDockWidget(self.compare, self.log)
         self.compare.raise_()
+        self.resizeDocks([self.problems, self.template], [PROBLEMS_WIDTH, TEMPLATE_WIDTH], Qt.Orientation.Horizontal)
+        self.resizeDocks([self.template, self.inspector], [TEMPLATE_HEIGHT, INSPECTOR_HEIGHT], Qt.Orientation.Vertical)
+        self.resizeDocks([self.compare], [COMPARE_HEIGHT], Qt.Orientation.Vertical)
         self.actions = WindowActions(self)
 
         self._connect()
@@ -178,6 +186,8 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Wrote {path}", STATUS_TIMEOUT_MS)
         if self.selected is not None:
             self.select_node(*self.selected)
+        elif result.unsupported:  # start where the work is: the first problem, with its templates
+            self._on_problem_activated(result.unsupported[0])
 
     def _mark_problems(self, result: AnalysisResult) -> None:
         unsupported_ts = {p.instance for p in result.unsupported}

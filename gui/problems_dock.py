@@ -35,12 +35,15 @@ class ProblemsDock(QDockWidget):
         self.tree.setColumnWidth(1, 220)
         self.tree.itemClicked.connect(self._on_item_clicked)
         self.tree.itemActivated.connect(self._on_item_clicked)
+        self.tree.currentItemChanged.connect(lambda item, _previous: item and self._on_item_clicked(item))
         self.setWidget(self.tree)
         self.problems: list[UnsupportedNode] = []
 
     def set_problems(self, problems: list[UnsupportedNode], fixed_kinds: list[str] | None = None) -> None:
         self.problems = list(problems)
+        self.tree.blockSignals(True)  # rebuilding the list is not the user picking a problem
         self.tree.clear()
+        self.tree.blockSignals(False)
         for problem in problems:
             where = " · ".join(p for p in (problem.scope, problem.source) if p) or "top level"
             item = QTreeWidgetItem(["⚠ " + problem.display_kind, REASON_LABELS.get(problem.reason, problem.reason),

@@ -172,6 +172,7 @@ class TemplateDock(QDockWidget):
         self._build_form(template.params)
         self._set_param_values({**template.default_params(), **(extra_params or {})})
         self.editor.set_source(template.source)
+        self.editor.show_line(template.symbolic_line)  # the function, not the metadata, is what matters
 
     def _build_form(self, params: dict[str, dict[str, Any]]) -> None:
         while self.form.rowCount():
