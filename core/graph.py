@@ -118,6 +118,19 @@ class Graph:
         return [node for node in self.nodes if node.unsupported]
 
 
+# Constants and list/tuple plumbing: shown as node inputs, not as nodes of their own (as Netron does).
+PLUMBING_KINDS = frozenset({"prim::Constant", "prim::ListConstruct", "prim::ListUnpack", "prim::TupleConstruct",
+                            "prim::TupleUnpack", "prim::GetAttr", "onnx::Constant"})
+
+
+def without_plumbing(graph: Graph) -> Graph:
+    """A view of ``graph`` without constant and list-plumbing nodes (flagged nodes always stay)."""
+    kept = [node for node in graph.nodes if node.kind not in PLUMBING_KINDS or node.unsupported]
+    if len(kept) == len(graph.nodes):
+        return graph
+    return Graph(graph.kind, kept, graph.values, graph.inputs, graph.outputs, graph.name)
+
+
 @dataclass
 class GraphMapping:
     """Many-to-many correspondence between a TorchScript and an ONNX graph."""

@@ -16,10 +16,6 @@ from torch.onnx._internal.torchscript_exporter.symbolic_helper import _node_get
 
 from core.graph import Graph, Node, Value
 
-# Nodes that only carry constants or plumbing: kept in the graph, never reported.
-PLUMBING_KINDS = frozenset({"prim::Constant", "prim::ListConstruct", "prim::ListUnpack",
-                            "prim::TupleConstruct", "prim::TupleUnpack", "prim::GetAttr",
-                            "onnx::Constant"})
 
 _FRAME_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
 _TORCH_DIR = os.path.dirname(torch.__file__)

@@ -49,8 +49,8 @@ _CATEGORY_OPS: dict[str, set[str]] = {
     "control": {"if", "loop", "pythonop", "getattr", "callmethod", "scan"},
 }
 _OP_CATEGORY = {op: category for category, ops in _CATEGORY_OPS.items() for op in ops}
-# error colormap (viridis stops), 0 = fine, 1 = worst
-ERROR_STOPS = ("#440154", "#3b528b", "#21918c", "#5ec962", "#fde725")
+# error colormap, 0 = within tolerance (pale green), 1 = 100x the tolerance or worse (deep red)
+ERROR_STOPS = ("#e8f5e9", "#fff59d", "#ffb74d", "#f4511e", "#b71c1c")
 ERROR_BINS = 32
 DARK_FILL_LUMA = 0.55  # fills darker than this get white text
 
@@ -60,7 +60,7 @@ def op_category(kind: str) -> str:
 
 
 def error_color(value: float) -> QColor:
-    """Colour for a normalised error in [0, 1] on the viridis-like scale."""
+    """Colour for a normalised error in [0, 1]: pale green (fine) through amber to red (worst)."""
     value = min(max(value, 0.0), 1.0) * (len(ERROR_STOPS) - 1)
     low = int(value)
     high = min(low + 1, len(ERROR_STOPS) - 1)

@@ -32,6 +32,7 @@ STATUS_TIMEOUT_MS = 8000
 PROBLEMS_WIDTH, TEMPLATE_WIDTH, COMPARE_HEIGHT = 260, 520, 230
 TEMPLATE_HEIGHT, INSPECTOR_HEIGHT = 560, 260
 PROBLEMS_MIN_WIDTH = 220
+COMPARE_RESULT_HEIGHT = 420
 COMPARE_RUNS = 2  # the example inputs plus one random set: input-dependent bugs show up
 
 
@@ -209,6 +210,12 @@ class MainWindow(QMainWindow):
         """Compare torch and ONNX Runtime with the current fixes (off the UI thread)."""
         if self.workbench.project is None:
             return None
+        analysis = self.workbench.analysis
+        if analysis is not None and analysis.unsupported and analysis.source_kind != "onnx":
+            count = len(analysis.unsupported)
+            self.show_error(FixportError(f"Nothing to compare yet: {count} node(s) are still unsupported.",
+                                         "Fix them first (pick a node in Problems, then a template)."))
+            return None
         arguments = self.workbench.analyze_arguments()
         arguments.pop("output")
         return self.runner.submit("compare", topic="compare", provider=provider, runs=runs,
@@ -219,6 +226,8 @@ class MainWindow(QMainWindow):
         self.workbench.comparison = result
         self.compare.show_result(result)
         self.compare.raise_()
+        if self.compare.height() < COMPARE_RESULT_HEIGHT:  # room for the plots to be read
+            self.resizeDocks([self.compare], [COMPARE_RESULT_HEIGHT], Qt.Orientation.Vertical)
         analysis = result.node_analysis
         first = analysis.first_divergent.onnx_node if analysis and analysis.first_divergent else None
         onnx_graph = self.workbench.analysis.onnx_graph if self.workbench.analysis else None
