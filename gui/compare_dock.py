@@ -23,7 +23,8 @@ NODE_POINT_COLOUR = "#1565c0"
 FIRST_DIVERGENT_COLOUR = "#ff6f00"
 TABLE_COLUMNS = ("output", "shape", "dtype", "max abs", "mean abs", "max rel", "RMSE", "cosine", "mismatch", "result")
 EPSILON = 1e-30  # plotting error on a log axis
-ZERO_BIN_LOG10 = -12.0  # where exact matches are drawn when there is no other bin
+ZERO_BIN_LOG10 = -12.0
+TABLE_VISIBLE_ROWS = 4  # where exact matches are drawn when there is no other bin
 
 
 def _number(value: float) -> str:
@@ -55,7 +56,6 @@ class CompareDock(QDockWidget):
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
-        self.table.setMaximumHeight(90)
         layout.addWidget(self.table)
         grid = QGridLayout()
         self.histogram = pg.PlotWidget(title="|torch − ONNX| histogram")
@@ -71,8 +71,7 @@ class CompareDock(QDockWidget):
         self.per_node.setLabel("bottom", "ONNX node (topological order)")
         for column, plot in enumerate((self.histogram, self.scatter, self.per_output)):
             grid.addWidget(plot, 0, column)
-        grid.addWidget(self.per_node, 0, 3)
-        grid.setColumnStretch(3, 2)
+        grid.addWidget(self.per_node, 1, 0, 1, 3)
         self.plots = QWidget()
         self.plots.setLayout(grid)
         self.plots.hide()  # empty axes say nothing: the plots appear with the first result
@@ -133,6 +132,8 @@ class CompareDock(QDockWidget):
                     item.setForeground(pg.mkColor(PASS_COLOUR if output.passed else FAIL_COLOUR))
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
+        rows_height = sum(self.table.rowHeight(r) for r in range(min(len(outputs), TABLE_VISIBLE_ROWS)))
+        self.table.setFixedHeight(self.table.horizontalHeader().height() + rows_height + 4)
 
     def _on_output_changed(self, index: int) -> None:
         if self.result is not None and 0 <= index < len(self.result.outputs):
@@ -196,6 +197,7 @@ class CompareDock(QDockWidget):
         self.per_node.setLogMode(y=False)
         self.per_node.setLabel("left", "log10 max abs")
         self.per_node.plot(x, np.log10(errors), pen=pg.mkPen("#90a4ae"))
+        self.per_node.setXRange(-0.5, len(errors) - 0.5)
         self.per_node.addItem(points)
         first = analysis.first_divergent
         if first is not None and first.onnx_node in self._node_ids:
