@@ -1,6 +1,7 @@
 """Turn an ONNX ``ModelProto`` into the neutral :class:`core.graph.Graph`."""
 from __future__ import annotations
 
+from functools import lru_cache
 from typing import Any
 
 import onnx
@@ -16,15 +17,19 @@ MAX_INLINE_TENSOR_ELEMENTS = 16
 
 def scope_from_node_name(name: str) -> str:
     """'/layer1/0/conv1/Conv' -> 'layer1/0/conv1' (the exporter names nodes by module scope)."""
-    parts = [p for p in name.split("/") if p]
-    return "/".join(parts[:-1]) if name.startswith("/") else ""
+    return name[1:].rpartition("/")[0] if name.startswith("/") else ""
+
+
+@lru_cache(maxsize=None)
+def _dtype_name(elem_type: int) -> str | None:
+    return helper.tensor_dtype_to_np_dtype(elem_type).name if elem_type else None
 
 
 def _tensor_type_info(type_proto: onnx.TypeProto) -> tuple[str | None, tuple[int | str | None, ...] | None]:
     if not type_proto.HasField("tensor_type"):
         return None, None
     tensor = type_proto.tensor_type
-    dtype = helper.tensor_dtype_to_np_dtype(tensor.elem_type).name if tensor.elem_type else None
+    dtype = _dtype_name(tensor.elem_type)
     if not tensor.HasField("shape"):
         return dtype, None
     dims = tuple(d.dim_value if d.HasField("dim_value") else (d.dim_param or None) for d in tensor.shape.dim)
@@ -53,11 +58,11 @@ def onnx_to_graph(model: onnx.ModelProto) -> Graph:
     result = Graph(kind="onnx", name=graph_proto.name)
     for info in [*graph_proto.input, *graph_proto.output, *graph_proto.value_info]:
         dtype, shape = _tensor_type_info(info.type)
-        result.values[info.name] = Value(info.name, dtype, shape, type_text=str(info.type).strip())
+        result.values[info.name] = Value(info.name, dtype, shape)
     initializers = {init.name for init in graph_proto.initializer}
     for init in graph_proto.initializer:
-        dtype = helper.tensor_dtype_to_np_dtype(init.data_type).name if init.data_type else None
-        result.values.setdefault(init.name, Value(init.name, dtype, tuple(init.dims), "initializer"))
+        result.values.setdefault(init.name, Value(init.name, _dtype_name(init.data_type), tuple(init.dims),
+                                                  "initializer"))
     result.inputs = [i.name for i in graph_proto.input if i.name not in initializers]
     result.outputs = [o.name for o in graph_proto.output]
     for index, node_proto in enumerate(graph_proto.node):
@@ -81,7 +86,8 @@ def onnx_to_graph(model: onnx.ModelProto) -> Graph:
             unsupported=domain == PLACEHOLDER_DOMAIN and node_proto.op_type == PLACEHOLDER_OP,
         ))
     _make_ids_unique(result)
-    _infer_missing_origin(result)
+    if any(node.origin for node in result.nodes):  # a Fixport export, not a plain ONNX file
+        _infer_missing_origin(result)
     return result
 
 
