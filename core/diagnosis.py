@@ -55,8 +55,9 @@ def classify_failure(failure: ConversionFailure, first_supported: int | None) ->
         reason = "symbolic_rejected"
     message = failure.message
     if reason == "python_op":
-        message = (f"autograd.Function {failure.python_op_name or '?'} has no `symbolic` "
-                   f"and was not inlined. {message}")
+        message = (f"autograd.Function {failure.python_op_name or '?'} has no `symbolic` and was not inlined "
+                   "(torch inlines Functions only while no prim::PythonOp symbolic is registered: once one "
+                   f"Function is mapped, map the others too). {message}")
     return UnsupportedNode(
         kind=failure.kind, instance=failure.instance, reason=reason, message=message,
         scope=failure.scope, source=failure.source,
