@@ -197,3 +197,14 @@ def test_many_void_qt_calls_do_not_corrupt_none(qtbot) -> None:
         label.setVisible(False)  # void
     QApplication.processEvents()
     assert sys.getrefcount(None) >= before - 100
+
+
+def test_a_model_that_fails_to_load_leaves_the_window_usable(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    broken = tmp_path / "broken.py"
+    broken.write_text("def build():\n    raise RuntimeError('config missing')\n")
+    run_job(qtbot, window, lambda: window.open_path(broken))
+    assert window.actions.banner.isVisible()
+    assert "config missing" in window.actions.banner.text() and "broken.py line 2" in window.actions.banner.text()
+    open_example(qtbot, window, "threshold")  # and the next model opens as usual
+    assert not window.actions.banner.isVisible()
+    assert len(window.workbench.analysis.unsupported) == 1

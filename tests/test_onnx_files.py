@@ -1,0 +1,43 @@
+"""Saved models pass the full ONNX checker and are written atomically; big ones use external data."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import core.onnx_files as onnx_files
+from core.errors import ExportError
+
+
+def _model(weight_elements: int = 1024) -> onnx.ModelProto:
+    weight = numpy_helper.from_array(np.arange(weight_elements, dtype=np.float32), "w")
+    node = helper.make_node("Add", ["x", "w"], ["y"])
+    graph = helper.make_graph([node], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [weight_elements])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [weight_elements])], [weight])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_small_model_is_one_checked_file(tmp_path: Path) -> None:
+    written = onnx_files.save_model(_model(), tmp_path / "m.onnx")
+    assert written == [tmp_path / "m.onnx"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
+def test_model_over_the_protobuf_limit_is_saved_with_external_data(tmp_path: Path, monkeypatch) -> None:
+    monkeypatch.setattr(onnx_files, "PROTOBUF_LIMIT_BYTES", 1000)  # stands in for 2 GB
+    written = onnx_files.save_model(_model(), tmp_path / "big.onnx")
+    assert [p.name for p in written] == ["big.onnx", "big.onnx.data"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["big.onnx", "big.onnx.data"]
+    loaded = onnx.load(str(tmp_path / "big.onnx"))
+    assert numpy_helper.to_array(loaded.graph.initializer[0])[-1] == 1023
+
+
+def test_invalid_model_is_refused_and_nothing_is_written(tmp_path: Path) -> None:
+    model = _model()
+    model.graph.node[0].op_type = "NoSuchOp"
+    with pytest.raises(ExportError, match="ONNX checker"):
+        onnx_files.save_model(model, tmp_path / "bad.onnx")
+    assert not any(tmp_path.iterdir())
