@@ -62,6 +62,20 @@ def model_request(args: argparse.Namespace):
                         trust=args.trust, search_paths=[str(Path(p).resolve()) for p in args.path])
 
 
+def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
+    """(model request, export options, fixes) from the flags and, with --project, the project:
+    the project's fixes, inputs and options, with flags given on the command line winning."""
+    from core.project import load_project
+
+    request, options, mappings = model_request(args), export_overrides(args), []
+    if getattr(args, "project", None):
+        project = load_project(args.project)
+        options, mappings = {**project.export_options, **options}, list(project.mappings)
+        if not args.input and not args.inputs:
+            request.inputs = project.input_options()
+    return request, options, mappings
+
+
 def export_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Only the export options the user actually set; the model file's own fill the rest."""
     overrides: dict[str, Any] = {"opset": args.opset, "operator_export_type": args.export_type}
@@ -89,7 +103,7 @@ def print_json(payload: Any) -> None:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from core import cli_commands, cli_project  # noqa: F401  (registers the commands)
+    from core import cli_commands, cli_project  # noqa: F401  (importing registers the commands)
     from core import cli_compare  # noqa: F401  (registers `compare`)
 
     parser = argparse.ArgumentParser(prog="python main.py", description=(

@@ -7,8 +7,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from core.cli import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS, add_model_arguments, command, export_overrides, \
-    model_request, print_json
+from core.cli import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS, add_model_arguments, command, job_arguments, print_json
 from core.job_types import AnalysisResult
 from core.worker import ExportWorker
 
@@ -55,13 +54,16 @@ def print_analysis(result: AnalysisResult) -> None:
         print(f"\nwarning: {textwrap.shorten(warning, 300)}")
 
 
-def _run_analysis(args: argparse.Namespace, output: str | None = None) -> AnalysisResult:
+def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[AnalysisResult, int]:
+    """The analysis, and how many fixes (from --project) it applied."""
+    request, options, mappings = job_arguments(args)
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
-        return worker.run("analyze", progress=_progress_printer(args), request=model_request(args),
-                          options=export_overrides(args), output=output)
+        result = worker.run("analyze", progress=_progress_printer(args), request=request, options=options,
+                            mappings=mappings, output=output)
     finally:
         worker.stop()
+    return result, len(mappings)
 
 
 def _progress_printer(args: argparse.Namespace):
@@ -77,7 +79,7 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 @command("check", "Export once and list every unsupported node with its reason "
                   "(exit 0 clean, 1 unsupported nodes, 2 could not load or trace).", _configure_check)
 def run_check(args: argparse.Namespace) -> int:
-    result = _run_analysis(args)
+    result, _ = _run_analysis(args)
     print_json(analysis_json(result)) if args.json else print_analysis(result)
     return EXIT_PROBLEMS if result.unsupported else EXIT_OK
 
@@ -91,18 +93,15 @@ def _configure_export(parser: argparse.ArgumentParser) -> None:
 @command("export", "Export MODEL to a checked ONNX file (exit 1 and no file while nodes are unsupported).",
          _configure_export)
 def run_export(args: argparse.Namespace) -> int:
-    if args.project:
-        from core.cli_project import export_with_project
-
-        return export_with_project(args)
-    result = _run_analysis(args, output=args.output)
+    result, fix_count = _run_analysis(args, output=args.output)
     if args.json:
         print_json(analysis_json(result))
     elif result.unsupported:
         print_analysis(result)
         print(f"\nNot written: {args.output} (fix the nodes above first, e.g. `python main.py fix`).")
     else:
-        print(f"Wrote {', '.join(result.saved_files)} (opset {result.options.opset}, "
+        fixes = f", {fix_count} fix(es)" if args.project else ""
+        print(f"Wrote {', '.join(result.saved_files)} (opset {result.options.opset}{fixes}, "
               f"{len(result.onnx_graph.nodes) if result.onnx_graph else 0} nodes, passes onnx.checker).")
     if result.source_kind == "onnx":
         return EXIT_ERROR

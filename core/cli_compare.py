@@ -5,11 +5,9 @@ import argparse
 import sys
 import textwrap
 
-from core.cli import EXIT_OK, EXIT_PROBLEMS, add_model_arguments, command, export_overrides, model_request, \
-    print_json
+from core.cli import EXIT_OK, EXIT_PROBLEMS, add_model_arguments, command, job_arguments, print_json
 from core.compare_result import MAX_RUNS, CompareResult
 from core.output_stats import OutputStats
-from core.project import load_project
 from core.worker import ExportWorker
 
 MESSAGE_WIDTH = 100
@@ -34,12 +32,7 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
 @command("compare", "Run MODEL in torch and its ONNX export in ONNX Runtime on the same inputs and compare "
                     "every output (exit 0 all pass, 1 any fails, 2 could not compare).", _configure_compare)
 def run_compare(args: argparse.Namespace) -> int:
-    request, options, mappings = model_request(args), export_overrides(args), []
-    if args.project:
-        project = load_project(args.project)
-        options, mappings = {**project.export_options, **options}, project.mappings
-        if not args.input and not args.inputs:
-            request.inputs = project.input_options()
+    request, options, mappings = job_arguments(args)
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
         result: CompareResult = worker.run(

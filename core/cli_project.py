@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import json
 from pathlib import Path
 
 from core.cli import EXIT_ERROR, EXIT_OK, EXIT_PROBLEMS, add_model_arguments, command, export_overrides, \
@@ -74,37 +73,13 @@ def _print_fix_report(result, project_path: str) -> None:
     for kind in result.no_template:
         print(f"  no built-in template for {kind}: write one in the window (a stub is generated from its schema)")
     if result.after.unsupported:
-        print(f"\nStill unsupported after fixing:")
+        print("\nStill unsupported after fixing:")
         print_analysis(result.after)
     else:
         print("Nothing is left unsupported: the model exports and runs in ONNX Runtime.")
     for path in result.after.saved_files:
         print(f"Wrote {path}")
     print(f"Saved project {project_path}")
-
-
-def export_with_project(args: argparse.Namespace) -> int:
-    """`export MODEL --project P -o OUT`: the project's fixes, inputs and options; flags override."""
-    project = load_project(args.project)
-    overrides = {**project.export_options, **export_overrides(args)}
-    request = model_request(args)
-    if not args.input and not args.inputs:
-        request.inputs = project.input_options()
-    worker = ExportWorker(job_timeout_s=args.timeout)
-    try:
-        result = worker.run("analyze", request=request, options=overrides, mappings=project.mappings,
-                            output=args.output)
-    finally:
-        worker.stop()
-    if args.json:
-        print_json(analysis_json(result))
-    elif result.unsupported:
-        print_analysis(result)
-        print(f"\nNot written: {args.output}")
-    else:
-        print(f"Wrote {', '.join(result.saved_files)} with {len(project.mappings)} fix(es) "
-              f"(opset {result.options.opset}, passes onnx.checker).")
-    return EXIT_PROBLEMS if result.unsupported else EXIT_OK
 
 
 def _configure_script(parser: argparse.ArgumentParser) -> None:

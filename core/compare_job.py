@@ -8,7 +8,7 @@ without constant folding is compared node by node to find where the outputs star
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Sequence
 
@@ -26,7 +26,7 @@ from core.graph import Graph
 from core.intermediates import NodeAnalysis, TorchCaptureError, TorchGraphRecorder, analyze_nodes
 from core.loading import LoadedModel
 from core.onnx_graph import onnx_to_graph
-from core.ort_session import create_session, cuda_available, feeds_for
+from core.ort_session import cuda_available, feeds_for
 from core.output_stats import OutputStats, compare_arrays, flatten_outputs, missing_output, to_numpy, \
     worst_of_runs
 from core.project import FixMapping

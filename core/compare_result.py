@@ -1,7 +1,6 @@
 """Results of a comparison: per output, per node, and the first divergent node (no torch import)."""
 from __future__ import annotations
 
-import math
 from dataclasses import dataclass, field
 from typing import Any
 

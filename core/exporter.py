@@ -16,7 +16,7 @@ from core.conversion_hooks import ConversionRecord, conversion_hooks
 from core.diagnosis import UnsupportedNode, classify_failure, nodes_without_runtime_kernel, \
     runtime_error_problem
 from core.errors import ExportError, TraceError
-from core.export_options import DEFAULT_OPSET, EXPORT_TYPES, MAX_OPSET, MIN_OPSET, ExportOptions  # noqa: F401
+from core.export_options import ExportOptions
 from core.exporter_registry import first_supported_opset
 from core.graph import Graph
 from core.loading import LoadedModel

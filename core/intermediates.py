@@ -10,9 +10,8 @@ ONNX side: a copy of the model with every node output added as a graph output, r
 from __future__ import annotations
 
 import itertools
-import math
 from contextlib import contextmanager
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any, Callable, Iterator, Sequence
 
 import numpy as np
@@ -23,7 +22,7 @@ from torch.onnx._internal.torchscript_exporter import utils as exporter_utils
 
 from core.compare_result import NodeAnalysis, NodeError  # noqa: F401
 from core.graph import Graph, Node
-from core.output_stats import difference_metrics, json_number, to_numpy
+from core.output_stats import difference_metrics, to_numpy
 from core.tolerances import ToleranceTable
 from core.torchscript_graph import all_nodes, instance_keys
 

@@ -3,16 +3,14 @@
 from __future__ import annotations
 
 import time
-from dataclasses import dataclass, field, fields
-from pathlib import Path
+from dataclasses import fields
 from typing import Any
 
 from core.cancel import ProgressCallback, report
-from core.diagnosis import UnsupportedNode, nodes_without_runtime_kernel
+from core.diagnosis import nodes_without_runtime_kernel
 from core.exporter import ExportOptions, ExportResult, TorchScriptExporter
 from core.fixing import applied_mappings
 from core.project import FixMapping
-from core.graph import Graph
 from core.job_types import AnalysisResult, ModelRequest
 from core.loading import LoadedModel, load_model
 from core.onnx_files import save_model

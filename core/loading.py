@@ -15,9 +15,8 @@ import numpy as np
 import torch
 
 from core.errors import InputSpecError, ModelLoadError
-from core.model_files import (EXPORTED_PROGRAM_SUFFIXES, MODEL_FILE_SUFFIXES,  # noqa: F401
-                               ONNX_SUFFIXES, PYTHON_SUFFIXES, TORCHSCRIPT_SUFFIXES, existing_model_path)
-from core.inputs import InputOptions, InputSpec, load_input_file, random_inputs  # noqa: F401
+from core.model_files import EXPORTED_PROGRAM_SUFFIXES, ONNX_SUFFIXES, PYTHON_SUFFIXES, existing_model_path
+from core.inputs import InputOptions, load_input_file, random_inputs
 
 
 

@@ -17,7 +17,7 @@ from core.jobs import ModelRequest
 from core.loading import load_model
 from core.project import FixMapping, Project, load_project, save_project
 from examples.catalog import list_examples
-from tests.conftest import REPO, run_main
+from tests.conftest import run_main
 
 EXAMPLES = {e.name: e for e in list_examples()}
 FAILING = [e for e in EXAMPLES.values() if e.expected_unsupported]

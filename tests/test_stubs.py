@@ -9,14 +9,6 @@ from symbolics.library import parse_template_source
 from symbolics.stubs import PythonOpSignature, generate_stub
 
 
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
-
-
 @pytest.fixture(scope="module")
 def library_op():
     lib = torch.library.Library("fixport_test", "DEF")

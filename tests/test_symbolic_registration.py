@@ -9,16 +9,7 @@ from torch.onnx._internal.torchscript_exporter import registration
 from core.symbolic_registration import (MappingSpec, TemplateError, compile_template_source,
                                         registered_mappings, registry_state, validate_mapping)
 from symbolics.library import TemplateLibrary
-from tests.fixport_export_helpers import (Lambda, assert_matches_torch, export, key_of, run_ort,
-                                          spec_for)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+from tests.fixport_export_helpers import (Lambda, assert_matches_torch, key_of, spec_for)
 
 
 class MyAddPyOp(torch.autograd.Function):

@@ -5,21 +5,12 @@ import ast
 import subprocess
 import sys
 
-import numpy as np
 import pytest
 import torch
 import torch.nn.functional as F
 
 from tests.fixport_export_helpers import (LIBRARY, Lambda, assert_matches_torch, export,
-                                          opinfo_inputs, run_ort, spec_for)
-
-
-@pytest.fixture(autouse=True)
-def _one_thread():
-    previous = torch.get_num_threads()
-    torch.set_num_threads(1)
-    yield
-    torch.set_num_threads(previous)
+                                          opinfo_inputs, spec_for)
 
 
 def test_library_lists_without_torch():
