@@ -208,3 +208,34 @@ def test_a_model_that_fails_to_load_leaves_the_window_usable(qtbot, window: Main
     open_example(qtbot, window, "threshold")  # and the next model opens as usual
     assert not window.actions.banner.isVisible()
     assert len(window.workbench.analysis.unsupported) == 1
+
+
+def test_save_project_and_open_it_again(qtbot, window: MainWindow, worker, tmp_path: Path, monkeypatch) -> None:
+    open_example(qtbot, window, "threshold")
+    click_problem(qtbot, window, 0)
+    choose_template(qtbot, window, "decompose.threshold_where")
+    apply_to_kind(qtbot, window)
+    project_path = tmp_path / "threshold.fixport.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(project_path), ""))
+    window.actions.save_project.trigger()
+    assert project_path.exists() and not window.workbench.dirty
+    assert not window.workbench.autosave_file().exists()  # saved: nothing left to restore
+    reopened = MainWindow(settings=QSettings(str(tmp_path / "s3.ini"), QSettings.Format.IniFormat),
+                          runner=JobRunner(worker=worker))
+    qtbot.addWidget(reopened)
+    reopened.show()
+    run_job(qtbot, reopened, lambda: reopened.open_path(project_path))
+    assert [m.template_id for m in reopened.workbench.project.mappings] == ["decompose.threshold_where"]
+    assert reopened.workbench.analysis.unsupported == []
+    assert str(project_path.resolve()) in reopened.actions._recent_files()
+
+
+def test_cancel_stops_a_long_export(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    slow = tmp_path / "slow.py"
+    slow.write_text("import time\n\ndef build():\n    time.sleep(120)\n")
+    window.open_path(slow)
+    qtbot.waitUntil(lambda: window.actions.cancel_button.isVisible(), timeout=10_000)
+    with qtbot.waitSignal(window.runner.cancelled, timeout=20_000):
+        qtbot.mouseClick(window.actions.cancel_button, Qt.MouseButton.LeftButton)
+    assert "Cancelled" in window.log.contents()
+    open_example(qtbot, window, "threshold")  # a fresh worker serves the next request
