@@ -211,8 +211,10 @@ class MainWindow(QMainWindow):
         if self.workbench.project is None:
             return None
         analysis = self.workbench.analysis
-        if analysis is not None and analysis.unsupported and analysis.source_kind != "onnx":
-            count = len(analysis.unsupported)
+        # Nodes ONNX Runtime cannot run (custom domains) still compare, through reference kernels.
+        blocking = [p for p in analysis.unsupported if p.reason != "runtime_error"] if analysis else []
+        if blocking and analysis.source_kind != "onnx":
+            count = len(blocking)
             self.show_error(FixportError(f"Nothing to compare yet: {count} node(s) are still unsupported.",
                                          "Fix them first (pick a node in Problems, then a template)."))
             return None
