@@ -34,12 +34,13 @@ def print_analysis(result: AnalysisResult) -> None:
     """A readable report: one block per unsupported node."""
     ts_nodes = len(result.torchscript_graph.nodes) if result.torchscript_graph else 0
     onnx_nodes = len(result.onnx_graph.nodes) if result.onnx_graph else 0
-    print(f"{Path(result.model_path).name}: opset {result.options.opset}, "
-          f"{ts_nodes} TorchScript nodes, {onnx_nodes} ONNX nodes")
+    traced = "" if result.source_kind == "onnx" else f"{ts_nodes} TorchScript nodes, "
+    print(f"{Path(result.model_path).name}: opset {result.options.opset}, {traced}{onnx_nodes} ONNX nodes")
     for note in result.notes:
         print(f"  note: {note}")
     if not result.unsupported:
-        print("OK: the model exports and runs in ONNX Runtime.")
+        print("OK: ONNX Runtime has a kernel for every node." if result.source_kind == "onnx"
+              else "OK: the model exports and runs in ONNX Runtime.")
     else:
         print(f"{len(result.unsupported)} unsupported node(s):")
     for index, problem in enumerate(result.unsupported, 1):
