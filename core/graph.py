@@ -123,12 +123,17 @@ PLUMBING_KINDS = frozenset({"prim::Constant", "prim::ListConstruct", "prim::List
                             "prim::TupleUnpack", "prim::GetAttr", "onnx::Constant"})
 
 
-def without_plumbing(graph: Graph) -> Graph:
-    """A view of ``graph`` without constant and list-plumbing nodes (flagged nodes always stay)."""
+GRAPH_INPUT_KIND = "graph::Input"
+GRAPH_OUTPUT_KIND = "graph::Output"
+
+
+def display_graph(graph: Graph) -> Graph:
+    """What a pane draws: the graph's inputs and outputs as nodes of their own, and no
+    constant or list-plumbing nodes (flagged nodes always stay)."""
     kept = [node for node in graph.nodes if node.kind not in PLUMBING_KINDS or node.unsupported]
-    if len(kept) == len(graph.nodes):
-        return graph
-    return Graph(graph.kind, kept, graph.values, graph.inputs, graph.outputs, graph.name)
+    inputs = [Node(id=f"input:{name}", kind=GRAPH_INPUT_KIND, name=name, outputs=[name]) for name in graph.inputs]
+    outputs = [Node(id=f"output:{name}", kind=GRAPH_OUTPUT_KIND, name=name, inputs=[name]) for name in graph.outputs]
+    return Graph(graph.kind, inputs + kept + outputs, graph.values, graph.inputs, graph.outputs, graph.name)
 
 
 @dataclass

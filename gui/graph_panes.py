@@ -4,7 +4,7 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from core.graph import Graph, GraphKind, GraphMapping, without_plumbing
+from core.graph import Graph, GraphKind, GraphMapping, display_graph
 from gui.graph_view import GraphPane
 
 HEADER_STYLE = "font-weight: 600; padding: 3px 6px; background: #eceff1; border-bottom: 1px solid #cfd8dc;"
@@ -46,20 +46,20 @@ class SideBySideGraphs(QSplitter):
                    onnx_title: str = "ONNX (exported)") -> None:
         self.graphs = {"torchscript": torchscript, "onnx": onnx}
         self.mapping = GraphMapping.from_onnx_graph(onnx) if onnx is not None else GraphMapping()
-        shown = {kind: without_plumbing(graph) if graph is not None else None for kind, graph in self.graphs.items()}
+        shown = {kind: display_graph(graph) if graph is not None else None for kind, graph in self.graphs.items()}
         for kind, graph in shown.items():
             pane = self.pane(kind)
             if graph is None:
                 pane.clear()
             else:
                 pane.set_graph(graph, keep_view=keep_view)
-        ts_count = len(shown["torchscript"].nodes) if torchscript else 0
+        ts_count = len(torchscript.nodes) if torchscript else 0
         self.left.header.setText(f"TorchScript (traced) — {ts_count} nodes" if torchscript else
                                  "TorchScript — none (an ONNX file has no trace)")
         if onnx is not None:
             bad = len(onnx.unsupported_nodes())
             flagged = f", ⚠ {bad} unsupported" if bad else ""
-            self.right.header.setText(f"{onnx_title} — {len(shown['onnx'].nodes)} nodes{flagged}")
+            self.right.header.setText(f"{onnx_title} — {len(onnx.nodes)} nodes{flagged}")
 
     def select(self, kind: GraphKind, node_ids: list[str], *, sync: bool = True) -> None:
         """Select nodes in one pane and (with ``sync``) their counterparts in the other."""

@@ -27,6 +27,7 @@ CATEGORY_COLORS: dict[str, tuple[str, str]] = {
     "shape": ("#f1f5f9", "#94a3b8"),
     "constant": ("#fafafa", "#d4d4d8"),
     "control": ("#cffafe", "#06b6d4"),
+    "io": ("#1f2937", "#111827"),  # graph inputs and outputs: dark, like Netron's
     "other": ("#ffffff", "#64748b"),
 }
 _CATEGORY_OPS: dict[str, set[str]] = {
@@ -47,6 +48,7 @@ _CATEGORY_OPS: dict[str, set[str]] = {
               "range", "select", "index", "t"},
     "constant": {"constant"},
     "control": {"if", "loop", "pythonop", "getattr", "callmethod", "scan"},
+    "io": {"input", "output"},
 }
 _OP_CATEGORY = {op: category for category, ops in _CATEGORY_OPS.items() for op in ops}
 # error colormap, 0 = within tolerance (pale green), 1 = 100x the tolerance or worse (deep red)

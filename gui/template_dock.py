@@ -6,7 +6,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFormLayout, QHBoxLayout,
+from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFormLayout, QGridLayout,
                                QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSpinBox,
                                QSplitter, QVBoxLayout, QWidget)
 
@@ -75,7 +75,7 @@ class TemplateDock(QDockWidget):
         splitter.addWidget(editor_box)
         splitter.setSizes([140, 400])
         layout.addWidget(splitter, 1)
-        buttons = QHBoxLayout()
+        buttons = QGridLayout()  # two rows: the dock stays narrow enough for a 1600-pixel screen
         self.stub_button = QPushButton("Generate stub from schema")
         self.stub_button.clicked.connect(self._on_stub_clicked)
         self.apply_kind_button = QPushButton("Apply to op kind")
@@ -85,8 +85,9 @@ class TemplateDock(QDockWidget):
         self.apply_node_button.clicked.connect(lambda: self._emit_apply(instance_only=True))
         self.remove_button = QPushButton("Remove fix")
         self.remove_button.clicked.connect(self._on_remove_clicked)
-        for button in (self.stub_button, self.apply_kind_button, self.apply_node_button, self.remove_button):
-            buttons.addWidget(button)
+        for index, button in enumerate((self.apply_kind_button, self.apply_node_button, self.stub_button,
+                                        self.remove_button)):
+            buttons.addWidget(button, index // 2, index % 2)
         layout.addLayout(buttons)
         self.setWidget(body)
 
