@@ -108,20 +108,21 @@ def current_instance_key(node: torch._C.Node) -> str:
 
 
 @contextmanager
-def conversion_hooks(*, diagnose: bool, opset: int, autograd_inlining: bool) -> Iterator[ConversionRecord]:
+def conversion_hooks(*, diagnose: bool, opset: int, autograd_inlining: bool,
+                     user_input_count: int | None = None) -> Iterator[ConversionRecord]:
     """Install the hooks for the duration of one export (exports are not re-entrant)."""
     # With inlining on, torch inlines every Function that has no symbolic -- but only while no
     # prim::PythonOp symbolic is registered; registering one would turn them into failures.
     if diagnose and not autograd_inlining:
-        with _python_ops_reach_symbolic_function(opset), _hooks(diagnose=True) as record:
+        with _python_ops_reach_symbolic_function(opset), _hooks(True, user_input_count) as record:
             yield record
     else:
-        with _hooks(diagnose=diagnose) as record:
+        with _hooks(diagnose, user_input_count) as record:
             yield record
 
 
 @contextmanager
-def _hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
+def _hooks(diagnose: bool, user_input_count: int | None) -> Iterator[ConversionRecord]:
     global _active_record
     record = ConversionRecord()
     original_pass = torch._C._jit_pass_onnx
@@ -129,7 +130,7 @@ def _hooks(*, diagnose: bool) -> Iterator[ConversionRecord]:
 
     def jit_pass_onnx(graph: torch._C.Graph, operator_export_type: Any) -> torch._C.Graph:
         record.set_graph_keys(instance_keys(all_nodes(graph)))
-        record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of)
+        record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of, user_input_count)
         return original_pass(graph, operator_export_type)
 
     def run_symbolic_function(graph, block, node, inputs, env, values_in_env, new_nodes,

@@ -100,7 +100,8 @@ class TorchScriptExporter:
             dynamo=False,
         )
         with warnings.catch_warnings(record=True) as caught, conversion_hooks(
-                diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining) as record:
+                diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining,
+                user_input_count=len(loaded.example_inputs)) as record:
             warnings.simplefilter("always")
             warnings.filterwarnings("ignore", category=DeprecationWarning)
             warnings.filterwarnings("ignore", category=FutureWarning)

@@ -141,8 +141,10 @@ def _attribute_value(node: torch._C.Node, name: str) -> Any:
     return str(raw)
 
 
-def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] | None = None) -> Graph:
-    """Convert a TorchScript graph; node ids are instance keys."""
+def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] | None = None,
+                         user_input_count: int | None = None) -> Graph:
+    """Convert a TorchScript graph; node ids are instance keys. The exporter lifts weights into
+    graph inputs after the user's ones: with ``user_input_count``, those stay plain values."""
     nodes = all_nodes(graph)
     keys = keys if keys is not None else instance_keys(nodes)
     result = Graph(kind="torchscript")
@@ -150,7 +152,8 @@ def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] |
         if value.type().kind() == "ClassType":  # the module's `self`
             continue
         result.values[value.debugName()] = value_info(value)
-        result.inputs.append(value.debugName())
+        if user_input_count is None or len(result.inputs) < user_input_count:
+            result.inputs.append(value.debugName())
     for node in nodes:
         for value in node.outputs():
             result.values[value.debugName()] = value_info(value)
