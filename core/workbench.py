@@ -73,6 +73,12 @@ class Workbench:
         self.project.export_options[name] = value
         self._edited()
 
+    def set_project_field(self, name: str, value: Any) -> None:
+        """Change how the model opens (inputs, trust, search paths)."""
+        assert self.project is not None
+        setattr(self.project, name, value)
+        self._edited()
+
     def apply_mapping(self, mapping: FixMapping) -> None:
         assert self.project is not None
         self.project.set_mapping(mapping)

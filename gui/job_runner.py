@@ -127,5 +127,6 @@ class JobRunner(QObject):
             self.failed.emit(request, payload)
         elif kind == "cancelled":
             self.cancelled.emit(request)
-        self.busy_changed.emit(bool(self._pending))
         self._start_next()
+        if self._running is None:  # a handler above may already have started the next job
+            self.busy_changed.emit(False)

@@ -9,7 +9,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
 from core.diagnosis import UnsupportedNode
-from core.errors import FixportError, TemplateValidationError
+from core.errors import FixportError, InputSpecError, ModelLoadError, TemplateValidationError
 from core.graph import Graph, Node
 from core.job_types import AnalysisResult
 from core.model_files import MODEL_FILE_SUFFIXES
@@ -20,6 +20,7 @@ from gui.graph_panes import SideBySideGraphs
 from gui.inspector_dock import InspectorDock
 from gui.job_runner import JobRequest, JobRunner
 from gui.log_dock import LogDock
+from gui.model_questions import ask_input_specs, ask_trust
 from gui.problems_dock import ProblemsDock
 from gui.restore_bar import RestoreBar
 from gui.template_dock import TemplateDock, TemplateTarget
@@ -155,6 +156,25 @@ class MainWindow(QMainWindow):
         if isinstance(error, TemplateValidationError):
             self.template.show_error(error.message, error.line)
         self.show_error(error)
+        project = self.workbench.project
+        if request.job != "analyze" or project is None:
+            return
+        if isinstance(error, InputSpecError) and "no example inputs" in error.message:
+            self.ask_for_inputs()
+        elif isinstance(error, ModelLoadError) and "--trust" in error.hint and not project.trust:
+            if ask_trust(self, Path(project.model_path).name):
+                self.workbench.set_project_field("trust", True)
+                self.reexport(keep_view=False)
+
+    def ask_for_inputs(self) -> None:
+        """Let the user give (or change) the random example inputs, then export again."""
+        project = self.workbench.project
+        if project is None:
+            return
+        specs = ask_input_specs(self, project.input_specs)
+        if specs is not None:
+            self.workbench.set_project_field("input_specs", specs)
+            self.reexport(keep_view=False)
 
     def _on_job_cancelled(self, request: JobRequest) -> None:
         self.actions.hide_progress()

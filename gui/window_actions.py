@@ -62,6 +62,8 @@ class WindowActions:
         self.cancel = self._action("Cancel", w.runner.cancel, "Esc", "Stop the running export or comparison")
         self.cancel.setEnabled(False)
         self.tolerances = self._action("Tolerances…", self._on_tolerances, tip="Comparison tolerances per dtype")
+        self.inputs = self._action("Example inputs…", lambda: w.ask_for_inputs(),
+                                   tip="Random example inputs: NAME=DIMS[:DTYPE]")
         self.find = self._action("Find node…", self._on_find, QKeySequence.StandardKey.Find)
         self.fit = self._action("Fit graphs to view", self._on_fit, "Ctrl+0")
 
@@ -121,7 +123,7 @@ class WindowActions:
                      self.window.log):
             view_menu.addAction(dock.toggleViewAction())
         run_menu = menus.addMenu("&Run")
-        for action in (self.reexport, self.compare, self.cancel, self.tolerances):
+        for action in (self.reexport, self.compare, self.cancel, self.tolerances, self.inputs):
             run_menu.addAction(action)
         self._refresh_recent_menu()
 

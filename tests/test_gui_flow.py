@@ -10,7 +10,9 @@ from pathlib import Path
 
 import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
-from PySide6.QtWidgets import QApplication, QFileDialog
+from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
+
+QMessageBoxButton = QMessageBox.StandardButton
 
 from examples.catalog import example_path
 from gui.job_runner import JobRunner
@@ -252,3 +254,33 @@ def test_custom_domain_fix_still_compares(qtbot, window: MainWindow) -> None:
     result = window.workbench.comparison
     assert result is not None and result.passed, window.log.contents()
     assert any("onnxruntime-extensions" in m or "reference" in m for m in result.messages), result.messages
+
+
+def test_a_torchscript_archive_asks_for_inputs(qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> None:
+    import torch
+
+    archive = tmp_path / "model.ts"
+    torch.jit.save(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.Threshold(0.1, 2.0))),
+                   str(archive))
+    monkeypatch.setattr("gui.model_questions.QInputDialog.getText",
+                        lambda *args, **kwargs: ("input=3x4:float32", True))
+    run_job(qtbot, window, lambda: window.open_path(archive))  # fails: no inputs; asks; exports again
+    qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
+    assert window.workbench.project.input_specs == ["input=3x4:float32"]
+    assert [p.kind for p in window.workbench.analysis.unsupported] == ["aten::threshold"]
+
+
+def test_a_pickled_model_asks_for_trust(qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> None:
+    import torch
+
+    pickled = tmp_path / "model.pt"
+    torch.save(torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU()), pickled)
+    asked: list[str] = []
+    monkeypatch.setattr("gui.model_questions.QMessageBox.question",
+                        lambda *args, **kwargs: asked.append("trust") or QMessageBoxButton.Yes)
+    monkeypatch.setattr("gui.model_questions.QInputDialog.getText",
+                        lambda *args, **kwargs: ("x=3x4:float32", True))
+    run_job(qtbot, window, lambda: window.open_path(pickled))
+    qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
+    assert asked == ["trust"] and window.workbench.project.trust
+    assert window.workbench.analysis.unsupported == []
