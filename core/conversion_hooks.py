@@ -43,6 +43,7 @@ class ConversionRecord:
     failures: list[ConversionFailure] = field(default_factory=list)
     instance_key_of: dict[torch._C.Node, str] = field(default_factory=dict)
     converting: tuple[torch._C.Node, str] | None = None  # the node whose symbolic runs now
+    diagnose: bool = False
     _unclaimed: dict[str, list[str]] = field(default_factory=dict)
 
     def set_graph_keys(self, keys: dict[torch._C.Node, str]) -> None:
@@ -50,6 +51,15 @@ class ConversionRecord:
         self._unclaimed = {}
         for key in keys.values():
             self._unclaimed.setdefault(key.rsplit("|", 1)[0], []).append(key)
+
+    def claim_base_suffix(self, kind: str) -> str:
+        """Claim the next unclaimed key, in graph order, whose kind part is ``kind``."""
+        for key in self.instance_key_of.values():
+            base = key.rsplit("|", 1)[0]
+            if base.rsplit("|", 1)[-1] == kind and key in self._unclaimed.get(base, ()):
+                self._unclaimed[base].remove(key)
+                return key
+        return ""
 
     def key_for(self, node: torch._C.Node) -> str:
         """The node's instance key. Symbolics such as onnx::Placeholder's convert *clones* of
@@ -124,7 +134,7 @@ def conversion_hooks(*, diagnose: bool, opset: int, autograd_inlining: bool,
 @contextmanager
 def _hooks(diagnose: bool, user_input_count: int | None) -> Iterator[ConversionRecord]:
     global _active_record
-    record = ConversionRecord()
+    record = ConversionRecord(diagnose=diagnose)
     original_pass = torch._C._jit_pass_onnx
     original_run = exporter_utils._run_symbolic_function
 
@@ -146,11 +156,7 @@ def _hooks(diagnose: bool, user_input_count: int | None) -> Iterator[ConversionR
                 raise
             record.failures.append(_failure(node, key, exc))
             outputs = _emit_placeholder(graph, block, node, inputs, env, values_in_env, new_nodes)
-        for new_node in new_nodes[first_new:]:
-            # aten/prim nodes here are not converted yet (an inlined autograd.Function's body);
-            # an extra attribute on them breaks serialization. Their ONNX nodes get tagged later.
-            if key and not new_node.kind().startswith(_UNCONVERTED_NAMESPACES):
-                new_node.s_(PROVENANCE_ATTRIBUTE, key)
+        tag_new_nodes(new_nodes[first_new:], key)
         return outputs
 
     torch._C._jit_pass_onnx = jit_pass_onnx
@@ -162,6 +168,51 @@ def _hooks(diagnose: bool, user_input_count: int | None) -> Iterator[ConversionR
         torch._C._jit_pass_onnx = original_pass
         exporter_utils._run_symbolic_function = original_run
         _active_record = None
+
+
+def tag_new_nodes(new_nodes: list[torch._C.Node], key: str) -> None:
+    """Mark the ONNX nodes one conversion added with the instance key of its TorchScript node."""
+    for new_node in new_nodes:
+        # aten/prim nodes here are not converted yet (an inlined autograd.Function's body);
+        # an extra attribute on them breaks serialization. Their ONNX nodes get tagged later.
+        if key and not new_node.kind().startswith(_UNCONVERTED_NAMESPACES):
+            new_node.s_(PROVENANCE_ATTRIBUTE, key)
+
+
+def claim_python_op_key(function_name: str) -> str:
+    """Instance key of the next prim::PythonOp node of ``function_name`` (conversion runs in
+    graph order); for static ``symbolic`` methods, which torch calls without the node."""
+    record = _active_record
+    return record.claim_base_suffix(f"prim::PythonOp[{function_name}]") if record is not None else ""
+
+
+def node_for_key(key: str) -> torch._C.Node | None:
+    """The TorchScript node with instance key ``key`` in the export running now."""
+    record = _active_record
+    if record is None or not key:
+        return None
+    return next((node for node, node_key in record.instance_key_of.items() if node_key == key), None)
+
+
+def static_symbolic_failed(g: jit_utils.GraphContext, key: str, function_name: str, exc: Exception,
+                           args: tuple) -> Any:
+    """Record a failing static symbolic in a diagnosing export (else re-raise) and stand in a
+    placeholder with as many outputs as the TorchScript node had."""
+    record = _active_record
+    if record is None or not record.diagnose:
+        raise exc
+    node = record.torchscript_graph.node_by_id.get(key) if record.torchscript_graph else None
+    message = str(exc)
+    in_fix = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<template ")]
+    if in_fix:
+        message = (f"The fix {in_fix[-1].filename.strip('<>').removeprefix('template ')} raised at line "
+                   f"{in_fix[-1].lineno}: {type(exc).__name__}: {message}")
+    record.failures.append(ConversionFailure(
+        kind=PYTHON_OP_KIND, instance=key, scope=node.scope if node else "", source=node.source if node else "",
+        message=message, exception_type=type(exc).__name__, python_op_name=function_name))
+    values = [a for a in args if isinstance(a, torch._C.Value) and isinstance(a.type(), torch._C.TensorType)]
+    outputs = len(node.outputs) if node else 1
+    return g.op(f"{PLACEHOLDER_DOMAIN}::{PLACEHOLDER_OP}", *values, kind_s=PYTHON_OP_KIND, outputs=outputs)
 
 
 def _failure(node: torch._C.Node, key: str, exc: Exception) -> ConversionFailure:

@@ -56,8 +56,8 @@ def classify_failure(failure: ConversionFailure, first_supported: int | None) ->
     message = failure.message
     if reason == "python_op":
         message = (f"autograd.Function {failure.python_op_name or '?'} has no `symbolic` and was not inlined "
-                   "(torch inlines Functions only while no prim::PythonOp symbolic is registered: once one "
-                   f"Function is mapped, map the others too). {message}")
+                   "(export with autograd inlining on, or fix it by its name; a fix for any Function or for one "
+                   f"node registers a prim::PythonOp symbolic, which stops torch inlining the others). {message}")
     return UnsupportedNode(
         kind=failure.kind, instance=failure.instance, reason=reason, message=message,
         scope=failure.scope, source=failure.source,

@@ -162,6 +162,27 @@ def _by_instance(kind, table):
     return symbolic
 '''
 
+ATTACH_TO_FUNCTIONS = '''
+
+def _attach_to_functions(table):
+    """Each fix becomes the `symbolic` of the autograd.Functions of that name. (A registered
+    prim::PythonOp symbolic would stop torch inlining every other Function.)"""
+    import inspect
+
+    pending = list(torch.autograd.Function.__subclasses__())
+    while pending:
+        cls = pending.pop()
+        pending.extend(cls.__subclasses__())
+        fix = table.get(cls.__name__)
+        if fix is None or "forward" not in vars(cls):
+            continue
+        offered = {"name": cls.__name__, "inplace": 0, "module": cls.__module__}
+        parameters = inspect.signature(fix).parameters.values()
+        if not any(p.kind == p.VAR_KEYWORD for p in parameters):
+            offered = {k: v for k, v in offered.items() if k in {p.name for p in parameters}}
+        cls.symbolic = staticmethod(lambda g, *args, _fix=fix, _kw=offered: _fix(g, *args, **_kw))
+'''
+
 BY_FUNCTION = '''
 
 def _by_function(table):
@@ -223,7 +244,10 @@ def _registration(mappings: list[FixMapping]) -> str:
         is_python_op = mapping.python_op_name or mapping.target_kind == "prim::PythonOp"
         by_kind.setdefault("prim::PythonOp" if is_python_op else mapping.target_kind, []).append((index, mapping))
     for kind, entries in by_kind.items():
-        if kind == "prim::PythonOp":
+        if kind == "prim::PythonOp" and all(m.python_op_name and not m.instance for _, m in entries):
+            table = ", ".join(f"{m.python_op_name!r}: fix_{i}" for i, m in entries)
+            lines.append(f"    _attach_to_functions({{{table}}})")
+        elif kind == "prim::PythonOp":
             table = ", ".join(f"({m.python_op_name!r}, {m.instance!r}): fix_{i}" for i, m in entries)
             lines.append(f'    register_custom_op_symbolic("prim::PythonOp", _by_function({{{table}}}), opset)')
         elif any(m.instance for _, m in entries):
@@ -262,7 +286,10 @@ def fix_script_text(project: Project, script_path: str | Path, output_onnx: str,
     if any(m.instance for m in project.mappings):
         parts.append(INSTANCE_KEYS)
         parts.append(BY_INSTANCE)
-    if any(m.python_op_name or m.target_kind == "prim::PythonOp" for m in project.mappings):
+    python_op_fixes = [m for m in project.mappings if m.python_op_name or m.target_kind == "prim::PythonOp"]
+    if python_op_fixes and all(m.python_op_name and not m.instance for m in python_op_fixes):
+        parts.append(ATTACH_TO_FUNCTIONS)
+    elif python_op_fixes:
         if not any(m.instance for m in project.mappings):
             parts.append("\n\ndef _instance_key(node):\n    return None\n")
         parts.append(BY_FUNCTION)

@@ -20,6 +20,9 @@ from torch.onnx import errors as onnx_errors
 from torch.onnx._internal.torchscript_exporter import _type_utils, registration, symbolic_helper
 from torch.onnx._internal.torchscript_exporter.utils import register_custom_op_symbolic
 
+from core.exporter_registry import restore_registry, snapshot_registry
+from core.function_symbolics import attached_function_symbolics
+
 PYTHON_OP_KIND = "prim::PythonOp"
 PYTHON_OP_KWARGS = ("inplace", "module", "name")  # what torch 2.14 passes to prim::PythonOp
 
@@ -144,24 +147,6 @@ def validate_mapping(spec: MappingSpec, opset: int,
     return problems
 
 
-# -- registry snapshot ----------------------------------------------------------------------
-def _snapshot() -> dict[str, tuple[Any, dict, dict]]:
-    return {name: (group, dict(group._functions._base), dict(group._functions._overrides))
-            for name, group in registration.registry._registry.items()}
-
-
-def _restore(snapshot: dict[str, tuple[Any, dict, dict]]) -> None:
-    table = registration.registry._registry
-    for name in list(table):
-        if name not in snapshot:
-            del table[name]
-    for name, (group, base, overrides) in snapshot.items():
-        functions = group._functions
-        functions._base, functions._overrides = dict(base), dict(overrides)
-        functions._merged = {**base, **overrides}
-        table[name] = group
-
-
 def registry_state() -> dict[str, tuple[dict, dict]]:
     """A comparable copy of the registry (for tests and diagnostics)."""
     return {name: (dict(g._functions._base), dict(g._functions._overrides))
@@ -246,7 +231,7 @@ def registered_mappings(mappings: list[MappingSpec], opset: int,
     apply to the node whose instance key matches and fall back to the kind-level mapping or
     the exporter's own symbolic. The registry is restored exactly on exit.
     """
-    snapshot = _snapshot()
+    snapshot = snapshot_registry()
     try:
         kinds: dict[str, tuple[Callable | None, dict[str, Callable]]] = {}
         python_ops: dict[str, tuple[Callable | None, dict[str, Callable]]] = {}
@@ -265,9 +250,16 @@ def registered_mappings(mappings: list[MappingSpec], opset: int,
             fn = level if not instances else _make_kind_dispatcher(
                 kind, level, instances, fallback, opset, instance_key_of)
             register_custom_op_symbolic(kind, fn, opset)
-        if python_ops:
+        # Fixes naming one Function go on its class as `symbolic`: a prim::PythonOp symbolic
+        # would stop torch inlining every other Function. Only per-node fixes and fixes for
+        # any Function need the registered dispatcher.
+        by_name = {name: level for name, (level, instances) in python_ops.items()
+                   if name and level is not None and not instances}
+        dispatched = {name: entry for name, entry in python_ops.items() if name not in by_name}
+        if dispatched:
             register_custom_op_symbolic(PYTHON_OP_KIND, _make_python_op_dispatcher(
-                python_ops, _previous(PYTHON_OP_KIND, opset), opset, instance_key_of), opset)
-        yield _merge_opsets(mappings)
+                dispatched, _previous(PYTHON_OP_KIND, opset), opset, instance_key_of), opset)
+        with attached_function_symbolics(by_name):
+            yield _merge_opsets(mappings)
     finally:
-        _restore(snapshot)
+        restore_registry(snapshot)

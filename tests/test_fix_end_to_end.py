@@ -188,3 +188,32 @@ def test_template_errors_name_their_line(worker) -> None:
     with pytest.raises(TemplateValidationError) as info:
         worker.run("analyze", request=ModelRequest(str(EXAMPLES["threshold"].path)), mappings=[broken])
     assert info.value.message and "syntax" in info.value.message.lower()
+
+
+def test_fixing_one_function_keeps_the_others_inlined(worker, tmp_path: Path) -> None:
+    """A fix for one autograd.Function is attached as its static `symbolic`: torch goes on
+    inlining the other Functions (a registered prim::PythonOp symbolic would stop that)."""
+    example = EXAMPLES["autograd_inlined"]
+    mappings = [_mapping("prim::PythonOp", "autograd.my_clip", "MyClip")]
+    onnx_path = tmp_path / "fixed.onnx"
+    result = worker.run("analyze", request=ModelRequest(str(example.path)), mappings=mappings,
+                        output=str(onnx_path))
+    assert result.unsupported == [], [p.message for p in result.unsupported]
+    _ort_matches_torch(onnx_path, example.path, 1e-5)
+    clip_nodes = [n for n in result.onnx_graph.nodes if n.op_type == "Clip"]
+    assert any("MyClip" in origin for n in clip_nodes for origin in n.origin)  # provenance kept
+    project = Project(model_path=str(example.path), mappings=mappings)
+    save_project(project, tmp_path / "p.fixport.json")
+    assert run_main("script", str(tmp_path / "p.fixport.json"), "-o", str(tmp_path / "fix.py")).returncode == 0
+    ran = subprocess.run([sys.executable, str(tmp_path / "fix.py"), "-o", str(tmp_path / "script.onnx")],
+                         cwd=tmp_path, capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stderr
+    _assert_same_model(onnx.load(str(onnx_path)), onnx.load(str(tmp_path / "script.onnx")))
+
+
+def test_functions_left_unfixed_are_still_reported(worker) -> None:
+    example = EXAMPLES["autograd_python_op"]  # autograd_inlining=False: every Function stays a PythonOp
+    mappings = [_mapping("prim::PythonOp", "autograd.my_clip", "MyClip")]
+    result = worker.run("analyze", request=ModelRequest(str(example.path)), mappings=mappings)
+    assert sorted(p.python_op_name for p in result.unsupported) == ["MyAddPyOp", "MyRelu"]
+    assert {p.reason for p in result.unsupported} == {"python_op"}

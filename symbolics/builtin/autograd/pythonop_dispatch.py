@@ -39,5 +39,6 @@ def symbolic(g, *args, **kwargs):
         result = g.op("Add", g.op("Mul", _const_like(g, 2.0, args[0]), args[0]), args[1])
     else:
         return symbolic_helper._unimplemented("prim::PythonOp", "unknown Function " + name)
-    result.setType(node.output().type())  # copy type (and shape) from the original node
+    if node is not None:  # torch passes no node to a Function's static `symbolic`
+        result.setType(node.output().type())  # copy type (and shape) from the original node
     return result
