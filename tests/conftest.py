@@ -56,3 +56,22 @@ def run_main(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[st
     env = dict(os.environ, OMP_NUM_THREADS="1")
     return subprocess.run([sys.executable, str(REPO / "main.py"), *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture(autouse=True)
+def _no_leaked_windows(request) -> Iterator[None]:
+    """Like napari's viewer fixture: a test must close every window it opened."""
+    yield
+    if "qtbot" not in request.fixturenames:
+        return
+    from PySide6.QtWidgets import QApplication
+
+    app = QApplication.instance()
+    if app is None:
+        return
+    app.processEvents()
+    leaked = [w for w in app.topLevelWidgets() if w.isVisible() and w.isWindow()
+              and type(w).__name__ not in ("QToolTip", "QTipLabel", "QMenu")]
+    for widget in leaked:
+        widget.close()
+    assert not leaked, f"windows left open: {[type(w).__name__ for w in leaked]}"
