@@ -111,6 +111,7 @@ INSTANCE_KEYS = '''
 # Instance keys identify one node: module scope | user's source line | kind | occurrence.
 _TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
 _STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
+_THIS_FILE = os.path.abspath(__file__)  # like Fixport's own frames, never "the user's line"
 _seen_instances: dict[str, int] = {}
 
 
@@ -126,7 +127,9 @@ def _scope_path(scope_name):
 def _source_line(source_range):
     frames = [m for m in (re.match(r"^(.+?)\\((\\d+)\\): ", line.strip()) for line in source_range.splitlines()) if m]
     for match in frames:
-        if not match[1].startswith((_TORCH_DIR, _STDLIB_DIR)) and not match[1].startswith("<"):
+        path = match[1]
+        in_stdlib = path.startswith(_STDLIB_DIR) and "site-packages" not in path and "dist-packages" not in path
+        if not path.startswith(_TORCH_DIR) and not in_stdlib and not path.startswith("<") and path != _THIS_FILE:
             return f"{os.path.basename(match[1])}:{match[2]}"
     return f"{os.path.basename(frames[0][1])}:{frames[0][2]}" if frames else ""
 

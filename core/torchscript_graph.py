@@ -20,8 +20,15 @@ from core.graph import Graph, Node, Value
 _FRAME_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
 _TORCH_DIR = os.path.dirname(torch.__file__)
 # Frames inside torch, the standard library or Fixport's core are never "the user's line".
-_LIBRARY_DIRS = (_TORCH_DIR + os.sep, os.path.dirname(os.__file__) + os.sep,
-                 os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_LIBRARY_DIRS = (_TORCH_DIR + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
+_PACKAGE_DIRS = ("site-packages", "dist-packages")  # under the stdlib folder, but not the stdlib
+
+
+def _is_library_frame(path: str) -> bool:
+    if path.startswith(_LIBRARY_DIRS) or path.startswith("<"):  # "<string>": generated code
+        return True
+    return path.startswith(_STDLIB_DIR) and not any(part in path for part in _PACKAGE_DIRS)
 
 
 def scope_path(scope_name: str) -> str:
@@ -48,7 +55,7 @@ def user_source_line(source_range: str) -> str:
     frames = [m for m in (_FRAME_RE.match(line.strip()) for line in source_range.splitlines()) if m]
     for match in frames:
         path = match["file"]
-        if not path.startswith(_LIBRARY_DIRS) and not path.startswith("<"):  # "<string>": generated code
+        if not _is_library_frame(path):
             return f"{os.path.basename(path)}:{match['line']}"
     if frames:
         return f"{os.path.basename(frames[0]['file'])}:{frames[0]['line']}"
