@@ -42,12 +42,14 @@ class ConversionRecord:
     torchscript_graph: Graph | None = None
     failures: list[ConversionFailure] = field(default_factory=list)
     instance_key_of: dict[torch._C.Node, str] = field(default_factory=dict)
+    node_of_key: dict[str, torch._C.Node] = field(default_factory=dict)
     converting: tuple[torch._C.Node, str] | None = None  # the node whose symbolic runs now
     diagnose: bool = False
     _unclaimed: dict[str, list[str]] = field(default_factory=dict)
 
     def set_graph_keys(self, keys: dict[torch._C.Node, str]) -> None:
         self.instance_key_of = keys
+        self.node_of_key = {key: node for node, key in keys.items()}
         self._unclaimed = {}
         for key in keys.values():
             self._unclaimed.setdefault(key.rsplit("|", 1)[0], []).append(key)
@@ -189,9 +191,7 @@ def claim_python_op_key(function_name: str) -> str:
 def node_for_key(key: str) -> torch._C.Node | None:
     """The TorchScript node with instance key ``key`` in the export running now."""
     record = _active_record
-    if record is None or not key:
-        return None
-    return next((node for node, node_key in record.instance_key_of.items() if node_key == key), None)
+    return record.node_of_key.get(key) if record is not None and key else None
 
 
 def static_symbolic_failed(g: jit_utils.GraphContext, key: str, function_name: str, exc: Exception,
@@ -202,11 +202,7 @@ def static_symbolic_failed(g: jit_utils.GraphContext, key: str, function_name: s
     if record is None or not record.diagnose:
         raise exc
     node = record.torchscript_graph.node_by_id.get(key) if record.torchscript_graph else None
-    message = str(exc)
-    in_fix = [f for f in traceback.extract_tb(exc.__traceback__) if f.filename.startswith("<template ")]
-    if in_fix:
-        message = (f"The fix {in_fix[-1].filename.strip('<>').removeprefix('template ')} raised at line "
-                   f"{in_fix[-1].lineno}: {type(exc).__name__}: {message}")
+    message = _blaming_the_fix(exc, str(exc))
     record.failures.append(ConversionFailure(
         kind=PYTHON_OP_KIND, instance=key, scope=node.scope if node else "", source=node.source if node else "",
         message=message, exception_type=type(exc).__name__, python_op_name=function_name))
@@ -215,13 +211,18 @@ def static_symbolic_failed(g: jit_utils.GraphContext, key: str, function_name: s
     return g.op(f"{PLACEHOLDER_DOMAIN}::{PLACEHOLDER_OP}", *values, kind_s=PYTHON_OP_KIND, outputs=outputs)
 
 
-def _failure(node: torch._C.Node, key: str, exc: Exception) -> ConversionFailure:
-    message = str(exc).split("  [Caused by", 1)[0].strip()
+def _blaming_the_fix(exc: Exception, message: str) -> str:
+    """When a fix's own symbolic raised, say which fix and at which of its lines."""
     in_fix = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename.startswith("<template ")]
-    if in_fix:  # the user's (or a template's) symbolic raised: say which and where
-        frame = in_fix[-1]
-        message = (f"The fix {frame.filename.strip('<>').removeprefix('template ')} raised at line "
-                   f"{frame.lineno}: {type(exc).__name__}: {message}")
+    if not in_fix:
+        return message
+    frame = in_fix[-1]
+    return (f"The fix {frame.filename.strip('<>').removeprefix('template ')} raised at line {frame.lineno}: "
+            f"{type(exc).__name__}: {message}")
+
+
+def _failure(node: torch._C.Node, key: str, exc: Exception) -> ConversionFailure:
+    message = _blaming_the_fix(exc, str(exc).split("  [Caused by", 1)[0].strip())
     return ConversionFailure(
         kind=node.kind(),
         instance=key,

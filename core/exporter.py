@@ -6,7 +6,7 @@ import traceback
 import warnings
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Callable, Protocol
+from typing import Any, Protocol
 
 import onnx
 import torch
@@ -37,10 +37,6 @@ class ExportResult:
     @property
     def ok(self) -> bool:
         return not self.unsupported
-
-
-# A hook that registers symbolics for the duration of an export (templates use it).
-RegistrationContext = Callable[[], Any]
 
 
 class Exporter(Protocol):

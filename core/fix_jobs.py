@@ -94,25 +94,14 @@ def _raise_opset(current: AnalysisResult, library: TemplateLibrary, keep_opset: 
 def stub(kind: str, opset: int, input_types: list[str] | None = None, python_op_name: str | None = None,
          model_request: ModelRequest | None = None, progress: ProgressCallback | None = None) -> str:
     """A starting symbolic generated from the op's schema (or the Function's forward)."""
+    from core.function_symbolics import autograd_functions_named
     from symbolics.stubs import PythonOpSignature, generate_stub
 
     python_op = None
     if python_op_name:
         if model_request is not None:
             open_model(model_request)  # the Function class must be imported to read its forward
-        function_class = _autograd_function_named(python_op_name)
-        python_op = (PythonOpSignature.from_function(function_class) if function_class
+        classes = autograd_functions_named(python_op_name)
+        python_op = (PythonOpSignature.from_function(classes[0]) if classes
                      else PythonOpSignature(python_op_name, []))
     return generate_stub(kind, opset=opset, input_types=input_types, python_op=python_op)
-
-
-def _autograd_function_named(name: str) -> type | None:
-    import torch
-
-    pending = list(torch.autograd.Function.__subclasses__())
-    while pending:
-        cls = pending.pop()
-        if cls.__name__ == name and "forward" in vars(cls):
-            return cls
-        pending.extend(cls.__subclasses__())
-    return None

@@ -18,7 +18,8 @@ def custom_opsets_of(mapping: FixMapping) -> dict[str, int]:
     opsets = dict(mapping.custom_opsets)
     domain = mapping.params.get("domain")
     if isinstance(domain, str) and domain:
-        opsets.pop("custom", None) if domain != "custom" else None
+        if domain != "custom":
+            opsets.pop("custom", None)  # the template's placeholder domain, renamed by the user
         opsets[domain] = int(mapping.params.get("domain_version", 1))
     return opsets
 

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import hashlib
 import os
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -23,7 +23,6 @@ class Workbench:
     analysis: AnalysisResult | None = None
     comparison: Any = None
     dirty: bool = False
-    history: list[str] = field(default_factory=list)
 
     # ---- opening ----
     def open_model(self, path: str | Path) -> None:

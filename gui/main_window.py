@@ -187,9 +187,9 @@ class MainWindow(QMainWindow):
     def _on_analyze_finished(self, request: JobRequest, result: AnalysisResult) -> None:
         self.workbench.analysis = result
         keep_view = getattr(self, "_keep_view", False)
-        title = "ONNX (exported)" if result.torchscript_graph is not None or result.source_kind == "onnx" else "ONNX"
-        if result.unsupported and result.source_kind != "onnx":
-            title = "ONNX (placeholders where export fails)"
+        onnx_nodes = result.onnx_graph.nodes if result.onnx_graph is not None else []
+        placeholders = result.source_kind != "onnx" and any(node.unsupported for node in onnx_nodes)
+        title = "ONNX (placeholders where export fails)" if placeholders else "ONNX (exported)"
         self.graphs.set_graphs(result.torchscript_graph, result.onnx_graph, keep_view=keep_view, onnx_title=title)
         self._mark_problems(result)
         fixed = [m.label for m in self.workbench.project.mappings] if self.workbench.project else []
@@ -261,10 +261,6 @@ class MainWindow(QMainWindow):
         self.log.log(f"Compare ({', '.join(result.providers_used)}): {verdict}, max abs {worst:.3g}"
                      + (f", first divergent node {first}" if first else ""), "\n".join(result.messages))
         self.statusBar().showMessage(f"Compare: {verdict}", STATUS_TIMEOUT_MS)
-
-    def _on_save_script_finished(self, request: JobRequest, path: str) -> None:
-        self.log.log(f"Wrote fix script {path}")
-        self.statusBar().showMessage(f"Wrote fix script {path}", STATUS_TIMEOUT_MS)
 
     # ---- selection ----
     def select_node(self, kind: str, node_id: str) -> None:
