@@ -5,14 +5,29 @@ import sys
 
 
 def run() -> int:
+    """Open the window, or run one command (``fixport`` is this function)."""
     if len(sys.argv) == 1 or sys.argv[1] == "gui":
-        from gui.app import run_gui
+        from fixport.gui.app import run_gui
 
         return run_gui(sys.argv[2:] if len(sys.argv) > 1 else [])
-    from core.cli import main
+    from fixport.cli.app import main
 
     return main(sys.argv[1:])
 
 
+def _run_from_checkout() -> int:
+    """`python main.py` in a checkout: the code is importable only as the installed ``fixport``."""
+    try:
+        from fixport.main import run as installed_run
+    except ModuleNotFoundError as error:
+        if error.name != "fixport":
+            raise
+        print("error: Fixport is not installed in this Python.\n"
+              "  → Run `bash scripts/run` (it installs Fixport with `pip install -e .`) and try again.",
+              file=sys.stderr)
+        return 2
+    return installed_run()
+
+
 if __name__ == "__main__":
-    sys.exit(run())
+    sys.exit(_run_from_checkout())

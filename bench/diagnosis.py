@@ -18,8 +18,8 @@ from typing import Callable
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from core.exporter import ExportOptions, TorchScriptExporter  # noqa: E402
-from core.loading import load_model  # noqa: E402
+from fixport.core.exporters.torchscript import ExportOptions, TorchScriptExporter  # noqa: E402
+from fixport.core.loaders.loading import load_model  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = [  # (model file, opset)

@@ -4,7 +4,7 @@ Usage: QT_QPA_PLATFORM=offscreen python bench/graphs.py [--runs 5] [--only resne
 
 ResNet-50 (TorchScript + ONNX) and a BERT-base-like encoder are built directly as neutral
 graphs with realistic scopes; the synthetic DAGs are built with onnx.helper and converted with
-core.onnx_graph.onnx_to_graph, like a file opened from disk.
+fixport.core.onnx_io.onnx_graph.onnx_to_graph, like a file opened from disk.
 """
 from __future__ import annotations
 
@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import onnx  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
-from core.graph import Graph, Node, Value  # noqa: E402
+from fixport.core.model.graph import Graph, Node, Value  # noqa: E402
 
 FRAME_COUNT = 40
 VIEW_SIZE = (1400, 900)
@@ -339,13 +339,13 @@ def synthetic_onnx_model(node_count: int, seed: int = 0) -> onnx.ModelProto:
 
 
 def synthetic_graph(node_count: int) -> Graph:
-    from core.onnx_graph import onnx_to_graph
+    from fixport.core.onnx_io.onnx_graph import onnx_to_graph
     return onnx_to_graph(synthetic_onnx_model(node_count))
 
 
 def load_onnx_file_bytes(data: bytes) -> Graph:
     """What opening an .onnx file costs Fixport: parse the protobuf, build the neutral graph."""
-    from core.onnx_graph import onnx_to_graph
+    from fixport.core.onnx_io.onnx_graph import onnx_to_graph
     return onnx_to_graph(onnx.load_from_string(data))
 
 
@@ -417,7 +417,7 @@ def _fmt(values: list[float], scale: float = 1.0, digits: int = 3) -> str:
 def bench(names: list[str], runs: int) -> None:
     from PySide6.QtWidgets import QApplication
 
-    from gui.graph_view import GraphPane
+    from fixport.gui.graph_view import GraphPane
 
     app = QApplication.instance() or QApplication([])
     rows = []
@@ -485,7 +485,7 @@ def both_panes_memory() -> None:
     """Two 50k-node graphs, fully expanded, in two panes: the memory target."""
     from PySide6.QtWidgets import QApplication
 
-    from gui.graph_view import GraphPane
+    from fixport.gui.graph_view import GraphPane
 
     app = QApplication.instance() or QApplication([])
     graphs = [synthetic_graph(50_000), synthetic_graph(50_000)]

@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import sys
 
-from examples.catalog import example_path
+from fixport.examples.catalog import example_path
 
 DEFAULT_EXAMPLE = "threshold"
 
@@ -16,7 +16,7 @@ def run_gui(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from PySide6.QtWidgets import QApplication
 
-    from gui.main_window import MainWindow
+    from fixport.gui.main_window import MainWindow
 
     app = QApplication.instance() or QApplication(sys.argv[:1])
     app.setApplicationName("Fixport")

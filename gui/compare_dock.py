@@ -11,11 +11,20 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QComboBox, QDockWidget, QGridLayout, QHBoxLayout, QLabel, QTableWidget,
-                               QTableWidgetItem, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QDockWidget,
+    QGridLayout,
+    QHBoxLayout,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
 
-from core.compare_result import CompareResult
-from core.output_stats import OutputStats
+from fixport.core.model.compare_result import CompareResult
+from fixport.core.model.output_stats import OutputStats
 
 PASS_COLOUR = "#2e7d32"
 FAIL_COLOUR = "#c62828"

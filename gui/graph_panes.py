@@ -4,8 +4,8 @@ from __future__ import annotations
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
-from core.graph import Graph, GraphKind, GraphMapping, display_graph
-from gui.graph_view import GraphPane
+from fixport.core.model.graph import Graph, GraphKind, GraphMapping, display_graph
+from fixport.gui.graph_view import GraphPane
 
 HEADER_STYLE = "font-weight: 600; padding: 3px 6px; background: #eceff1; border-bottom: 1px solid #cfd8dc;"
 

@@ -1,4 +1,4 @@
-"""One QGraphicsItem that draws a whole :class:`core.layout.Layout` in batches.
+"""One QGraphicsItem that draws a whole :class:`fixport.core.panes.layout.Layout` in batches.
 
 No item per node or edge (STYLE rule 8): each paint culls boxes and edge segments against the
 exposed rect with numpy, draws edges with one ``drawLines`` call on a numpy-backed QLineF array,
@@ -8,7 +8,6 @@ only when there are few enough on screen and they are big enough to read).
 from __future__ import annotations
 
 import logging
-
 import time
 
 import numpy as np
@@ -18,14 +17,30 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from core.graph import Graph
-from core.grouping import GroupTree
-from core.layout import Layout
-from core.layout_constants import ARROW_LENGTH
-from gui.graph_style import (
-    BADGE_BORDER, BADGE_FILL, BADGE_TEXT, DIVERGENT_COLOR, EDGE_COLOR, EDGE_WIDTH_PX, GROUP_BORDER,
-    HIGHLIGHT_COLOR, MULTI_EDGE_WIDTH_PX, SELECTED_COLOR, SHADOW_COLOR, SUBTEXT_COLOR, TEXT_COLOR,
-    ERROR_BINS, UNSUPPORTED_BORDER, UNSUPPORTED_FILL, UNSUPPORTED_TEXT, Palette, op_category,
+from fixport.core.model.graph import Graph
+from fixport.core.panes.grouping import GroupTree
+from fixport.core.panes.layout import Layout
+from fixport.core.panes.layout_constants import ARROW_LENGTH
+from fixport.gui.graph_style import (
+    BADGE_BORDER,
+    BADGE_FILL,
+    BADGE_TEXT,
+    DIVERGENT_COLOR,
+    EDGE_COLOR,
+    EDGE_WIDTH_PX,
+    ERROR_BINS,
+    GROUP_BORDER,
+    HIGHLIGHT_COLOR,
+    MULTI_EDGE_WIDTH_PX,
+    SELECTED_COLOR,
+    SHADOW_COLOR,
+    SUBTEXT_COLOR,
+    TEXT_COLOR,
+    UNSUPPORTED_BORDER,
+    UNSUPPORTED_FILL,
+    UNSUPPORTED_TEXT,
+    Palette,
+    op_category,
 )
 
 # --- level of detail (screen pixels) ---------------------------------------------------------

@@ -1,8 +1,8 @@
 """GraphPane: a zoomable, searchable view of one graph with collapsible groups.
 
-Layouts are computed by ``core.layout`` on a worker thread (one runner, a new request cancels the
+Layouts are computed by ``fixport.core.panes.layout`` on a worker thread (one runner, a new request cancels the
 stale one, results return on the GUI thread: STYLE rule 6) and drawn by one batched
-:class:`gui.graph_scene.GraphItem`. Programmatic calls (``select_nodes``, ``set_marks``) never emit
+:class:`fixport.gui.graph_scene.GraphItem`. Programmatic calls (``select_nodes``, ``set_marks``) never emit
 ``selection_changed``, so two synchronised panes cannot ping-pong.
 """
 from __future__ import annotations
@@ -12,18 +12,33 @@ from typing import Callable
 
 import numpy as np
 from PySide6.QtCore import QObject, QPointF, QRectF, QRunnable, Qt, QThreadPool, Signal
-from PySide6.QtGui import QColor, QKeySequence, QMouseEvent, QPainter, QShortcut, QWheelEvent
+from PySide6.QtGui import (
+    QColor,
+    QKeySequence,
+    QMouseEvent,
+    QPainter,
+    QShortcut,
+    QWheelEvent,
+)
 from PySide6.QtWidgets import (
-    QGraphicsScene, QGraphicsView, QHBoxLayout, QLabel, QLineEdit, QMenu, QToolButton, QToolTip,
-    QVBoxLayout, QWidget,
+    QGraphicsScene,
+    QGraphicsView,
+    QHBoxLayout,
+    QLabel,
+    QLineEdit,
+    QMenu,
+    QToolButton,
+    QToolTip,
+    QVBoxLayout,
+    QWidget,
 )
 
-from core.cancel import Cancelled
-from core.graph import Graph
-from core.grouping import GroupTree, default_expanded, tree_for
-from core.layout import LAYOUT_CACHE, Layout
-from gui.graph_scene import GraphItem
-from gui.graph_style import BACKGROUND
+from fixport.core.model.cancel import Cancelled
+from fixport.core.model.graph import Graph
+from fixport.core.panes.grouping import GroupTree, default_expanded, tree_for
+from fixport.core.panes.layout import LAYOUT_CACHE, Layout
+from fixport.gui.graph_scene import GraphItem
+from fixport.gui.graph_style import BACKGROUND
 
 ZOOM_STEP_PER_DEGREE = 1.0018  # wheel: zoom factor per 1/8 degree of rotation
 MIN_ZOOM, MAX_ZOOM = 0.002, 4.0

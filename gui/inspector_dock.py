@@ -6,9 +6,9 @@ from typing import Any
 
 from PySide6.QtWidgets import QDockWidget, QTextBrowser, QWidget
 
-from core.diagnosis import UnsupportedNode
-from core.graph import Graph, Node
-from core.op_docs import OpInfo, onnx_schema_text
+from fixport.core.model.graph import Graph, Node
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.onnx_io.op_docs import OpInfo, onnx_schema_text
 
 MAX_ATTRIBUTE_TEXT = 200
 STYLE = """

@@ -13,9 +13,9 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from core.cancel import Cancelled
-from core.errors import FixportError
-from core.worker import ExportWorker
+from fixport.core.model.cancel import Cancelled
+from fixport.core.model.errors import FixportError
+from fixport.core.worker.client import ExportWorker
 
 
 @dataclass

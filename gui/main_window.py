@@ -8,24 +8,29 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
-from core.diagnosis import UnsupportedNode
-from core.errors import FixportError, InputSpecError, ModelLoadError, TemplateValidationError
-from core.graph import Graph, Node
-from core.job_types import AnalysisResult
-from core.model_files import MODEL_FILE_SUFFIXES
-from core.project import PROJECT_SUFFIX, FixMapping
-from core.workbench import Workbench
-from gui.compare_dock import CompareDock
-from gui.graph_panes import SideBySideGraphs
-from gui.inspector_dock import InspectorDock
-from gui.job_runner import JobRequest, JobRunner
-from gui.log_dock import LogDock
-from gui.model_questions import ask_input_specs, ask_trust
-from gui.problems_dock import ProblemsDock
-from gui.restore_bar import RestoreBar
-from gui.template_dock import TemplateDock, TemplateTarget
-from gui.window_actions import WindowActions
-from symbolics.library import TemplateLibrary
+from fixport.core.model.errors import (
+    FixportError,
+    InputSpecError,
+    ModelLoadError,
+    TemplateValidationError,
+)
+from fixport.core.model.graph import Graph, Node
+from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import PROJECT_SUFFIX, FixMapping
+from fixport.core.model.results import AnalysisResult
+from fixport.core.model.workbench import Workbench
+from fixport.gui.compare_dock import CompareDock
+from fixport.gui.graph_panes import SideBySideGraphs
+from fixport.gui.inspector_dock import InspectorDock
+from fixport.gui.job_runner import JobRequest, JobRunner
+from fixport.gui.log_dock import LogDock
+from fixport.gui.model_questions import ask_input_specs, ask_trust
+from fixport.gui.problems_dock import ProblemsDock
+from fixport.gui.restore_bar import RestoreBar
+from fixport.gui.template_dock import TemplateDock, TemplateTarget
+from fixport.gui.window_actions import WindowActions
+from fixport.symbolics.library import TemplateLibrary
 
 WINDOW_TITLE = "Fixport"
 DEFAULT_SIZE = (1500, 920)
@@ -304,7 +309,7 @@ class MainWindow(QMainWindow):
         problem = self._problem_for(ts_node.id) if ts_node else None
         if problem is None and kind == "onnx":
             problem = next((p for p in self.workbench.analysis.unsupported if p.onnx_node == node_id), None)
-        from core.op_docs import onnx_ops_in_source
+        from fixport.core.onnx_io.op_docs import onnx_ops_in_source
 
         targets = onnx_ops_in_source(self.template.editor.source()) if ts_node else []
         self.inspector.show_node(graph, node, problem, op_info, targets, self.workbench.opset or 17)

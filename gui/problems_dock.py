@@ -5,7 +5,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QDockWidget, QTreeWidget, QTreeWidgetItem, QWidget
 
-from core.diagnosis import UnsupportedNode
+from fixport.core.model.problems import UnsupportedNode
 
 REASON_LABELS = {
     "no_symbolic": "no symbolic at this opset",

@@ -6,13 +6,32 @@ from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
-from PySide6.QtWidgets import (QCheckBox, QComboBox, QDockWidget, QDoubleSpinBox, QFormLayout, QGridLayout,
-                               QLabel, QLineEdit, QListWidget, QListWidgetItem, QPushButton, QSpinBox,
-                               QSplitter, QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QComboBox,
+    QDockWidget,
+    QDoubleSpinBox,
+    QFormLayout,
+    QGridLayout,
+    QLabel,
+    QLineEdit,
+    QListWidget,
+    QListWidgetItem,
+    QPushButton,
+    QSpinBox,
+    QSplitter,
+    QVBoxLayout,
+    QWidget,
+)
 
-from core.project import FixMapping
-from gui.code_editor import CodeEditor
-from symbolics.library import STUB_TEMPLATE_ID, RankedTemplate, TemplateInfo, TemplateLibrary
+from fixport.core.model.project import FixMapping
+from fixport.gui.code_editor import CodeEditor
+from fixport.symbolics.library import (
+    STUB_TEMPLATE_ID,
+    RankedTemplate,
+    TemplateInfo,
+    TemplateLibrary,
+)
 
 OFFER_ROLE = Qt.ItemDataRole.UserRole
 SPIN_LIMIT = 1_000_000

@@ -1,10 +1,18 @@
 """The tolerance dialog: the per-dtype table in force, and overrides for every dtype."""
 from __future__ import annotations
 
-from PySide6.QtWidgets import (QCheckBox, QDialog, QDialogButtonBox, QDoubleSpinBox, QFormLayout, QLabel,
-                               QVBoxLayout, QWidget)
+from PySide6.QtWidgets import (
+    QCheckBox,
+    QDialog,
+    QDialogButtonBox,
+    QDoubleSpinBox,
+    QFormLayout,
+    QLabel,
+    QVBoxLayout,
+    QWidget,
+)
 
-from core.tolerances import DEFAULT_TOLERANCES
+from fixport.core.model.tolerances import DEFAULT_TOLERANCES
 
 DECIMALS = 12
 

@@ -6,20 +6,33 @@ from typing import TYPE_CHECKING
 
 from PySide6.QtCore import Qt
 from PySide6.QtGui import QAction, QKeySequence
-from PySide6.QtWidgets import (QComboBox, QFileDialog, QLabel, QProgressBar, QPushButton, QSpinBox, QToolBar,
-                               QWidget)
+from PySide6.QtWidgets import (
+    QComboBox,
+    QFileDialog,
+    QLabel,
+    QProgressBar,
+    QPushButton,
+    QSpinBox,
+    QToolBar,
+    QWidget,
+)
 
-from core.export_options import DEFAULT_OPSET, EXPORT_TYPES, MAX_OPSET, MIN_OPSET
-from core.fix_script import write_fix_script
-from core.job_types import AnalysisResult
-from core.model_files import MODEL_FILE_SUFFIXES
-from core.ort_session import cuda_available
-from core.project import PROJECT_SUFFIX
-from gui.example_gallery import ExampleGallery
-from gui.tolerance_dialog import ToleranceDialog
+from fixport.core.fixing.fix_script import write_fix_script
+from fixport.core.model.export_options import (
+    DEFAULT_OPSET,
+    EXPORT_TYPES,
+    MAX_OPSET,
+    MIN_OPSET,
+)
+from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
+from fixport.core.model.project import PROJECT_SUFFIX
+from fixport.core.model.results import AnalysisResult
+from fixport.core.onnx_io.ort_session import cuda_available
+from fixport.gui.example_gallery import ExampleGallery
+from fixport.gui.tolerance_dialog import ToleranceDialog
 
 if TYPE_CHECKING:
-    from gui.main_window import MainWindow
+    from fixport.gui.main_window import MainWindow
 
 MAX_RECENT_FILES = 10
 MODEL_FILTER = "Model files (" + " ".join(f"*{s}" for s in MODEL_FILE_SUFFIXES) + f" *{PROJECT_SUFFIX})"

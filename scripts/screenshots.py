@@ -20,8 +20,8 @@ os.environ["FIXPORT_DATA_DIR"] = tempfile.mkdtemp(prefix="fixport-screenshots-")
 from PySide6.QtCore import QSettings  # noqa: E402
 from PySide6.QtWidgets import QApplication  # noqa: E402
 
-from examples.catalog import example_path  # noqa: E402
-from gui.main_window import MainWindow  # noqa: E402
+from fixport.examples.catalog import example_path  # noqa: E402
+from fixport.gui.main_window import MainWindow  # noqa: E402
 
 WINDOW_SIZE = (1600, 960)
 JOB_TIMEOUT_S = 300

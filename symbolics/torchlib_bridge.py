@@ -12,7 +12,8 @@ from typing import Any, Sequence
 
 import onnx
 import torch
-from onnx import helper as onnx_helper, numpy_helper
+from onnx import helper as onnx_helper
+from onnx import numpy_helper
 from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
 
 TORCHLIB_OPSET = 18

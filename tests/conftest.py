@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Callable, Iterator
 import pytest
 
 if TYPE_CHECKING:
-    from core.worker import ExportWorker
+    from fixport.core.worker.client import ExportWorker
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 os.environ.setdefault("OMP_NUM_THREADS", "1")
@@ -34,7 +34,7 @@ def _one_torch_thread() -> None:
 @pytest.fixture(scope="session")
 def worker() -> Iterator["ExportWorker"]:
     """A warm export worker shared by the tests (a cold one costs seconds of imports)."""
-    from core.worker import ExportWorker
+    from fixport.core.worker.client import ExportWorker
 
     shared = ExportWorker(job_timeout_s=300)
     yield shared

@@ -10,9 +10,12 @@ import onnx
 import onnxruntime
 import torch
 
-from core.symbolic_registration import MappingSpec, registered_mappings
-from core.torchscript_graph import instance_keys
-from symbolics.library import TemplateLibrary
+from fixport.core.exporters.symbolic_registration import (
+    MappingSpec,
+    registered_mappings,
+)
+from fixport.core.loaders.torchscript_graph import instance_keys
+from fixport.symbolics.library import TemplateLibrary
 
 ATOL = 1e-4  # float32 absolute tolerance for every built-in template
 
@@ -31,7 +34,7 @@ def spec_for(template_id: str, target_kind: str, *, instance: str | None = None,
 
 
 def key_of(node: torch._C.Node) -> str:
-    """Instance key as core.torchscript_graph computes it over the node's whole graph."""
+    """Instance key as fixport.core.loaders.torchscript_graph computes it over the node's whole graph."""
     block = node.owningBlock()
     while block.owningNode() is not None:
         block = block.owningNode().owningBlock()

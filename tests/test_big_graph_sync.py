@@ -5,8 +5,8 @@ import copy
 
 import pytest
 
-from core.graph import Graph
-from gui.graph_panes import SideBySideGraphs
+from fixport.core.model.graph import Graph
+from fixport.gui.graph_panes import SideBySideGraphs
 from tests.test_graph_view import synthetic_graph
 
 pytestmark = pytest.mark.qt_log_ignore(r"This plugin does not support propagateSizeHints")

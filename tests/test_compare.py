@@ -7,8 +7,8 @@ from pathlib import Path
 import onnxruntime
 import pytest
 
-from core.compare_job import CompareResult
-from core.jobs import ModelRequest
+from fixport.core.comparison.compare_job import CompareResult
+from fixport.core.model.results import ModelRequest
 from tests.conftest import REPO, run_main
 
 # A model file that registers a wrong symbolic at import: the worker imports it, so the wrong
@@ -170,7 +170,7 @@ def test_custom_domain_op_runs_on_the_torch_reference(worker, model_file) -> Non
 
 
 def test_unexportable_model_is_a_clear_error(worker) -> None:
-    from core.errors import FixportError
+    from fixport.core.model.errors import FixportError
 
     with pytest.raises(FixportError, match="deform_conv2d"):
         _compare(worker, REPO / "examples" / "deform_conv2d.py")

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from core.jobs import ModelRequest
-from examples.catalog import ExampleInfo, list_examples
+from fixport.core.model.results import ModelRequest
+from fixport.examples.catalog import ExampleInfo, list_examples
 
 EXAMPLES = list_examples()
 

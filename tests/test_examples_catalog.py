@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from examples import catalog  # conftest.py puts the repo root on sys.path
+from fixport.examples import catalog  # conftest.py puts the repo root on sys.path
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 

@@ -13,10 +13,10 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from core.jobs import ModelRequest
-from core.loading import load_model
-from core.project import FixMapping, Project, load_project, save_project
-from examples.catalog import list_examples
+from fixport.core.loaders.loading import load_model
+from fixport.core.model.project import FixMapping, Project, load_project, save_project
+from fixport.core.model.results import ModelRequest
+from fixport.examples.catalog import list_examples
 from tests.conftest import run_main
 
 EXAMPLES = {e.name: e for e in list_examples()}
@@ -123,7 +123,7 @@ def test_fix_script_reproduces_special_mechanisms(worker, name: str, tmp_path: P
 
 
 def _template(template_id: str):
-    from symbolics.library import TemplateLibrary
+    from fixport.symbolics.library import TemplateLibrary
 
     return TemplateLibrary().get(template_id)
 
@@ -182,7 +182,7 @@ def test_instance_mapping_applies_to_one_node_only(worker, model_file) -> None:
 
 
 def test_template_errors_name_their_line(worker) -> None:
-    from core.fixing import TemplateValidationError
+    from fixport.core.model.errors import TemplateValidationError
 
     broken = FixMapping("aten::threshold", "user.broken", "def symbolic(g, x, t, v):\n    return g.op(\n")
     with pytest.raises(TemplateValidationError) as info:

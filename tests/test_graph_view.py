@@ -6,11 +6,11 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 
-from core.graph import Graph, Node, Value
-from core.grouping import ROOT, tree_for
-from core.layout_constants import DEFAULT_VISIBLE_BUDGET
-from gui.graph_style import UNSUPPORTED_FILL
-from gui.graph_view import GraphPane
+from fixport.core.model.graph import Graph, Node, Value
+from fixport.core.panes.grouping import ROOT, tree_for
+from fixport.core.panes.layout_constants import DEFAULT_VISIBLE_BUDGET
+from fixport.gui.graph_style import UNSUPPORTED_FILL
+from fixport.gui.graph_view import GraphPane
 
 # The offscreen platform plugin says this whenever a top-level widget is shown; it is not ours.
 pytestmark = pytest.mark.qt_log_ignore(r"This plugin does not support propagateSizeHints")

@@ -4,11 +4,19 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from core.cancel import Cancelled
-from core.graph import Graph, Node, Value
-from core.grouping import GroupTree, default_expanded, scope_from_onnx_name, visible_items
-from core.layout import LayoutCache, compute_layout
-from core.layout_constants import DEFAULT_VISIBLE_BUDGET, MAX_GROUP_CHILDREN
+from fixport.core.model.cancel import Cancelled
+from fixport.core.model.graph import Graph, Node, Value
+from fixport.core.panes.grouping import (
+    GroupTree,
+    default_expanded,
+    scope_from_onnx_name,
+    visible_items,
+)
+from fixport.core.panes.layout import LayoutCache, compute_layout
+from fixport.core.panes.layout_constants import (
+    DEFAULT_VISIBLE_BUDGET,
+    MAX_GROUP_CHILDREN,
+)
 
 
 def chain_graph(scopes: list[str], kind: str = "torchscript", onnx_names: bool = False) -> Graph:

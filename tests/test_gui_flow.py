@@ -14,9 +14,9 @@ from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
 QMessageBoxButton = QMessageBox.StandardButton
 
-from examples.catalog import example_path
-from gui.job_runner import JobRunner
-from gui.main_window import MainWindow
+from fixport.examples.catalog import example_path
+from fixport.gui.job_runner import JobRunner
+from fixport.gui.main_window import MainWindow
 
 JOB_TIMEOUT_MS = 240_000
 
@@ -24,7 +24,7 @@ JOB_TIMEOUT_MS = 240_000
 @pytest.fixture
 def window(qtbot, worker, tmp_path: Path, monkeypatch) -> MainWindow:
     monkeypatch.setenv("FIXPORT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr("core.workbench.AUTOSAVE_DIR", tmp_path / "data" / "autosave")
+    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "data" / "autosave")
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     main = MainWindow(settings=settings, runner=JobRunner(worker=worker))
     qtbot.addWidget(main)
@@ -262,7 +262,7 @@ def test_a_torchscript_archive_asks_for_inputs(qtbot, window: MainWindow, tmp_pa
     archive = tmp_path / "model.ts"
     torch.jit.save(torch.jit.script(torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.Threshold(0.1, 2.0))),
                    str(archive))
-    monkeypatch.setattr("gui.model_questions.QInputDialog.getText",
+    monkeypatch.setattr("fixport.gui.model_questions.QInputDialog.getText",
                         lambda *args, **kwargs: ("input=3x4:float32", True))
     run_job(qtbot, window, lambda: window.open_path(archive))  # fails: no inputs; asks; exports again
     qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
@@ -276,9 +276,9 @@ def test_a_pickled_model_asks_for_trust(qtbot, window: MainWindow, tmp_path: Pat
     pickled = tmp_path / "model.pt"
     torch.save(torch.nn.Sequential(torch.nn.Linear(4, 2), torch.nn.ReLU()), pickled)
     asked: list[str] = []
-    monkeypatch.setattr("gui.model_questions.QMessageBox.question",
+    monkeypatch.setattr("fixport.gui.model_questions.QMessageBox.question",
                         lambda *args, **kwargs: asked.append("trust") or QMessageBoxButton.Yes)
-    monkeypatch.setattr("gui.model_questions.QInputDialog.getText",
+    monkeypatch.setattr("fixport.gui.model_questions.QInputDialog.getText",
                         lambda *args, **kwargs: ("x=3x4:float32", True))
     run_job(qtbot, window, lambda: window.open_path(pickled))
     qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)

@@ -7,9 +7,9 @@ import numpy as np
 import pytest
 import torch
 
-from core.errors import InputSpecError, ModelLoadError
-from core.inputs import InputSpec, parse_input_spec
-from core.loading import InputOptions, load_model
+from fixport.core.loaders.loading import InputOptions, load_model
+from fixport.core.model.errors import InputSpecError, ModelLoadError
+from fixport.core.model.inputs import InputSpec, parse_input_spec
 
 SMALL_MODEL = """
     import torch
@@ -81,7 +81,8 @@ def test_pickled_module_needs_trust_and_its_source_path(tmp_path: Path) -> None:
     (source_dir / "mynet.py").write_text(
         "import torch\nclass MyNet(torch.nn.Module):\n    def forward(self, x):\n        return x * 2\n")
     pickled = tmp_path / "model.pt"
-    import subprocess, sys
+    import subprocess
+    import sys
     subprocess.run([sys.executable, "-c", "import torch, mynet; torch.save(mynet.MyNet(), %r)" % str(pickled)],
                    cwd=source_dir, check=True)
     with pytest.raises(ModelLoadError, match="--trust"):

@@ -8,8 +8,8 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-import core.onnx_files as onnx_files
-from core.errors import ExportError
+import fixport.core.onnx_io.onnx_files as onnx_files
+from fixport.core.model.errors import ExportError
 
 
 def _model(weight_elements: int = 1024) -> onnx.ModelProto:

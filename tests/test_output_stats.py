@@ -6,9 +6,16 @@ import math
 import numpy as np
 import pytest
 
-from core.output_stats import SCATTER_MAX_POINTS, compare_arrays, cosine_similarity, error_histogram, \
-    flatten_outputs, value_pairs, worst_of_runs
-from core.tolerances import DEFAULT_TOLERANCES, ToleranceTable
+from fixport.core.model.output_stats import (
+    SCATTER_MAX_POINTS,
+    compare_arrays,
+    cosine_similarity,
+    error_histogram,
+    flatten_outputs,
+    value_pairs,
+    worst_of_runs,
+)
+from fixport.core.model.tolerances import DEFAULT_TOLERANCES, ToleranceTable
 
 
 def test_identical_arrays_pass_with_zero_error() -> None:

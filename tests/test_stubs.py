@@ -4,9 +4,13 @@ from __future__ import annotations
 import pytest
 import torch
 
-from core.symbolic_registration import compile_template_source, validate_mapping, MappingSpec
-from symbolics.library import parse_template_source
-from symbolics.stubs import PythonOpSignature, generate_stub
+from fixport.core.exporters.symbolic_registration import (
+    MappingSpec,
+    compile_template_source,
+    validate_mapping,
+)
+from fixport.symbolics.library import parse_template_source
+from fixport.symbolics.stubs import PythonOpSignature, generate_stub
 
 
 @pytest.fixture(scope="module")

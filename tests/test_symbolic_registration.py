@@ -6,10 +6,16 @@ import torch
 import torch.nn.functional as F
 from torch.onnx._internal.torchscript_exporter import registration
 
-from core.symbolic_registration import (MappingSpec, TemplateError, compile_template_source,
-                                        registered_mappings, registry_state, validate_mapping)
-from symbolics.library import TemplateLibrary
-from tests.fixport_export_helpers import (Lambda, assert_matches_torch, key_of, spec_for)
+from fixport.core.exporters.symbolic_registration import (
+    MappingSpec,
+    TemplateError,
+    compile_template_source,
+    registered_mappings,
+    registry_state,
+    validate_mapping,
+)
+from fixport.symbolics.library import TemplateLibrary
+from tests.fixport_export_helpers import Lambda, assert_matches_torch, key_of, spec_for
 
 
 class MyAddPyOp(torch.autograd.Function):

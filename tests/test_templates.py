@@ -9,12 +9,18 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from tests.fixport_export_helpers import (LIBRARY, Lambda, assert_matches_torch, export,
-                                          opinfo_inputs, spec_for)
+from tests.fixport_export_helpers import (
+    LIBRARY,
+    Lambda,
+    assert_matches_torch,
+    export,
+    opinfo_inputs,
+    spec_for,
+)
 
 
 def test_library_lists_without_torch():
-    code = ("import sys; from symbolics.library import TemplateLibrary; "
+    code = ("import sys; from fixport.symbolics.library import TemplateLibrary; "
             "lib = TemplateLibrary(user_dir='/nonexistent'); assert len(lib.all()) >= 20, lib.errors; "
             "assert 'torch' not in sys.modules, 'torch imported'; "
             "assert lib.templates_for('aten::asinh', 9)[0].template_id == 'standard.asinh'")

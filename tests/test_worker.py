@@ -6,10 +6,10 @@ import time
 
 import pytest
 
-from core.cancel import Cancelled
-from core.errors import ModelLoadError, WorkerError
-from core.jobs import ModelRequest
-from core.worker import ExportWorker
+from fixport.core.model.cancel import Cancelled
+from fixport.core.model.errors import ModelLoadError, WorkerError
+from fixport.core.model.results import ModelRequest
+from fixport.core.worker.client import ExportWorker
 
 ASINH_MODEL = """
     import torch

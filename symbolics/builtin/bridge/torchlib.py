@@ -22,6 +22,6 @@ TEMPLATE = {
 
 
 def symbolic(g, *args, **kwargs):
-    from symbolics.torchlib_bridge import emit_torchlib
+    from fixport.symbolics.torchlib_bridge import emit_torchlib
 
     return emit_torchlib(g, args, params["target"] or None)

@@ -1,0 +1,117 @@
+"""`check` and `export`: diagnose a model, or export it to a checked ONNX file."""
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+from pathlib import Path
+from typing import Any
+
+from fixport.cli.app import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    add_model_arguments,
+    command,
+    job_arguments,
+    print_json,
+)
+from fixport.core.model.results import AnalysisResult
+from fixport.core.worker.client import ExportWorker
+
+MESSAGE_WIDTH = 100
+
+
+def analysis_json(result: AnalysisResult) -> dict[str, Any]:
+    """The `check --json` contract other issues and tests rely on."""
+    return {
+        "model": result.model_path,
+        "opset": result.options.opset,
+        "exporter": "torchscript",
+        "torchscript_nodes": len(result.torchscript_graph.nodes) if result.torchscript_graph else 0,
+        "onnx_nodes": len(result.onnx_graph.nodes) if result.onnx_graph else 0,
+        "unsupported": [problem.to_json() for problem in result.unsupported],
+        "warnings": result.warnings,
+        "notes": result.notes,
+        "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
+        "saved_files": result.saved_files,
+    }
+
+
+def print_analysis(result: AnalysisResult) -> None:
+    """A readable report: one block per unsupported node."""
+    ts_nodes = len(result.torchscript_graph.nodes) if result.torchscript_graph else 0
+    onnx_nodes = len(result.onnx_graph.nodes) if result.onnx_graph else 0
+    traced = "" if result.source_kind == "onnx" else f"{ts_nodes} TorchScript nodes, "
+    print(f"{Path(result.model_path).name}: opset {result.options.opset}, {traced}{onnx_nodes} ONNX nodes")
+    for note in result.notes:
+        print(f"  note: {note}")
+    if not result.unsupported:
+        print("OK: ONNX Runtime has a kernel for every node." if result.source_kind == "onnx"
+              else "OK: the model exports and runs in ONNX Runtime.")
+    else:
+        print(f"{len(result.unsupported)} unsupported node(s):")
+    for index, problem in enumerate(result.unsupported, 1):
+        where = " ".join(part for part in (problem.scope and f"in {problem.scope}",
+                                           problem.source and f"at {problem.source}") if part)
+        print(f"\n{index:>3}. {problem.display_kind}  [{problem.reason}]  {where}")
+        if problem.first_supported_opset is not None and problem.first_supported_opset > result.options.opset:
+            print(f"     torch has a built-in symbolic from opset {problem.first_supported_opset}")
+        for line in textwrap.wrap(problem.message, MESSAGE_WIDTH):
+            print(f"     {line}")
+    for warning in result.warnings:
+        print(f"\nwarning: {textwrap.shorten(warning, 300)}")
+
+
+def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[AnalysisResult, int]:
+    """The analysis, and how many fixes (from --project) it applied."""
+    request, options, mappings = job_arguments(args)
+    worker = ExportWorker(job_timeout_s=args.timeout)
+    try:
+        result = worker.run("analyze", progress=_progress_printer(args), request=request, options=options,
+                            mappings=mappings, output=output)
+    finally:
+        worker.stop()
+    return result, len(mappings)
+
+
+def _progress_printer(args: argparse.Namespace):
+    if args.json or not sys.stderr.isatty():
+        return None
+    return lambda fraction, message: print(f"\r[{fraction:4.0%}] {message:<50}", end="", file=sys.stderr)
+
+
+def _configure_check(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+
+
+@command("check", "Export once and list every unsupported node with its reason "
+                  "(exit 0 clean, 1 unsupported nodes, 2 could not load or trace).", _configure_check)
+def run_check(args: argparse.Namespace) -> int:
+    result, _ = _run_analysis(args)
+    print_json(analysis_json(result)) if args.json else print_analysis(result)
+    return EXIT_PROBLEMS if result.unsupported else EXIT_OK
+
+
+def _configure_export(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("-o", "--output", required=True, help="where to write the .onnx file")
+    parser.add_argument("--project", help="apply this project's fixes (a .fixport.json file)")
+
+
+@command("export", "Export MODEL to a checked ONNX file (exit 1 and no file while nodes are unsupported).",
+         _configure_export)
+def run_export(args: argparse.Namespace) -> int:
+    result, fix_count = _run_analysis(args, output=args.output)
+    if args.json:
+        print_json(analysis_json(result))
+    elif result.unsupported:
+        print_analysis(result)
+        print(f"\nNot written: {args.output} (fix the nodes above first, e.g. `python main.py fix`).")
+    else:
+        fixes = f", {fix_count} fix(es)" if args.project else ""
+        print(f"Wrote {', '.join(result.saved_files)} (opset {result.options.opset}{fixes}, "
+              f"{len(result.onnx_graph.nodes) if result.onnx_graph else 0} nodes, passes onnx.checker).")
+    if result.source_kind == "onnx":
+        return EXIT_ERROR
+    return EXIT_PROBLEMS if result.unsupported else EXIT_OK

@@ -1,0 +1,109 @@
+"""`compare`: torch vs ONNX Runtime outputs, and the node where they start to diverge."""
+from __future__ import annotations
+
+import argparse
+import sys
+import textwrap
+
+from fixport.cli.app import (
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    add_model_arguments,
+    command,
+    job_arguments,
+    print_json,
+)
+from fixport.core.model.compare_result import MAX_RUNS, CompareResult
+from fixport.core.model.output_stats import OutputStats
+from fixport.core.worker.client import ExportWorker
+
+MESSAGE_WIDTH = 100
+MAX_NODES_PRINTED = 10
+
+
+def _configure_compare(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    source = parser.add_mutually_exclusive_group()
+    source.add_argument("--project", help="export with this project's fixes (a .fixport.json file)")
+    source.add_argument("--onnx", metavar="FILE", help="compare against this ONNX file instead of exporting")
+    parser.add_argument("--provider", choices=("cpu", "cuda"), default="cpu",
+                        help="ONNX Runtime provider; cuda falls back to cpu (with a message) when absent")
+    parser.add_argument("--runs", type=int, default=1, metavar="K",
+                        help=f"input sets: the example inputs, then K-1 random ones like them (1-{MAX_RUNS})")
+    parser.add_argument("--rtol", type=float, help="relative tolerance for every dtype (default: per-dtype table)")
+    parser.add_argument("--atol", type=float, help="absolute tolerance for every dtype (default: per-dtype table)")
+    parser.add_argument("--no-node-analysis", action="store_true",
+                        help="compare outputs only: skip the node-by-node search for the first divergent node")
+
+
+@command("compare", "Run MODEL in torch and its ONNX export in ONNX Runtime on the same inputs and compare "
+                    "every output (exit 0 all pass, 1 any fails, 2 could not compare).", _configure_compare)
+def run_compare(args: argparse.Namespace) -> int:
+    request, options, mappings = job_arguments(args)
+    worker = ExportWorker(job_timeout_s=args.timeout)
+    try:
+        result: CompareResult = worker.run(
+            "compare", progress=_progress_printer(args), request=request, options=options, onnx_path=args.onnx,
+            provider=args.provider, runs=args.runs, rtol=args.rtol, atol=args.atol, mappings=mappings,
+            analyze_nodes_enabled=not args.no_node_analysis)
+    finally:
+        worker.stop()
+    if sys.stderr.isatty() and not args.json:
+        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    print_json(result.to_json()) if args.json else print_comparison(result)
+    return EXIT_OK if result.passed else EXIT_PROBLEMS
+
+
+def _progress_printer(args: argparse.Namespace):
+    if args.json or not sys.stderr.isatty():
+        return None
+    return lambda fraction, message: print(f"\r[{fraction:4.0%}] {message:<50}", end="", file=sys.stderr)
+
+
+def _number(value: float) -> str:
+    return f"{value:.3g}"
+
+
+def print_comparison(result: CompareResult) -> None:
+    """A readable report: one row per output, then the first divergent node."""
+    print(f"{result.model_path}: {result.onnx_source}, {result.runs} input set(s), "
+          f"provider {result.provider_requested} -> {', '.join(result.providers_used)}")
+    for message in result.messages:
+        for index, line in enumerate(textwrap.wrap(message, MESSAGE_WIDTH)):
+            print(("  note: " if index == 0 else "        ") + line)
+    header = f"{'output':<16} {'shape':<18} {'dtype':<8} {'max abs':>9} {'mean abs':>9} {'max rel':>9} " \
+             f"{'rmse':>9} {'cosine':>9} {'mismatch':>9}  result"
+    print("\n" + header)
+    print("-" * len(header))
+    for output in result.outputs:
+        print(_output_row(output))
+    print("\nPASS: every output is within tolerance." if result.passed else "\nFAIL: see the outputs above.")
+    analysis = result.node_analysis
+    if analysis is None:
+        return
+    first = analysis.first_divergent
+    if first is None:
+        print(f"Node by node (input set {analysis.run}): no node introduces an error beyond tolerance "
+              f"({len(analysis.nodes)} nodes compared).")
+        return
+    print(f"\nFirst divergent node (input set {analysis.run}): {first.onnx_node} ({first.onnx_kind})")
+    print(f"  from {first.torchscript_kind}" + (f" in {first.scope}" if first.scope else "")
+          + (f" at {first.source}" if first.source else "") + (f", template {first.template}" if first.template else ""))
+    introduced = "" if first.introduced_max_abs is None else f", alone on torch's inputs {_number(first.introduced_max_abs)}"
+    print(f"  max abs {_number(first.max_abs)}{introduced}")
+    worst = sorted((n for n in analysis.nodes if n.exceeds), key=lambda n: -n.max_abs)[:MAX_NODES_PRINTED]
+    if worst:
+        print(f"\nLargest node errors ({len(worst)} of {sum(n.exceeds for n in analysis.nodes)} out of tolerance):")
+        for node in worst:
+            alone = "-" if node.introduced_max_abs is None else _number(node.introduced_max_abs)
+            print(f"  {node.onnx_node:<40} {node.torchscript_kind:<28} max abs {_number(node.max_abs):>9}  alone {alone}")
+
+
+def _output_row(output: OutputStats) -> str:
+    verdict = "pass" if output.passed else "FAIL"
+    if output.problem:
+        verdict += f" ({output.problem})"
+    shape = "x".join(map(str, output.shape)) or "scalar"
+    return (f"{output.name:<16} {shape:<18} {output.dtype:<8} {_number(output.max_abs):>9} "
+            f"{_number(output.mean_abs):>9} {_number(output.max_rel):>9} {_number(output.rmse):>9} "
+            f"{_number(output.cosine):>9} {output.mismatch_fraction:>8.2%}  {verdict}")

@@ -1,0 +1,139 @@
+"""`fix`, `script`, `templates` and `export --project`: the fixing workflow, headless."""
+from __future__ import annotations
+
+import argparse
+from pathlib import Path
+
+from fixport.cli.app import (
+    EXIT_ERROR,
+    EXIT_OK,
+    EXIT_PROBLEMS,
+    add_model_arguments,
+    command,
+    export_overrides,
+    model_request,
+    print_json,
+)
+from fixport.cli.check_export import analysis_json, print_analysis
+from fixport.core.fixing.fix_script import write_fix_script
+from fixport.core.model.errors import FixportError
+from fixport.core.model.project import Project, load_project, save_project
+from fixport.core.worker.client import ExportWorker
+
+
+def _project_for(args: argparse.Namespace, mappings=None) -> Project:
+    request = model_request(args)
+    return Project(model_path=request.path, input_specs=[s.text() for s in request.inputs.specs],
+                   input_file=request.inputs.input_file, seed=request.inputs.seed, trust=request.trust,
+                   search_paths=request.search_paths, export_options=export_overrides(args),
+                   mappings=list(mappings or []))
+
+
+def _configure_fix(parser: argparse.ArgumentParser) -> None:
+    add_model_arguments(parser)
+    parser.add_argument("--auto", action="store_true", help="pick the best built-in template for every problem")
+    parser.add_argument("-o", "--output", required=True, metavar="PROJECT.fixport.json",
+                        help="where to save the project with the chosen fixes")
+    parser.add_argument("--onnx", metavar="OUT.onnx", help="also write the fixed model")
+    parser.add_argument("--keep-opset", action="store_true",
+                        help="never raise the opset, even when a fix exists only at a higher one")
+
+
+@command("fix", "Fix every unsupported node with the best-ranked built-in template, re-export, and save "
+                "the project (exit 0 when nothing is left unsupported, 1 otherwise).", _configure_fix)
+def run_fix(args: argparse.Namespace) -> int:
+    if not args.auto:
+        raise FixportError("Only automatic fixing runs headless.",
+                           f"Add --auto, or fix by hand in the window: python main.py gui {args.model}")
+    worker = ExportWorker(job_timeout_s=args.timeout)
+    try:
+        result = worker.run("auto_fix", request=model_request(args), options=export_overrides(args),
+                            output=args.onnx, keep_opset=args.keep_opset)
+    finally:
+        worker.stop()
+    if not result.before.unsupported:
+        message = f"{Path(args.model).name} already exports and runs in ONNX Runtime: nothing to fix, nothing written."
+        print_json({"changed": False, "message": message, **analysis_json(result.after)}) if args.json else print(message)
+        return EXIT_OK
+    project = _project_for(args, result.mappings)
+    if "opset" not in project.export_options or result.opset_raised:
+        project.export_options["opset"] = result.after.options.opset
+    save_project(project, args.output)
+    if args.json:
+        print_json({"changed": True, "project": args.output, "opset_raised": result.opset_raised,
+                    "fixed": [vars(c) for c in result.choices], "no_template": result.no_template,
+                    "rejected": result.rejected, **analysis_json(result.after)})
+    else:
+        _print_fix_report(result, args.output)
+    return EXIT_PROBLEMS if result.after.unsupported else EXIT_OK
+
+
+def _print_fix_report(result, project_path: str) -> None:
+    print(f"{len(result.before.unsupported)} unsupported node(s) before fixing.")
+    if result.opset_raised:
+        print(f"  raised the opset from {result.opset_raised[0]} to {result.opset_raised[1]}: no fix exists at "
+              f"{result.opset_raised[0]} for what was left (use --keep-opset to stay)")
+    for choice in result.choices:
+        kind = f"{choice.kind}[{choice.python_op_name}]" if choice.python_op_name else choice.kind
+        print(f"  fixed {kind:<40} with {choice.template_id}  ({choice.why})")
+    for line in result.rejected:
+        print(f"  rejected {line}")
+    for kind in result.no_template:
+        print(f"  no built-in template for {kind}: write one in the window (a stub is generated from its schema)")
+    if result.after.unsupported:
+        print("\nStill unsupported after fixing:")
+        print_analysis(result.after)
+    else:
+        print("Nothing is left unsupported: the model exports and runs in ONNX Runtime.")
+    for path in result.after.saved_files:
+        print(f"Wrote {path}")
+    print(f"Saved project {project_path}")
+
+
+def _configure_script(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("project", help="a .fixport.json project")
+    parser.add_argument("-o", "--output", required=True, help="the script to write, e.g. fix_export.py")
+    parser.add_argument("--onnx", help="the ONNX file the script writes (default: beside the script)")
+
+
+@command("script", "Write a standalone Python script that registers the project's fixes and "
+                   "reproduces the export without Fixport.", _configure_script)
+def run_script(args: argparse.Namespace) -> int:
+    project = load_project(args.project)
+    onnx_out = args.onnx or str(Path(args.output).with_suffix(".onnx").name)
+    path = write_fix_script(project, args.output, onnx_out)
+    print(f"Wrote {path} ({len(project.mappings)} fix(es)); run it with: python {path}")
+    return EXIT_OK
+
+
+def _configure_templates(parser: argparse.ArgumentParser) -> None:
+    parser.add_argument("--op", metavar="KIND", help="rank templates for this op kind, e.g. aten::threshold "
+                                                     "or prim::PythonOp[MyClip]")
+    parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--json", action="store_true")
+
+
+@command("templates", "List the symbolic templates, or rank them for one op kind.", _configure_templates)
+def run_templates(args: argparse.Namespace) -> int:
+    from fixport.symbolics.library import TemplateLibrary
+
+    library = TemplateLibrary()
+    if args.op:
+        offers = library.templates_for(args.op, args.opset)
+        rows = [{"id": o.template_id, "tier": o.tier, "why": o.why,
+                 "title": o.template.title if o.template else "Stub from the op's schema",
+                 "runs_in_onnxruntime": o.template.runs_in_onnxruntime if o.template else None}
+                for o in offers]
+    else:
+        rows = [{"id": t.id, "title": t.title, "fits": t.fits, "min_opset": t.min_opset,
+                 "runs_in_onnxruntime": t.runs_in_onnxruntime, "family": t.family} for t in library.all()]
+    if args.json:
+        print_json(rows)
+        return EXIT_OK
+    for row in rows:
+        extra = row.get("why") or f"fits {', '.join(row['fits'])}, opset {row['min_opset']}+"
+        print(f"{row['id']:<42} {row['title']}\n{'':<42} {extra}")
+    if library.errors:
+        for error in library.errors:
+            print(f"warning: {error}")
+    return EXIT_OK if rows else EXIT_ERROR

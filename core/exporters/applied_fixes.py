@@ -1,0 +1,59 @@
+"""Applying fixes: a project's mappings -> symbolics registered with the exporter for one export."""
+from __future__ import annotations
+
+from contextlib import contextmanager
+from typing import Iterator
+
+from fixport.core.model.errors import TemplateValidationError
+from fixport.core.model.project import FixMapping
+from fixport.symbolics.library import TemplateLibrary
+
+
+def mapping_specs(mappings: list[FixMapping], library: TemplateLibrary | None = None):
+    """Registration specs (fixport.core.exporters.symbolic_registration.MappingSpec) for project mappings."""
+    from fixport.core.exporters.symbolic_registration import MappingSpec
+
+    library = library or TemplateLibrary()
+    specs = []
+    for mapping in mappings:
+        template = library.builtins.get(mapping.template_id) or library.user.get(mapping.template_id)
+        specs.append(MappingSpec(
+            target_kind=mapping.target_kind, instance=mapping.instance, template_id=mapping.template_id,
+            source=mapping.source, params=dict(mapping.params), python_op_name=mapping.python_op_name,
+            custom_opsets=mapping.domain_opsets(),
+            min_opset=template.min_opset if template and not mapping.edited else 1,
+            max_opset=template.max_opset if template and not mapping.edited else None))
+    return specs
+
+
+def validate_mappings(mappings: list[FixMapping], opset: int) -> None:
+    """Raise TemplateValidationError for the first mapping that cannot work at ``opset``."""
+    from fixport.core.exporters.symbolic_registration import validate_mapping
+
+    for mapping, spec in zip(mappings, mapping_specs(mappings)):
+        problems = validate_mapping(spec, opset)
+        if problems:
+            first = problems[0]
+            raise TemplateValidationError(
+                f"The fix for {mapping.label} ({mapping.template_id}): {first.message}",
+                "Edit the template source or pick another template.", line=first.line, target=mapping.label)
+
+
+@contextmanager
+def applied_mappings(mappings: list[FixMapping], opset: int) -> Iterator[dict[str, int]]:
+    """Register the mappings for one export; yields the custom_opsets they need."""
+    if not mappings:
+        yield {}
+        return
+    from fixport.core.exporters.conversion_hooks import current_instance_key
+    from fixport.core.exporters.symbolic_registration import (
+        TemplateError,
+        registered_mappings,
+    )
+
+    validate_mappings(mappings, opset)
+    try:
+        with registered_mappings(mapping_specs(mappings), opset, current_instance_key) as custom_opsets:
+            yield custom_opsets
+    except TemplateError as error:
+        raise TemplateValidationError(str(error), "Fix the template source.", line=error.line) from error

@@ -1,0 +1,277 @@
+"""Hooks into the TorchScript exporter's per-node conversion.
+
+``_jit_pass_onnx`` is wrapped to see the TorchScript graph exactly as the exporter converts
+it; ``_run_symbolic_function`` is wrapped to tag every ONNX node a conversion adds with the
+instance key of its TorchScript node (provenance) and, when diagnosing, to record a failing
+conversion and emit a placeholder node instead of stopping at the first error.
+"""
+from __future__ import annotations
+
+import traceback
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any, Iterator
+
+import torch
+from torch.onnx._internal.torchscript_exporter import jit_utils, registration
+from torch.onnx._internal.torchscript_exporter import utils as exporter_utils
+
+from fixport.core.loaders.torchscript_graph import (
+    all_nodes,
+    instance_base,
+    instance_keys,
+    python_op_name,
+    scope_path,
+    torchscript_to_graph,
+    user_source_line,
+)
+from fixport.core.model.graph import Graph
+from fixport.core.onnx_io.onnx_graph import (
+    PLACEHOLDER_DOMAIN,
+    PLACEHOLDER_OP,
+    PROVENANCE_ATTRIBUTE,
+)
+
+
+@dataclass
+class ConversionFailure:
+    """One TorchScript node whose symbolic was missing or raised."""
+
+    kind: str
+    instance: str
+    scope: str
+    source: str
+    message: str
+    exception_type: str
+    python_op_name: str = ""
+
+
+@dataclass
+class ConversionRecord:
+    """What the hooks saw during one export."""
+
+    torchscript_graph: Graph | None = None
+    failures: list[ConversionFailure] = field(default_factory=list)
+    instance_key_of: dict[torch._C.Node, str] = field(default_factory=dict)
+    node_of_key: dict[str, torch._C.Node] = field(default_factory=dict)
+    converting: tuple[torch._C.Node, str] | None = None  # the node whose symbolic runs now
+    diagnose: bool = False
+    _unclaimed: dict[str, list[str]] = field(default_factory=dict)
+
+    def set_graph_keys(self, keys: dict[torch._C.Node, str]) -> None:
+        self.instance_key_of = keys
+        self.node_of_key = {key: node for node, key in keys.items()}
+        self._unclaimed = {}
+        for key in keys.values():
+            self._unclaimed.setdefault(key.rsplit("|", 1)[0], []).append(key)
+
+    def claim_base_suffix(self, kind: str) -> str:
+        """Claim the next unclaimed key, in graph order, whose kind part is ``kind``."""
+        for key in self.instance_key_of.values():
+            base = key.rsplit("|", 1)[0]
+            if base.rsplit("|", 1)[-1] == kind and key in self._unclaimed.get(base, ()):
+                self._unclaimed[base].remove(key)
+                return key
+        return ""
+
+    def key_for(self, node: torch._C.Node) -> str:
+        """The node's instance key. Symbolics such as onnx::Placeholder's convert *clones* of
+        the nodes in their blocks; a clone takes the next key of the same scope/source/kind."""
+        key = self.instance_key_of.get(node)
+        if key is None:
+            pending = self._unclaimed.get(instance_base(node))
+            key = pending[0] if pending else ""
+        if key:
+            pending = self._unclaimed.get(key.rsplit("|", 1)[0], [])
+            if key in pending:
+                pending.remove(key)
+        return key
+
+    @property
+    def conversion_started(self) -> bool:
+        return self.torchscript_graph is not None
+
+
+_active_record: ConversionRecord | None = None
+PYTHON_OP_KIND = "prim::PythonOp"
+_UNCONVERTED_NAMESPACES = ("aten::", "prim::")
+LOWEST_OPSET = 1
+
+
+class PythonOpWithoutSymbolic(RuntimeError):
+    """Raised for a prim::PythonOp that no symbolic handles."""
+
+
+def _reject_python_op(g: jit_utils.GraphContext, *args: Any, **kwargs: Any) -> None:
+    raise PythonOpWithoutSymbolic(f"Couldn't export Python operator {kwargs.get('name', '?')}")
+
+
+@contextmanager
+def _python_ops_reach_symbolic_function(opset: int) -> Iterator[None]:
+    """Without any prim::PythonOp symbolic, C++ clones PythonOps and fails only at the end,
+    on the first one; a rejecting symbolic makes each of them a recordable failure."""
+    if registration.registry.is_registered_op(PYTHON_OP_KIND, opset):
+        yield
+        return
+    registration.registry.register(PYTHON_OP_KIND, LOWEST_OPSET, _reject_python_op, custom=True)
+    try:
+        yield
+    finally:
+        registration.registry.unregister(PYTHON_OP_KIND, LOWEST_OPSET)
+
+
+def current_instance_key(node: torch._C.Node) -> str:
+    """Instance key of a node being converted right now ('' outside an export)."""
+    record = _active_record
+    if record is None:
+        return ""
+    if record.converting is not None and record.converting[0] is node:
+        return record.converting[1]
+    return record.instance_key_of.get(node, "")
+
+
+@contextmanager
+def conversion_hooks(*, diagnose: bool, opset: int, autograd_inlining: bool,
+                     user_input_count: int | None = None) -> Iterator[ConversionRecord]:
+    """Install the hooks for the duration of one export (exports are not re-entrant)."""
+    # With inlining on, torch inlines every Function that has no symbolic -- but only while no
+    # prim::PythonOp symbolic is registered; registering one would turn them into failures.
+    if diagnose and not autograd_inlining:
+        with _python_ops_reach_symbolic_function(opset), _hooks(True, user_input_count) as record:
+            yield record
+    else:
+        with _hooks(diagnose, user_input_count) as record:
+            yield record
+
+
+@contextmanager
+def _hooks(diagnose: bool, user_input_count: int | None) -> Iterator[ConversionRecord]:
+    global _active_record
+    record = ConversionRecord(diagnose=diagnose)
+    original_pass = torch._C._jit_pass_onnx
+    original_run = exporter_utils._run_symbolic_function
+
+    def jit_pass_onnx(graph: torch._C.Graph, operator_export_type: Any) -> torch._C.Graph:
+        record.set_graph_keys(instance_keys(all_nodes(graph)))
+        record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of, user_input_count)
+        return original_pass(graph, operator_export_type)
+
+    def run_symbolic_function(graph, block, node, inputs, env, values_in_env, new_nodes,
+                              operator_export_type=torch._C._onnx.OperatorExportTypes.ONNX):
+        first_new = len(new_nodes)
+        key = record.key_for(node)
+        record.converting = (node, key)
+        try:
+            outputs = original_run(graph, block, node, inputs, env, values_in_env, new_nodes,
+                                   operator_export_type)
+        except Exception as exc:
+            if not diagnose:
+                raise
+            record.failures.append(_failure(node, key, exc))
+            outputs = _emit_placeholder(graph, block, node, inputs, env, values_in_env, new_nodes)
+        tag_new_nodes(new_nodes[first_new:], key)
+        return outputs
+
+    torch._C._jit_pass_onnx = jit_pass_onnx
+    exporter_utils._run_symbolic_function = run_symbolic_function
+    _active_record = record
+    try:
+        yield record
+    finally:
+        torch._C._jit_pass_onnx = original_pass
+        exporter_utils._run_symbolic_function = original_run
+        _active_record = None
+
+
+def tag_new_nodes(new_nodes: list[torch._C.Node], key: str) -> None:
+    """Mark the ONNX nodes one conversion added with the instance key of its TorchScript node."""
+    for new_node in new_nodes:
+        # aten/prim nodes here are not converted yet (an inlined autograd.Function's body);
+        # an extra attribute on them breaks serialization. Their ONNX nodes get tagged later.
+        if key and not new_node.kind().startswith(_UNCONVERTED_NAMESPACES):
+            new_node.s_(PROVENANCE_ATTRIBUTE, key)
+
+
+def claim_python_op_key(function_name: str) -> str:
+    """Instance key of the next prim::PythonOp node of ``function_name`` (conversion runs in
+    graph order); for static ``symbolic`` methods, which torch calls without the node."""
+    record = _active_record
+    return record.claim_base_suffix(f"prim::PythonOp[{function_name}]") if record is not None else ""
+
+
+def node_for_key(key: str) -> torch._C.Node | None:
+    """The TorchScript node with instance key ``key`` in the export running now."""
+    record = _active_record
+    return record.node_of_key.get(key) if record is not None and key else None
+
+
+def static_symbolic_failed(g: jit_utils.GraphContext, key: str, function_name: str, exc: Exception,
+                           args: tuple) -> Any:
+    """Record a failing static symbolic in a diagnosing export (else re-raise) and stand in a
+    placeholder with as many outputs as the TorchScript node had."""
+    record = _active_record
+    if record is None or not record.diagnose:
+        raise exc
+    node = record.torchscript_graph.node_by_id.get(key) if record.torchscript_graph else None
+    message = _blaming_the_fix(exc, str(exc))
+    record.failures.append(ConversionFailure(
+        kind=PYTHON_OP_KIND, instance=key, scope=node.scope if node else "", source=node.source if node else "",
+        message=message, exception_type=type(exc).__name__, python_op_name=function_name))
+    values = [a for a in args if isinstance(a, torch._C.Value) and isinstance(a.type(), torch._C.TensorType)]
+    outputs = len(node.outputs) if node else 1
+    return g.op(f"{PLACEHOLDER_DOMAIN}::{PLACEHOLDER_OP}", *values, kind_s=PYTHON_OP_KIND, outputs=outputs)
+
+
+def _blaming_the_fix(exc: Exception, message: str) -> str:
+    """When a fix's own symbolic raised, say which fix and at which of its lines."""
+    in_fix = [frame for frame in traceback.extract_tb(exc.__traceback__) if frame.filename.startswith("<template ")]
+    if not in_fix:
+        return message
+    frame = in_fix[-1]
+    return (f"The fix {frame.filename.strip('<>').removeprefix('template ')} raised at line {frame.lineno}: "
+            f"{type(exc).__name__}: {message}")
+
+
+def _failure(node: torch._C.Node, key: str, exc: Exception) -> ConversionFailure:
+    message = _blaming_the_fix(exc, str(exc).split("  [Caused by", 1)[0].strip())
+    return ConversionFailure(
+        kind=node.kind(),
+        instance=key,
+        scope=scope_path(node.scopeName()),
+        source=user_source_line(node.sourceRange()),
+        message=message,
+        exception_type=type(exc).__name__,
+        python_op_name=python_op_name(node) if node.kind() == "prim::PythonOp" else "",
+    )
+
+
+def _emit_placeholder(graph, block, node, inputs, env, values_in_env, new_nodes):
+    """A 'fixport::Unsupported' node with the original output types, so export goes on."""
+    context = jit_utils.GraphContext(
+        graph=graph, block=block, opset=exporter_utils.GLOBALS.export_onnx_opset_version,
+        original_node=node, params_dict=exporter_utils._params_dict, env=env,
+        values_in_env=values_in_env, new_nodes=new_nodes)
+    values = _tensor_inputs(inputs)
+    outputs = context.op(f"{PLACEHOLDER_DOMAIN}::{PLACEHOLDER_OP}", *values,
+                         kind_s=node.kind(), outputs=node.outputsSize())
+    outputs = outputs if isinstance(outputs, tuple) else (outputs,)
+    for new_value, old_value in zip(outputs, node.outputs()):
+        new_value.setType(old_value.type())
+    return outputs if len(outputs) > 1 else outputs[0]
+
+
+def _tensor_inputs(inputs: list[Any]) -> list[torch._C.Value]:
+    """The tensors flowing into a node, with tensor lists (einsum's operands) unpacked.
+
+    Only tensors: lists and scalars (pad sizes, a Function's float argument) trip the
+    serializer, and without the unpacked lists the placeholder would lose its dataflow.
+    """
+    values: list[torch._C.Value] = []
+    for value in inputs:
+        if not isinstance(value, torch._C.Value):
+            continue
+        if isinstance(value.type(), torch._C.TensorType):
+            values.append(value)
+        elif isinstance(value.type(), torch._C.ListType) and value.node().kind() == "prim::ListConstruct":
+            values.extend(v for v in value.node().inputs() if isinstance(v.type(), torch._C.TensorType))
+    return values

@@ -1,0 +1,104 @@
+"""Diagnosis: every unsupported node of one export, each with a reason."""
+from __future__ import annotations
+
+import re
+from typing import TYPE_CHECKING
+
+from fixport.core.model.graph import Graph, Node
+from fixport.core.model.problems import UnsupportedNode
+
+if TYPE_CHECKING:
+    from fixport.core.exporters.conversion_hooks import ConversionFailure
+
+REASONS = ("no_symbolic", "symbolic_rejected", "python_op", "custom_op", "runtime_error")
+# Namespaces whose ops the exporter itself knows; anything else is a custom op.
+EXPORTER_NAMESPACES = frozenset({"aten", "prim", "onnx", "quantized", "_caffe2"})
+# ONNX domains that ONNX Runtime implements out of the box.
+ORT_NATIVE_DOMAINS = frozenset({"", "onnx", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc",
+                                "ai.onnx.training", "ai.onnx.preview.training", "com.ms.internal.nhwc"})
+_ORT_NODE_NAME_RES = (re.compile(r"[Nn]ode \(([^)]*)\)"), re.compile(r"Name:'([^']*)'"))
+_ORT_UNREGISTERED_RE = re.compile(r"([\w.\-]+):([\w\-]+)\(-?\d+\) is not a registered function/op")
+
+
+def classify_failure(failure: ConversionFailure, first_supported: int | None) -> UnsupportedNode:
+    """Reason for a conversion failure: which of the exporter's failure modes it is."""
+    namespace = failure.kind.split("::", 1)[0]
+    if failure.kind == "prim::PythonOp":
+        reason = "python_op"
+    elif namespace not in EXPORTER_NAMESPACES:
+        reason = "custom_op"
+    elif failure.exception_type == "UnsupportedOperatorError":
+        reason = "no_symbolic"
+    else:
+        reason = "symbolic_rejected"
+    message = failure.message
+    if reason == "python_op":
+        message = (f"autograd.Function {failure.python_op_name or '?'} has no `symbolic` and was not inlined "
+                   "(export with autograd inlining on, or fix it by its name; a fix for any Function or for one "
+                   f"node registers a prim::PythonOp symbolic, which stops torch inlining the others). {message}")
+    return UnsupportedNode(
+        kind=failure.kind, instance=failure.instance, reason=reason, message=message,
+        scope=failure.scope, source=failure.source,
+        first_supported_opset=first_supported if reason in ("no_symbolic", "symbolic_rejected") else None,
+        python_op_name=failure.python_op_name)
+
+
+def _origin_node(node: Node, torchscript_graph: Graph | None) -> Node | None:
+    if torchscript_graph is None or not node.origin:
+        return None
+    return torchscript_graph.node_by_id.get(node.origin[0])
+
+
+def _runtime_problem(node: Node, torchscript_graph: Graph | None, message: str) -> UnsupportedNode:
+    origin = _origin_node(node, torchscript_graph)
+    return UnsupportedNode(
+        kind=origin.kind if origin else node.kind,
+        instance=origin.id if origin else node.id,
+        reason="runtime_error",
+        message=f"ONNX node {node.name or node.id} ({node.kind}): {message}",
+        scope=origin.scope if origin else node.scope,
+        source=origin.source if origin else "",
+        onnx_node=node.id)
+
+
+def nodes_without_runtime_kernel(onnx_graph: Graph, local_functions: set[tuple[str, str]],
+                                 torchscript_graph: Graph | None) -> list[UnsupportedNode]:
+    """Nodes in a custom domain that ONNX Runtime has no kernel or function body for."""
+    problems = []
+    for node in onnx_graph.nodes:
+        if node.unsupported or node.domain in ORT_NATIVE_DOMAINS:
+            continue
+        if (node.domain, node.op_type) in local_functions:
+            continue
+        node.unsupported = True
+        problems.append(_runtime_problem(
+            node, torchscript_graph,
+            f"ONNX Runtime has no kernel for domain '{node.domain}' op '{node.op_type}'. "
+            "A backend plugin may implement it; to run here, map the node to standard ONNX ops."))
+    return problems
+
+
+def runtime_error_problem(error_text: str, onnx_graph: Graph, torchscript_graph: Graph | None) -> UnsupportedNode:
+    """Name the ONNX node (and its TorchScript origin) in an ONNX Runtime error message."""
+    node = _node_named_in(error_text, onnx_graph)
+    short = error_text.strip().splitlines()[0] if error_text.strip() else "unknown error"
+    if node is not None:
+        node.unsupported = True
+        return _runtime_problem(node, torchscript_graph, short)
+    return UnsupportedNode(kind="onnx::?", instance="", reason="runtime_error",
+                           message=f"ONNX Runtime failed: {short}", scope="", source="")
+
+
+def _node_named_in(error_text: str, onnx_graph: Graph) -> Node | None:
+    by_name = {node.name: node for node in onnx_graph.nodes if node.name}
+    for pattern in _ORT_NODE_NAME_RES:
+        for name in pattern.findall(error_text):
+            if name in by_name:
+                return by_name[name]
+    match = _ORT_UNREGISTERED_RE.search(error_text)
+    if match:
+        domain, op_type = match.groups()
+        for node in onnx_graph.nodes:
+            if node.domain == domain and node.op_type == op_type:
+                return node
+    return None

@@ -1,0 +1,23 @@
+"""What torch knows about an op kind, for the Inspector: schemas and built-in symbolic opsets."""
+from __future__ import annotations
+
+from fixport.core.model.cancel import ProgressCallback
+from fixport.core.onnx_io.op_docs import OpInfo
+
+
+def torch_op_info(kind: str) -> OpInfo:
+    """Schemas and built-in symbolic opsets for a TorchScript op kind (imports torch)."""
+    import torch
+
+    from fixport.core.exporters.registry import builtin_opsets
+
+    try:
+        schemas = [str(s) for s in torch._C._jit_get_schemas_for_operator(kind)]
+    except RuntimeError:
+        schemas = []
+    return OpInfo(kind, schemas, builtin_opsets(kind))
+
+
+def op_info(kind: str, progress: ProgressCallback | None = None):
+    """Torch's schemas and built-in symbolic opsets for the Inspector."""
+    return torch_op_info(kind)

@@ -1,0 +1,146 @@
+"""Exporters behind one interface; the TorchScript exporter (``dynamo=False``) is the first."""
+from __future__ import annotations
+
+import tempfile
+import traceback
+import warnings
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import onnx
+import torch
+
+from fixport.core.exporters.conversion_hooks import ConversionRecord, conversion_hooks
+from fixport.core.exporters.diagnosis import (
+    classify_failure,
+    nodes_without_runtime_kernel,
+    runtime_error_problem,
+)
+from fixport.core.exporters.registry import first_supported_opset
+from fixport.core.loaders.loading import LoadedModel
+from fixport.core.model.cancel import (
+    CancelCallback,
+    ProgressCallback,
+    check_cancelled,
+    report,
+)
+from fixport.core.model.errors import ExportError, TraceError
+from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.graph import Graph
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
+from fixport.core.onnx_io.ort_session import run_once
+
+
+@dataclass
+class ExportResult:
+    """An exported model with both graphs, their provenance, and every problem found."""
+
+    model: onnx.ModelProto
+    torchscript_graph: Graph
+    onnx_graph: Graph
+    unsupported: list[UnsupportedNode]
+    warnings: list[str] = field(default_factory=list)
+    exporter: str = "torchscript"
+
+    @property
+    def ok(self) -> bool:
+        return not self.unsupported
+
+
+class Exporter(Protocol):
+    """What callers need from an exporter; a torch.export-based one can slot in later."""
+
+    name: str
+
+    def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
+               run_check: bool = True, progress: ProgressCallback | None = None,
+               cancelled: CancelCallback | None = None) -> ExportResult: ...
+
+
+class TorchScriptExporter:
+    """``torch.onnx.export(dynamo=False)`` with diagnosis and provenance hooks."""
+
+    name = "torchscript"
+
+    def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
+               run_check: bool = True, progress: ProgressCallback | None = None,
+               cancelled: CancelCallback | None = None) -> ExportResult:
+        options.validate()
+        if loaded.module is None:
+            raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
+                              "Open the PyTorch model to export it, or compare this file with --onnx.")
+        report(progress, 0.05, "tracing and converting")
+        with tempfile.TemporaryDirectory(prefix="fixport-export-") as temp_dir:
+            temp_path = Path(temp_dir) / "model.onnx"
+            record, caught = self._run_torch_export(loaded, options, temp_path, diagnose)
+            check_cancelled(cancelled)
+            report(progress, 0.7, "reading the exported graph")
+            model = onnx.load(str(temp_path), load_external_data=True)
+        onnx_graph = onnx_to_graph(model)
+        strip_provenance(model)
+        assert record.torchscript_graph is not None
+        unsupported = [classify_failure(f, first_supported_opset(f.kind)) for f in record.failures]
+        local_functions = {(f.domain, f.name) for f in model.functions}
+        unsupported += nodes_without_runtime_kernel(onnx_graph, local_functions, record.torchscript_graph)
+        if run_check and not unsupported:
+            report(progress, 0.85, "running the model once in ONNX Runtime")
+            error = run_once(model, loaded.input_names, loaded.example_inputs)
+            if error:
+                unsupported.append(runtime_error_problem(error, onnx_graph, record.torchscript_graph))
+        report(progress, 1.0, "done")
+        return ExportResult(model, record.torchscript_graph, onnx_graph, unsupported, caught)
+
+    def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path,
+                          diagnose: bool) -> tuple[ConversionRecord, list[str]]:
+        kwargs: dict[str, Any] = dict(
+            opset_version=options.opset,
+            input_names=options.input_names or loaded.input_names or None,
+            output_names=options.output_names,
+            dynamic_axes=options.dynamic_axes,
+            do_constant_folding=options.do_constant_folding,
+            operator_export_type=getattr(torch.onnx.OperatorExportTypes, options.operator_export_type),
+            custom_opsets=options.custom_opsets or None,
+            autograd_inlining=options.autograd_inlining,
+            dynamo=False,
+        )
+        with warnings.catch_warnings(record=True) as caught, conversion_hooks(
+                diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining,
+                user_input_count=len(loaded.example_inputs)) as record:
+            warnings.simplefilter("always")
+            warnings.filterwarnings("ignore", category=DeprecationWarning)
+            warnings.filterwarnings("ignore", category=FutureWarning)
+            warnings.filterwarnings("ignore", message="no signature found for")
+            try:
+                # No torch.no_grad(): it would switch modules such as MultiheadAttention to
+                # fast paths that a plain export never sees.
+                torch.onnx.export(loaded.module, loaded.example_inputs, str(path), **kwargs)
+            except Exception as exc:
+                raise self._explain_failure(exc, record, loaded) from exc
+        notes = sorted({f"{w.category.__name__}: {w.message}" for w in caught
+                        if not issubclass(w.category, (DeprecationWarning, FutureWarning))})
+        return record, notes
+
+    @staticmethod
+    def _explain_failure(exc: Exception, record: ConversionRecord, loaded: LoadedModel) -> Exception:
+        details = traceback.format_exc()
+        if not record.conversion_started:
+            where = _user_frame(exc, loaded.path)
+            return TraceError(f"Tracing the model failed: {type(exc).__name__}: {exc}{where}",
+                              "The error comes from the model's forward(); fix it there and open the model again.",
+                              details=details)
+        return ExportError(f"The export failed after conversion: {type(exc).__name__}: {exc}",
+                           "See the Log for the exporter's traceback.", details=details)
+
+
+def _user_frame(exc: BaseException, model_path: Path) -> str:
+    """' (at model.py line 12: y = x.foo())' for the deepest frame in the user's code."""
+    torch_dir = str(Path(torch.__file__).parent)
+    frames = [f for f in traceback.extract_tb(exc.__traceback__)
+              if not f.filename.startswith(torch_dir) and Path(f.filename).parent != Path(__file__).parent]
+    if not frames:
+        return ""
+    frame = frames[-1]
+    name = Path(frame.filename).name
+    return f" (at {name} line {frame.lineno}: {frame.line})" if frame.line else f" (at {name} line {frame.lineno})"

@@ -1,0 +1,52 @@
+"""Example input arrays: random ones from ``--input`` specs, or read from an ``.npz``/``.pt`` file."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+
+from fixport.core.model.errors import InputSpecError
+from fixport.core.model.inputs import InputSpec
+
+
+def random_inputs(specs: list[InputSpec], seed: int) -> dict[str, np.ndarray]:
+    """Reproducible random arrays: normal floats, small non-negative ints, random bools."""
+    rng = np.random.default_rng(seed)
+    arrays: dict[str, np.ndarray] = {}
+    for spec in specs:
+        if spec.dtype.startswith("float"):
+            arrays[spec.name] = rng.standard_normal(spec.shape).astype(spec.dtype)
+        elif spec.dtype == "bool":
+            arrays[spec.name] = rng.random(spec.shape) > 0.5
+        else:
+            arrays[spec.name] = rng.integers(0, 10, spec.shape).astype(spec.dtype)
+    return arrays
+
+
+def load_input_file(path: str | Path) -> dict[str, np.ndarray]:
+    """Named arrays from an ``.npz`` file, or tensors from a ``.pt`` file (dict, list or tensor)."""
+    path = Path(path)
+    if not path.is_file():
+        raise InputSpecError(f"Input file not found: {path}", "Check the path given to --inputs.")
+    try:
+        if path.suffix == ".npz":
+            with np.load(path, allow_pickle=False) as data:
+                return {name: data[name] for name in data.files}
+        if path.suffix == ".pt":
+            import torch
+
+            loaded = torch.load(path, map_location="cpu", weights_only=True)
+            if isinstance(loaded, torch.Tensor):
+                loaded = [loaded]
+            if isinstance(loaded, (list, tuple)):
+                loaded = {f"input_{i}": t for i, t in enumerate(loaded)}
+            if isinstance(loaded, dict) and all(isinstance(t, torch.Tensor) for t in loaded.values()):
+                return {str(k): t.detach().cpu().numpy() for k, t in loaded.items()}
+            raise InputSpecError(f"{path} holds {type(loaded).__name__}, not tensors.",
+                                 "Save a tensor, a list of tensors or a dict of tensors with torch.save.")
+    except InputSpecError:
+        raise
+    except Exception as exc:  # corrupt archive, pickled objects, ...
+        raise InputSpecError(f"Cannot read inputs from {path}: {exc}",
+                             "Save inputs with numpy.savez or torch.save (tensors only).") from exc
+    raise InputSpecError(f"Unsupported input file type {path.suffix!r}.", "Use a .npz or .pt file.")

@@ -1,0 +1,265 @@
+"""Open a model file: a Python model file, a TorchScript archive, an ExportedProgram, a
+pickled module (with --trust), or an ONNX file. Every failure becomes a ModelLoadError."""
+from __future__ import annotations
+
+import importlib.util
+import inspect
+import sys
+import traceback
+import zipfile
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import numpy as np
+import torch
+
+from fixport.core.loaders.input_tensors import load_input_file, random_inputs
+from fixport.core.model.errors import InputSpecError, ModelLoadError
+from fixport.core.model.inputs import InputOptions
+from fixport.core.model.model_files import (
+    EXPORTED_PROGRAM_SUFFIXES,
+    ONNX_SUFFIXES,
+    PYTHON_SUFFIXES,
+    existing_model_path,
+)
+
+
+@dataclass
+class LoadedModel:
+    """A model ready to trace and export (``module`` is None for an ONNX-only file)."""
+
+    path: Path
+    source_kind: str  # "python", "torchscript", "exported_program", "pickled_module", "onnx"
+    module: torch.nn.Module | None
+    example_inputs: tuple[torch.Tensor, ...]
+    input_names: list[str]
+    settings: dict[str, Any] = field(default_factory=dict)  # the file's FIXPORT_EXAMPLE, if any
+    notes: list[str] = field(default_factory=list)
+
+
+def load_model(path: str | Path, inputs: InputOptions | None = None, *, trust: bool = False,
+               search_paths: list[str] | None = None) -> LoadedModel:
+    """Load any supported model file and settle its example inputs."""
+    path = existing_model_path(path)
+    with _extra_sys_path([str(path.parent), *(search_paths or [])]):
+        loaded = _load_by_format(path, trust)
+        if loaded.module is not None:
+            loaded.module.eval()
+    return _apply_input_options(loaded, inputs or InputOptions())
+
+
+def _load_by_format(path: Path, trust: bool) -> LoadedModel:
+    suffix = path.suffix.lower()
+    if suffix in PYTHON_SUFFIXES:
+        return _load_python_model_file(path)
+    if suffix in ONNX_SUFFIXES:
+        return _load_onnx_file(path)
+    if suffix in EXPORTED_PROGRAM_SUFFIXES:
+        return _load_exported_program(path)
+    return _load_torch_archive(path, trust)
+
+
+def _load_python_model_file(path: Path) -> LoadedModel:
+    module_name = f"fixport_model_{abs(hash(str(path)))}"
+    spec = importlib.util.spec_from_file_location(module_name, path)
+    if spec is None or spec.loader is None:
+        raise ModelLoadError(f"Cannot import {path.name} as Python.", "Check that it is a .py file.")
+    namespace = importlib.util.module_from_spec(spec)
+    sys.modules[module_name] = namespace  # dataclasses and pickling inside the file need it
+    try:
+        spec.loader.exec_module(namespace)
+        if hasattr(namespace, "build"):
+            built = namespace.build()
+        elif hasattr(namespace, "model") and hasattr(namespace, "example_inputs"):
+            built = (namespace.model, namespace.example_inputs)
+        else:
+            raise ModelLoadError(
+                f"{path.name} defines neither build() nor `model` and `example_inputs`.",
+                "Add `def build(): return model, (example_input, ...)` to the file.")
+    except ModelLoadError:
+        raise
+    except SyntaxError as exc:
+        raise ModelLoadError(f"Syntax error in {path.name} line {exc.lineno}: {exc.msg}",
+                             "Fix the file and open it again.") from exc
+    except BaseException as exc:  # the user's code may raise anything, even SystemExit
+        raise ModelLoadError(f"{path.name} raised {type(exc).__name__}: {exc}{_user_line(exc, path)}",
+                             "Fix the model file's code and open it again.",
+                             details=traceback.format_exc()) from exc
+    model, example_inputs = _check_built(built, path)
+    settings = getattr(namespace, "FIXPORT_EXAMPLE", {})
+    return LoadedModel(path, "python", model, example_inputs, _forward_argument_names(model, len(example_inputs)),
+                       settings=dict(settings) if isinstance(settings, dict) else {})
+
+
+def _check_built(built: Any, path: Path) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
+    if not (isinstance(built, tuple) and len(built) == 2):
+        raise ModelLoadError(f"build() in {path.name} must return (model, example_inputs).",
+                             "Return a tuple: the nn.Module and a tuple of example tensors.")
+    model, example_inputs = built
+    if not isinstance(model, torch.nn.Module):
+        raise ModelLoadError(f"build() in {path.name} returned {type(model).__name__} as the model.",
+                             "Return a torch.nn.Module first.")
+    if isinstance(example_inputs, torch.Tensor):
+        example_inputs = (example_inputs,)
+    if not isinstance(example_inputs, (tuple, list)) or not all(
+            isinstance(t, torch.Tensor) for t in example_inputs):
+        raise ModelLoadError(f"The example inputs of {path.name} are not a tuple of tensors.",
+                             "Return example_inputs as a tuple of torch.Tensor.")
+    return model, tuple(example_inputs)
+
+
+def _user_line(exc: BaseException, path: Path) -> str:
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if Path(f.filename) == path]
+    return f" (at {path.name} line {frames[-1].lineno})" if frames else ""
+
+
+def _load_onnx_file(path: Path) -> LoadedModel:
+    import onnx
+
+    try:
+        onnx.load(str(path), load_external_data=False)
+    except Exception as exc:
+        raise ModelLoadError(f"{path.name} is not a readable ONNX model: {exc}",
+                             "Check that the file is complete and really ONNX.") from exc
+    return LoadedModel(path, "onnx", None, (), [], notes=["ONNX file: inspect and compare only, no export."])
+
+
+def _load_exported_program(path: Path) -> LoadedModel:
+    try:
+        program = torch.export.load(str(path))
+    except Exception as exc:
+        raise ModelLoadError(f"{path.name} is not a readable ExportedProgram: {exc}",
+                             "Save it with torch.export.save(exported_program, path).") from exc
+    args: tuple[torch.Tensor, ...] = ()
+    example = getattr(program, "example_inputs", None)
+    if example and all(isinstance(t, torch.Tensor) for t in example[0]):
+        args = tuple(example[0])
+    names = [spec.arg.name for spec in program.graph_signature.input_specs
+             if spec.kind.name == "USER_INPUT"]
+    # ep.module() refuses train()/eval(), which the exporter calls; the unflattened module
+    # accepts them and keeps the module hierarchy that torch.export preserved.
+    try:
+        module = torch.export.unflatten(program)
+        note = "ExportedProgram: traced through torch.export.unflatten(ep), which restores its module hierarchy."
+    except Exception:
+        module = _InferenceOnly(program.module())
+        note = ("ExportedProgram: traced through ep.module(); torch.export flattened its module "
+                "hierarchy, so every node shows at the top level.")
+    return LoadedModel(path, "exported_program", module, args, names, notes=[note])
+
+
+class _InferenceOnly(torch.nn.Module):
+    """Hides a module whose train()/eval() raise (ep.module()) from the exporter's mode switch."""
+
+    def __init__(self, inner: torch.nn.Module) -> None:
+        super().__init__()
+        object.__setattr__(self, "_inner", inner)  # not a child: train() must not reach it
+
+    def forward(self, *args: Any) -> Any:
+        return self._inner(*args)
+
+
+def _load_torch_archive(path: Path, trust: bool) -> LoadedModel:
+    entries = _zip_entries(path)
+    if any(name.endswith("constants.pkl") or "/code/" in name for name in entries):
+        try:
+            module = torch.jit.load(str(path), map_location="cpu")
+        except Exception as exc:
+            raise ModelLoadError(f"{path.name} is not a loadable TorchScript archive: {exc}",
+                                 "Save it with torch.jit.save(torch.jit.script(model), path).") from exc
+        names = [arg.name for arg in module.forward.schema.arguments[1:]]
+        return LoadedModel(path, "torchscript", module, (), names, notes=[
+            "TorchScript archive: runs without the model's source."])
+    if not entries:
+        raise ModelLoadError(f"{path.name} is not a PyTorch archive (not a zip file).",
+                             "Open a file written by torch.save, torch.jit.save or torch.export.save.")
+    safe = _load_weights_only(path)
+    if isinstance(safe, dict):
+        raise ModelLoadError(f"{path.name} holds a state_dict (weights only), not a model.",
+                             "Write a Python model file whose build() creates the model and loads it.")
+    if safe is not None:
+        raise ModelLoadError(f"{path.name} holds a {type(safe).__name__}, not a model.",
+                             "Save the model itself with torch.save(model, path).")
+    if not trust:
+        raise ModelLoadError(
+            f"{path.name} is a pickled file (torch.save). Unpickling it runs code stored in the file.",
+            "If you trust where it came from, open it again with --trust "
+            "(and --path DIR if its classes live in your own source folder).")
+    try:
+        obj = torch.load(str(path), map_location="cpu", weights_only=False)
+    except Exception as exc:
+        raise ModelLoadError(f"Cannot unpickle {path.name}: {exc}",
+                             "Its classes must be importable: pass their source folder with --path DIR.",
+                             details=traceback.format_exc()) from exc
+    if isinstance(obj, dict):
+        raise ModelLoadError(f"{path.name} holds a state_dict (weights only), not a model.",
+                             "Write a Python model file whose build() creates the model and loads it.")
+    if not isinstance(obj, torch.nn.Module):
+        raise ModelLoadError(f"{path.name} holds a {type(obj).__name__}, not an nn.Module.",
+                             "Save the model itself with torch.save(model, path).")
+    return LoadedModel(path, "pickled_module", obj, (), _forward_argument_names(obj, 0))
+
+
+def _load_weights_only(path: Path) -> Any:
+    """The file's content if it unpickles safely (tensors, dicts, lists), else None."""
+    try:
+        return torch.load(str(path), map_location="cpu", weights_only=True)
+    except Exception:  # it holds arbitrary objects (a pickled module): not safe to load
+        return None
+
+
+def _zip_entries(path: Path) -> list[str]:
+    try:
+        with zipfile.ZipFile(path) as archive:
+            return archive.namelist()
+    except (zipfile.BadZipFile, OSError):
+        return []
+
+
+def _forward_argument_names(model: torch.nn.Module, count: int) -> list[str]:
+    try:
+        params = [p for p in inspect.signature(model.forward).parameters.values()
+                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+    except (TypeError, ValueError):
+        params = []
+    names = [p.name for p in params]
+    if count and len(names) < count:
+        names = [f"input_{i}" for i in range(count)]
+    return names[:count] if count else names
+
+
+def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedModel:
+    if loaded.source_kind == "onnx":
+        return loaded
+    arrays: dict[str, np.ndarray] | None = None
+    if options.input_file:
+        arrays = load_input_file(options.input_file)
+    elif options.specs:
+        arrays = random_inputs(options.specs, options.seed)
+    if arrays is not None:
+        loaded.example_inputs = tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in arrays.values())
+        loaded.input_names = list(arrays)
+    elif not loaded.example_inputs:
+        wanted = ", ".join(loaded.input_names) or "x"
+        raise InputSpecError(
+            f"{loaded.path.name} carries no example inputs.",
+            f"Give them with --input NAME=1x3x224x224[:float32] (inputs: {wanted}) or --inputs FILE.npz.")
+    if len(loaded.input_names) != len(loaded.example_inputs):
+        loaded.input_names = [f"input_{i}" for i in range(len(loaded.example_inputs))]
+    return loaded
+
+
+class _extra_sys_path:
+    """Temporarily put folders first on sys.path so model files import their neighbours."""
+
+    def __init__(self, folders: list[str]) -> None:
+        self.folders = [f for f in folders if f not in sys.path]
+
+    def __enter__(self) -> None:
+        sys.path[:0] = self.folders
+
+    def __exit__(self, *exc_info: object) -> None:
+        for folder in self.folders:
+            if folder in sys.path:
+                sys.path.remove(folder)

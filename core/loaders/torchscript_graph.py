@@ -1,0 +1,180 @@
+"""Turn a ``torch._C.Graph`` into the neutral :class:`fixport.core.model.graph.Graph`.
+
+Every TorchScript node gets a stable *instance key* (scope + source line + kind +
+occurrence). The key is the node's id in the neutral graph: it survives re-tracing, so
+mappings saved in a project and values captured in a separate run find the same node.
+"""
+from __future__ import annotations
+
+import os
+import re
+from collections import Counter
+from typing import Any, Iterable
+
+import torch
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import _node_get
+
+from fixport.core.model.graph import Graph, Node, Value
+
+_FRAME_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
+_TORCH_DIR = os.path.dirname(torch.__file__)
+# Frames inside torch, the standard library or Fixport's core are never "the user's line".
+_LIBRARY_DIRS = (_TORCH_DIR + os.sep, os.path.dirname(os.path.abspath(__file__)) + os.sep)
+_STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
+_PACKAGE_DIRS = ("site-packages", "dist-packages")  # under the stdlib folder, but not the stdlib
+
+
+def _is_library_frame(path: str) -> bool:
+    if path.startswith(_LIBRARY_DIRS) or path.startswith("<"):  # "<string>": generated code
+        return True
+    return path.startswith(_STDLIB_DIR) and not any(part in path for part in _PACKAGE_DIRS)
+
+
+def scope_path(scope_name: str) -> str:
+    """'M::/Sequential::features/Block::features.1' -> 'features/1' (module path with '/').
+
+    Scope segments carry either the attribute name or the full dotted path from the root,
+    depending on the torch version; both give the same result.
+    """
+    path = ""
+    for segment in scope_name.split("/"):
+        attr = segment.rsplit("::", 1)[-1] if "::" in segment else ""
+        if not attr:
+            continue
+        path = attr if not path or attr.startswith(path + ".") else f"{path}.{attr}"
+    return "/".join(part for part in path.split(".") if part)
+
+
+def user_source_line(source_range: str) -> str:
+    """The first 'file.py:line' of the traced stack that is the user's code, not torch's.
+
+    Only the file's base name is kept: instance keys built from it stay valid when the
+    project moves to another folder or machine.
+    """
+    frames = [m for m in (_FRAME_RE.match(line.strip()) for line in source_range.splitlines()) if m]
+    for match in frames:
+        path = match["file"]
+        if not _is_library_frame(path):
+            return f"{os.path.basename(path)}:{match['line']}"
+    if frames:
+        return f"{os.path.basename(frames[0]['file'])}:{frames[0]['line']}"
+    return ""
+
+
+def python_op_name(node: torch._C.Node) -> str:
+    """The autograd.Function name of a prim::PythonOp node."""
+    try:
+        return node.pyname()
+    except (AttributeError, RuntimeError):
+        return ""
+
+
+def display_kind(node: torch._C.Node) -> str:
+    kind = node.kind()
+    if kind == "prim::PythonOp":
+        name = python_op_name(node)
+        return f"prim::PythonOp[{name}]" if name else kind
+    return kind
+
+
+def instance_base(node: torch._C.Node) -> str:
+    """'scope|source|kind': what identifies a node up to its occurrence number."""
+    kind = display_kind(node)
+    if kind.endswith("_") and not kind.endswith("__"):
+        kind = kind[:-1]  # in-place ops are converted as their out-of-place twins (relu_ -> relu)
+    return "|".join((scope_path(node.scopeName()), user_source_line(node.sourceRange()), kind))
+
+
+def instance_keys(nodes: Iterable[torch._C.Node]) -> dict[torch._C.Node, str]:
+    """Stable keys 'scope|source|kind|occurrence' for the given nodes, in order."""
+    seen: Counter[str] = Counter()
+    keys: dict[torch._C.Node, str] = {}
+    for node in nodes:
+        base = instance_base(node)
+        keys[node] = f"{base}|{seen[base]}"
+        seen[base] += 1
+    return keys
+
+
+def all_nodes(graph: torch._C.Graph) -> list[torch._C.Node]:
+    """Nodes of the graph and of its sub-blocks, in topological order."""
+    result: list[torch._C.Node] = []
+
+    def visit(block_nodes: Iterable[torch._C.Node]) -> None:
+        for node in block_nodes:
+            result.append(node)
+            for block in node.blocks():
+                visit(block.nodes())
+
+    visit(graph.nodes())
+    return result
+
+
+def value_info(value: torch._C.Value) -> Value:
+    """Dtype and shape of a TorchScript value, where the trace recorded them."""
+    value_type = value.type()
+    dtype = None
+    shape = None
+    if isinstance(value_type, torch._C.TensorType):
+        scalar = value_type.scalarType()
+        dtype = _TORCH_TO_NUMPY_DTYPE.get(scalar, scalar.lower() if scalar else None)
+        sizes = value_type.varyingSizes()
+        shape = tuple(sizes) if sizes is not None else None
+    elif value_type.kind() in ("IntType", "FloatType", "BoolType"):
+        dtype = value_type.kind().removesuffix("Type").lower()
+        shape = ()
+    return Value(name=value.debugName(), dtype=dtype, shape=shape, type_text=str(value_type))
+
+
+_TORCH_TO_NUMPY_DTYPE = {
+    "Float": "float32", "Double": "float64", "Half": "float16", "BFloat16": "bfloat16",
+    "Long": "int64", "Int": "int32", "Short": "int16", "Char": "int8", "Byte": "uint8",
+    "Bool": "bool", "ComplexFloat": "complex64", "ComplexDouble": "complex128",
+}
+
+
+def _attribute_value(node: torch._C.Node, name: str) -> Any:
+    try:
+        raw = _node_get(node, name)
+    except (RuntimeError, AttributeError, TypeError):
+        return f"<{node.kindOf(name)}>"
+    if isinstance(raw, torch.Tensor):
+        return raw.tolist() if raw.numel() <= 16 else f"tensor{tuple(raw.shape)} {raw.dtype}"
+    if isinstance(raw, (int, float, str, bool)) or raw is None:
+        return raw
+    if isinstance(raw, (list, tuple)):
+        return [item if isinstance(item, (int, float, str, bool)) else str(item) for item in raw]
+    return str(raw)
+
+
+def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] | None = None,
+                         user_input_count: int | None = None) -> Graph:
+    """Convert a TorchScript graph; node ids are instance keys. The exporter lifts weights into
+    graph inputs after the user's ones: with ``user_input_count``, those stay plain values."""
+    nodes = all_nodes(graph)
+    keys = keys if keys is not None else instance_keys(nodes)
+    result = Graph(kind="torchscript")
+    for value in graph.inputs():
+        if value.type().kind() == "ClassType":  # the module's `self`
+            continue
+        result.values[value.debugName()] = value_info(value)
+        if user_input_count is None or len(result.inputs) < user_input_count:
+            result.inputs.append(value.debugName())
+    for node in nodes:
+        for value in node.outputs():
+            result.values[value.debugName()] = value_info(value)
+        attributes = {name: _attribute_value(node, name) for name in node.attributeNames()}
+        if node.kind() == "prim::PythonOp":
+            attributes["name"] = python_op_name(node)
+        result.nodes.append(Node(
+            id=keys[node],
+            kind=node.kind(),
+            name=display_kind(node),
+            inputs=[value.debugName() for value in node.inputs()],
+            outputs=[value.debugName() for value in node.outputs()],
+            attributes=attributes,
+            scope=scope_path(node.scopeName()),
+            source=user_source_line(node.sourceRange()),
+        ))
+    result.outputs = [value.debugName() for value in graph.outputs()]
+    return result

@@ -1,0 +1,27 @@
+"""What a diagnosis finds: one record per node the export cannot handle (no torch import)."""
+from __future__ import annotations
+
+from dataclasses import asdict, dataclass
+from typing import Any
+
+
+@dataclass
+class UnsupportedNode:
+    """One node the export cannot handle, as shown in the Problems list and in `check --json`."""
+
+    kind: str
+    instance: str
+    reason: str
+    message: str
+    scope: str
+    source: str
+    first_supported_opset: int | None = None
+    python_op_name: str = ""
+    onnx_node: str = ""  # for runtime errors: the ONNX node that failed
+
+    @property
+    def display_kind(self) -> str:
+        return f"{self.kind}[{self.python_op_name}]" if self.python_op_name else self.kind
+
+    def to_json(self) -> dict[str, Any]:
+        return asdict(self)

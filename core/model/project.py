@@ -1,0 +1,164 @@
+"""Project files (``*.fixport.json``): the model, its inputs, export options and every fix.
+
+Versioned: each file carries ``format_version``; every bump adds a migration so a saved
+project always opens. Writes are atomic, so an edit is never half-saved.
+"""
+from __future__ import annotations
+
+import json
+from dataclasses import asdict, dataclass, field, fields
+from pathlib import Path
+from typing import Any, Callable
+
+from fixport.core.model.atomic_files import atomic_write_text
+from fixport.core.model.errors import ProjectError
+from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.inputs import InputOptions, parse_input_spec
+
+FORMAT_VERSION = 2
+PROJECT_SUFFIX = ".fixport.json"
+AUTOSAVE_SUFFIX = ".autosave"
+
+
+@dataclass
+class FixMapping:
+    """One fix: this template (with these params or this edited source) handles this op kind,
+    or only the node instance ``instance`` (an instance key)."""
+
+    target_kind: str
+    template_id: str
+    source: str
+    params: dict[str, Any] = field(default_factory=dict)
+    instance: str | None = None
+    python_op_name: str | None = None
+    custom_opsets: dict[str, int] = field(default_factory=dict)
+    edited: bool = False  # the user changed the template's source
+
+    def domain_opsets(self) -> dict[str, int]:
+        """Domains this fix's nodes use; a custom-domain template names its domain in params."""
+        opsets = dict(self.custom_opsets)
+        domain = self.params.get("domain")
+        if isinstance(domain, str) and domain:
+            if domain != "custom":
+                opsets.pop("custom", None)  # the template's placeholder domain, renamed by the user
+            opsets[domain] = int(self.params.get("domain_version", 1))
+        return opsets
+
+    @property
+    def label(self) -> str:
+        kind = f"{self.target_kind}[{self.python_op_name}]" if self.python_op_name else self.target_kind
+        return f"{kind} @ {self.instance}" if self.instance else kind
+
+
+@dataclass
+class Project:
+    """Everything needed to reproduce a fixed export."""
+
+    model_path: str
+    input_specs: list[str] = field(default_factory=list)  # "x=1x3x224x224:float32"
+    input_file: str | None = None
+    seed: int = 0
+    trust: bool = False
+    search_paths: list[str] = field(default_factory=list)
+    export_options: dict[str, Any] = field(default_factory=dict)  # only what the user set
+    mappings: list[FixMapping] = field(default_factory=list)
+
+    def input_options(self) -> InputOptions:
+        return InputOptions(specs=[parse_input_spec(s) for s in self.input_specs],
+                            input_file=self.input_file, seed=self.seed)
+
+    def set_mapping(self, mapping: FixMapping) -> None:
+        """Add ``mapping``, replacing any mapping for the same kind/Function/instance."""
+        key = (mapping.target_kind, mapping.python_op_name, mapping.instance)
+        self.mappings = [m for m in self.mappings if (m.target_kind, m.python_op_name, m.instance) != key]
+        self.mappings.append(mapping)
+
+    def remove_mapping(self, target_kind: str, python_op_name: str | None = None,
+                       instance: str | None = None) -> None:
+        key = (target_kind, python_op_name, instance)
+        self.mappings = [m for m in self.mappings if (m.target_kind, m.python_op_name, m.instance) != key]
+
+    def to_json(self, project_path: str | Path | None = None) -> dict[str, Any]:
+        data = asdict(self)
+        if project_path is not None:
+            data["model_path"] = _relative_if_possible(Path(self.model_path), Path(project_path).resolve().parent)
+        return {"format_version": FORMAT_VERSION, "app": "fixport", **data}
+
+
+def _relative_if_possible(path: Path, base: Path) -> str:
+    try:
+        return str(path.resolve().relative_to(base))
+    except ValueError:
+        return str(path)
+
+
+# ---- migrations: format_version N -> N + 1 ----
+
+def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
+    """v1 kept one `opset` at the top level and called mappings `fixes`."""
+    data = dict(data)
+    options = dict(data.pop("export_options", {}))
+    if "opset" in data:
+        options.setdefault("opset", data.pop("opset"))
+    data["export_options"] = options
+    data["mappings"] = data.pop("fixes", data.get("mappings", []))
+    return data
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _migrate_1_to_2}
+
+
+def migrate(data: dict[str, Any]) -> dict[str, Any]:
+    version = data.get("format_version")
+    if not isinstance(version, int):
+        raise ProjectError("This file has no format_version: it is not a Fixport project.",
+                           f"Open a {PROJECT_SUFFIX} file saved by Fixport.")
+    if version > FORMAT_VERSION:
+        raise ProjectError(f"This project was saved by a newer Fixport (format {version}; this one reads "
+                           f"up to {FORMAT_VERSION}).", "Update Fixport to open it.")
+    while version < FORMAT_VERSION:
+        data = MIGRATIONS[version](data)
+        version += 1
+    data["format_version"] = version
+    return data
+
+
+def project_from_json(data: dict[str, Any]) -> Project:
+    data = migrate(data)
+    known = {f.name for f in fields(Project)}
+    values = {k: v for k, v in data.items() if k in known}
+    mapping_fields = {f.name for f in fields(FixMapping)}
+    try:
+        values["mappings"] = [FixMapping(**{k: v for k, v in m.items() if k in mapping_fields})
+                              for m in values.get("mappings", [])]
+        project = Project(**values)
+        ExportOptions(**project.export_options)  # unknown options fail here, not at export time
+    except TypeError as exc:
+        raise ProjectError(f"The project file is damaged: {exc}", "Restore it from a backup or autosave.") from exc
+    return project
+
+
+def load_project(path: str | Path) -> Project:
+    path = Path(path)
+    try:
+        data = json.loads(path.read_text(encoding="utf-8"))
+    except FileNotFoundError as exc:
+        raise ProjectError(f"Project file not found: {path}", "Check the path.") from exc
+    except (OSError, UnicodeDecodeError, json.JSONDecodeError) as exc:
+        raise ProjectError(f"Cannot read project {path.name}: {exc}",
+                           f"It must be a {PROJECT_SUFFIX} file saved by Fixport.") from exc
+    if not isinstance(data, dict):
+        raise ProjectError(f"{path.name} is not a Fixport project.", f"Open a {PROJECT_SUFFIX} file.")
+    project = project_from_json(data)
+    # On disk the model path is relative to the project file; in memory it is absolute.
+    project.model_path = str((path.resolve().parent / Path(project.model_path).expanduser()).resolve())
+    return project
+
+
+def save_project(project: Project, path: str | Path) -> None:
+    """Atomically write ``project``; the model path is stored relative to it when possible."""
+    atomic_write_text(path, json.dumps(project.to_json(path), indent=2) + "\n")
+
+
+def autosave_path(path: str | Path) -> Path:
+    return Path(str(path) + AUTOSAVE_SUFFIX)

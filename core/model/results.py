@@ -1,0 +1,45 @@
+"""What crosses the process boundary for analyze jobs (no torch import)."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.graph import Graph
+from fixport.core.model.inputs import InputOptions
+from fixport.core.model.model_files import existing_model_path
+from fixport.core.model.problems import UnsupportedNode
+
+
+@dataclass
+class ModelRequest:
+    """Which model to open and how: the same request always hits the worker's cache."""
+
+    path: str
+    inputs: InputOptions = field(default_factory=InputOptions)
+    trust: bool = False
+    search_paths: list[str] = field(default_factory=list)
+
+    def cache_key(self) -> tuple:
+        stat = existing_model_path(self.path).stat()
+        specs = tuple(spec.text() for spec in self.inputs.specs)
+        return (str(Path(self.path).resolve()), stat.st_mtime_ns, stat.st_size, specs,
+                self.inputs.input_file, self.inputs.seed, self.trust, tuple(self.search_paths))
+
+
+@dataclass
+class AnalysisResult:
+    """What the GUI and the CLI show after one diagnosed export."""
+
+    model_path: str
+    source_kind: str
+    options: ExportOptions
+    torchscript_graph: Graph | None
+    onnx_graph: Graph | None
+    unsupported: list[UnsupportedNode]
+    input_names: list[str]
+    input_shapes: list[tuple[int, ...]]
+    warnings: list[str] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    seconds: dict[str, float] = field(default_factory=dict)
+    saved_files: list[str] = field(default_factory=list)
