@@ -1,51 +1,55 @@
-"""Runs worker jobs off the UI thread; results come back on the GUI thread as signals.
+"""Runs worker jobs off the UI thread; results come back on the GUI thread, to one handler per job.
 
-One job at a time goes to the worker process. A new request supersedes a pending one, and a
-running job's result is dropped when a newer request of the same kind arrived meanwhile
-(the worker stays warm instead of being killed). Cancel kills the worker: the only way to
-stop an export that is inside torch.
+One job at a time goes to the worker process. A new request supersedes a pending one of the same
+topic, and a running job's result is dropped when a newer request of its topic arrived meanwhile
+(the worker stays warm instead of being killed). Cancel asks the job to stop; the worker is
+killed only when the job does not stop within the client's grace (see ``core/worker/client.py``).
 """
 from __future__ import annotations
 
 import threading
-from dataclasses import dataclass, field
-from typing import Any
+from dataclasses import dataclass
+from typing import Any, Callable
 
 from PySide6.QtCore import QObject, Signal
 
 from fixport.core.model.cancel import Cancelled
 from fixport.core.model.errors import FixportError
+from fixport.core.model.latest import LatestRequests
+from fixport.core.model.requests import PingRequest
 from fixport.core.worker.client import ExportWorker
+from fixport.core.worker.jobs import Job, job_for, job_for_type
 
 
 @dataclass
-class JobRequest:
-    """A named worker job; ``topic`` groups requests where only the newest matters."""
+class SubmittedJob:
+    """A typed request on its way through the runner; ``topic`` groups requests where only the newest matters."""
 
-    job: str
-    arguments: dict[str, Any] = field(default_factory=dict)
-    topic: str = ""
-    serial: int = 0
+    request: Any
+    job: Job
+    topic: str
+    serial: int
 
 
 class JobRunner(QObject):
     """The GUI's single runner for long work."""
 
-    started = Signal(object)  # JobRequest
-    progress = Signal(object, float, str)  # JobRequest, fraction, message
-    finished = Signal(object, object)  # JobRequest, result
-    failed = Signal(object, object)  # JobRequest, FixportError
-    cancelled = Signal(object)  # JobRequest
+    started = Signal(object)  # SubmittedJob
+    progress = Signal(object, float, str)  # SubmittedJob, fraction, message
+    partial = Signal(object, object)  # SubmittedJob, an early piece of the result (e.g. TracedGraph)
+    finished = Signal(object, object)  # SubmittedJob, result (then the job's handler runs)
+    failed = Signal(object, object)  # SubmittedJob, FixportError
+    cancelled = Signal(object)  # SubmittedJob
     busy_changed = Signal(bool)
 
     def __init__(self, worker: ExportWorker | None = None, parent: QObject | None = None) -> None:
         super().__init__(parent)
         self._owns_worker = worker is None  # a borrowed worker (tests) outlives the window
         self.worker = worker or ExportWorker()
-        self._serial = 0
-        self._latest_serial: dict[str, int] = {}
-        self._pending: list[JobRequest] = []
-        self._running: JobRequest | None = None
+        self._latest = LatestRequests()
+        self._handlers: dict[type, Callable[[Any], None]] = {}
+        self._pending: list[SubmittedJob] = []
+        self._running: SubmittedJob | None = None
         self._cancel_flag = threading.Event()
         self._relay.connect(self._on_relay)
 
@@ -53,21 +57,27 @@ class JobRunner(QObject):
     def busy(self) -> bool:
         return self._running is not None
 
+    def on_finished(self, request_type: type, handler: Callable[[Any], None]) -> None:
+        """Call ``handler(result)`` on the GUI thread when the newest job for ``request_type`` finishes."""
+        job_for_type(request_type)  # a TypeError now for a type that is not a worker request
+        self._handlers[request_type] = handler
+
     def warm_up(self) -> None:
         """Start the worker process now, so the first real job does not pay for imports."""
-        self.submit("ping", topic="ping")
+        self.submit(PingRequest())
 
-    def submit(self, job: str, topic: str = "", **arguments: Any) -> JobRequest:
-        self._serial += 1
-        request = JobRequest(job, arguments, topic or job, self._serial)
-        self._latest_serial[request.topic] = request.serial
-        self._pending = [p for p in self._pending if p.topic != request.topic]
-        self._pending.append(request)
+    def submit(self, request: object, topic: str = "") -> SubmittedJob:
+        """Queue ``request`` (its type picks the job); ``topic`` defaults to the job's name."""
+        job = job_for(request)
+        topic = topic or job.name
+        submitted = SubmittedJob(request, job, topic, self._latest.issue(topic))
+        self._pending = [p for p in self._pending if p.topic != topic]
+        self._pending.append(submitted)
         self._start_next()
-        return request
+        return submitted
 
     def cancel(self) -> None:
-        """Stop the running job (kills the worker; the next job starts a new one)."""
+        """Stop the running job and drop the pending ones."""
         self._pending.clear()
         if self._running is not None:
             self._cancel_flag.set()
@@ -77,36 +87,43 @@ class JobRunner(QObject):
         if self._owns_worker:
             self.worker.stop()
 
-    def is_current(self, request: JobRequest) -> bool:
-        return self._latest_serial.get(request.topic) == request.serial
+    def is_current(self, submitted: SubmittedJob) -> bool:
+        return self._latest.is_current(submitted.serial, submitted.topic)
 
     def _start_next(self) -> None:
         if self._running is not None or not self._pending:
             return
-        request = self._pending.pop(0)
-        self._running = request
+        submitted = self._pending.pop(0)
+        self._running = submitted
         self._cancel_flag.clear()
         self.busy_changed.emit(True)
-        self.started.emit(request)
-        threading.Thread(target=self._run, args=(request,), daemon=True, name=f"fixport-{request.job}").start()
+        self.started.emit(submitted)
+        threading.Thread(target=self._run, args=(submitted,), daemon=True,
+                         name=f"fixport-{submitted.job.name}").start()
 
-    def _run(self, request: JobRequest) -> None:
+    def _run(self, submitted: SubmittedJob) -> None:
         def report(fraction: float, message: str) -> None:
             try:
-                self._relay.emit(("progress", request, (fraction, message)))
+                self._relay.emit(("progress", submitted, (fraction, message)))
+            except RuntimeError:
+                pass
+
+        def hand_on(piece: Any) -> None:
+            try:
+                self._relay.emit(("partial", submitted, piece))
             except RuntimeError:
                 pass
 
         try:
-            result = self.worker.run(request.job, progress=report, cancelled=self._cancel_flag.is_set,
-                                     **request.arguments)
-            outcome = ("finished", request, result)
+            result = self.worker.run(submitted.request, progress=report, cancelled=self._cancel_flag.is_set,
+                                     partial=hand_on)
+            outcome = ("finished", submitted, result)
         except Cancelled:
-            outcome = ("cancelled", request, None)
+            outcome = ("cancelled", submitted, None)
         except FixportError as exc:
-            outcome = ("failed", request, exc)
+            outcome = ("failed", submitted, exc)
         except Exception as exc:  # a bug must not kill the runner thread silently
-            outcome = ("failed", request, FixportError(f"{type(exc).__name__}: {exc}", "See the Log."))
+            outcome = ("failed", submitted, FixportError(f"{type(exc).__name__}: {exc}", "See the Log."))
         try:
             self._relay.emit(outcome)
         except RuntimeError:  # the window closed while the job ran: nobody wants the result
@@ -115,18 +132,25 @@ class JobRunner(QObject):
     # Signals emitted from the worker thread are queued to this object's (the GUI) thread.
     _relay = Signal(object)
 
-    def _on_relay(self, outcome: tuple[str, JobRequest, Any]) -> None:
-        kind, request, payload = outcome
+    def _on_relay(self, outcome: tuple[str, SubmittedJob, Any]) -> None:
+        kind, submitted, payload = outcome
         if kind == "progress":
-            self.progress.emit(request, *payload)
+            self.progress.emit(submitted, *payload)
+            return
+        if kind == "partial":
+            if self.is_current(submitted):
+                self.partial.emit(submitted, payload)
             return
         self._running = None
-        if kind == "finished" and self.is_current(request):
-            self.finished.emit(request, payload)
-        elif kind == "failed" and self.is_current(request):
-            self.failed.emit(request, payload)
+        if kind == "finished" and self.is_current(submitted):
+            self.finished.emit(submitted, payload)
+            handler = self._handlers.get(type(submitted.request))
+            if handler is not None:
+                handler(payload)
+        elif kind == "failed" and self.is_current(submitted):
+            self.failed.emit(submitted, payload)
         elif kind == "cancelled":
-            self.cancelled.emit(request)
+            self.cancelled.emit(submitted)
         self._start_next()
         if self._running is None:  # a handler above may already have started the next job
             self.busy_changed.emit(False)

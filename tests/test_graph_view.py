@@ -197,3 +197,30 @@ def test_select_nodes_while_laying_out_waits_for_the_layout(qtbot) -> None:
     widget.select_nodes([target])
     qtbot.waitUntil(lambda: widget.layout is not None and widget.layout.index_of(target) is not None, timeout=10_000)
     assert widget.selection == [target]
+
+
+def _menu_action(pane: GraphPane, index: int | None, text: str):
+    menu = pane.context_menu(index)
+    actions = {action.text(): action for action in menu.actions()}
+    assert text in actions, list(actions)
+    return actions[text]
+
+
+def test_context_menu_selects_upstream_downstream_and_between(qtbot, pane: GraphPane) -> None:
+    reads = {"a": [], "b": ["a"], "c": ["a"], "d": ["b", "c"], "e": ["d"]}
+    graph = Graph(kind="onnx", nodes=[Node(id=n, kind="onnx::Relu", name=n, inputs=[f"{s}_out" for s in sources],
+                                           outputs=[f"{n}_out"]) for n, sources in reads.items()])
+    pane.set_graph(graph)
+    with qtbot.waitSignal(pane.selection_changed) as emitted:
+        _menu_action(pane, pane.layout.index_of("d"), "Select upstream").trigger()
+    assert pane.selection == ["d", "a", "b", "c"] and emitted.args == [pane.selection]
+    _menu_action(pane, pane.layout.index_of("b"), "Select downstream").trigger()
+    assert pane.selection == ["b", "d", "e"]
+    pane.select_nodes(["e", "a"])
+    _menu_action(pane, None, "Select paths between the two selected").trigger()
+    assert pane.selection == ["e", "a", "b", "c", "d"]
+    pane.select_nodes(["b", "c"])  # siblings: neither reaches the other, the selection stays
+    _menu_action(pane, None, "Select paths between the two selected").trigger()
+    assert pane.selection == ["b", "c"]
+    pane.select_nodes(["a"])
+    assert "Select paths between the two selected" not in [a.text() for a in pane.context_menu(None).actions()]

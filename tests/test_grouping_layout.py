@@ -6,10 +6,10 @@ import pytest
 
 from fixport.core.model.cancel import Cancelled
 from fixport.core.model.graph import Graph, Node, Value
+from fixport.core.model.vocabulary import scope_from_onnx_name
 from fixport.core.panes.grouping import (
     GroupTree,
     default_expanded,
-    scope_from_onnx_name,
     visible_items,
 )
 from fixport.core.panes.layout import LayoutCache, compute_layout

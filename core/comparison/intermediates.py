@@ -25,6 +25,7 @@ from fixport.core.model.compare_result import NodeAnalysis, NodeError  # noqa: F
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.output_stats import difference_metrics, to_numpy
 from fixport.core.model.tolerances import ToleranceTable
+from fixport.core.model.vocabulary import split_instance_key
 
 SKIPPED_ONNX_OPS = frozenset({"Constant", "Shape", "Size", "ConstantOfShape"})
 # torch keeps functions in one global compilation unit by name: a reused name frees the old one.
@@ -172,8 +173,12 @@ def match_values(onnx_graph: Graph, captured: set[ValueKey]) -> list[ValueMatch]
         else:
             continue
         matches += [ValueMatch(node, name, key, index) for (node, name), index in pairs]
-    order = {node.id: position for position, node in enumerate(onnx_graph.nodes)}
+    order = _topological_position(onnx_graph)
     return sorted(matches, key=lambda m: order[m.onnx_node.id])
+
+
+def _topological_position(graph: Graph) -> dict[str, int]:
+    return {node_id: position for position, node_id in enumerate(graph.topological_order)}
 
 
 def _torchscript_details(key: str, torchscript_graph: Graph | None) -> tuple[str, str, str]:
@@ -181,7 +186,7 @@ def _torchscript_details(key: str, torchscript_graph: Graph | None) -> tuple[str
     node = torchscript_graph.node_by_id.get(key) if torchscript_graph is not None else None
     if node is not None:
         return node.name or node.kind, node.scope, node.source
-    scope, source, kind, _ = (key.split("|") + ["", "", "", ""])[:4]
+    scope, source, kind = split_instance_key(key)
     return kind, scope, source
 
 
@@ -212,7 +217,7 @@ def mark_inherited_errors(onnx_graph: Graph, errors: list[NodeError]) -> None:
     """Set ``inputs_exceed``: whether the nearest compared values upstream were out of tolerance."""
     by_output = {error.output: error for error in errors}
     tainted: dict[str, bool] = {}
-    for node in onnx_graph.nodes:
+    for node in map(onnx_graph.node_by_id.__getitem__, onnx_graph.topological_order):
         inputs_bad = any(tainted.get(name, False) for name in node.inputs if name)
         for name in node.outputs:
             error = by_output.get(name)
@@ -236,7 +241,7 @@ def group_submodel(model: onnx.ModelProto, onnx_graph: Graph, error: NodeError,
             continue
         members.append(producer)
         pending += [name for name in producer.inputs if name]
-    order = {node.id: index for index, node in enumerate(onnx_graph.nodes)}
+    order = _topological_position(onnx_graph)
     members.sort(key=lambda node: order[node.id])
     produced = {name for node in members for name in node.outputs}
     initializers = {init.name: init for init in model.graph.initializer}
@@ -301,12 +306,12 @@ def _introduces(error: NodeError) -> bool:
     return True if error.introduced_exceeds is None else error.introduced_exceeds
 
 
-def find_first_divergent(analysis: NodeAnalysis) -> NodeError | None:
+def find_first_divergent(analysis: NodeAnalysis, onnx_graph: Graph) -> NodeError | None:
     """First node (topologically) out of tolerance while every compared input was still within."""
-    for error in analysis.nodes:
-        if error.exceeds and not error.inputs_exceed and _introduces(error):
-            return error
-    return None
+    order = _topological_position(onnx_graph)
+    diverging = [error for error in analysis.nodes
+                 if error.exceeds and not error.inputs_exceed and _introduces(error)]
+    return min(diverging, key=lambda error: order[error.onnx_node], default=None)
 
 
 def analyze_nodes(model: onnx.ModelProto, onnx_graph: Graph, torchscript_graph: Graph | None,
@@ -332,7 +337,7 @@ def analyze_nodes(model: onnx.ModelProto, onnx_graph: Graph, torchscript_graph: 
                 templates_by_instance, analysis)
     mark_inherited_errors(onnx_graph, analysis.nodes)
     measure_introduced_errors(model, onnx_graph, analysis, matches, torch_values, onnx_values, session_factory)
-    analysis.first_divergent = find_first_divergent(analysis)
+    analysis.first_divergent = find_first_divergent(analysis, onnx_graph)
     if analysis.skipped_shape_mismatch:
         analysis.messages.append(f"{analysis.skipped_shape_mismatch} matched value(s) skipped: "
                                  "torch and ONNX shapes differ (layout changes such as flatten or packing).")

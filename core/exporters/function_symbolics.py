@@ -16,7 +16,6 @@ import torch
 from fixport.core.exporters import conversion_hooks
 
 _MISSING = object()
-PYTHON_OP_KWARGS = ("name", "inplace", "module")  # what torch passes to a prim::PythonOp symbolic
 
 
 def autograd_functions_named(name: str) -> list[type]:

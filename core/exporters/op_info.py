@@ -1,7 +1,8 @@
 """What torch knows about an op kind, for the Inspector: schemas and built-in symbolic opsets."""
 from __future__ import annotations
 
-from fixport.core.model.cancel import ProgressCallback
+from fixport.core.model.cancel import CancelCallback, ProgressCallback
+from fixport.core.model.requests import OpInfoRequest
 from fixport.core.onnx_io.op_docs import OpInfo
 
 
@@ -18,6 +19,7 @@ def torch_op_info(kind: str) -> OpInfo:
     return OpInfo(kind, schemas, builtin_opsets(kind))
 
 
-def op_info(kind: str, progress: ProgressCallback | None = None):
+def op_info(request: OpInfoRequest, progress: ProgressCallback | None = None,
+            cancelled: CancelCallback | None = None) -> OpInfo:
     """Torch's schemas and built-in symbolic opsets for the Inspector."""
-    return torch_op_info(kind)
+    return torch_op_info(request.kind)

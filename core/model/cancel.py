@@ -1,10 +1,11 @@
 """Progress and cancel callbacks for long work: plain functions poll these (no Qt here)."""
 from __future__ import annotations
 
-from typing import Callable
+from typing import Any, Callable
 
 ProgressCallback = Callable[[float, str], None]  # fraction in [0, 1], short message
 CancelCallback = Callable[[], bool]  # True when the caller no longer wants the result
+PartialCallback = Callable[[Any], None]  # an early piece of the result, e.g. the traced graph
 
 
 class Cancelled(Exception):
@@ -14,6 +15,14 @@ class Cancelled(Exception):
 def report(progress: ProgressCallback | None, fraction: float, message: str = "") -> None:
     if progress is not None:
         progress(fraction, message)
+
+
+def report_partial(progress: ProgressCallback | None, piece: Any) -> None:
+    """Hand an early piece of the result to a caller that takes one (the worker's progress has
+    a ``partial`` method); other callers wait for the whole result."""
+    send = getattr(progress, "partial", None)
+    if send is not None:
+        send(piece)
 
 
 def check_cancelled(cancelled: CancelCallback | None) -> None:

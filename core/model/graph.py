@@ -8,7 +8,12 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import Any, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Iterable, Literal
+
+from fixport.core.model.vocabulary import scope_parts
+
+if TYPE_CHECKING:
+    import networkx
 
 GraphKind = Literal["torchscript", "onnx"]
 ONNX_DEFAULT_DOMAIN = "onnx"
@@ -21,7 +26,6 @@ class Value:
     name: str
     dtype: str | None = None  # "float32", "int64", ... ; None when unknown
     shape: tuple[int | str | None, ...] | None = None  # str for symbolic dims
-    type_text: str = ""  # the framework's own spelling, e.g. "Float(1, 3, strides=...)"
 
     def describe(self) -> str:
         """Short 'float32[1,3,224,224]' text for tooltips."""
@@ -54,7 +58,7 @@ class Node:
 
     @property
     def scope_parts(self) -> list[str]:
-        return [part for part in self.scope.split("/") if part]
+        return scope_parts(self.scope)
 
 
 @dataclass
@@ -70,7 +74,7 @@ class Graph:
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
-        for cached in ("node_by_id", "producer_of", "consumers_of"):
+        for cached in ("node_by_id", "producer_of", "consumers_of", "index", "topological_order"):
             state.pop(cached, None)
         return state
 
@@ -105,14 +109,58 @@ class Graph:
                 if source is not None:
                     yield source, node.id, name
 
-    def to_networkx(self):  # -> networkx.MultiDiGraph
-        """An index over this graph for path and neighbourhood queries."""
+    @cached_property
+    def index(self) -> networkx.DiGraph:
+        """Node ids and producer -> consumer edges, for reachability, path and order queries."""
+        import networkx  # half a second to import: only when a query needs it
+
+        index = networkx.DiGraph()
+        index.add_nodes_from(node.id for node in self.nodes)
+        index.add_edges_from((source, target) for source, target, _value in self.edges())
+        return index
+
+    def upstream_of(self, node_id: str) -> set[str]:
+        """Every node whose outputs reach ``node_id`` (its ancestors)."""
         import networkx
 
-        index = networkx.MultiDiGraph()
-        index.add_nodes_from(node.id for node in self.nodes)
-        index.add_edges_from((src, dst, {"value": name}) for src, dst, name in self.edges())
-        return index
+        return networkx.ancestors(self.index, node_id)
+
+    def downstream_of(self, node_id: str) -> set[str]:
+        """Every node that ``node_id``'s outputs reach (its descendants)."""
+        import networkx
+
+        return networkx.descendants(self.index, node_id)
+
+    def path_between(self, first: str, second: str) -> list[str]:
+        """The shortest chain of nodes joining the two, in data-flow order whichever comes
+        first; [] when neither reaches the other."""
+        import networkx
+
+        for source, target in ((first, second), (second, first)):
+            try:
+                return networkx.shortest_path(self.index, source, target)
+            except networkx.NetworkXNoPath:
+                continue
+        return []
+
+    def nodes_between(self, first: str, second: str) -> set[str]:
+        """Every node on some path between the two (both included); empty when not joined."""
+        for source, target in ((first, second), (second, first)):
+            if source == target or target in self.downstream_of(source):
+                return (self.downstream_of(source) & self.upstream_of(target)) | {source, target}
+        return set()
+
+    @cached_property
+    def topological_order(self) -> list[str]:
+        """Node ids, each after every node it reads from; ties keep the file order, so a graph
+        already in order (as ONNX and TorchScript files are) keeps its own."""
+        import networkx
+
+        position = {node.id: number for number, node in enumerate(self.nodes)}
+        try:
+            return list(networkx.lexicographical_topological_sort(self.index, key=position.__getitem__))
+        except networkx.NetworkXUnfeasible:  # a cycle: no order is topological, keep the file's
+            return [node.id for node in self.nodes]
 
     def unsupported_nodes(self) -> list[Node]:
         return [node for node in self.nodes if node.unsupported]

@@ -4,6 +4,8 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass
 from typing import Any
 
+from fixport.core.model.vocabulary import ProblemReason, display_kind
+
 
 @dataclass
 class UnsupportedNode:
@@ -11,7 +13,7 @@ class UnsupportedNode:
 
     kind: str
     instance: str
-    reason: str
+    reason: ProblemReason
     message: str
     scope: str
     source: str
@@ -21,7 +23,7 @@ class UnsupportedNode:
 
     @property
     def display_kind(self) -> str:
-        return f"{self.kind}[{self.python_op_name}]" if self.python_op_name else self.kind
+        return display_kind(self.kind, self.python_op_name)
 
     def to_json(self) -> dict[str, Any]:
         return asdict(self)

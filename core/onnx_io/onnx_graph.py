@@ -8,16 +8,12 @@ import onnx
 from onnx import helper, numpy_helper
 
 from fixport.core.model.graph import Graph, Node, Value
+from fixport.core.model.vocabulary import scope_from_onnx_name
 
 PROVENANCE_ATTRIBUTE = "fixport_origin"
 PLACEHOLDER_DOMAIN = "fixport"
 PLACEHOLDER_OP = "Unsupported"
 MAX_INLINE_TENSOR_ELEMENTS = 16
-
-
-def scope_from_node_name(name: str) -> str:
-    """'/layer1/0/conv1/Conv' -> 'layer1/0/conv1' (the exporter names nodes by module scope)."""
-    return name[1:].rpartition("/")[0] if name.startswith("/") else ""
 
 
 @lru_cache(maxsize=None)
@@ -61,8 +57,7 @@ def onnx_to_graph(model: onnx.ModelProto) -> Graph:
         result.values[info.name] = Value(info.name, dtype, shape)
     initializers = {init.name for init in graph_proto.initializer}
     for init in graph_proto.initializer:
-        result.values.setdefault(init.name, Value(init.name, _dtype_name(init.data_type), tuple(init.dims),
-                                                  "initializer"))
+        result.values.setdefault(init.name, Value(init.name, _dtype_name(init.data_type), tuple(init.dims)))
     result.inputs = [i.name for i in graph_proto.input if i.name not in initializers]
     result.outputs = [o.name for o in graph_proto.output]
     for index, node_proto in enumerate(graph_proto.node):
@@ -81,7 +76,7 @@ def onnx_to_graph(model: onnx.ModelProto) -> Graph:
             inputs=list(node_proto.input),
             outputs=list(node_proto.output),
             attributes=attributes,
-            scope=scope_from_node_name(node_proto.name),
+            scope=scope_from_onnx_name(node_proto.name),
             origin=origin,
             unsupported=domain == PLACEHOLDER_DOMAIN and node_proto.op_type == PLACEHOLDER_OP,
         ))

@@ -18,13 +18,14 @@ from typing import Iterable, Iterator
 import numpy as np
 
 from fixport.core.model.graph import Graph, Node
+from fixport.core.model.vocabulary import SCOPE_SEPARATOR, scope_from_onnx_name
 from fixport.core.panes.layout_constants import (
     DEFAULT_VISIBLE_BUDGET,
     MAX_GROUP_CHILDREN,
 )
 
 ROOT = ""  # path of the root group: always expanded, never drawn as a box
-SEPARATOR = "/"
+SEPARATOR = SCOPE_SEPARATOR  # group paths are scopes
 
 
 def scope_of(node: Node) -> str:
@@ -32,14 +33,6 @@ def scope_of(node: Node) -> str:
     if node.scope:
         return node.scope.strip(SEPARATOR)
     return scope_from_onnx_name(node.name)
-
-
-def scope_from_onnx_name(name: str) -> str:
-    """'/layer1/0/conv1/Conv' -> 'layer1/0/conv1'; names not starting with '/' have no scope."""
-    if not name.startswith(SEPARATOR):
-        return ""
-    parts = [part for part in name.split(SEPARATOR) if part]
-    return SEPARATOR.join(parts[:-1])
 
 
 def _join(parent: str, label: str) -> str:
@@ -269,7 +262,7 @@ def visible_items(tree: GroupTree, expanded: frozenset[str]) -> VisibleItems:
     dst = node_item[tree.edge_dst]
     keep = np.flatnonzero(src != dst)
     pair = src[keep].astype(np.int64) * max(len(keys), 1) + dst[keep]
-    unique_pairs, first_edge, counts = np.unique(pair, return_index=True, return_counts=True)
+    _pairs, first_edge, counts = np.unique(pair, return_index=True, return_counts=True)
     rows = keep[first_edge]
     return VisibleItems(
         keys=keys, is_group=is_group, ref=ref, node_item=node_item,

@@ -87,11 +87,6 @@ class Layout:
     bounds: tuple[float, float, float, float]  # left, top, right, bottom
     timings: dict[str, float] = field(default_factory=dict)
 
-    @property
-    def boxes(self) -> np.ndarray:
-        """(N, 4) left, top, width, height — laid out like QRectF for drawRects."""
-        return np.column_stack([self.x - self.width / 2, self.y - self.height / 2, self.width, self.height])
-
     def index_of(self, key: str) -> int | None:
         """Item index of a node id or collapsed group path, None when not visible."""
         lookup = self.__dict__.get("_index")

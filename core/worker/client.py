@@ -2,8 +2,13 @@
 
 The exporter's symbolic registry and flags are process-global and user symbolics can crash
 or hang, so exports never run in the caller's process. The worker stays warm between jobs
-(imports cost seconds, a warm job well under one); the registry is restored after every job;
-a crash, a hang past the timeout, or a cancel kills it, and the next job starts a new one.
+(imports cost seconds, a warm job well under one); the registry is restored after every job.
+
+Cancel is cooperative first: the client sends a cancel message, the job's ``cancelled()`` turns
+true and the job raises :class:`Cancelled` at its next check, so the warm worker survives. A job
+that does not stop within :data:`CANCEL_GRACE_S` (it is inside torch, or user code loops), a
+crash, or a hang past the timeout kills the process, and the next job starts a new one. The
+worker exits on its own when its parent dies (see :mod:`.server`).
 """
 from __future__ import annotations
 
@@ -17,15 +22,17 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback
+from fixport.core.model.cancel import CancelCallback, Cancelled, PartialCallback, ProgressCallback
 from fixport.core.model.errors import FixportError, WorkerError
+from fixport.core.worker.jobs import Job, job_for
 
-DEFAULT_JOB_TIMEOUT_S = 600.0
-# Modules whose public functions the worker runs by name.
-JOB_MODULES = ("fixport.core.exporters.analysis", "fixport.core.exporters.op_info", "fixport.core.fixing.auto_fix",
-               "fixport.core.comparison.compare_job", "fixport.core.worker.server")
+# Long enough for a cold worker (torch import, first export: 10-20 s on 2 cores) and the largest
+# example's compare; short enough that a looping build() or symbolic is stopped while the user waits.
+# The command line raises it with --timeout SECONDS.
+DEFAULT_JOB_TIMEOUT_S = 120.0
 POLL_INTERVAL_S = 0.05
 SHUTDOWN_GRACE_S = 2.0
+CANCEL_GRACE_S = 2.0  # a cancelled job that has not stopped by then is killed with its process
 
 
 @dataclass
@@ -55,7 +62,7 @@ class _Failure:
 
 
 class ExportWorker:
-    """Client side: runs named jobs from :mod:`fixport.core.exporters.analysis` in the worker process."""
+    """Client side: runs the job a typed request names (:data:`.jobs.JOBS`) in the worker process."""
 
     def __init__(self, job_timeout_s: float = DEFAULT_JOB_TIMEOUT_S) -> None:
         self.job_timeout_s = job_timeout_s
@@ -70,7 +77,7 @@ class ExportWorker:
 
     @property
     def restarts(self) -> int:
-        """How many times a new process replaced a crashed, hung or cancelled one."""
+        """How many times a new process replaced a crashed, hung or killed one."""
         return max(self.starts - 1, 0)
 
     @property
@@ -80,16 +87,17 @@ class ExportWorker:
     def start(self) -> None:
         """Start the process now (it warms up its imports while the caller goes on).
 
-        A fresh interpreter (`python -m fixport.core.worker.server FD`), not multiprocessing's spawn: spawn
-        re-runs the caller's main script in the child, which a user's script may not guard.
+        A fresh interpreter (`python -m fixport.core.worker.server FD PARENT_PID`), not
+        multiprocessing's spawn: spawn re-runs the caller's main script in the child, which a
+        user's script may not guard. The worker watches PARENT_PID and exits when it is gone.
         """
         if self.alive:
             return
         parent, child = socket.socketpair()
         environment = dict(os.environ, OMP_NUM_THREADS="1")
-        self._process = subprocess.Popen([sys.executable, "-m", "fixport.core.worker.server", str(child.fileno())],
-                                         pass_fds=(child.fileno(),), env=environment,
-                                         stdin=subprocess.DEVNULL)
+        self._process = subprocess.Popen(
+            [sys.executable, "-m", "fixport.core.worker.server", str(child.fileno()), str(os.getpid())],
+            pass_fds=(child.fileno(),), env=environment, stdin=subprocess.DEVNULL)
         child.close()
         self.starts += 1
         self._connection = Connection(parent.detach())
@@ -104,28 +112,45 @@ class ExportWorker:
             process.kill()
             process.wait(SHUTDOWN_GRACE_S)
 
-    def run(self, job: str, progress: ProgressCallback | None = None,
-            cancelled: CancelCallback | None = None, timeout_s: float | None = None, **arguments: Any) -> Any:
-        """Run ``fixport.core.exporters.analysis.<job>(**arguments)`` in the worker and return its result."""
+    def run(self, request: object, progress: ProgressCallback | None = None,
+            cancelled: CancelCallback | None = None, timeout_s: float | None = None,
+            partial: PartialCallback | None = None) -> Any:
+        """Run the job for ``request`` (its type picks it) in the worker and return its result;
+        ``partial`` receives early pieces of it (e.g. the traced graph before the export ends).
+
+        Raises :class:`Cancelled` once ``cancelled()`` turned true, a :class:`FixportError` the
+        job raised, or :class:`WorkerError` when the worker crashed or ran past the timeout.
+        """
+        job = job_for(request)
         with self._lock:
             if not self.alive:
                 self.stop()
                 self.start()
             assert self._connection is not None
-            self._connection.send((job, arguments))
-            return self._wait_for_result(job, progress, cancelled, timeout_s or self.job_timeout_s)
+            try:
+                self._connection.send(("job", request))
+                return self._wait_for_result(job, progress, cancelled, timeout_s or self.job_timeout_s, partial)
+            except (Cancelled, FixportError):
+                raise  # the worker is idle again, or was already stopped
+            except BaseException:  # Ctrl+C, a failing progress callback: the job's messages would go astray
+                self.stop()
+                raise
 
-    def _wait_for_result(self, job: str, progress: ProgressCallback | None,
-                         cancelled: CancelCallback | None, timeout_s: float) -> Any:
+    def _wait_for_result(self, job: Job, progress: ProgressCallback | None, cancelled: CancelCallback | None,
+                         timeout_s: float, partial: PartialCallback | None) -> Any:
         assert self._connection is not None and self._process is not None
         deadline = time.monotonic() + timeout_s
+        cancel_sent_at: float | None = None
         while True:
-            if cancelled is not None and cancelled():
-                self.stop()
+            if cancel_sent_at is None and cancelled is not None and cancelled():
+                self._connection.send(("cancel", None))
+                cancel_sent_at = time.monotonic()
+            if cancel_sent_at is not None and time.monotonic() - cancel_sent_at > CANCEL_GRACE_S:
+                self.stop()  # the job does not check for cancel (inside torch, or looping user code)
                 raise Cancelled()
-            if time.monotonic() > deadline:
+            if cancel_sent_at is None and time.monotonic() > deadline:
                 self.stop()
-                raise WorkerError(f"The worker did not finish '{job}' within {timeout_s:.0f} s and was stopped.",
+                raise WorkerError(f"The worker did not finish '{job.name}' within {timeout_s:.0f} s and was stopped.",
                                   "A symbolic may loop forever; check the template's code, or raise the timeout.")
             try:
                 ready = self._connection.poll(POLL_INTERVAL_S)
@@ -135,19 +160,34 @@ class ExportWorker:
                 ready = True
             if not ready:
                 continue
-            if message is None:
-                try:
-                    code = self._process.wait(SHUTDOWN_GRACE_S)  # let it finish dying to read its exit code
-                except subprocess.TimeoutExpired:
-                    code = None
+            if message is None and cancel_sent_at is not None:
                 self.stop()
-                raise WorkerError(f"The export worker crashed while running '{job}' (exit code {code}).",
-                                  "Your work is kept. A symbolic or the model's code may have crashed the "
-                                  "process; fix it and try again — a new worker starts automatically.")
+                raise Cancelled()
+            if message is None:
+                self._raise_crash(job)
             kind, payload = message
+            if cancel_sent_at is not None:
+                if kind in ("progress", "partial"):
+                    continue
+                raise Cancelled()  # also when the job finished first: the caller no longer wants it
             if kind == "progress" and progress is not None:
                 progress(*payload)
+            elif kind == "partial" and partial is not None:
+                partial(payload)
             elif kind == "result":
                 return payload
             elif kind == "error":
                 raise payload.to_exception()
+            elif kind == "cancelled":  # the job stopped by itself (a worker-side check)
+                raise Cancelled()
+
+    def _raise_crash(self, job: Job) -> None:
+        assert self._process is not None
+        try:
+            code = self._process.wait(SHUTDOWN_GRACE_S)  # let it finish dying to read its exit code
+        except subprocess.TimeoutExpired:
+            code = None
+        self.stop()
+        raise WorkerError(f"The export worker crashed while running '{job.name}' (exit code {code}).",
+                          "Your work is kept. A symbolic or the model's code may have crashed the "
+                          "process; fix it and try again — a new worker starts automatically.")

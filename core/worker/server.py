@@ -1,18 +1,28 @@
-"""The worker process: imports torch once, then runs jobs sent by :class:`.client.ExportWorker`."""
+"""The worker process: imports torch once, then runs the jobs of :data:`.jobs.JOBS` sent by
+:class:`.client.ExportWorker`, and exits as soon as the process that started it is gone."""
 from __future__ import annotations
 
 import os
 import sys
+import threading
+import time
 import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from fixport.core.model.cancel import ProgressCallback
+from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback
 from fixport.core.model.errors import FixportError
-from fixport.core.worker.client import JOB_MODULES, _Failure
+from fixport.core.model.requests import PingRequest
+from fixport.core.model.results import WorkerInfo
+from fixport.core.worker.client import _Failure
+from fixport.core.worker.jobs import JOBS, job_for
+
+PARENT_WATCH_INTERVAL_S = 0.2
+EXIT_PARENT_GONE = 3
 
 
-def ping(progress: ProgressCallback | None = None) -> dict[str, Any]:
+def ping(request: PingRequest, progress: ProgressCallback | None = None,
+         cancelled: CancelCallback | None = None) -> WorkerInfo:
     """Warm the worker up: import torch and the exporter, report versions."""
     import onnx
     import onnxruntime
@@ -21,12 +31,48 @@ def ping(progress: ProgressCallback | None = None) -> dict[str, Any]:
     from fixport.core.exporters.registry import load_all_builtin_symbolics
 
     load_all_builtin_symbolics()
-    return {"pid": __import__("os").getpid(), "torch": torch.__version__, "onnx": onnx.__version__,
-            "onnxruntime": onnxruntime.__version__, "threads": torch.get_num_threads()}
+    return WorkerInfo(pid=os.getpid(), torch=torch.__version__, onnx=onnx.__version__,
+                      onnxruntime=onnxruntime.__version__, threads=torch.get_num_threads(),
+                      providers=list(onnxruntime.get_available_providers()))
 
 
-def worker_main(connection: Connection) -> None:
+def exit_with_parent(parent_pid: int, interval_s: float = PARENT_WATCH_INTERVAL_S) -> threading.Thread:
+    """A daemon thread that ends this process (also mid-job) once ``parent_pid`` is no longer its parent.
+
+    Not prctl(PR_SET_PDEATHSIG): that fires when the *thread* that started the worker exits,
+    and the window starts it from a short-lived job thread.
+    """
+    def watch() -> None:
+        while os.getppid() == parent_pid:
+            time.sleep(interval_s)
+        os._exit(EXIT_PARENT_GONE)  # no cleanup: torch may hold locks the main thread never releases
+
+    watcher = threading.Thread(target=watch, name="fixport-parent-watch", daemon=True)
+    watcher.start()
+    return watcher
+
+
+class CancelPoll:
+    """The job's ``cancelled()``: a non-blocking look at the connection for the client's cancel."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+        self.requested = False
+
+    def __call__(self) -> bool:
+        try:
+            while not self.requested and self.connection.poll(0):
+                kind, _payload = self.connection.recv()
+                self.requested = kind == "cancel"
+        except (EOFError, OSError):
+            self.requested = True  # the caller went away: nobody wants the result
+        return self.requested
+
+
+def worker_main(connection: Connection, parent_pid: int | None = None) -> None:
     """Worker process entry: one thread for torch, output away from the caller's stdout."""
+    if parent_pid is not None:
+        exit_with_parent(parent_pid)
     os.environ.setdefault("OMP_NUM_THREADS", "1")
     os.dup2(2, 1)  # user code that prints must not corrupt `--json` output on stdout
     import warnings
@@ -36,44 +82,57 @@ def worker_main(connection: Connection) -> None:
     import torch
 
     torch.set_num_threads(1)
-    import importlib
-
     from fixport.core.exporters.registry import restore_registry, snapshot_registry
 
-    job_functions = {}
-    for module_name in JOB_MODULES:
-        module = importlib.import_module(module_name)
-        job_functions.update({name: value for name, value in vars(module).items()
-                              if callable(value) and getattr(value, "__module__", "") == module_name
-                              and not name.startswith("_")})
-
+    functions = {job.request_type: job.resolve() for job in JOBS}
     registry = snapshot_registry()
     while True:
         try:
-            job, arguments = connection.recv()
+            kind, request = connection.recv()
         except (EOFError, OSError, KeyboardInterrupt):
             return
+        if kind != "job":
+            continue  # a cancel that arrived after its job had finished
         try:
-            def send_progress(fraction: float, message: str = "") -> None:
-                connection.send(("progress", (fraction, message)))
-
-            if job not in job_functions:
-                raise FixportError(f"Unknown worker job {job!r}.", "This is a Fixport bug.")
-            result = job_functions[job](progress=send_progress, **arguments)
-            connection.send(("result", result))
+            _run_job(connection, functions, request)
         except (BrokenPipeError, ConnectionResetError):
-            return  # the caller went away (window closed, job cancelled): nothing to report to
-        except FixportError as exc:
-            connection.send(("error", _Failure.from_exception(exc)))
-        except BaseException as exc:  # anything from user code: report it, keep serving
-            connection.send(("error", _Failure("FixportError", f"{type(exc).__name__}: {exc}",
-                                               "See the Log for details.", traceback.format_exc())))
+            return  # the caller went away (window closed, job killed): nothing to report to
         finally:
             restore_registry(registry)
+
+
+class ProgressToCaller:
+    """The job's ``progress``: fractions and messages, and early pieces of the result."""
+
+    def __init__(self, connection: Connection) -> None:
+        self.connection = connection
+
+    def __call__(self, fraction: float, message: str = "") -> None:
+        self.connection.send(("progress", (fraction, message)))
+
+    def partial(self, piece: Any) -> None:
+        self.connection.send(("partial", piece))
+
+
+def _run_job(connection: Connection, functions: dict[type, Any], request: object) -> None:
+    try:
+        function = functions[job_for(request).request_type]
+        result = function(request, progress=ProgressToCaller(connection), cancelled=CancelPoll(connection))
+    except (BrokenPipeError, ConnectionResetError):
+        raise
+    except Cancelled:
+        connection.send(("cancelled", None))
+    except FixportError as exc:
+        connection.send(("error", _Failure.from_exception(exc)))
+    except BaseException as exc:  # anything from user code: report it, keep serving
+        connection.send(("error", _Failure("FixportError", f"{type(exc).__name__}: {exc}",
+                                           "See the Log for details.", traceback.format_exc())))
+    else:
+        connection.send(("result", result))
 
 
 if __name__ == "__main__":
     # Run the importable module's copy, so classes sent back pickle as fixport.core.worker.server.X, not __main__.X.
     from fixport.core.worker.server import worker_main as serve
 
-    serve(Connection(int(sys.argv[1])))
+    serve(Connection(int(sys.argv[1])), int(sys.argv[2]) if len(sys.argv) > 2 else None)

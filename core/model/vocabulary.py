@@ -1,0 +1,139 @@
+"""The words every room shares: problem reasons, Python-op kinds, opset limits, scopes, instance keys.
+
+One place to spell them, so the exporter, the fixer, the command line and the window agree
+(no torch import: the GUI and CLI processes use them too).
+"""
+from __future__ import annotations
+
+import re
+from enum import StrEnum
+
+MIN_OPSET = 7  # oldest opset the TorchScript exporter accepts
+MAX_OPSET = 20  # newest opset the TorchScript exporter accepts
+DEFAULT_OPSET = 17
+EXPORTERS = ("torchscript", "dynamo")  # torch.onnx.export(dynamo=False) and (dynamo=True)
+DEFAULT_EXPORTER = "torchscript"
+
+
+class ProblemReason(StrEnum):
+    """Why a node cannot be exported or run; the values are part of the JSON and file formats."""
+
+    NO_SYMBOLIC = "no_symbolic"
+    SYMBOLIC_REJECTED = "symbolic_rejected"
+    PYTHON_OP = "python_op"
+    CUSTOM_OP = "custom_op"
+    RUNTIME_ERROR = "runtime_error"
+    CAPTURE_FAILED = "capture_failed"  # dynamo: torch.export could not capture the model
+    NO_ONNX_FUNCTION = "no_onnx_function"  # dynamo: no ONNX function in the registry for the op
+    TRANSLATION_FAILED = "translation_failed"  # dynamo: the op's ONNX function raised
+    MISMATCH = "mismatch"  # exports and runs, but ONNX Runtime's numbers differ from torch's
+
+    @property
+    def description(self) -> str:
+        """One line for people, e.g. in the Problems list."""
+        return _REASON_DESCRIPTIONS[self]
+
+
+_REASON_DESCRIPTIONS = {
+    ProblemReason.NO_SYMBOLIC: "no symbolic at this opset",
+    ProblemReason.SYMBOLIC_REJECTED: "symbolic rejected these arguments",
+    ProblemReason.PYTHON_OP: "autograd.Function without symbolic",
+    ProblemReason.CUSTOM_OP: "custom op, no ONNX mapping",
+    ProblemReason.RUNTIME_ERROR: "ONNX Runtime cannot run it",
+    ProblemReason.CAPTURE_FAILED: "torch.export cannot capture it",
+    ProblemReason.NO_ONNX_FUNCTION: "no ONNX function for this op",
+    ProblemReason.TRANSLATION_FAILED: "ONNX function failed on these arguments",
+    ProblemReason.MISMATCH: "ONNX Runtime's numbers differ from torch's",
+}
+# Reasons a different opset may cure: the exporter has (or lacks) a symbolic per opset.
+OPSET_DEPENDENT_REASONS = frozenset({ProblemReason.NO_SYMBOLIC, ProblemReason.SYMBOLIC_REJECTED})
+
+
+def describe_reason(reason: str) -> str:
+    """The human description of ``reason``; an unknown string is shown as it is."""
+    try:
+        return ProblemReason(reason).description
+    except ValueError:
+        return reason
+
+
+# ---- Python ops: autograd.Functions the tracer keeps as prim::PythonOp ----
+PYTHON_OP_KIND = "prim::PythonOp"
+_PYTHON_OP_RE = re.compile(re.escape(PYTHON_OP_KIND) + r"\[(.+)\]")
+
+
+def python_op_kind(function_name: str | None) -> str:
+    """'MyClip' -> 'prim::PythonOp[MyClip]': how one Function's nodes are named and fitted."""
+    return f"{PYTHON_OP_KIND}[{function_name}]" if function_name else PYTHON_OP_KIND
+
+
+def split_python_op(kind: str, name: str | None = None) -> tuple[str, str | None]:
+    """'prim::PythonOp[MyClip]' -> ('prim::PythonOp', 'MyClip'); other kinds keep ``name``."""
+    match = _PYTHON_OP_RE.fullmatch(kind)
+    return (PYTHON_OP_KIND, match[1]) if match else (kind, name)
+
+
+def display_kind(kind: str, python_op_name: str | None) -> str:
+    """The kind as people read it: a Python op shows its Function's name."""
+    return python_op_kind(python_op_name) if kind == PYTHON_OP_KIND else kind
+
+
+# ---- scopes: module paths 'layer1/0/conv1' ----
+SCOPE_SEPARATOR = "/"
+
+
+def scope_parts(scope: str) -> list[str]:
+    """'layer1/0/conv1' -> ['layer1', '0', 'conv1']; empty segments are dropped."""
+    return [part for part in scope.split(SCOPE_SEPARATOR) if part]
+
+
+def scope_from_onnx_name(name: str) -> str:
+    """'/layer1/0/conv1/Conv' -> 'layer1/0/conv1' (the exporter names ONNX nodes by module
+    scope); names not starting with '/' have no scope."""
+    if not name.startswith(SCOPE_SEPARATOR):
+        return ""
+    return SCOPE_SEPARATOR.join(scope_parts(name)[:-1])
+
+
+def scope_from_torchscript(scope_name: str) -> str:
+    """'M::/Sequential::features/Block::features.1' -> 'features/1' (module path with '/').
+
+    Scope segments carry either the attribute name or the full dotted path from the root,
+    depending on the torch version; both give the same result.
+    """
+    path = ""
+    for segment in scope_name.split("/"):
+        attr = segment.rsplit("::", 1)[-1] if "::" in segment else ""
+        if not attr:
+            continue
+        path = attr if not path or attr.startswith(path + ".") else f"{path}.{attr}"
+    return SCOPE_SEPARATOR.join(part for part in path.split(".") if part)
+
+
+# ---- instance keys: 'scope|source|kind|occurrence', a TorchScript node's stable id ----
+INSTANCE_KEY_SEPARATOR = "|"
+
+
+def instance_base(scope: str, source: str, kind: str) -> str:
+    """'scope|source|kind': what identifies a node up to its occurrence number."""
+    return INSTANCE_KEY_SEPARATOR.join((scope, source, kind))
+
+
+def instance_key(base: str, occurrence: int) -> str:
+    return f"{base}{INSTANCE_KEY_SEPARATOR}{occurrence}"
+
+
+def base_of_instance_key(key: str) -> str:
+    """'scope|source|kind|3' -> 'scope|source|kind'."""
+    return key.rsplit(INSTANCE_KEY_SEPARATOR, 1)[0]
+
+
+def kind_of_instance_base(base: str) -> str:
+    """'scope|source|kind' -> 'kind'."""
+    return base.rsplit(INSTANCE_KEY_SEPARATOR, 1)[-1]
+
+
+def split_instance_key(key: str) -> tuple[str, str, str]:
+    """(scope, source, kind) of an instance key; missing parts are ''."""
+    scope, source, kind = (key.split(INSTANCE_KEY_SEPARATOR) + ["", "", ""])[:3]
+    return scope, source, kind

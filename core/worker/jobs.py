@@ -1,0 +1,66 @@
+"""Every job the export worker runs, in one table: its request type, function and result type.
+
+The table never imports torch: functions are named by dotted path ("module:function") and the
+worker process resolves them with importlib. Every job function has the same shape::
+
+    def job(request: XRequest, progress: ProgressCallback | None = None,
+            cancelled: CancelCallback | None = None) -> Result
+"""
+from __future__ import annotations
+
+import importlib
+from dataclasses import dataclass
+from typing import Any, Callable
+
+from fixport.core.model.compare_result import CompareResult
+from fixport.core.model.requests import (
+    AnalyzeRequest,
+    AutoFixRequest,
+    CompareRequest,
+    OpInfoRequest,
+    PingRequest,
+    StubRequest,
+)
+from fixport.core.model.results import AnalysisResult, AutoFixResult, WorkerInfo
+from fixport.core.onnx_io.op_docs import OpInfo
+
+
+@dataclass(frozen=True)
+class Job:
+    """One worker job: ``function`` takes a ``request_type`` and returns a ``result_type``."""
+
+    name: str
+    request_type: type
+    function: str  # "package.module:function", imported in the worker only
+    result_type: type
+
+    def resolve(self) -> Callable[..., Any]:
+        """The job's function (imports its module: call this in the worker process)."""
+        module_name, function_name = self.function.split(":")
+        return getattr(importlib.import_module(module_name), function_name)
+
+
+JOBS: tuple[Job, ...] = (
+    Job("ping", PingRequest, "fixport.core.worker.server:ping", WorkerInfo),
+    Job("analyze", AnalyzeRequest, "fixport.core.exporters.analysis:analyze", AnalysisResult),
+    Job("compare", CompareRequest, "fixport.core.comparison.compare_job:compare", CompareResult),
+    Job("auto_fix", AutoFixRequest, "fixport.core.fixing.auto_fix:auto_fix", AutoFixResult),
+    Job("stub", StubRequest, "fixport.core.fixing.auto_fix:stub", str),
+    Job("op_info", OpInfoRequest, "fixport.core.exporters.op_info:op_info", OpInfo),
+)
+
+_JOB_BY_REQUEST_TYPE = {job.request_type: job for job in JOBS}
+
+
+def job_for(request: object) -> Job:
+    """The job that serves ``request`` (its type decides)."""
+    return job_for_type(type(request))
+
+
+def job_for_type(request_type: type) -> Job:
+    """The job for a request type (also for registering result handlers)."""
+    try:
+        return _JOB_BY_REQUEST_TYPE[request_type]
+    except KeyError:
+        known = ", ".join(job.request_type.__name__ for job in JOBS)
+        raise TypeError(f"{request_type.__name__} is not a worker request; use one of {known}.") from None
