@@ -1,9 +1,11 @@
 """The template library: built-in templates plus the user's own, ranked per op kind.
 
-Templates are plain Python files with a module docstring, a literal ``TEMPLATE`` dict and a
-``symbolic`` function. Metadata is read with ``ast`` so listing never imports torch. User
-templates live in their own folder and override built-ins with the same id; ``reset(id)``
-removes the override (torch's SymbolicRegistry keeps custom symbolics apart the same way).
+Templates are plain Python modules with a docstring, a literal ``TEMPLATE`` dict and a
+``symbolic`` function (see :mod:`fixport.symbolics.template_form`). Metadata is read with
+``ast`` so listing never imports torch. Built-ins come from ``builtin/`` and from the templates
+written for the example models; user templates live in their own folder and override built-ins
+with the same id; ``reset(id)`` removes the override (torch's SymbolicRegistry keeps custom
+symbolics apart the same way). ``get(id)`` is the one lookup by id.
 """
 from __future__ import annotations
 
@@ -11,17 +13,22 @@ import ast
 import importlib.util
 import os
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any
+from typing import Any, Iterable
+
+from fixport.core.model.vocabulary import split_python_op
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
+# Templates written for one example model each live beside the examples (fixport.examples).
+EXAMPLE_TEMPLATES_DIR = Path(__file__).parent.parent / "examples" / "templates"
+BUILTIN_DIRS = (BUILTIN_DIR, EXAMPLE_TEMPLATES_DIR)
 DEFAULT_USER_DIR = Path(os.path.expanduser("~/.config/fixport/templates"))
 PARAM_TYPES = frozenset({"str", "int", "float", "bool", "choice"})
 REQUIRED_KEYS = ("id", "title", "description", "family", "fits", "min_opset", "max_opset",
                  "params", "runs_in_onnxruntime", "custom_opsets", "notes")
-TORCHLIB_MIN_OPSET = 18  # torch_lib functions are written against ONNX opset 18
+TORCHLIB_MIN_OPSET = 18  # torch_lib functions are written against ONNX opset 18 (replayed lower)
 BRIDGE_TEMPLATE_ID = "bridge.torchlib"
 STUB_TEMPLATE_ID = "stub"
 
@@ -108,17 +115,11 @@ def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo
                         docstring=ast.get_docstring(tree) or "", symbolic_line=symbolic_line)
 
 
-def python_op_of(kind: str) -> tuple[str, str | None]:
-    """'prim::PythonOp[MyClip]' -> ('prim::PythonOp', 'MyClip')."""
-    match = re.fullmatch(r"(prim::PythonOp)\[(.+)\]", kind)
-    return (match[1], match[2]) if match else (kind, None)
-
-
 def fit_strength(fit: str, kind: str, python_op_name: str | None) -> str | None:
     """'exact', 'namespace', 'generic' or None for how ``fit`` matches an op."""
     if fit == "*":
         return "generic"
-    fit_kind, fit_name = python_op_of(fit)
+    fit_kind, fit_name = split_python_op(fit)
     if fit_name is not None:
         return "exact" if kind == fit_kind and python_op_name == fit_name else None
     if fit == kind:
@@ -145,32 +146,48 @@ def torchlib_kinds() -> frozenset[str]:
     return frozenset(names)
 
 
+_parsed_files: dict[Path, tuple[tuple[int, int], TemplateInfo]] = {}
+
+
+def _parsed_template(path: Path) -> TemplateInfo:
+    """A copy of ``path``'s metadata, parsed again only when the file changed (every export lists them)."""
+    stat = path.stat()
+    version = (stat.st_mtime_ns, stat.st_size)
+    cached = _parsed_files.get(path)
+    if cached is None or cached[0] != version:
+        cached = (version, parse_template_source(path.read_text(encoding="utf-8"), str(path)))
+        _parsed_files[path] = cached
+    return replace(cached[1])
+
+
 class TemplateLibrary:
     """Built-in templates plus user templates (which override built-ins by id)."""
 
     def __init__(self, user_dir: str | os.PathLike[str] | None = None,
-                 builtin_dir: str | os.PathLike[str] | None = None) -> None:
+                 builtin_dirs: Iterable[str | os.PathLike[str]] | None = None) -> None:
         self.user_dir = Path(user_dir) if user_dir is not None else DEFAULT_USER_DIR
-        self.builtin_dir = Path(builtin_dir) if builtin_dir is not None else BUILTIN_DIR
-        self.builtins: dict[str, TemplateInfo] = {}
-        self.user: dict[str, TemplateInfo] = {}
+        self.builtin_dirs = [Path(d) for d in (builtin_dirs if builtin_dirs is not None else BUILTIN_DIRS)]
+        self._builtins: dict[str, TemplateInfo] = {}
+        self._user: dict[str, TemplateInfo] = {}
         self.errors: list[TemplateFormatError] = []
         self.reload()
 
     def reload(self) -> None:
         self.errors = []
-        self.builtins = self._load_folder(self.builtin_dir, builtin=True)
-        self.user = self._load_folder(self.user_dir, builtin=False)
+        self._builtins = {}
+        for folder in self.builtin_dirs:
+            self._builtins.update(self._load_folder(folder, builtin=True))
+        self._user = self._load_folder(self.user_dir, builtin=False)
 
     def _load_folder(self, folder: Path, *, builtin: bool) -> dict[str, TemplateInfo]:
         found: dict[str, TemplateInfo] = {}
         if not folder.is_dir():
             return found
         for path in sorted(folder.rglob("*.py")):
-            if path.name.startswith("_"):
+            if path.name.startswith("_"):  # __init__.py: the folders are packages
                 continue
             try:
-                info = parse_template_source(path.read_text(encoding="utf-8"), str(path))
+                info = _parsed_template(path)
             except TemplateFormatError as error:
                 self.errors.append(error)
                 continue
@@ -181,17 +198,21 @@ class TemplateLibrary:
     # -- lookup ---------------------------------------------------------------------------
     def all(self) -> list[TemplateInfo]:
         """Effective templates: user overrides replace built-ins with the same id."""
-        merged = {**self.builtins, **self.user}
+        merged = {**self._builtins, **self._user}
         return sorted(merged.values(), key=lambda t: (t.family, t.id))
 
     def get(self, template_id: str) -> TemplateInfo:
-        return self.user.get(template_id) or self.builtins[template_id]
+        """The template in effect for ``template_id``: the user's version, else the built-in."""
+        found = self._user.get(template_id) or self._builtins.get(template_id)
+        if found is None:
+            raise KeyError(f"no template {template_id!r}")
+        return found
+
+    def __contains__(self, template_id: object) -> bool:
+        return template_id in self._user or template_id in self._builtins
 
     def is_overridden(self, template_id: str) -> bool:
-        return template_id in self.user and template_id in self.builtins
-
-    def builtin(self, template_id: str) -> TemplateInfo:
-        return self.builtins[template_id]
+        return template_id in self._user and template_id in self._builtins
 
     # -- user edits -----------------------------------------------------------------------
     def save_user_template(self, source: str) -> TemplateInfo:
@@ -201,12 +222,12 @@ class TemplateLibrary:
         path = self.user_dir / f"{info.id}.py"
         path.write_text(source, encoding="utf-8")
         info.path, info.builtin = str(path), False
-        self.user[info.id] = info
+        self._user[info.id] = info
         return info
 
     def reset(self, template_id: str) -> None:
         """Drop the user's version of ``template_id`` so the built-in applies again."""
-        info = self.user.pop(template_id, None)
+        info = self._user.pop(template_id, None)
         if info is not None and info.path and os.path.exists(info.path):
             os.remove(info.path)
 
@@ -214,7 +235,7 @@ class TemplateLibrary:
     def templates_for(self, kind: str, opset: int,
                       python_op_name: str | None = None) -> list[RankedTemplate]:
         """Ranked offers for an op kind; never empty (the schema stub is always last)."""
-        kind, bracket_name = python_op_of(kind)
+        kind, bracket_name = split_python_op(kind)
         python_op_name = python_op_name or bracket_name
         offers: list[RankedTemplate] = []
         for info in self.all():
@@ -224,14 +245,12 @@ class TemplateLibrary:
             if not strengths:
                 continue
             offers.append(self._rank(info, strengths, opset))
-        bridge = self.builtins.get(BRIDGE_TEMPLATE_ID) or self.user.get(BRIDGE_TEMPLATE_ID)
-        if bridge is not None and kind in torchlib_kinds():
+        if BRIDGE_TEMPLATE_ID in self and kind in torchlib_kinds():
             bridge = self.get(BRIDGE_TEMPLATE_ID)
-            ready = opset >= TORCHLIB_MIN_OPSET
-            why = ("onnxscript torch_lib implements " + kind if ready else
-                   f"torch_lib implements {kind} but only at opset >= {TORCHLIB_MIN_OPSET}; "
-                   "raise the opset or down-convert")
-            offers.append(RankedTemplate(bridge.id, TIER_BRIDGE if ready else TIER_GENERIC + 1,
+            why = "onnxscript torch_lib implements " + kind + (
+                "" if opset >= TORCHLIB_MIN_OPSET else
+                f" (written for opset {TORCHLIB_MIN_OPSET}, re-emitted at {opset} where its ops allow)")
+            offers.append(RankedTemplate(bridge.id, TIER_BRIDGE if bridge.opset_ok(opset) else TIER_GENERIC + 1,
                                          why, bridge))
         # Within a tier the most specific template (highest min_opset, e.g. a native op) first.
         offers.sort(key=lambda o: (o.tier, -(o.template.min_opset if o.template else 0), o.template_id))

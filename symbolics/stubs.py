@@ -4,6 +4,7 @@ Parameter names and ``@parse_args`` descriptors come from the TorchScript schema
 (``torch._C._jit_get_schemas_for_operator``) for aten/torchvision/torch.library ops, or from
 an autograd.Function's ``forward`` signature for ``prim::PythonOp``. The body raises a clear
 TODO next to a commented ``g.op`` example. Unknown kinds get ``*args``. Imports torch lazily.
+A stub has the form of every template: it imports what it uses and keeps ``params`` itself.
 """
 from __future__ import annotations
 
@@ -12,6 +13,8 @@ import keyword
 import re
 from dataclasses import dataclass
 from typing import Callable
+
+from fixport.symbolics.template_form import PARAMS_LINES, import_block
 
 # Schema type -> parse_args descriptor. Tensors and anything unusual stay Values ("v").
 _DESCRIPTORS = {"int": "i", "SymInt": "i", "float": "f", "bool": "b", "str": "s",
@@ -100,5 +103,6 @@ def generate_stub(kind: str, *, opset: int, input_types: list[str] | None = None
             "description": f"User symbolic for {fits}.", "family": "user", "fits": [fits],
             "min_opset": opset, "max_opset": None, "params": {}, "runs_in_onnxruntime": True,
             "custom_opsets": {}, "notes": "Generated stub: replace the TODO."}
-    return (f'"""Symbolic for ``{fits}``.\n\nSchema: ``{schema_text}``.\n"""\n\n'
-            f"TEMPLATE = {meta!r}\n\n\n{decorator}def symbolic({signature}):\n{body}\n")
+    imports = import_block({"torch", "symbolic_helper", "_type_utils", *(["parse_args"] if decorator else [])})
+    return (f'"""Symbolic for ``{fits}``.\n\nSchema: ``{schema_text}``.\n"""\n\n{imports}\n'
+            f"TEMPLATE = {meta!r}\n\n{PARAMS_LINES}\n\n{decorator}def symbolic({signature}):\n{body}\n")

@@ -5,6 +5,12 @@ evaluator) on IR values that mirror the node's inputs; the recorded standard-ONN
 then re-emitted with ``g.op``. Calls to scripted torch_lib functions are inlined from their
 FunctionProto, so the exported model holds only standard ops. Imports torch: use only from
 a template's ``symbolic`` at export time.
+
+torch_lib is written against opset 18. Below 18 each recorded op is re-emitted in its form at
+the export's opset (see ``_emit_at_opset``): an input that became an attribute there (ReduceMax
+``axes``, Squeeze ``axes`` before 13, Slice before 10) is passed as that attribute when it is a
+constant, Split's ``num_outputs`` becomes split sizes, and an attribute the older op lacks is
+dropped when it holds its default. Anything else that differs raises BridgeError naming the op.
 """
 from __future__ import annotations
 
@@ -90,6 +96,85 @@ def _attribute_kwargs(attributes: dict[str, Any]) -> dict[str, Any]:
     return kwargs
 
 
+def _onnx_schema(op_type: str, opset: int):
+    try:
+        return onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+
+
+def _attribute_default(schema, name: str) -> Any:
+    attribute = schema.attributes.get(name)
+    if attribute is None or not attribute.default_value.name:
+        return None
+    return onnx_helper.get_attribute_value(attribute.default_value)
+
+
+def _constant_list(value, op_type: str, name: str) -> list[int]:
+    if not symbolic_helper._is_constant(value):
+        raise BridgeError(f"{op_type} at this opset takes '{name}' as an attribute, but torch_lib computes it "
+                          "at run time")
+    constant = symbolic_helper._maybe_get_const(value, "is")
+    return [int(v) for v in (constant.tolist() if isinstance(constant, torch.Tensor) else constant)]
+
+
+def _split_sizes(g, data, attrs: dict[str, Any], outputs: int) -> list[int]:
+    """Split's opset-18 ``num_outputs`` as the explicit sizes older opsets need (static shapes)."""
+    sizes = symbolic_helper._get_tensor_sizes(data)
+    axis = attrs.get("axis", 0)
+    if not sizes or sizes[axis] is None:
+        raise BridgeError("Split with num_outputs needs a static size on its axis below opset 18")
+    total, parts = sizes[axis], attrs.pop("num_outputs")
+    chunk = -(-total // parts)
+    return [chunk] * (total // chunk) + ([total % chunk] if total % chunk else [])
+
+
+def _emit_at_opset(g, op_type: str, inputs: list[Any], attrs: dict[str, Any], outputs: int) -> list[Any]:
+    """Emit one standard op recorded at opset 18 in its form at ``g.opset``."""
+    if g.opset < TORCHLIB_OPSET:
+        inputs, attrs = _adapt_signature(g, op_type, inputs, dict(attrs), outputs)
+    present = [g.op("prim::Constant").setType(torch._C.OptionalType.ofTensor())
+               if value is None else value for value in inputs]
+    while present and inputs and inputs[len(present) - 1] is None:
+        present.pop()
+    result = g.op(op_type, *present, outputs=outputs, **_attribute_kwargs(attrs))
+    return list(result) if outputs > 1 else [result]
+
+
+def _adapt_signature(g, op_type: str, inputs: list[Any], attrs: dict[str, Any],
+                     outputs: int) -> tuple[list[Any], dict[str, Any]]:
+    recorded, target = _onnx_schema(op_type, TORCHLIB_OPSET), _onnx_schema(op_type, g.opset)
+    if target is None:
+        raise BridgeError(f"torch_lib uses ONNX {op_type}, which does not exist at opset {g.opset}")
+    if recorded is None or recorded.since_version == target.since_version:
+        return inputs, attrs
+    if op_type == "Split" and "num_outputs" in attrs:
+        sizes = _split_sizes(g, inputs[0], attrs, outputs)
+        if "split" in target.attributes:
+            attrs["split"] = sizes
+        else:
+            inputs = [inputs[0], g.op("Constant", value_t=torch.tensor(sizes, dtype=torch.int64))]
+    target_inputs = [formal.name for formal in target.inputs]
+    kept = []
+    for formal, value in zip(recorded.inputs, inputs):
+        if formal.name in target_inputs:
+            kept.append(value)
+        elif value is None:
+            continue
+        elif formal.name in target.attributes:  # e.g. ReduceMax axes: an input at 18, an attribute before
+            attrs[formal.name] = _constant_list(value, op_type, formal.name)
+        else:
+            raise BridgeError(f"{op_type} has no input '{formal.name}' at opset {g.opset}")
+    for name in [n for n in attrs if n not in target.attributes]:
+        if attrs[name] != _attribute_default(recorded, name):
+            raise BridgeError(f"{op_type} at opset {g.opset} has no attribute '{name}' (torch_lib sets it to "
+                              f"{attrs[name]!r})")
+        del attrs[name]
+    if op_type in ("ScatterElements", "ScatterND") and attrs.get("reduction") in ("min", "max", b"min", b"max"):
+        raise BridgeError(f"{op_type} reduction={attrs['reduction']!r} needs opset 18")
+    return kept, attrs
+
+
 class _Replayer:
     """Emits ONNX NodeProtos (standard domain) with g.op; inlines torch_lib functions."""
 
@@ -113,13 +198,7 @@ class _Replayer:
                 raise BridgeError(f"no body for function {node.domain}::{node.op_type}")
             outputs = self.function(self.functions[key], inputs, attrs)
         else:
-            present = [self.g.op("prim::Constant").setType(torch._C.OptionalType.ofTensor())
-                       if value is None else value for value in inputs]
-            while present and inputs and inputs[len(present) - 1] is None:
-                present.pop()
-            result = self.g.op(node.op_type, *present, outputs=len(node.output),
-                               **_attribute_kwargs(attrs))
-            outputs = list(result) if len(node.output) > 1 else [result]
+            outputs = _emit_at_opset(self.g, node.op_type, inputs, attrs, len(node.output))
         for name, value in zip(node.output, outputs):
             if name:
                 env[name] = value
@@ -168,8 +247,6 @@ def emit_torchlib(g, args: Sequence[Any], target: str | None = None):
     from torch.onnx._internal._lazy_import import onnx_ir as ir
     from torch.onnx._internal.exporter import _building
 
-    if g.opset < TORCHLIB_OPSET:
-        raise BridgeError(f"torch_lib needs opset >= {TORCHLIB_OPSET}, export uses {g.opset}")
     node = g.original_node
     schema = _node_schema(node, len(args))
     kind = target or node.kind().rstrip("_")

@@ -1,6 +1,8 @@
 """Stubs compile for any kind and match the op's real schema."""
 from __future__ import annotations
 
+import inspect
+
 import pytest
 import torch
 
@@ -11,6 +13,7 @@ from fixport.core.exporters.symbolic_registration import (
 )
 from fixport.symbolics.library import parse_template_source
 from fixport.symbolics.stubs import PythonOpSignature, generate_stub
+from fixport.symbolics.template_form import injected_names_used
 
 
 @pytest.fixture(scope="module")
@@ -42,6 +45,8 @@ def test_stub_compiles_and_parses(kind):
     assert info.fits == [kind]
     fn = compile_template_source(source, {}, f"<stub {kind}>")
     assert callable(fn) and "TODO" in source
+    assert injected_names_used(source) == set(), "a stub imports what it uses, like every template"
+    assert inspect.unwrap(fn).__globals__["params"] == {}
 
 
 def test_stub_matches_schema_names_and_descriptors():

@@ -64,7 +64,16 @@ def test_validate_mapping_arity_and_opset():
     assert validate_mapping(clip, 12, MyRelu.forward)
 
 
+def _load_every_opset_symbolic() -> None:
+    """The exporter registers its symbolic_opsetN functions on the first export of a process;
+    export once so the snapshot below sees the registry as every later export does."""
+    import io
+
+    torch.onnx.export(Lambda(torch.relu), (torch.randn(2),), io.BytesIO(), dynamo=False, opset_version=15)
+
+
 def test_registry_restored_exactly():
+    _load_every_opset_symbolic()
     before = registry_state()
     builtin_threshold = registration.registry.get_function_group("aten::threshold").get(12)
     specs = [spec_for("decompose.threshold_where", "aten::threshold"),
@@ -160,6 +169,45 @@ def test_library_override_and_reset(tmp_path):
     library.reset("standard.asinh")
     assert library.get("standard.asinh").title == "asinh -> ONNX Asinh"
     assert not list(tmp_path.iterdir())
+
+
+def test_user_override_is_what_fix_auto_exports_and_reset_brings_the_builtin_back(tmp_path, monkeypatch):
+    """The library's one lookup (`get`) puts the user's template first everywhere: in what
+    `fix --auto` picks, in the opsets an applied mapping is checked against, in the export."""
+    import onnx
+
+    from fixport.core.exporters.applied_fixes import mapping_specs
+    from fixport.core.model.project import load_project
+    from fixport.examples.catalog import list_examples
+    from tests.conftest import run_main
+
+    monkeypatch.setenv("HOME", str(tmp_path))  # the command line's user templates live under $HOME
+    library = TemplateLibrary(user_dir=tmp_path / ".config" / "fixport" / "templates")
+    builtin_source = library.get("decompose.threshold_where").source
+    greater = 'above = g.op("Greater", self, g.op("Constant", value_t=torch.tensor(threshold, dtype=dtype)))'
+    assert greater in builtin_source
+    override = builtin_source.replace(greater, 'above = g.op("Not", g.op("LessOrEqual", self, '
+                                      'g.op("Constant", value_t=torch.tensor(threshold, dtype=dtype))))')
+    library.save_user_template(override.replace('"min_opset": 9,', '"min_opset": 12,'))
+    example = next(e for e in list_examples() if e.name == "threshold")
+
+    def fix_auto(name: str) -> tuple[str, set[str]]:
+        project, fixed = tmp_path / f"{name}.fixport.json", tmp_path / f"{name}.onnx"
+        ran = run_main("fix", str(example.path), "--auto", "-o", str(project), "--onnx", str(fixed))
+        assert ran.returncode == 0, ran.stdout + ran.stderr
+        (mapping,) = load_project(project).mappings
+        assert mapping.template_id == "decompose.threshold_where"
+        return mapping.source, {node.op_type for node in onnx.load(str(fixed)).graph.node}
+
+    source, ops = fix_auto("overridden")
+    assert source == library.get("decompose.threshold_where").source and {"LessOrEqual", "Not"} <= ops
+    assert "Greater" not in ops
+    (spec,) = mapping_specs(load_project(tmp_path / "overridden.fixport.json").mappings, library)
+    assert spec.min_opset == 12  # the user's template's metadata, not the built-in's
+
+    library.reset("decompose.threshold_where")
+    source, ops = fix_auto("reset")
+    assert source == builtin_source and "Greater" in ops and "LessOrEqual" not in ops
 
 
 def test_ranking_always_offers_something():

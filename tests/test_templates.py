@@ -2,13 +2,17 @@
 from __future__ import annotations
 
 import ast
+import importlib
 import subprocess
 import sys
+from pathlib import Path
 
 import pytest
 import torch
 import torch.nn.functional as F
 
+from fixport.core.exporters.symbolic_registration import MappingSpec, compile_template_source
+from fixport.symbolics.template_form import injected_names_used
 from tests.fixport_export_helpers import (
     LIBRARY,
     Lambda,
@@ -17,6 +21,8 @@ from tests.fixport_export_helpers import (
     opinfo_inputs,
     spec_for,
 )
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_library_lists_without_torch():
@@ -28,10 +34,51 @@ def test_library_lists_without_torch():
 
 
 def test_every_builtin_has_schema_docstring_and_symbolic():
-    for info in LIBRARY.builtins.values():
+    builtins = [info for info in LIBRARY.all() if info.builtin]
+    assert builtins
+    for info in builtins:
         assert info.docstring and info.symbolic_line, info.id
         assert "::" in info.docstring or "forward" in info.docstring.lower() or "*" in info.fits, info.id
         ast.parse(info.source)
+
+
+def _module_name(path: Path) -> str:
+    return "fixport." + ".".join(path.resolve().relative_to(REPO).with_suffix("").parts)
+
+
+def test_every_builtin_is_a_plain_module_that_imports_what_it_uses():
+    """No names injected: each template imports as a module and its ``symbolic`` is the one
+    Fixport compiles; ``params`` holds the TEMPLATE defaults until Fixport sets the chosen ones."""
+    for info in [t for t in LIBRARY.all() if t.builtin]:
+        assert injected_names_used(info.source) == set(), info.id
+        module = importlib.import_module(_module_name(Path(info.path)))
+        assert callable(module.symbolic) and module.TEMPLATE["id"] == info.id
+        if info.params:
+            assert module.params == info.default_params(), info.id
+    folders = {Path(t.path).parent.name for t in LIBRARY.all()}
+    assert "templates" in folders, "the example models' templates are built-ins too"
+    assert not any(Path(t.path).name == "__init__.py" for t in LIBRARY.all())
+
+
+def test_template_params_are_the_chosen_values_over_the_defaults():
+    source = LIBRARY.get("standard.one_to_one").source
+    fn = compile_template_source(source, {"op_type": "Asinh"}, "<one_to_one>")
+    assert fn.__globals__["params"] == {"op_type": "Asinh", "attributes": "", "keep_constant_inputs": False}
+    assert_matches_torch(Lambda(torch.asinh), [torch.randn(3, 4)],
+                         [spec_for("standard.one_to_one", "aten::asinh", op_type="Asinh")], 9)
+
+
+def test_templates_in_the_old_form_keep_working():
+    """Templates written when Fixport injected torch, parse_args, ... and params still export."""
+    old_form = ('"""aten::asinh as a scaled Asinh."""\n\n'
+                "@parse_args('v')\n"
+                "def symbolic(g, self):\n"
+                "    scale = g.op('Constant', value_t=torch.tensor(params['scale']))\n"
+                "    return g.op('Div', g.op('Asinh', g.op('Mul', self, scale)), scale)\n")
+    assert injected_names_used(old_form) == {"parse_args", "torch", "params"}
+    spec = MappingSpec("aten::asinh", None, "user.old", old_form, {"scale": 1.0})
+    proto = assert_matches_torch(Lambda(torch.asinh), [torch.randn(3, 4)], [spec], 9)
+    assert {"Asinh", "Mul", "Div"} <= {n.op_type for n in proto.graph.node}
 
 
 @pytest.mark.parametrize("name, template_id, opset", [

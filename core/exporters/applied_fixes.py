@@ -16,7 +16,7 @@ def mapping_specs(mappings: list[FixMapping], library: TemplateLibrary | None = 
     library = library or TemplateLibrary()
     specs = []
     for mapping in mappings:
-        template = library.builtins.get(mapping.template_id) or library.user.get(mapping.template_id)
+        template = library.get(mapping.template_id) if mapping.template_id in library else None
         specs.append(MappingSpec(
             target_kind=mapping.target_kind, instance=mapping.instance, template_id=mapping.template_id,
             source=mapping.source, params=dict(mapping.params), python_op_name=mapping.python_op_name,

@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import inspect
 import linecache
-import re
 import sys
 import traceback
 import types
@@ -26,9 +25,9 @@ from torch.onnx._internal.torchscript_exporter.utils import register_custom_op_s
 
 from fixport.core.exporters.function_symbolics import attached_function_symbolics
 from fixport.core.exporters.registry import restore_registry, snapshot_registry
+from fixport.core.model.vocabulary import PYTHON_OP_KIND, python_op_kind, split_python_op
+from fixport.symbolics.template_form import PARAMS_NAME, injected_names_used
 
-PYTHON_OP_KIND = "prim::PythonOp"
-PYTHON_OP_KWARGS = ("inplace", "module", "name")  # what torch 2.14 passes to prim::PythonOp
 
 
 class TemplateError(Exception):
@@ -54,13 +53,18 @@ class MappingSpec:
     max_opset: int | None = None
 
 
-def _split_python_op(kind: str, name: str | None) -> tuple[str, str | None]:
-    match = re.fullmatch(r"prim::PythonOp\[(.+)\]", kind)
-    return (PYTHON_OP_KIND, match[1]) if match else (kind, name)
+# What templates written before they imported their own names found in their globals.
+_FORMERLY_INJECTED = {"torch": torch, "parse_args": symbolic_helper.parse_args,
+                      "symbolic_helper": symbolic_helper, "_type_utils": _type_utils}
 
 
 def compile_template_source(source: str, params: dict[str, Any], filename: str) -> Callable:
-    """Exec a template in a fresh namespace and return its ``symbolic`` function."""
+    """Run a template as a fresh module, give it the chosen ``params`` and return its ``symbolic``.
+
+    The module's own ``params`` (the defaults) is replaced after it runs, so ``symbolic`` reads
+    the chosen values; a default the choice lacks is kept. Templates in the old form, which
+    used ``torch``, ``parse_args``, ... without importing them, get just those names.
+    """
     try:
         code = compile(source, filename, "exec")
     except SyntaxError as error:
@@ -69,14 +73,11 @@ def compile_template_source(source: str, params: dict[str, Any], filename: str) 
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     module = types.ModuleType(f"fixport_template_{abs(hash((filename, source)))}")
     namespace: dict[str, Any] = module.__dict__
-    namespace.update({
-        "__file__": filename,
-        "torch": torch,
-        "parse_args": symbolic_helper.parse_args,
-        "symbolic_helper": symbolic_helper,
-        "_type_utils": _type_utils,
-        "params": dict(params),
-    })
+    namespace["__file__"] = filename
+    old_form_names = injected_names_used(source)
+    namespace.update({name: _FORMERLY_INJECTED[name] for name in old_form_names if name in _FORMERLY_INJECTED})
+    if PARAMS_NAME in old_form_names:
+        namespace[PARAMS_NAME] = dict(params)
     # onnxscript.script looks the defining module up in sys.modules while the source runs.
     sys.modules[module.__name__] = module
     try:
@@ -85,6 +86,8 @@ def compile_template_source(source: str, params: dict[str, Any], filename: str) 
         raise TemplateError(f"{type(error).__name__}: {error}", _line_in(error, filename)) from error
     finally:
         sys.modules.pop(module.__name__, None)
+    defaults = namespace.get(PARAMS_NAME)
+    namespace[PARAMS_NAME] = {**(defaults if isinstance(defaults, dict) else {}), **params}
     symbolic = namespace.get("symbolic")
     if not callable(symbolic):
         raise TemplateError("the template defines no function named 'symbolic'", 1)
@@ -137,7 +140,7 @@ def validate_mapping(spec: MappingSpec, opset: int,
         problems.append(TemplateError(
             f"the template works for opset {spec.min_opset}..{top}, export uses {opset}", line))
     required, total, var_args = _positional_arity(fn)
-    kind, name = _split_python_op(spec.target_kind, spec.python_op_name)
+    kind, name = split_python_op(spec.target_kind, spec.python_op_name)
     if kind == PYTHON_OP_KIND:
         counts = [python_op_input_count(python_op_forward)] if python_op_forward else []
         what = f"{name}.forward"
@@ -218,7 +221,7 @@ def _make_python_op_dispatcher(by_name: dict[str, tuple[Callable | None, dict[st
             if fallback is not None:
                 return fallback(g, *args, **kwargs)
             raise onnx_errors.UnsupportedOperatorError(
-                f"prim::PythonOp[{kwargs.get('name', '?')}]", opset, None)
+                python_op_kind(kwargs.get("name", "?")), opset, None)
         accepted = _accepts_kwargs(inspect.unwrap(chosen))
         passed = kwargs if accepted is None else {k: v for k, v in kwargs.items() if k in accepted}
         return _copy_output_types(chosen(g, *args, **passed), node)
@@ -241,7 +244,7 @@ def registered_mappings(mappings: list[MappingSpec], opset: int,
         python_ops: dict[str, tuple[Callable | None, dict[str, Callable]]] = {}
         for spec in mappings:
             fn = compile_template_source(spec.source, spec.params, f"<template {spec.template_id}>")
-            kind, name = _split_python_op(spec.target_kind, spec.python_op_name)
+            kind, name = split_python_op(spec.target_kind, spec.python_op_name)
             table, key = (python_ops, name or "") if kind == PYTHON_OP_KIND else (kinds, kind)
             level, instances = table.get(key, (None, {}))
             if spec.instance:

@@ -6,6 +6,8 @@ Only runtimes with the ATen operator (e.g. ONNX Runtime built for ORTModule/trai
 PyTorch itself) can run it; stock ONNX Runtime cannot.
 """
 
+import torch
+
 TEMPLATE = {
     "id": "aten_fallback.aten_op",
     "title": "ATen fallback node",
@@ -19,6 +21,9 @@ TEMPLATE = {
     "custom_opsets": {"org.pytorch.aten": 1},
     "notes": "Same node the exporter makes with operator_export_type=ONNX_ATEN_FALLBACK.",
 }
+
+# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
+params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
 def symbolic(g, *args, **kwargs):

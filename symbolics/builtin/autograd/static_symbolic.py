@@ -18,6 +18,8 @@ GraphContext whose ``original_node`` is None) and neither inlines the forward no
 As a Fixport mapping it also works through the prim::PythonOp dispatcher (op from params).
 """
 
+import torch
+
 TEMPLATE = {
     "id": "autograd.static_symbolic",
     "title": "Static symbolic method on the Function",
@@ -31,6 +33,9 @@ TEMPLATE = {
     "custom_opsets": {},
     "notes": "Requires editing the model's code; Fixport mappings need no code change.",
 }
+
+# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
+params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
 def symbolic(g, *inputs):

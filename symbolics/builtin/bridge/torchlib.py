@@ -3,22 +3,29 @@
 Fits every kind torch_lib knows (``aten::*`` mostly). The torch_lib function is traced with
 torch's ONNX-IR op recorder; its standard-ONNX nodes are re-emitted with ``g.op`` and
 torch_lib helper functions are inlined from their FunctionProto, so nothing custom is left.
-torch_lib targets ONNX opset 18: below 18 it is unavailable (down-convert the model instead).
+torch_lib targets ONNX opset 18; below 18 each op is re-emitted in its form at the export's
+opset (inputs that were attributes then, Split sizes), and an op that has no such form stops
+the fix with an error naming it. ``fix --auto`` keeps it only when ONNX Runtime runs the result
+and it matches torch.
 """
 
 TEMPLATE = {
     "id": "bridge.torchlib",
     "title": "onnxscript torch_lib implementation",
-    "description": "Use onnxscript torch_lib's implementation of the op, re-emitted as standard ONNX nodes (opset 18+).",
+    "description": "Use onnxscript torch_lib's implementation of the op, re-emitted as standard ONNX nodes at the export's opset.",
     "family": "bridge",
     "fits": ["*"],
-    "min_opset": 18,
+    "min_opset": 7,
     "max_opset": None,
     "params": {"target": {"type": "str", "default": "", "label": "torch_lib op (empty: this op)"}},
     "runs_in_onnxruntime": True,
     "custom_opsets": {},
-    "notes": "Subgraph (If/Loop) bodies inside torch_lib functions are not replayed.",
+    "notes": "Subgraph (If/Loop) bodies inside torch_lib functions are not replayed. Below opset 18 ops whose "
+             "signature changed are adapted or refused by name.",
 }
+
+# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
+params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
 def symbolic(g, *args, **kwargs):

@@ -6,6 +6,9 @@ become node attributes. ONNX Runtime cannot run the node: the target runtime mus
 implement it. ``custom_opsets`` must name the domain (the form sets it from the params).
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import symbolic_helper
+
 TEMPLATE = {
     "id": "custom_domain.custom_op",
     "title": "Custom-domain op for a backend plugin",
@@ -25,6 +28,9 @@ TEMPLATE = {
     "notes": "Attribute suffixes: _f float, _i int, _s str, _fs floats, _is ints.",
 }
 
+# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
+params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
+
 _DESCRIPTORS = {"f": "f", "i": "i", "s": "s", "fs": "fs", "is": "is", "b": "b"}
 
 
@@ -38,4 +44,5 @@ def symbolic(g, *args, **kwargs):
         used.add(int(index))
     inputs = [a for i, a in enumerate(args) if i not in used and isinstance(a, torch._C.Value)
               and not symbolic_helper._is_none(a) and not symbolic_helper._is_constant(a)]
-    return g.op(f"{params['domain']}::{params['op_name']}", *inputs, **attributes)
+    outputs = g.original_node.outputsSize()  # ops with several outputs (cummax, kthvalue) return them all
+    return g.op(f"{params['domain']}::{params['op_name']}", *inputs, outputs=outputs, **attributes)

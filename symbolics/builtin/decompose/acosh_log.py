@@ -4,6 +4,10 @@ Schema: ``aten::acosh(Tensor self) -> Tensor``.
 acosh(x) = log(x + sqrt((x - 1) * (x + 1))); NaN for x < 1 like torch.
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "decompose.acosh_log",
     "title": "acosh via Log/Sqrt",

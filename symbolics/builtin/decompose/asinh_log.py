@@ -5,6 +5,10 @@ asinh(x) = sign(x) * log(|x| + sqrt(x*x + 1)); the odd form avoids cancellation 
 sign is built from Less + Cast (Sign is opset 9).
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "decompose.asinh_log",
     "title": "asinh via Log/Sqrt",

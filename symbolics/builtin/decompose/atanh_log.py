@@ -4,6 +4,10 @@ Schema: ``aten::atanh(Tensor self) -> Tensor``.
 atanh(x) = 0.5 * log((1 + x) / (1 - x)); +-inf at +-1 and NaN outside like torch.
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "decompose.atanh_log",
     "title": "atanh via Log",

@@ -6,6 +6,10 @@ bool enable_gqa=False) -> Tensor``. Dropout is ignored (inference). Boolean mask
 ``Where(mask, scores, -inf)``, float masks are added. ``is_causal`` needs static sizes.
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "decompose.scaled_dot_product_attention",
     "title": "SDPA via MatMul + Softmax",

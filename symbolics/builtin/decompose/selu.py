@@ -3,6 +3,10 @@
 Schema: ``aten::selu(Tensor self) -> Tensor``.
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "decompose.selu",
     "title": "SELU via Relu/Exp",

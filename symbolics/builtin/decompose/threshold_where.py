@@ -4,6 +4,10 @@ Schema: ``aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor
 torch 2.14 only exports threshold=0, value=0 (as Relu); this covers every case.
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "decompose.threshold_where",
     "title": "threshold via Greater + Where",

@@ -4,6 +4,10 @@ Schema: ``aten::unflatten.int(Tensor(a) self, int dim, SymInt[] sizes) -> Tensor
 Uses the traced output shape when it is static, else builds the shape from Shape/Slice/Concat.
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import symbolic_helper
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "decompose.unflatten_reshape",
     "title": "unflatten via Reshape",

@@ -7,6 +7,9 @@ Output size or scales may be runtime values; ``coordinate_transformation_mode`` 
 ``align_corners`` or ``pytorch_half_pixel`` like torch.
 """
 
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
+
 TEMPLATE = {
     "id": "decompose.upsample_bicubic2d_resize",
     "title": "bicubic upsample via Resize (cubic)",

@@ -5,6 +5,9 @@ model (``torch.onnx.export`` adds it because the function is in the symbolic reg
 exporting) and ``custom_opsets`` must carry its domain, so ONNX Runtime runs it.
 """
 
+import onnxscript
+from onnxscript.onnx_opset import opset15 as op
+
 TEMPLATE = {
     "id": "onnxscript.selu_function",
     "title": "SELU as an embedded onnxscript function",
@@ -18,9 +21,6 @@ TEMPLATE = {
     "custom_opsets": {"custom-onnx-script": 1},
     "notes": "CastLike needs opset 15. torch_lib's own traced functions carry no body; this one is scripted.",
 }
-
-import onnxscript
-from onnxscript.onnx_opset import opset15 as op
 
 custom_opset = onnxscript.values.Opset(domain="custom-onnx-script", version=1)
 

@@ -4,6 +4,8 @@ Schema: ``aten::acosh(Tensor self) -> Tensor``. torch 2.14's TorchScript exporte
 symbolic for it at any opset; below opset 9 use the ``decompose.acosh_log`` template.
 """
 
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "standard.acosh",
     "title": "acosh -> ONNX Acosh",

@@ -4,6 +4,8 @@ Schema: ``aten::atanh(Tensor self) -> Tensor``. torch 2.14's TorchScript exporte
 symbolic for it at any opset; below opset 9 use the ``decompose.atanh_log`` template.
 """
 
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "standard.atanh",
     "title": "atanh -> ONNX Atanh",

@@ -6,6 +6,11 @@ come from ``params["attributes"]``, e.g. ``"alpha_f=0.5, axis_i=1"`` (exporter s
 Schema: ``<any>(Tensor self, ...) -> Tensor``.
 """
 
+import ast
+
+import torch
+from torch.onnx._internal.torchscript_exporter import symbolic_helper
+
 TEMPLATE = {
     "id": "standard.one_to_one",
     "title": "1:1 standard ONNX op",
@@ -24,9 +29,11 @@ TEMPLATE = {
     "notes": "Check the ONNX op's input order and that it exists at the export opset.",
 }
 
+# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
+params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
+
 
 def _attributes(text):
-    import ast
     result = {}
     for item in filter(None, (part.strip() for part in text.split(","))):
         name, _, value = item.partition("=")

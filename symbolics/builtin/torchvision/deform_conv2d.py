@@ -8,6 +8,9 @@ ONNX: ``DeformConv(X, W, offset, B, mask)`` with dilations, group, offset_group,
 strides, kernel_shape. The mask input is passed only when ``use_mask`` is true.
 """
 
+from torch.onnx._internal.torchscript_exporter import symbolic_helper
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "torchvision.deform_conv2d_onnx",
     "title": "deform_conv2d -> ONNX DeformConv",

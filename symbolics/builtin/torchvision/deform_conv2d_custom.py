@@ -7,6 +7,8 @@ Emits ``<domain>::DeformConv2d(input, weight, offset, mask, bias)`` with the int
 attributes. ONNX Runtime cannot run it without a custom-op library.
 """
 
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+
 TEMPLATE = {
     "id": "torchvision.deform_conv2d_custom",
     "title": "deform_conv2d as custom-domain op",
@@ -23,6 +25,9 @@ TEMPLATE = {
     "custom_opsets": {"custom": 1},
     "notes": "A full decomposition into standard ops (GridSample-based) is not provided.",
 }
+
+# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
+params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
 @parse_args("v", "v", "v", "v", "v", "i", "i", "i", "i", "i", "i", "i", "i", "b")

@@ -1,12 +1,17 @@
 """One ``prim::PythonOp`` symbolic that dispatches on the autograd.Function name.
 
+The tutorial's route, for the three Functions of ``examples/autograd_python_op.py``.
 torch 2.14 calls a symbolic registered for ``prim::PythonOp`` as
 ``symbolic(g, *inputs, inplace=int, module=str, name=str)``: tensor inputs arrive as Values,
 non-tensor arguments of ``forward`` as plain Python values (e.g. MyClip's ``min`` is a float).
 The node is not passed; it is ``g.original_node``. Register it as ``"prim::PythonOp"`` (the
 old tutorial's ``"::prim_PythonOp"`` becomes ``aten::prim_PythonOp`` and is never called).
-Functions with a static ``symbolic`` method never reach this dispatcher.
+Functions with a static ``symbolic`` method never reach this dispatcher. Applied in Fixport to
+one Function by name, it becomes that class's static ``symbolic`` (``g.original_node`` is still set).
 """
+
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
 
 TEMPLATE = {
     "id": "autograd.pythonop_dispatch",

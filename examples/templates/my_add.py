@@ -1,9 +1,14 @@
-"""autograd.Function ``MyAddPyOp`` (a ``prim::PythonOp``) as ONNX Add/Mul.
+"""autograd.Function ``MyAddPyOp`` (a ``prim::PythonOp``) as ONNX Mul/Add.
 
-Forward: ``def forward(ctx, a, b) -> 2 * a + b``. Fixport registers this through its single ``prim::PythonOp``
-dispatcher, which picks it by Function name and copies the original output type. Non-tensor
-forward arguments arrive as Python values.
+Written for ``examples/autograd_python_op.py``. Forward: ``def forward(ctx, a, b) -> 2 * a + b``.
+A fix naming the Function becomes its static ``symbolic`` for the export: torch calls
+it as ``symbolic(g, a, b)`` and keeps inlining every other Function. A fix for one node
+goes through Fixport's ``prim::PythonOp`` dispatcher instead, which picks it by Function name.
+Tensor inputs arrive as Values, other ``forward`` arguments as Python values.
 """
+
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils
 
 TEMPLATE = {
     "id": "autograd.my_add",

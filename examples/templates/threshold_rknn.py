@@ -1,9 +1,11 @@
 """``aten::threshold`` as the RKNN custom op ``rknn_cst::cstThreshold`` (tutorial example 2).
 
-Schema: ``aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``.
+Written for ``examples/threshold.py``. Schema: ``aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``.
 threshold and value become float attributes. ONNX Runtime cannot run this node; the RKNN
 toolkit (or your plugin) must implement it.
 """
+
+from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
 
 TEMPLATE = {
     "id": "custom_domain.threshold_rknn",
@@ -21,6 +23,9 @@ TEMPLATE = {
     "custom_opsets": {"rknn_cst": 1},
     "notes": "Change the domain in custom_opsets too when you change it here.",
 }
+
+# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
+params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
 @parse_args("v", "f", "f")

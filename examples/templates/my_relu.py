@@ -1,8 +1,10 @@
 """autograd.Function ``MyRelu`` (a ``prim::PythonOp``) as ONNX Relu.
 
-Forward: ``def forward(ctx, x) -> x.clamp(min=0)``. Fixport registers this through its single ``prim::PythonOp``
-dispatcher, which picks it by Function name and copies the original output type. Non-tensor
-forward arguments arrive as Python values.
+Written for ``examples/autograd_python_op.py``. Forward: ``def forward(ctx, x) -> x.clamp(min=0)``.
+A fix naming the Function becomes its static ``symbolic`` for the export: torch calls
+it as ``symbolic(g, x)`` and keeps inlining every other Function. A fix for one node
+goes through Fixport's ``prim::PythonOp`` dispatcher instead, which picks it by Function name.
+Tensor inputs arrive as Values, other ``forward`` arguments as Python values.
 """
 
 TEMPLATE = {
@@ -18,11 +20,6 @@ TEMPLATE = {
     "custom_opsets": {},
     "notes": "Same as the tutorial's dispatcher branch for MyRelu.",
 }
-
-
-def _const_like(g, value, like):
-    dtype = _type_utils.JitScalarType.from_value(like, _type_utils.JitScalarType.FLOAT).dtype()
-    return g.op("Constant", value_t=torch.tensor(value, dtype=dtype))
 
 
 def symbolic(g, x):

@@ -1,0 +1,1 @@
+"""Fixport's built-in symbolic templates, one importable module per template, by family."""

@@ -1,0 +1,12 @@
+"""Synthesized fixes: template sources generated for the op at hand, from what torch and ONNX know.
+
+Each generator writes an ordinary template (docstring, literal ``TEMPLATE``, ``symbolic``) that
+the user can read, edit and save like a built-in one:
+
+- :mod:`.standard_op` -- the ONNX op of the same name and tensor inputs (``aten::cosh`` -> Cosh);
+- :mod:`.decomposition` -- torch's own decomposition of the op, replayed at export time by
+  :mod:`.replay` through the exporter's registered symbolics.
+
+:mod:`.offers` ranks them beside the library's templates. These modules import torch: they run
+in the worker, never in the window or the command line.
+"""

@@ -1,0 +1,23 @@
+"""Synthesized offers for one op kind, ranked beside the library's templates."""
+from __future__ import annotations
+
+from fixport.symbolics.library import TIER_EXACT_READY, RankedTemplate, parse_template_source
+from fixport.symbolics.synthesis.decomposition import decomposition_template
+from fixport.symbolics.synthesis.standard_op import standard_op_template
+
+
+def standard_op_offer(kind: str, opset: int) -> RankedTemplate | None:
+    source = standard_op_template(kind, opset)
+    if source is None:
+        return None
+    info = parse_template_source(source, f"<generated {kind}>")
+    return RankedTemplate(info.id, TIER_EXACT_READY, f"the ONNX op of the same name, opset {info.min_opset}+", info)
+
+
+def decomposition_offer(kind: str, opset: int, input_types: str = "") -> RankedTemplate | None:
+    source = decomposition_template(kind, input_types)
+    if source is None:
+        return None
+    info = parse_template_source(source, f"<generated {kind}>")
+    return RankedTemplate(info.id, TIER_EXACT_READY, "torch's own decomposition, replayed with the "
+                          "exporter's symbolics", info)

@@ -1,0 +1,275 @@
+"""Decomposition replay: emit an ATen node as torch's own decomposition of it, at export time.
+
+The node's op is traced with ``make_fx`` on tensors of the node's real shapes and dtypes and
+its constant arguments, decomposing the op itself (``torch._decomp.decomposition_table`` or its
+CompositeImplicitAutograd kernel) and every op inside that has no symbolic at the export's
+opset. Each traced ATen call is then converted by the symbolic the exporter has registered for
+it at that opset, the way the exporter's ``_run_symbolic_function`` does: tensors are the
+values already in the graph, constants ``onnx::Constant``, lists ``prim::ListConstruct``,
+None an empty ``prim::Constant``. A traced step that has no symbolic either raises
+:class:`ReplayError` naming it. Shapes are baked in: the replay is shape-specialised.
+
+Self-contained (torch only): Fixport's fix script carries this file as it is.
+"""
+from __future__ import annotations
+
+import operator
+from typing import Any, Sequence
+
+import torch
+from torch.onnx._internal.torchscript_exporter import _type_utils, registration, symbolic_helper
+
+
+class ReplayError(RuntimeError):
+    """The node cannot be replayed from torch's decomposition."""
+
+
+def _node_schema(node: torch._C.Node, arity: int) -> torch._C.FunctionSchema:
+    """The node's schema, or the first functional overload with ``arity`` arguments."""
+    try:
+        return torch._C.parse_schema(node.schema())
+    except RuntimeError:
+        pass
+    for schema in torch._C._jit_get_schemas_for_operator(node.kind()):
+        if len(schema.arguments) == arity and not any(a.is_out for a in schema.arguments):
+            return schema
+    raise ReplayError(f"no schema of {node.kind()} takes {arity} arguments")
+
+
+def _op_overload(schema: torch._C.FunctionSchema) -> torch._ops.OpOverload:
+    namespace, name = schema.name.split("::", 1)
+    packet = getattr(getattr(torch.ops, namespace), name)
+    return getattr(packet, schema.overload_name or "default")
+
+
+def _type_text(argument: torch._C.Argument) -> str:
+    """'int[]', 'Tensor', 'Scalar'... whatever the schema's spelling (List[int], Optional[..], number)."""
+    text = str(argument.type)
+    while text.startswith("Optional["):
+        text = text[len("Optional["):-1]
+    text = text.rstrip("?")
+    if text.startswith("List["):
+        text = text[len("List["):-1] + "[]"
+    for size in ("[1]", "[2]", "[3]"):
+        text = text.replace(size, "[]")
+    return {"number": "Scalar"}.get(text, text)
+
+
+def _example_tensor(value: torch._C.Value) -> torch.Tensor:
+    sizes = symbolic_helper._get_tensor_sizes(value)
+    scalar = _type_utils.JitScalarType.from_value(value, _type_utils.JitScalarType.UNDEFINED)
+    if sizes is None or any(size is None for size in sizes) or scalar == _type_utils.JitScalarType.UNDEFINED:
+        raise ReplayError(f"input {value.debugName()} has no static shape and dtype to replay with")
+    return torch.ones(sizes, dtype=scalar.dtype())
+
+
+_CONSTANT_DESCRIPTORS = {"int": "i", "SymInt": "i", "float": "f", "bool": "b", "str": "s", "int[]": "is",
+                         "SymInt[]": "is", "float[]": "fs", "ScalarType": "i", "Layout": "i", "MemoryFormat": "i"}
+
+
+def _python_argument(value: torch._C.Value, argument: torch._C.Argument) -> Any:
+    """A non-tensor argument of the node as the Python value the op takes."""
+    type_text = _type_text(argument)
+    if symbolic_helper._is_none(value):
+        return None
+    if type_text == "Scalar":
+        constant = symbolic_helper._maybe_get_const(value, "t")
+        if isinstance(constant, torch._C.Value):
+            raise ReplayError(f"argument {argument.name} is not a constant")
+        return constant.item() if isinstance(constant, torch.Tensor) else constant
+    if type_text == "Device":
+        return torch.device("cpu")
+    descriptor = _CONSTANT_DESCRIPTORS.get(type_text)
+    if descriptor is None:
+        raise ReplayError(f"argument {argument.name} of type {argument.type} cannot be replayed")
+    if not symbolic_helper._is_constant(value) and not (
+            symbolic_helper._is_packed_list(value)
+            and all(symbolic_helper._is_constant(v) for v in symbolic_helper._unpack_list(value))):
+        raise ReplayError(f"argument {argument.name} is not a constant")
+    constant = symbolic_helper._get_const(value, descriptor, argument.name)
+    if type_text == "ScalarType" or argument.name == "dtype":
+        return _type_utils.JitScalarType(constant).dtype()
+    return constant
+
+
+def _trace_inputs(schema: torch._C.FunctionSchema, args: Sequence[Any]) -> tuple[list[Any], list[torch._C.Value]]:
+    """Python arguments for the op (example tensors for tensors) and the graph values they stand for."""
+    python_args: list[Any] = []
+    tensor_values: list[torch._C.Value] = []
+    for argument, value in zip(schema.arguments, args):
+        type_text = _type_text(argument)
+        if type_text == "Tensor":
+            if symbolic_helper._is_none(value):
+                python_args.append(None)
+                continue
+            python_args.append(_example_tensor(value))
+            tensor_values.append(value)
+        elif type_text == "Tensor[]":
+            if not symbolic_helper._is_packed_list(value):
+                raise ReplayError(f"argument {argument.name} is not a list built in the graph")
+            items = symbolic_helper._unpack_list(value)
+            python_args.append([_example_tensor(item) for item in items])
+            tensor_values += items
+        else:
+            python_args.append(_python_argument(value, argument))
+    return python_args, tensor_values
+
+
+def _registered_symbolic(name: str, opset: int):
+    """The exporter's symbolic for ``name`` at ``opset``; in-place ops use the functional one, as in
+    the exporter (each traced step gets a fresh output, so nothing aliases)."""
+    group = registration.registry.get_function_group(name)
+    if (group is None or group.get(opset) is None) and name.endswith("_"):
+        group = registration.registry.get_function_group(name[:-1])
+    return group.get(opset) if group is not None else None
+
+
+def _has_symbolic(name: str, opset: int) -> bool:
+    return name == "prims::convert_element_type" or _registered_symbolic(name, opset) is not None
+
+
+def _decompositions(op, opset: int, with_refs: bool) -> dict:
+    """The op's own decomposition plus those of every op without a symbolic at ``opset``.
+
+    ``torch._refs`` entries often end in ``prims`` ops that nothing converts: they are used only
+    ``with_refs``, after the ATen-level decompositions alone failed."""
+    from torch._decomp import decomposition_table
+
+    table = {other: fn for other, fn in decomposition_table.items()
+             if isinstance(other, torch._ops.OpOverload) and not _has_symbolic(other._schema.name, opset)
+             and (with_refs or not fn.__module__.startswith("torch._refs"))}
+    if op in decomposition_table:
+        table[op] = decomposition_table[op]
+    return table
+
+
+def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool = False) -> torch.fx.GraphModule:
+    """``op`` on the example arguments, traced into the ATen ops its decomposition calls."""
+    from torch.fx.experimental.proxy_tensor import make_fx
+
+    tensor_slots = [(i, j) for i, a in enumerate(python_args) for j in
+                    ([None] if isinstance(a, torch.Tensor) else
+                     range(len(a)) if isinstance(a, list) and a and isinstance(a[0], torch.Tensor) else [])]
+
+    def call(*tensors):
+        filled = [list(a) if isinstance(a, list) else a for a in python_args]
+        for (i, j), tensor in zip(tensor_slots, tensors):
+            if j is None:
+                filled[i] = tensor
+            else:
+                filled[i][j] = tensor
+        return op(*filled)
+
+    examples = [python_args[i] if j is None else python_args[i][j] for i, j in tensor_slots]
+    with torch.no_grad():
+        return make_fx(call, decomposition_table=_decompositions(op, opset, with_refs),
+                       tracing_mode="real")(*examples)
+
+
+class _Emitter:
+    """Converts the traced ATen calls with the exporter's registered symbolics."""
+
+    def __init__(self, g, opset: int, kind: str) -> None:
+        self.g, self.opset, self.kind = g, opset, kind
+
+    def constant(self, value: Any) -> Any:
+        g = self.g
+        if value is None or isinstance(value, (torch.device, torch.layout, torch.memory_format)):
+            return g.op("prim::Constant").setType(torch._C.NoneType.get())
+        if isinstance(value, torch.dtype):
+            return g.op("Constant", value_t=torch.tensor(_type_utils.JitScalarType.from_dtype(value)))
+        if isinstance(value, torch.Tensor):
+            return g.op("Constant", value_t=value)
+        if isinstance(value, bool):
+            return g.op("Constant", value_t=torch.tensor(value))
+        if isinstance(value, (int, float)):
+            return g.op("Constant", value_t=torch.tensor(value, dtype=torch.int64 if isinstance(value, int)
+                                                         else torch.float64))
+        if isinstance(value, str):
+            return g.op("prim::Constant", value_s=value)
+        raise ReplayError(f"{self.kind}: constant {value!r} cannot be emitted")
+
+    def argument(self, value: Any, env: dict) -> Any:
+        if isinstance(value, torch.fx.Node):
+            return env[value]
+        if isinstance(value, (list, tuple)):
+            if any(isinstance(v, torch.fx.Node) for v in value) or any(isinstance(v, torch.Tensor) for v in value):
+                return self.g.op("prim::ListConstruct", *[self.argument(v, env) for v in value])
+            if value and all(isinstance(v, (int, bool)) for v in value):
+                return self.g.op("Constant", value_t=torch.tensor([int(v) for v in value], dtype=torch.int64))
+            if value and all(isinstance(v, (int, float)) for v in value):
+                return self.g.op("Constant", value_t=torch.tensor(value, dtype=torch.float64))
+            return self.g.op("prim::ListConstruct", *[self.argument(v, env) for v in value])
+        return self.constant(value)
+
+    def call(self, node: torch.fx.Node, env: dict) -> Any:
+        op = node.target
+        name = op._schema.name
+        if op is torch.ops.prims.convert_element_type.default:  # refs cast with it; ONNX Cast is the same
+            to = _type_utils.JitScalarType.from_dtype(node.args[1]).onnx_type()
+            return self.g.op("Cast", env[node.args[0]], to_i=to)
+        symbolic = _registered_symbolic(name, self.opset)
+        if symbolic is None:
+            raise ReplayError(f"torch's decomposition of {self.kind} uses {name}, which has no symbolic at "
+                              f"opset {self.opset} and no decomposition of its own")
+        inputs = []
+        for index, argument in enumerate(op._schema.arguments):
+            if argument.kwarg_only and argument.name not in node.kwargs and argument.has_default_value():
+                value = argument.default_value
+            elif index < len(node.args):
+                value = node.args[index]
+            elif argument.name in node.kwargs:
+                value = node.kwargs[argument.name]
+            elif argument.has_default_value():
+                value = argument.default_value
+            else:
+                raise ReplayError(f"{name}: argument {argument.name} missing in the trace")
+            inputs.append(self.argument(value, env))
+        try:
+            return symbolic(self.g, *inputs)
+        except Exception as error:
+            raise ReplayError(f"torch's decomposition of {self.kind} uses {name}, whose symbolic failed at "
+                              f"opset {self.opset}: {type(error).__name__}: {error}") from error
+
+    def graph(self, traced: torch.fx.GraphModule, values: list[torch._C.Value]) -> Any:
+        env: dict[torch.fx.Node, Any] = {}
+        placeholders = iter(values)
+        for node in traced.graph.nodes:
+            if node.op == "placeholder":
+                env[node] = next(placeholders)
+            elif node.op == "get_attr":
+                env[node] = self.constant(getattr(traced, node.target))
+            elif node.op == "call_function" and node.target is operator.getitem:
+                env[node] = env[node.args[0]][node.args[1]]
+            elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
+                env[node] = self.call(node, env)
+            elif node.op == "output":
+                result = node.args[0]
+                return tuple(self.argument(v, env) for v in result) if isinstance(result, (list, tuple)) \
+                    else self.argument(result, env)
+            else:
+                raise ReplayError(f"{self.kind}: traced step {node.target} cannot be converted")
+        raise ReplayError(f"{self.kind}: the trace has no output")
+
+
+def _unconvertible_steps(traced: torch.fx.GraphModule, op, opset: int) -> list[str]:
+    return sorted({n.target._schema.name for n in traced.graph.nodes
+                   if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+                   and (n.target is op or not _has_symbolic(n.target._schema.name, opset))})
+
+
+def emit_decomposition(g, args: Sequence[Any]) -> Any:
+    """Emit ``g.original_node`` as torch's decomposition of it (see the module docstring)."""
+    node = g.original_node
+    schema = _node_schema(node, len(args))
+    op = _op_overload(schema)
+    python_args, tensor_values = _trace_inputs(schema, args)
+    traced = trace_decomposition(op, python_args, g.opset)
+    if _unconvertible_steps(traced, op, g.opset):
+        traced = trace_decomposition(op, python_args, g.opset, with_refs=True)
+    if any(n.op == "call_function" and n.target is op for n in traced.graph.nodes):
+        raise ReplayError(f"torch has no decomposition of {op._schema.name}")
+    result = _Emitter(g, g.opset, node.kind()).graph(traced, tensor_values)
+    if isinstance(result, tuple) and node.outputsSize() == 1 and len(result) == 1:
+        return result[0]
+    return result
