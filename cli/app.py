@@ -3,18 +3,33 @@ from __future__ import annotations
 
 import argparse
 import json
+import math
+import os
+import signal
 import sys
 import traceback
 from pathlib import Path
 from typing import Any, Callable, Sequence
 
-from fixport.core.model.errors import FixportError
+from fixport.core.model.errors import FixportError, WorkerError
 from fixport.core.model.inputs import InputOptions, parse_input_spec
+from fixport.core.model.model_files import refuse_non_regular_file
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
+from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
 ERROR_LOG = Path.home() / ".cache" / "fixport" / "last-error.log"
+# Which arguments name files a command reads, and which it writes (never one over another).
+FILE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
+    "check": (("model", "inputs"), ()),
+    "export": (("model", "inputs", "project"), ("output",)),
+    "fix": (("model", "inputs"), ("output", "onnx")),
+    "compare": (("model", "inputs", "project", "onnx"), ()),
+    "script": (("project",), ("output",)),
+}
+GUI_LOG_HINT = "See the Log for details."  # the worker's generic hint, worded for the window
 
 CommandHandler = Callable[[argparse.Namespace], int]
 _COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], CommandHandler]] = {}
@@ -31,7 +46,7 @@ def command(name: str, help_text: str, configure: Callable[[argparse.ArgumentPar
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """MODEL plus the options that say how to open it and export it."""
     parser.add_argument("model", help="model file: .py with build(), .pt/.ts TorchScript, .pt2, pickled .pt, .onnx")
-    parser.add_argument("--opset", type=int, help="ONNX opset (7-20); default: the file's own, else 17")
+    parser.add_argument("--opset", type=int, help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET}")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=DIMS[:DTYPE]",
                         help="random input, e.g. x=1x3x224x224:float32 (repeatable)")
     parser.add_argument("--inputs", metavar="FILE", help="inputs from a .npz or .pt file")
@@ -39,6 +54,9 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust", action="store_true", help="allow unpickling a torch.save'd module (runs its code)")
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
                         help="folder to import the model's source from (repeatable)")
+    parser.add_argument("--exporter", choices=EXPORTERS,
+                        help=f"torchscript: torch.onnx.export(dynamo=False); dynamo: the torch.export-based one "
+                             f"(dynamo=True); default: the file's own, else {DEFAULT_EXPORTER}")
     parser.add_argument("--export-type", choices=("ONNX", "ONNX_ATEN_FALLBACK", "ONNX_FALLTHROUGH"))
     parser.add_argument("--no-constant-folding", action="store_true")
     parser.add_argument("--no-autograd-inlining", action="store_true",
@@ -46,8 +64,63 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--input-names", help="comma-separated ONNX input names")
     parser.add_argument("--output-names", help="comma-separated ONNX output names")
     parser.add_argument("--dynamic-axes", metavar="JSON", help='e.g. {"x": {"0": "batch"}}')
-    parser.add_argument("--timeout", type=float, default=600.0, help="seconds before a hung export is stopped")
+    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_JOB_TIMEOUT_S, metavar="SECONDS",
+                        help=f"stop a job that runs longer (default {DEFAULT_JOB_TIMEOUT_S:g} s)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
+
+
+def positive_seconds(text: str) -> float:
+    """argparse type for --timeout: a finite number of seconds above zero."""
+    try:
+        value = float(text)
+    except ValueError:
+        value = math.nan
+    if not (math.isfinite(value) and value > 0):
+        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds above 0, e.g. --timeout 300")
+    return value
+
+
+def refuse_overwriting_inputs(args: argparse.Namespace) -> None:
+    """Before any work: every file read is a regular file, and no output lands on an input or on
+    another output (``fix m.py -o m.py`` would replace the model's source with the project)."""
+    input_names, output_names = FILE_ROLES.get(args.command, ((), ()))
+    inputs = {f"the {_flag(name)}": getattr(args, name) for name in input_names if getattr(args, name, None)}
+    if args.command == "script" or getattr(args, "project", None) in inputs.values():
+        inputs.update(_project_files(args.project))
+    for role, path in inputs.items():
+        if Path(path).exists() and not Path(path).is_dir():
+            refuse_non_regular_file(Path(path), role.removeprefix("the "))
+    claimed = {os.path.realpath(path): role for role, path in inputs.items()}
+    for name in output_names:
+        path = getattr(args, name, None)
+        if not path:
+            continue
+        target = os.path.realpath(path)
+        if target in claimed:
+            raise FixportError(f"{_flag(name)} {path} is {claimed[target]} of this command: writing it would "
+                               "destroy it. Nothing was written.", "Choose another output file name.")
+        claimed[target] = f"the {_flag(name)}"
+
+
+def _flag(name: str) -> str:
+    return {"model": "model file", "project": "project (--project)", "inputs": "inputs file (--inputs)",
+            "output": "output (-o)", "onnx": "--onnx file"}.get(name, f"--{name}")
+
+
+def _project_files(project_path: str) -> dict[str, str]:
+    """The files a project names: its model and its inputs file (an unreadable project is left to the command)."""
+    from fixport.core.model.project import load_project
+
+    if not Path(project_path).is_file():
+        return {}
+    try:
+        project = load_project(project_path)
+    except FixportError:
+        return {}
+    files = {"the project's model file": project.model_path}
+    if project.input_file:
+        files["the project's inputs file"] = str(Path(project_path).resolve().parent / project.input_file)
+    return files
 
 
 def model_request(args: argparse.Namespace):
@@ -76,7 +149,8 @@ def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
 
 def export_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Only the export options the user actually set; the model file's own fill the rest."""
-    overrides: dict[str, Any] = {"opset": args.opset, "operator_export_type": args.export_type}
+    overrides: dict[str, Any] = {"opset": args.opset, "operator_export_type": args.export_type,
+                                 "exporter": getattr(args, "exporter", None)}
     if args.no_constant_folding:
         overrides["do_constant_folding"] = False
     if args.no_autograd_inlining:
@@ -95,11 +169,6 @@ def export_overrides(args: argparse.Namespace) -> dict[str, Any]:
     return {k: v for k, v in overrides.items() if v is not None}
 
 
-def print_json(payload: Any) -> None:
-    json.dump(payload, sys.stdout, indent=2, default=str)
-    sys.stdout.write("\n")
-
-
 def build_parser() -> argparse.ArgumentParser:
     from fixport.cli import check_export, compare, fixing  # noqa: F401  (importing registers the commands)
 
@@ -115,32 +184,69 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    """Run one command. Every failure prints what failed and what to do; tracebacks go to the log."""
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return EXIT_ERROR
+    _interrupt_on_sigterm()
     try:
+        refuse_overwriting_inputs(args)
         return args.handler(args)
     except FixportError as exc:
-        print(f"error: {exc.user_text()}", file=sys.stderr)
-        if exc.details:
-            _save_error_log(exc.details)
-            print(f"  (details: {ERROR_LOG})", file=sys.stderr)
-        return EXIT_ERROR
+        message, hint = _in_command_line_terms(exc, args)
+        _print_error(message, hint, exc.details)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
-        return EXIT_ERROR
+    except OSError as exc:  # a file the system refused us: the user's to fix, not a bug of ours
+        _print_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
+                     "Check the path and its permissions, then try again.", traceback.format_exc())
     except Exception as exc:  # a bug of ours: a clear line for the user, the traceback in the log
-        _save_error_log(traceback.format_exc())
-        print(f"error: unexpected {type(exc).__name__}: {exc}\n  → This is a Fixport bug; "
-              f"the details are in {ERROR_LOG}.", file=sys.stderr)
-        return EXIT_ERROR
+        _print_error(f"unexpected {type(exc).__name__}: {exc}", "This is a Fixport bug; please report it "
+                     "with the log file below.", traceback.format_exc())
+    return EXIT_ERROR
 
 
-def _save_error_log(text: str) -> None:
+def _interrupt_on_sigterm() -> None:
+    """`kill PID` stops a command like Ctrl+C does: the running job's worker is stopped on the way out."""
+    def interrupt(_signal: int, _frame: object) -> None:
+        raise KeyboardInterrupt
+
+    try:
+        signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread (main() called from a test or a tool): leave it alone
+        pass
+
+
+def _in_command_line_terms(exc: FixportError, args: argparse.Namespace) -> tuple[str, str]:
+    """The message and hint in command-line words: no window parts, the flag that raises a limit,
+    and what user code that exits means (the worker reports it as a bare "SystemExit: 5")."""
+    message = exc.message
+    hint = exc.hint.replace(GUI_LOG_HINT, "").replace("the Log", "the log file").strip()
+    if isinstance(exc, WorkerError) and "did not finish" in message:
+        limit = getattr(args, "timeout", DEFAULT_JOB_TIMEOUT_S)
+        hint = (f"The limit is {limit:g} s (default {DEFAULT_JOB_TIMEOUT_S:g} s). A build(), forward() or fix "
+                "that loops is the usual cause; if the model is just slow, raise the limit with --timeout SECONDS.")
+    elif message.startswith("SystemExit:"):
+        code = message.partition(":")[2].strip() or "None"
+        message = f"The model's code or one of its fixes called sys.exit({code}) during the job."
+        hint = "Code that Fixport runs (build(), forward(), a fix) must not exit; raise an exception instead."
+    return message, hint
+
+
+def _print_error(message: str, hint: str, details: str) -> None:
+    print(f"error: {message}", file=sys.stderr)
+    if hint:
+        print(f"  → {hint}", file=sys.stderr)
+    if details and _save_error_log(details):
+        print(f"  (the details are in {ERROR_LOG})", file=sys.stderr)
+
+
+def _save_error_log(text: str) -> bool:
     try:
         ERROR_LOG.parent.mkdir(parents=True, exist_ok=True)
         ERROR_LOG.write_text(text, encoding="utf-8")
     except OSError:
-        pass
+        return False
+    return True

@@ -51,6 +51,24 @@ def model_file(tmp_path: Path) -> Callable[[str, str], Path]:
     return write
 
 
+@pytest.fixture
+def window(qtbot, worker, tmp_path: Path, monkeypatch):
+    """The real MainWindow on the shared warm worker, with its settings and autosaves in tmp_path."""
+    from PySide6.QtCore import QSettings
+
+    from fixport.gui.job_runner import JobRunner
+    from fixport.gui.main_window import MainWindow
+
+    monkeypatch.setenv("FIXPORT_DATA_DIR", str(tmp_path / "data"))
+    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "data" / "autosave")
+    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
+    main = MainWindow(settings=settings, runner=JobRunner(worker=worker))
+    qtbot.addWidget(main)
+    main.resize(1400, 900)
+    main.show()
+    return main
+
+
 def run_main(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run `python main.py ARGS` as a user would, from the repository folder."""
     env = dict(os.environ, OMP_NUM_THREADS="1")

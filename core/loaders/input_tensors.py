@@ -26,8 +26,11 @@ def random_inputs(specs: list[InputSpec], seed: int) -> dict[str, np.ndarray]:
 def load_input_file(path: str | Path) -> dict[str, np.ndarray]:
     """Named arrays from an ``.npz`` file, or tensors from a ``.pt`` file (dict, list or tensor)."""
     path = Path(path)
-    if not path.is_file():
+    if not path.exists():
         raise InputSpecError(f"Input file not found: {path}", "Check the path given to --inputs.")
+    if not path.is_file():
+        raise InputSpecError(f"The input file {path} is not a regular file (a folder, FIFO or device).",
+                             "Save the inputs with numpy.savez or torch.save and pass that file.")
     try:
         if path.suffix == ".npz":
             with np.load(path, allow_pickle=False) as data:

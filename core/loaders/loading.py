@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import importlib.util
 import inspect
+import logging
+import re
 import sys
 import traceback
 import zipfile
@@ -16,7 +18,7 @@ import torch
 
 from fixport.core.loaders.input_tensors import load_input_file, random_inputs
 from fixport.core.model.errors import InputSpecError, ModelLoadError
-from fixport.core.model.inputs import InputOptions
+from fixport.core.model.inputs import InputOptions, InputSpec
 from fixport.core.model.model_files import (
     EXPORTED_PROGRAM_SUFFIXES,
     ONNX_SUFFIXES,
@@ -80,9 +82,15 @@ def _load_python_model_file(path: Path) -> LoadedModel:
     except ModelLoadError:
         raise
     except SyntaxError as exc:
-        raise ModelLoadError(f"Syntax error in {path.name} line {exc.lineno}: {exc.msg}",
-                             "Fix the file and open it again.") from exc
-    except BaseException as exc:  # the user's code may raise anything, even SystemExit
+        where = Path(exc.filename).name if exc.filename and Path(exc.filename) != path else path.name
+        line = f" line {exc.lineno}" if exc.lineno else ""
+        raise ModelLoadError(f"Syntax error in {where}{line}: {exc.msg}", "Fix the file and open it again.",
+                             details=traceback.format_exc()) from exc
+    except SystemExit as exc:
+        raise ModelLoadError(f"{path.name} called sys.exit({exc.code!r}) while loading{_user_line(exc, path)}.",
+                             "A model file must not exit: put script code under "
+                             "`if __name__ == \"__main__\":`.", details=traceback.format_exc()) from exc
+    except BaseException as exc:  # the user's code may raise anything
         raise ModelLoadError(f"{path.name} raised {type(exc).__name__}: {exc}{_user_line(exc, path)}",
                              "Fix the model file's code and open it again.",
                              details=traceback.format_exc()) from exc
@@ -115,22 +123,30 @@ def _user_line(exc: BaseException, path: Path) -> str:
 
 
 def _load_onnx_file(path: Path) -> LoadedModel:
-    import onnx
+    from fixport.core.onnx_io.onnx_files import read_model_file
 
-    try:
-        onnx.load(str(path), load_external_data=False)
-    except Exception as exc:
-        raise ModelLoadError(f"{path.name} is not a readable ONNX model: {exc}",
-                             "Check that the file is complete and really ONNX.") from exc
+    read_model_file(path, "model file")
     return LoadedModel(path, "onnx", None, (), [], notes=["ONNX file: inspect and compare only, no export."])
 
 
 def _load_exported_program(path: Path) -> LoadedModel:
+    hint = "Save it with torch.export.save(exported_program, path)."
+    if not zipfile.is_zipfile(path):
+        raise ModelLoadError(f"{path.name} is not a readable ExportedProgram: it is not a .pt2 (zip) archive.", hint)
+    # torch.export.load logs a full traceback as a warning before it raises; the error below says it all.
+    export_logger = logging.getLogger("torch.export")
+    level = export_logger.level
+    export_logger.setLevel(logging.ERROR)
     try:
         program = torch.export.load(str(path))
     except Exception as exc:
-        raise ModelLoadError(f"{path.name} is not a readable ExportedProgram: {exc}",
-                             "Save it with torch.export.save(exported_program, path).") from exc
+        reason = str(exc).splitlines()[0][:200] if str(exc).strip() else type(exc).__name__
+        if "warnings above" in reason:  # torch's text points at the log lines silenced above
+            reason = "the archive holds no exported program"
+        raise ModelLoadError(f"{path.name} is not a readable ExportedProgram: {reason}.", hint,
+                             details=traceback.format_exc()) from exc
+    finally:
+        export_logger.setLevel(level)
     args: tuple[torch.Tensor, ...] = ()
     example = getattr(program, "example_inputs", None)
     if example and all(isinstance(t, torch.Tensor) for t in example[0]):
@@ -236,7 +252,8 @@ def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedMo
     if options.input_file:
         arrays = load_input_file(options.input_file)
     elif options.specs:
-        arrays = random_inputs(options.specs, options.seed)
+        specs = _specs_in_model_order(options.specs, loaded)
+        arrays = random_inputs(specs, options.seed)
     if arrays is not None:
         loaded.example_inputs = tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in arrays.values())
         loaded.input_names = list(arrays)
@@ -248,6 +265,21 @@ def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedMo
     if len(loaded.input_names) != len(loaded.example_inputs):
         loaded.input_names = [f"input_{i}" for i in range(len(loaded.example_inputs))]
     return loaded
+
+
+def _specs_in_model_order(specs: list[InputSpec], loaded: LoadedModel) -> list[InputSpec]:
+    """The --input specs in forward()'s order; an error when one names no input of the model
+    (a typo would otherwise pass its tensor to the wrong argument, or be silently ignored)."""
+    known = [name for name in loaded.input_names if not re.fullmatch(r"input_\d+", name)]
+    if not known:  # forward(*args): the names carry no meaning, keep the order given
+        return list(specs)
+    unknown = [spec.name for spec in specs if spec.name not in known]
+    if unknown:
+        raise InputSpecError(
+            f"{loaded.path.name} has no input named {', '.join(repr(n) for n in unknown)}; "
+            f"its inputs are: {', '.join(known)}.",
+            f"Name the inputs as forward() does, e.g. --input {known[0]}=1x3x224x224.")
+    return sorted(specs, key=lambda spec: known.index(spec.name))
 
 
 class _extra_sys_path:

@@ -7,8 +7,8 @@ from pathlib import Path
 
 import onnx
 
-from fixport.core.model.atomic_files import atomic_write_bytes
-from fixport.core.model.errors import ExportError
+from fixport.core.model.atomic_files import atomic_write_bytes, output_mode
+from fixport.core.model.errors import ExportError, ModelLoadError
 
 PROTOBUF_LIMIT_BYTES = 2 * 1024**3 - 1024**2  # protobuf cannot serialise 2 GB; keep a margin
 
@@ -33,12 +33,40 @@ def save_model(model: onnx.ModelProto, path: str | Path) -> list[Path]:
 
 
 def _save_with_external_data(model: onnx.ModelProto, path: Path) -> list[Path]:
-    data_name = f"{path.name}.data"
-    with tempfile.TemporaryDirectory(dir=path.parent, prefix=".fixport-") as temp_dir:
-        temp_model = Path(temp_dir) / path.name
+    """Model and data written in a temporary folder beside the target, then renamed into place
+    (through a symlink to its target, keeping the target's mode, like :func:`atomic_write_bytes`)."""
+    target = Path(os.path.realpath(path))
+    data_name = f"{target.name}.data"
+    mode = output_mode(target)
+    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fixport-") as temp_dir:
+        temp_model = Path(temp_dir) / target.name
         onnx.save_model(model, str(temp_model), save_as_external_data=True, all_tensors_to_one_file=True,
                         location=data_name, size_threshold=1024)
         check_model(temp_model)
-        os.replace(Path(temp_dir) / data_name, path.parent / data_name)
-        os.replace(temp_model, path)
-    return [path, path.parent / data_name]
+        for written in (temp_model, Path(temp_dir) / data_name):
+            written.chmod(mode)
+        os.replace(Path(temp_dir) / data_name, target.parent / data_name)
+        os.replace(temp_model, target)
+    return [path, target.parent / data_name]
+
+
+def read_model_file(path: str | Path, role: str = "ONNX file", load_external_data: bool = False) -> onnx.ModelProto:
+    """An ONNX model that has a graph with nodes, or a ModelLoadError saying what is wrong with the file.
+
+    ``onnx.load`` reads a 0-byte or truncated file as an empty model without complaint.
+    """
+    path = Path(path)
+    if not path.is_file():
+        raise ModelLoadError(f"The {role} {path} is missing or not a regular file.", "Check the path.")
+    hint = "Check that the file is complete and really ONNX (torch.onnx.export or onnx.save writes one)."
+    if path.stat().st_size == 0:
+        raise ModelLoadError(f"The {role} {path.name} is empty (0 bytes).", hint)
+    try:
+        model = onnx.load(str(path), load_external_data=load_external_data)
+    except Exception as exc:
+        raise ModelLoadError(f"The {role} {path.name} is not a readable ONNX model: "
+                             f"{str(exc).splitlines()[0][:200]}", hint) from exc
+    if not model.HasField("graph") or not model.graph.node:
+        raise ModelLoadError(f"The {role} {path.name} holds no graph (no nodes): it is not a usable ONNX model.",
+                             hint)
+    return model
