@@ -12,12 +12,15 @@ from fixport.cli.app import (
     command,
     export_overrides,
     model_request,
-    print_json,
 )
 from fixport.cli.check_export import analysis_json, print_analysis
+from fixport.cli.output import print_json
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.errors import FixportError
+from fixport.core.model.export_options import require_torchscript_exporter
 from fixport.core.model.project import Project, load_project, save_project
+from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET
 from fixport.core.worker.client import ExportWorker
 
 
@@ -47,8 +50,8 @@ def run_fix(args: argparse.Namespace) -> int:
                            f"Add --auto, or fix by hand in the window: python main.py gui {args.model}")
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
-        result = worker.run("auto_fix", request=model_request(args), options=export_overrides(args),
-                            output=args.onnx, keep_opset=args.keep_opset)
+        result = worker.run(AutoFixRequest(model_request(args), export_overrides(args), output=args.onnx,
+                                           keep_opset=args.keep_opset))
     finally:
         worker.stop()
     if not result.before.unsupported:
@@ -75,7 +78,12 @@ def _print_fix_report(result, project_path: str) -> None:
               f"{result.opset_raised[0]} for what was left (use --keep-opset to stay)")
     for choice in result.choices:
         kind = f"{choice.kind}[{choice.python_op_name}]" if choice.python_op_name else choice.kind
-        print(f"  fixed {kind:<40} with {choice.template_id}  ({choice.why})")
+        family = getattr(choice, "family", "") or "template"
+        matched = f", max abs {choice.max_abs:.2g} vs torch" if getattr(choice, "max_abs", None) is not None else ""
+        print(f"  fixed {kind:<40} with {choice.template_id} [{family}]  ({choice.why}{matched})")
+        if not getattr(choice, "runs_in_onnxruntime", True):
+            print(f"    {choice.template_id} makes a custom-domain node: ONNX Runtime cannot run it; the target "
+                  "runtime must implement it")
     for line in result.rejected:
         print(f"  rejected {line}")
     for kind in result.no_template:
@@ -100,16 +108,31 @@ def _configure_script(parser: argparse.ArgumentParser) -> None:
                    "reproduces the export without Fixport.", _configure_script)
 def run_script(args: argparse.Namespace) -> int:
     project = load_project(args.project)
+    require_torchscript_exporter(project.export_options.get("exporter", DEFAULT_EXPORTER), "A fix script")
+    refuse_fixes_that_do_not_compile(project)
     onnx_out = args.onnx or str(Path(args.output).with_suffix(".onnx").name)
     path = write_fix_script(project, args.output, onnx_out)
     print(f"Wrote {path} ({len(project.mappings)} fix(es)); run it with: python {path}")
     return EXIT_OK
 
 
+def refuse_fixes_that_do_not_compile(project: Project) -> None:
+    """A script with a broken fix would fail with SyntaxError when run: say which fix and line now."""
+    for mapping in project.mappings:
+        try:
+            compile(mapping.source, f"<fix {mapping.template_id}>", "exec")
+        except (SyntaxError, ValueError) as exc:
+            line = f" at line {exc.lineno}" if getattr(exc, "lineno", None) else ""
+            raise FixportError(f"The fix for {mapping.target_kind} ({mapping.template_id}) does not compile"
+                               f"{line}: {getattr(exc, 'msg', exc)}. Nothing was written.",
+                               "Fix its source in the window (python main.py gui PROJECT) or in the project "
+                               "file, then write the script again.") from exc
+
+
 def _configure_templates(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--op", metavar="KIND", help="rank templates for this op kind, e.g. aten::threshold "
                                                      "or prim::PythonOp[MyClip]")
-    parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
     parser.add_argument("--json", action="store_true")
 
 

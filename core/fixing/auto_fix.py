@@ -1,92 +1,176 @@
-"""Worker jobs for fixing: `fix --auto` and schema stubs."""
+"""Worker jobs for fixing: `fix --auto` and schema stubs.
+
+`fix --auto` chooses by running: for each unsupported op kind it tries the candidates of
+:func:`fixport.core.fixing.planning.candidates_for` in order and keeps the first whose export
+leaves the node supported, runs in plain ONNX Runtime and, once nothing else is left, matches
+torch (:mod:`fixport.core.fixing.verification`). A custom-domain node is a candidate only with
+``keep_opset`` or for an op of the user's own namespace (a ``torch.library`` op), and its choice
+says ONNX Runtime cannot run it. The opset is raised only when nothing works at the one asked.
+"""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
-from typing import Any
+import tempfile
+from pathlib import Path
 
 from fixport.core.exporters.analysis import analyze
 from fixport.core.exporters.applied_fixes import validate_mappings
 from fixport.core.fixing.planning import (
+    FAMILY_GENERIC,
     MAX_AUTO_FIX_ROUNDS,
     AutoFixChoice,
-    best_mappings_for,
+    Candidate,
+    candidates_for,
     opset_that_fixes,
 )
+from fixport.core.fixing.verification import matches_torch
 from fixport.core.loaders.model_cache import open_model
-from fixport.core.model.cancel import ProgressCallback, report
-from fixport.core.model.errors import TemplateValidationError
+from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
+from fixport.core.model.errors import FixportError, TemplateValidationError
+from fixport.core.model.export_options import require_torchscript_exporter
 from fixport.core.model.project import FixMapping
-from fixport.core.model.results import AnalysisResult, ModelRequest
+from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, StubRequest
+from fixport.core.model.results import AnalysisResult, AutoFixResult
+from fixport.core.model.vocabulary import ProblemReason
 from fixport.symbolics.library import TemplateLibrary
 
 
-@dataclass
-class AutoFixResult:
-    before: AnalysisResult
-    after: AnalysisResult
-    mappings: list[FixMapping] = field(default_factory=list)
-    choices: list[AutoFixChoice] = field(default_factory=list)
-    no_template: list[str] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)  # templates that did not validate, and why
-    opset_raised: tuple[int, int] | None = None  # (from, to) when no template worked at the asked opset
-
-    @property
-    def changed(self) -> bool:
-        return bool(self.mappings)
+def _key(problem) -> tuple[str, str | None]:
+    return problem.kind, problem.python_op_name or None
 
 
-def auto_fix(request: ModelRequest, options: dict[str, Any] | None = None,
-             mappings: list[FixMapping] | None = None, output: str | None = None, keep_opset: bool = False,
-             progress: ProgressCallback | None = None) -> AutoFixResult:
-    """Pick the best-ranked built-in template for every unsupported node and re-export until
-    nothing is left or no template fits (a fix can reveal problems behind it)."""
-    library = TemplateLibrary()
-    current_mappings = list(mappings or [])
-    report(progress, 0.0, "exporting as it is")
-    before = analyze(request, options, mappings=current_mappings)
-    result = AutoFixResult(before, before, current_mappings)
-    taken = {(m.target_kind, m.python_op_name) for m in current_mappings}
-    current = before
-    for round_index in range(MAX_AUTO_FIX_ROUNDS):
-        if not current.unsupported:
-            break
-        accepted = _accepted_mappings(current, library, taken, result, allow_custom=keep_opset)
-        if not accepted:
-            raised = _raise_opset(current, library, keep_opset)
-            if raised is not None:
+class _AutoFixer:
+    """One `fix --auto` run: the mappings so far, trial exports into a scratch folder."""
+
+    def __init__(self, request: AutoFixRequest, scratch: Path, cancelled: CancelCallback | None) -> None:
+        self.request, self.scratch, self.cancelled = request, scratch, cancelled
+        self.library = TemplateLibrary()
+        self.options = dict(request.options)
+        self.mappings: list[FixMapping] = list(request.mappings)
+        self.trials = 0
+        self.custom_node_kinds: set[tuple[str, str | None]] = set()  # fixes ORT cannot run, chosen on request
+
+    def export(self, extra: list[FixMapping] | None = None, output: str | None = None) -> AnalysisResult:
+        check_cancelled(self.cancelled)
+        analysis = analyze(AnalyzeRequest(self.request.model, self.options, self.mappings + list(extra or []),
+                                          output), cancelled=self.cancelled)
+        check_cancelled(self.cancelled)
+        return analysis
+
+    def first_working(self, problem, current: AnalysisResult, result: AutoFixResult,
+                      last_resort: bool) -> tuple[Candidate, AutoFixChoice, AnalysisResult] | None:
+        """The first candidate for ``problem`` that works, with the export it gave."""
+        opset = current.options.opset
+        allow_custom = self.request.keep_opset or (last_resort and problem.reason == ProblemReason.CUSTOM_OP)
+        for candidate in candidates_for(problem, opset, self.library, allow_custom):
+            outcome = self.try_candidate(candidate, problem, opset)
+            if isinstance(outcome, str):
+                result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
+                                       f"{problem.display_kind}: {outcome}")
+                continue
+            trial, max_abs = outcome
+            return candidate, candidate.choice(max_abs), trial
+        return None
+
+    def try_candidate(self, candidate: Candidate, problem, opset: int) -> str | tuple[AnalysisResult, float | None]:
+        """The trial export and the match against torch; a string says why the candidate failed."""
+        try:
+            validate_mappings([candidate.mapping], opset)
+        except TemplateValidationError as error:
+            return error.message
+        self.trials += 1
+        path = str(self.scratch / f"trial_{self.trials}.onnx")
+        try:
+            trial = self.export([candidate.mapping], output=path)
+        except FixportError as error:
+            return f"the export failed: {error}"
+        except Exception as error:  # a fix's own code can raise anything while the exporter registers it
+            return f"the export failed: {type(error).__name__}: {error}"
+        left = [p for p in trial.unsupported if _key(p) == _key(problem)
+                and (candidate.runs_in_onnxruntime or p.reason != ProblemReason.RUNTIME_ERROR)]
+        if left:
+            return left[0].message.splitlines()[0][:300] if left[0].message else left[0].reason
+        refused = [p for p in trial.unsupported if p.reason == ProblemReason.RUNTIME_ERROR
+                   and _key(p) not in self.custom_node_kinds and _key(p) != _key(problem)]
+        if refused:  # ONNX Runtime runs a model only when everything converts: this fix broke it
+            return f"ONNX Runtime cannot run the result: {refused[0].message.splitlines()[0][:300]}"
+        if candidate.family == FAMILY_GENERIC and (trial.unsupported or not trial.saved_files):
+            return "a generic template is kept only when the whole model can be compared with torch"
+        if trial.unsupported or not candidate.runs_in_onnxruntime or not trial.saved_files:
+            return trial, None  # other problems left: the whole model is compared once they are fixed
+        verdict = matches_torch(self.request.model, trial.saved_files[0])
+        if not verdict.passed:
+            return verdict.why
+        return trial, verdict.max_abs
+
+
+def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
+             cancelled: CancelCallback | None = None) -> AutoFixResult:
+    """Fix every unsupported node with the first candidate that works (see the module docstring),
+    re-exporting until nothing is left (a fix can reveal problems behind it)."""
+    with tempfile.TemporaryDirectory(prefix="fixport-auto-fix-") as scratch:
+        fixer = _AutoFixer(request, Path(scratch), cancelled)
+        report(progress, 0.0, "exporting as it is")
+        before = fixer.export()
+        require_torchscript_exporter(before.options.exporter, "Fixing")
+        result = AutoFixResult(before, before, list(fixer.mappings))
+        taken = {(m.target_kind, m.python_op_name) for m in fixer.mappings}
+        current = before
+        last_resort = False  # custom-domain nodes for the user's own ops, once nothing else works
+        for round_index in range(MAX_AUTO_FIX_ROUNDS):
+            if not current.unsupported:
+                break
+            pending = _pending(current, taken)
+            fixed_any = False
+            for index, problem in enumerate(pending):
+                report(progress, (round_index + index / len(pending)) / (MAX_AUTO_FIX_ROUNDS + 1),
+                       f"trying fixes for {problem.display_kind}")
+                found = fixer.first_working(problem, current, result, last_resort)
+                taken.add(_key(problem))
+                if found is None:
+                    result.no_template.append(problem.display_kind)
+                    continue
+                candidate, choice, current = found
+                fixer.mappings.append(candidate.mapping)
+                if not candidate.runs_in_onnxruntime:
+                    fixer.custom_node_kinds.add(_key(problem))
+                result.choices.append(choice)
+                fixed_any = True
+            if not fixed_any:
+                raised = _raise_opset(current, fixer.library, request.keep_opset)
+                custom_ops = {_key(p) for p in current.unsupported if p.reason == ProblemReason.CUSTOM_OP}
+                if raised is None and custom_ops and not last_resort:
+                    last_resort = True
+                    taken -= custom_ops
+                    result.no_template = [k for k in result.no_template
+                                          if k not in {p.display_kind for p in current.unsupported}]
+                    continue
+                if raised is None:
+                    break
                 result.opset_raised = (result.opset_raised[0] if result.opset_raised else current.options.opset,
                                        raised)
-                options = {**(options or {}), "opset": raised}
-                current = analyze(request, options, mappings=current_mappings)
-                continue
-            accepted = _accepted_mappings(current, library, taken, result, allow_custom=True)
-        if not accepted:
-            break
-        current_mappings += accepted
-        report(progress, (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1), f"re-exporting with {len(current_mappings)} fix(es)")
-        current = analyze(request, options, mappings=current_mappings)
-    result.mappings = current_mappings
-    result.after = current
-    if output and not current.unsupported:
-        result.after = analyze(request, options, mappings=current_mappings, output=output)
-    return result
+                fixer.options["opset"] = raised
+                taken -= {_key(p) for p in current.unsupported}
+                result.no_template = []
+                current = fixer.export()
+        result.mappings = fixer.mappings
+        current.saved_files = []  # a trial's scratch file, gone with the folder
+        result.after = current
+        if request.output and not current.unsupported:
+            result.after = fixer.export(output=request.output)
+        return result
 
 
-def _accepted_mappings(current: AnalysisResult, library: TemplateLibrary, taken: set, result: AutoFixResult,
-                       allow_custom: bool) -> list[FixMapping]:
-    """The plan's mappings that validate at the current opset; the others are noted as rejected."""
-    plan = best_mappings_for(current.unsupported, current.options.opset, library, taken, allow_custom)
-    result.no_template = plan.no_template
-    accepted = []
-    for mapping, choice in zip(plan.mappings, plan.choices):
-        try:
-            validate_mappings([mapping], current.options.opset)
-        except TemplateValidationError as error:
-            result.rejected.append(f"{choice.template_id} for {mapping.label}: {error.message}")
+def _pending(current: AnalysisResult, taken: set) -> list:
+    """One problem per kind not handled yet."""
+    pending, seen = [], set()
+    for problem in current.unsupported:
+        if _key(problem) in taken or _key(problem) in seen:
             continue
-        accepted.append(mapping)
-        result.choices.append(choice)
-    return accepted
+        if problem.reason == ProblemReason.RUNTIME_ERROR and not problem.kind.startswith("aten::"):
+            continue  # an ONNX node ORT refuses with no TorchScript op to re-convert
+        seen.add(_key(problem))
+        pending.append(problem)
+    return pending
 
 
 def _raise_opset(current: AnalysisResult, library: TemplateLibrary, keep_opset: bool) -> int | None:
@@ -99,17 +183,18 @@ def _raise_opset(current: AnalysisResult, library: TemplateLibrary, keep_opset: 
     return max(needed)  # type: ignore[type-var]
 
 
-def stub(kind: str, opset: int, input_types: list[str] | None = None, python_op_name: str | None = None,
-         model_request: ModelRequest | None = None, progress: ProgressCallback | None = None) -> str:
+def stub(request: StubRequest, progress: ProgressCallback | None = None,
+         cancelled: CancelCallback | None = None) -> str:
     """A starting symbolic generated from the op's schema (or the Function's forward)."""
     from fixport.core.exporters.function_symbolics import autograd_functions_named
     from fixport.symbolics.stubs import PythonOpSignature, generate_stub
 
     python_op = None
-    if python_op_name:
-        if model_request is not None:
-            open_model(model_request)  # the Function class must be imported to read its forward
-        classes = autograd_functions_named(python_op_name)
+    if request.python_op_name:
+        if request.model is not None:
+            open_model(request.model)  # the Function class must be imported to read its forward
+        classes = autograd_functions_named(request.python_op_name)
         python_op = (PythonOpSignature.from_function(classes[0]) if classes
-                     else PythonOpSignature(python_op_name, []))
-    return generate_stub(kind, opset=opset, input_types=input_types, python_op=python_op)
+                     else PythonOpSignature(request.python_op_name, []))
+    return generate_stub(request.kind, opset=request.opset, input_types=request.input_types,
+                         python_op=python_op)

@@ -1,20 +1,95 @@
 """Write a standalone Python script that reproduces a project's fixed export without Fixport.
 
-The script needs only torch, onnx and the model file. Each fix's source is embedded as it is
-in the project (inside a function, so several templates' module-level names cannot clash) and
-registered the way the exporter expects: per op kind, per node instance, or by
-autograd.Function name through one ``prim::PythonOp`` dispatcher.
+The script needs only torch, onnx, numpy and the model file. Each fix's source is embedded as
+it is in the project (inside a function, so several templates' module-level names cannot clash)
+and registered the way the exporter expects: per op kind, per node instance, or by
+autograd.Function name. What must match Fixport exactly -- instance keys, random inputs, how a
+Function's fix is called -- is not rewritten here: the script carries the source of Fixport's
+own tested functions, copied from their files (the text ``inspect.getsource`` gives), so it
+cannot drift from them.
 """
 from __future__ import annotations
 
+import ast
+import dataclasses
+import importlib.util
 import json
+import re
 import textwrap
 import time
 from pathlib import Path
 
 from fixport.core.model.atomic_files import atomic_write_text
 from fixport.core.model.export_options import DEFAULT_OPSET
+from fixport.core.model.inputs import InputSpec, parse_input_spec
 from fixport.core.model.project import FixMapping, Project
+from fixport.symbolics.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
+
+# Fixport's code the script carries, by module: top-level names in the order they are needed.
+# (Read from the files: importing them would import torch, which the command line never does.)
+VOCABULARY_PARTS = ("fixport.core.model.vocabulary", (
+    "PYTHON_OP_KIND", "SCOPE_SEPARATOR", "INSTANCE_KEY_SEPARATOR", "python_op_kind", "display_kind",
+    "scope_from_torchscript", "instance_base", "instance_key"))
+INSTANCE_KEY_PARTS = ("fixport.core.loaders.torchscript_graph", (
+    "_FRAME_RE", "_TORCH_DIR", "_STDLIB_DIR", "_PACKAGE_DIRS",  # not _LIBRARY_DIRS: it names Fixport's folder
+    "_is_library_frame", "user_source_line", "python_op_name", "display_kind", "instance_base",
+    "instance_keys", "all_nodes"))
+INPUT_PARTS = ("fixport.core.loaders.input_tensors", ("random_inputs",))
+FUNCTION_FIX_PARTS = ("fixport.core.exporters.function_symbolics", ("autograd_functions_named", "_keyword_arguments"))
+PYTHON_OP_PARTS = ("fixport.core.exporters.symbolic_registration", ("_accepts_kwargs", "_copy_output_types"))
+
+
+def _module_tree(module: str) -> tuple[str, ast.Module]:
+    spec = importlib.util.find_spec(module)
+    if spec is None or spec.origin is None:
+        raise ImportError(f"cannot find {module}")
+    source = Path(spec.origin).read_text(encoding="utf-8")
+    return source, ast.parse(source)
+
+
+def _top_level_definitions(tree: ast.Module) -> dict[str, ast.stmt]:
+    found: dict[str, ast.stmt] = {}
+    for node in tree.body:
+        if isinstance(node, (ast.FunctionDef, ast.ClassDef)):
+            found[node.name] = node
+        elif isinstance(node, ast.Assign):
+            found.update({target.id: node for target in node.targets if isinstance(target, ast.Name)})
+    return found
+
+
+def fixport_source(module: str, names: tuple[str, ...]) -> str:
+    """The source of Fixport's top-level functions and constants ``names`` in ``module``, as
+    written there (a function's decorators included)."""
+    source, tree = _module_tree(module)
+    lines = source.splitlines(keepends=True)
+    found = _top_level_definitions(tree)
+    missing = [name for name in names if name not in found]
+    if missing:
+        raise LookupError(f"{module} has no {', '.join(missing)}")
+    blocks = []
+    for name in names:
+        node = found[name]
+        first = min([node.lineno, *(d.lineno for d in getattr(node, "decorator_list", []))])
+        text = "".join(lines[first - 1:node.end_lineno])
+        blocks.append(f"\n\n{text}" if isinstance(node, (ast.FunctionDef, ast.ClassDef)) else text)
+    return f"\n\n# ---- from {module} (Fixport's own code) ----\n" + "".join(blocks).lstrip("\n")
+
+
+def fixport_namespace(variable: str, module: str, names: tuple[str, ...]) -> str:
+    """Fixport's code from ``module`` kept apart under ``variable`` (its names would clash)."""
+    body = textwrap.indent(fixport_source(module, names).strip("\n").replace("\n\n\n", "\n\n"), "    ")
+    return (f"\n\ndef _{variable}():\n{body}\n\n    return types.SimpleNamespace(**locals())\n\n\n"
+            f"{variable} = _{variable}()\n")
+
+
+def imported_names(importer: str, module: str) -> str:
+    """``importer``'s ``from module import a, b`` as ``a = ns.a`` lines over ``module``'s namespace."""
+    _, tree = _module_tree(importer)
+    names = [alias.name for node in tree.body if isinstance(node, ast.ImportFrom) and node.module == module
+             for alias in node.names]
+    variable = module.rsplit(".", 1)[-1]
+    return "".join(f"{name} = {variable}.{name}\n" for name in names)
+
 
 HEADER = '''#!/usr/bin/env python3
 """Export {model_name} to ONNX with the fixes chosen in Fixport ({date}).
@@ -25,20 +100,24 @@ Run:  python {script_name} [-o OUTPUT.onnx]
 from __future__ import annotations
 
 import argparse
+import collections
+import functools
 import importlib.util
+import inspect
 import os
 import re
 import sys
+import types
+from typing import Any, Callable, Iterable  # annotations in Fixport's code below
 
 import numpy as np
 import onnx
 import torch
 from torch.onnx import register_custom_op_symbolic
-from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
-from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
-
+{template_imports}
 MODEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), {model_path!r})
-INPUT_SPECS = {input_specs!r}  # NAME=DIMS:DTYPE, random with SEED; empty: the model file's own inputs
+InputSpec = collections.namedtuple("InputSpec", {input_spec_fields!r})
+INPUT_SPECS = {input_specs}  # random with SEED; empty: the model file's own inputs
 INPUT_FILE = {input_file!r}
 SEED = {seed!r}
 OPSET = {opset!r}  # None: the model file's FIXPORT_EXAMPLE opset, else {default_opset}
@@ -70,32 +149,18 @@ def load_model():
         data = np.load(INPUT_FILE) if INPUT_FILE.endswith(".npz") else torch.load(INPUT_FILE)
         inputs = tuple(torch.as_tensor(np.asarray(data[k])) for k in data)
     elif INPUT_SPECS:
-        rng = np.random.default_rng(SEED)  # the same values Fixport used
-        arrays = []
-        for spec in INPUT_SPECS:
-            _, _, rest = spec.partition("=")
-            dims, _, dtype = rest.partition(":")
-            shape = () if dims == "scalar" else tuple(int(d) for d in dims.split("x"))
-            dtype = dtype or "float32"
-            if dtype.startswith("float"):
-                arrays.append(rng.standard_normal(shape).astype(dtype))
-            elif dtype == "bool":
-                arrays.append(rng.random(shape) > 0.5)
-            else:
-                arrays.append(rng.integers(0, 10, shape).astype(dtype))
-        inputs = tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in arrays)
+        arrays = random_inputs(INPUT_SPECS, SEED)  # Fixport's own function, below: the same values
+        inputs = tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in arrays.values())
     return model.eval(), inputs, settings
 
 
 def input_names(model, inputs):
     """The ONNX input names Fixport used: the --input names, else forward()'s parameters."""
     if INPUT_SPECS:
-        return [spec.partition("=")[0] for spec in INPUT_SPECS]
+        return [spec.name for spec in INPUT_SPECS]
     if isinstance(model, torch.jit.ScriptModule):
         names = [argument.name for argument in model.forward.schema.arguments[1:]]
     else:
-        import inspect
-
         try:
             parameters = inspect.signature(model.forward).parameters.values()
         except (TypeError, ValueError):
@@ -105,44 +170,34 @@ def input_names(model, inputs):
     return names if len(names) == len(inputs) else [f"input_{i}" for i in range(len(inputs))]
 '''
 
-INSTANCE_KEYS = '''
+INSTANCE_KEY_CONSTANTS = """
 
-# Instance keys identify one node: module scope | user's source line | kind | occurrence.
-_TORCH_DIR = os.path.dirname(torch.__file__) + os.sep
-_STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
-_THIS_FILE = os.path.abspath(__file__)  # like Fixport's own frames, never "the user's line"
-_seen_instances: dict[str, int] = {}
+# Instance keys name one node: module scope | user's source line | kind | occurrence; the
+# code that makes them below is Fixport's own. Frames inside torch, the standard library or
+# this script are never "the user's line".
+_LIBRARY_DIRS = (os.path.dirname(torch.__file__) + os.sep, os.path.abspath(__file__))
+Counter = collections.Counter
+"""
 
+KEYED_EXPORT = '''
 
-def _scope_path(scope_name):
-    path = ""
-    for segment in scope_name.split("/"):
-        attr = segment.rsplit("::", 1)[-1] if "::" in segment else ""
-        if attr:
-            path = attr if not path or attr.startswith(path + ".") else f"{path}.{attr}"
-    return "/".join(part for part in path.split(".") if part)
-
-
-def _source_line(source_range):
-    frames = [m for m in (re.match(r"^(.+?)\\((\\d+)\\): ", line.strip()) for line in source_range.splitlines()) if m]
-    for match in frames:
-        path = match[1]
-        in_stdlib = path.startswith(_STDLIB_DIR) and "site-packages" not in path and "dist-packages" not in path
-        if not path.startswith(_TORCH_DIR) and not in_stdlib and not path.startswith("<") and path != _THIS_FILE:
-            return f"{os.path.basename(match[1])}:{match[2]}"
-    return f"{os.path.basename(frames[0][1])}:{frames[0][2]}" if frames else ""
+_key_of_node = {}  # filled when the exporter hands over the TorchScript graph
 
 
 def _instance_key(node):
-    kind = node.kind()
-    if kind == "prim::PythonOp":
-        kind = f"prim::PythonOp[{node.pyname()}]"
-    elif kind.endswith("_") and not kind.endswith("__"):
-        kind = kind[:-1]
-    base = f"{_scope_path(node.scopeName())}|{_source_line(node.sourceRange())}|{kind}"
-    occurrence = _seen_instances.get(base, 0)
-    _seen_instances[base] = occurrence + 1
-    return f"{base}|{occurrence}"
+    return _key_of_node.get(node, "")
+
+
+def _key_nodes_before_conversion():
+    """Key every node of the graph the exporter is about to convert, as Fixport does."""
+    convert = torch._C._jit_pass_onnx
+
+    def keyed(graph, operator_export_type):
+        _key_of_node.clear()
+        _key_of_node.update(instance_keys(all_nodes(graph)))
+        return convert(graph, operator_export_type)
+
+    torch._C._jit_pass_onnx = keyed
 '''
 
 BY_INSTANCE = '''
@@ -167,29 +222,18 @@ def _by_instance(kind, table):
 ATTACH_TO_FUNCTIONS = '''
 
 def _attach_to_functions(table):
-    """Each fix becomes the `symbolic` of the autograd.Functions of that name. (A registered
+    """Each fix becomes the static `symbolic` of the autograd.Functions of that name. (A registered
     prim::PythonOp symbolic would stop torch inlining every other Function.)"""
-    import inspect
-
-    pending = list(torch.autograd.Function.__subclasses__())
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
-        fix = table.get(cls.__name__)
-        if fix is None or "forward" not in vars(cls):
-            continue
-        offered = {"name": cls.__name__, "inplace": 0, "module": cls.__module__}
-        parameters = inspect.signature(fix).parameters.values()
-        if not any(p.kind == p.VAR_KEYWORD for p in parameters):
-            offered = {k: v for k, v in offered.items() if k in {p.name for p in parameters}}
-        cls.symbolic = staticmethod(lambda g, *args, _fix=fix, _kw=offered: _fix(g, *args, **_kw))
+    for name, fix in table.items():
+        for cls in autograd_functions_named(name):
+            keywords = _keyword_arguments(fix, name, cls)
+            cls.symbolic = staticmethod(lambda g, *args, _fix=fix, _kw=keywords: _fix(g, *args, **_kw))
 '''
 
 BY_FUNCTION = '''
 
 def _by_function(table):
     """One prim::PythonOp symbolic for every autograd.Function, chosen by the Function's name."""
-    import inspect
 
     def symbolic(g, *args, **kwargs):
         name = kwargs.get("name", "")
@@ -197,15 +241,9 @@ def _by_function(table):
         chosen = table.get((name, key)) or table.get((name, None))
         if chosen is None:
             raise RuntimeError(f"no fix for autograd.Function {name}")
-        parameters = inspect.signature(chosen).parameters.values()
-        if not any(p.kind == p.VAR_KEYWORD for p in parameters):
-            kwargs = {k: v for k, v in kwargs.items() if k in {p.name for p in parameters}}
-        result = chosen(g, *args, **kwargs)
-        for value, original in zip(result if isinstance(result, (tuple, list)) else [result],
-                                   g.original_node.outputs()):
-            if value.type().kind() == "TensorType" and value.type().scalarType() is None:
-                value.setType(original.type())  # the tutorial's setType: keep dtype and shape
-        return result
+        accepted = _accepts_kwargs(inspect.unwrap(chosen))
+        passed = kwargs if accepted is None else {k: v for k, v in kwargs.items() if k in accepted}
+        return _copy_output_types(chosen(g, *args, **passed), g.original_node)
 
     return symbolic
 '''
@@ -231,16 +269,63 @@ if __name__ == "__main__":
 '''
 
 
+CARRIED_MODULE_LOADER = '''
+
+def _carry_module(name, source):
+    """Let the fixes' ``from fixport... import`` find Fixport's module, carried below as its source."""
+    parts = name.split(".")
+    for depth in range(1, len(parts)):
+        package = ".".join(parts[:depth])
+        if package not in sys.modules:
+            sys.modules[package] = types.ModuleType(package)
+            sys.modules[package].__path__ = []
+    module = types.ModuleType(name)
+    module.__file__ = f"<fixport module {name}>"
+    sys.modules[name] = module
+    exec(compile(source, module.__file__, "exec"), module.__dict__)
+'''
+
+_FIXPORT_IMPORT_RE = re.compile(r"^\s*from (fixport\.[\w.]+) import", re.M)
+
+
+def carried_modules(mappings: list[FixMapping]) -> str:
+    """Fixport modules that fixes import (the torch_lib bridge, decomposition replay), carried as
+    they are in Fixport's files; they import only torch, onnx and onnxscript."""
+    modules = sorted({name for mapping in mappings for name in _FIXPORT_IMPORT_RE.findall(mapping.source)})
+    if not modules:
+        return ""
+    parts = [CARRIED_MODULE_LOADER]
+    for name in modules:
+        source, _ = _module_tree(name)
+        parts.append(f"\n\n# ---- {name} (Fixport's own code, imported by a fix) ----\n"
+                     f"_carry_module({name!r}, {source!r})\n")
+    return "".join(parts)
+
+
 def _fix_function(index: int, mapping: FixMapping) -> str:
-    """The template's source, wrapped so its module-level names stay its own."""
-    body = textwrap.indent(mapping.source.rstrip() + "\n\nreturn symbolic", "    ")
+    """The template's source, wrapped so its module-level names stay its own.
+
+    As in Fixport, the values set for the fix replace the template's default ``params`` after
+    its source runs; a template in the old form, which reads ``params`` without defining it,
+    gets them before.
+    """
+    source = re.sub(r"^from __future__ import .*$", "", mapping.source.rstrip(), flags=re.M)
+    old_form = PARAMS_NAME in injected_names_used(source)
+    lines = [f"{PARAMS_NAME} = chosen_params  # the template reads params without defining it"] if old_form else []
+    lines.append(source)
+    if old_form or defines_params(source):
+        lines.append(f"{PARAMS_NAME} = {{**{PARAMS_NAME}, **chosen_params}}  # the values set replace the defaults")
+    lines.append("return symbolic")
+    body = textwrap.indent("\n\n".join(lines), "    ")
     return (f"\n\n# ---- fix {index}: {mapping.label} -> {mapping.template_id}"
             f"{' (edited)' if mapping.edited else ''} ----\n"
-            f"def _fix_{index}(params):\n{body}\n\n\nfix_{index} = _fix_{index}({mapping.params!r})\n")
+            f"def _fix_{index}(chosen_params):\n{body}\n\n\nfix_{index} = _fix_{index}({mapping.params!r})\n")
 
 
 def _registration(mappings: list[FixMapping]) -> str:
     lines = ["\n\ndef register_fixes(opset):", '    """Register every fix with the TorchScript exporter."""']
+    if any(m.instance for m in mappings):
+        lines.append("    _key_nodes_before_conversion()")
     by_kind: dict[str, list[tuple[int, FixMapping]]] = {}
     for index, mapping in enumerate(mappings, 1):
         is_python_op = mapping.python_op_name or mapping.target_kind == "prim::PythonOp"
@@ -280,21 +365,26 @@ def fix_script_text(project: Project, script_path: str | Path, output_onnx: str,
     options_text = "{" + ", ".join(
         f"{k!r}: {v}" if k == "operator_export_type" else f"{k!r}: {json.dumps(v) if isinstance(v, bool) else repr(v)}"
         for k, v in options.items()).replace("true", "True").replace("false", "False") + "}"
+    old_form_names = set().union(*(injected_names_used(m.source) for m in project.mappings))
+    specs = [parse_input_spec(text) for text in project.input_specs]
     parts = [HEADER.format(model_name=Path(project.model_path).name, date=time.strftime("%Y-%m-%d"),
-                           script_name=script_path.name, model_path=model_path, default_opset=DEFAULT_OPSET, input_specs=project.input_specs,
+                           script_name=script_path.name, model_path=model_path, default_opset=DEFAULT_OPSET,
+                           template_imports=import_block(old_form_names - {"torch"}),
+                           input_spec_fields=[f.name for f in dataclasses.fields(InputSpec)],
+                           input_specs="[" + ", ".join(f"InputSpec{dataclasses.astuple(spec)!r}" for spec in specs) + "]",
                            input_file=project.input_file, seed=project.seed, opset=opset,
                            export_options=options_text, custom_opsets=custom_opsets),
-             LOADER.replace("{trust!r}", repr(project.trust))]
+             LOADER.replace("{trust!r}", repr(project.trust)), fixport_source(*INPUT_PARTS)]
     if any(m.instance for m in project.mappings):
-        parts.append(INSTANCE_KEYS)
-        parts.append(BY_INSTANCE)
+        parts += [INSTANCE_KEY_CONSTANTS, fixport_namespace("vocabulary", *VOCABULARY_PARTS),
+                  imported_names(INSTANCE_KEY_PARTS[0], VOCABULARY_PARTS[0]), fixport_source(*INSTANCE_KEY_PARTS),
+                  KEYED_EXPORT, BY_INSTANCE]
     python_op_fixes = [m for m in project.mappings if m.python_op_name or m.target_kind == "prim::PythonOp"]
     if python_op_fixes and all(m.python_op_name and not m.instance for m in python_op_fixes):
-        parts.append(ATTACH_TO_FUNCTIONS)
+        parts += [fixport_source(*FUNCTION_FIX_PARTS), ATTACH_TO_FUNCTIONS]
     elif python_op_fixes:
-        if not any(m.instance for m in project.mappings):
-            parts.append("\n\ndef _instance_key(node):\n    return None\n")
-        parts.append(BY_FUNCTION)
+        parts += [fixport_source(*PYTHON_OP_PARTS), BY_FUNCTION]
+    parts.append(carried_modules(project.mappings))
     parts += [_fix_function(i, m) for i, m in enumerate(project.mappings, 1)]
     parts.append(_registration(project.mappings))
     parts.append(MAIN.format(output=output_onnx, default_opset=DEFAULT_OPSET))

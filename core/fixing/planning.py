@@ -1,74 +1,118 @@
-"""Choosing fixes: the best template for each problem, and the opset that would fix what is left."""
+"""Choosing fixes: the candidate templates for each problem, in the order ``fix --auto`` tries them.
+
+For one op kind ``fix --auto`` tries, in this order, and keeps the first candidate whose export
+leaves the node supported, runs in plain ONNX Runtime and matches torch:
+
+1. the ONNX op of the same name and inputs, found by itself (``aten::cosh`` -> Cosh);
+2. hand-written templates made for the op (or its namespace) that run in ONNX Runtime;
+3. onnxscript's torch_lib implementation, replayed at the export's opset;
+4. torch's own decomposition of the op, replayed through the exporter's symbolics;
+5. generic templates (``fits: *``) that run in ONNX Runtime;
+6. a custom-domain node, only when allowed: ONNX Runtime cannot run it (see ``auto_fix``).
+
+The opset is kept; only when no candidate works for what is left does ``opset_that_fixes``
+name a higher opset where torch or a template handles it.
+"""
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 
 from fixport.core.model.project import FixMapping
 from fixport.symbolics.library import (
     BRIDGE_TEMPLATE_ID,
     STUB_TEMPLATE_ID,
+    TIER_EXACT_OPSET,
+    TIER_GENERIC,
+    RankedTemplate,
     TemplateLibrary,
 )
 
-MAX_AUTO_FIX_ROUNDS = 4  # a fix can uncover problems behind it; stop if they never end
+MAX_AUTO_FIX_ROUNDS = 6  # a fix can uncover problems behind it; stop if they never end
+CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"
+
+# Families of the candidates, in the order above (the report names the family that made a fix).
+FAMILY_STANDARD_OP = "standard_op"
+FAMILY_HAND_WRITTEN = "hand_written"
+FAMILY_BRIDGE = "torchlib_bridge"
+FAMILY_DECOMPOSITION = "decomposition_replay"
+FAMILY_GENERIC = "generic"
+FAMILY_CUSTOM_DOMAIN = "custom_domain"
 
 
 @dataclass
 class AutoFixChoice:
-    """What `fix --auto` picked for one op kind (or one Function)."""
+    """What `fix --auto` picked for one op kind (or one Function), which family made it and why."""
 
     kind: str
     python_op_name: str | None
     template_id: str
     why: str
+    family: str = ""
+    runs_in_onnxruntime: bool = True
+    max_abs: float | None = None  # against torch, when the whole model could be compared
 
 
 @dataclass
-class AutoFixPlan:
-    mappings: list[FixMapping] = field(default_factory=list)
-    choices: list[AutoFixChoice] = field(default_factory=list)
-    no_template: list[str] = field(default_factory=list)  # kinds nothing could be picked for
+class Candidate:
+    """One fix to try for a problem kind."""
+
+    mapping: FixMapping
+    family: str
+    why: str
+    runs_in_onnxruntime: bool = True
+
+    def choice(self, max_abs: float | None = None) -> AutoFixChoice:
+        return AutoFixChoice(self.mapping.target_kind, self.mapping.python_op_name, self.mapping.template_id,
+                             self.why, self.family, self.runs_in_onnxruntime, max_abs)
 
 
-CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"
+def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -> FixMapping:
+    template = offer.template
+    assert template is not None
+    params = {**template.default_params(), **offer.extra_params, **(extra_params or {})}
+    return FixMapping(target_kind=problem.kind, template_id=template.id, source=template.source, params=params,
+                      python_op_name=problem.python_op_name or None, custom_opsets=dict(template.custom_opsets))
 
 
-def best_mappings_for(problems, opset: int, library: TemplateLibrary, taken: set[tuple[str, str | None]],
-                      allow_custom: bool = True) -> AutoFixPlan:
-    """Pick the best-ranked built-in template for every problem kind not handled yet.
+def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, RankedTemplate | None]:
+    """The generated 1:1 and decomposition offers (these import torch: worker only)."""
+    if problem.python_op_name or not problem.kind.startswith("aten::"):
+        return None, None
+    from fixport.symbolics.synthesis.offers import decomposition_offer, standard_op_offer
 
-    Templates whose output ONNX Runtime runs come first; with ``allow_custom`` a kind with no
-    such template gets a custom-domain node (for a backend plugin) as the last resort.
-    """
-    plan = AutoFixPlan()
-    for problem in problems:
-        key = (problem.kind, problem.python_op_name or None)
-        if key in taken or problem.reason == "runtime_error":
-            continue
-        offers = [o for o in library.templates_for(problem.kind, opset, problem.python_op_name or None)
-                  if o.template is not None and o.template_id != STUB_TEMPLATE_ID
-                  and o.template.opset_ok(opset)
-                  and ("*" not in o.template.fits or o.template_id == BRIDGE_TEMPLATE_ID)]
-        runnable = [o for o in offers if o.template.runs_in_onnxruntime]
-        chosen = (runnable or (offers if allow_custom else []) or [None])[0]
-        extra_params: dict = {}
-        if chosen is None and allow_custom and CUSTOM_DOMAIN_TEMPLATE_ID in library.builtins:
-            chosen = next(o for o in library.templates_for(problem.kind, opset) if o.template_id ==
-                          CUSTOM_DOMAIN_TEMPLATE_ID)
-            extra_params = _custom_domain_params(problem.kind, problem.python_op_name)
-        if chosen is None:
-            if problem.display_kind not in plan.no_template:
-                plan.no_template.append(problem.display_kind)
-            continue
-        taken.add(key)
-        template = chosen.template
-        params = {**template.default_params(), **chosen.extra_params, **extra_params}
-        plan.mappings.append(FixMapping(
-            target_kind=problem.kind, template_id=template.id, source=template.source, params=params,
-            python_op_name=problem.python_op_name or None, custom_opsets=dict(template.custom_opsets)))
-        plan.choices.append(AutoFixChoice(problem.kind, problem.python_op_name or None, template.id, chosen.why))
-    return plan
+    return standard_op_offer(problem.kind, opset), decomposition_offer(problem.kind, opset)
+
+
+def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: bool) -> list[Candidate]:
+    """Every fix worth trying for ``problem`` at ``opset``, in the order of the module docstring."""
+    offers = [o for o in library.templates_for(problem.kind, opset, problem.python_op_name or None)
+              if o.template is not None and o.template_id != STUB_TEMPLATE_ID and o.template.opset_ok(opset)]
+    standard, decomposition = _synthesized(problem, opset)
+    generic = [o for o in offers if "*" in o.template.fits]
+    made_for_op = [o for o in offers if o not in generic and o.tier < TIER_EXACT_OPSET]
+    found: list[Candidate] = []
+    if standard is not None:
+        found.append(Candidate(_mapping(problem, standard), FAMILY_STANDARD_OP, standard.why))
+    found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, o.why)
+              for o in made_for_op if o.template.runs_in_onnxruntime]
+    found += [Candidate(_mapping(problem, o), FAMILY_BRIDGE, o.why)
+              for o in generic if o.template_id == BRIDGE_TEMPLATE_ID and o.tier < TIER_GENERIC]
+    if decomposition is not None:
+        found.append(Candidate(_mapping(problem, decomposition), FAMILY_DECOMPOSITION, decomposition.why))
+    found += [Candidate(_mapping(problem, o), FAMILY_GENERIC, o.why) for o in generic
+              if o.template.runs_in_onnxruntime and o.template_id != BRIDGE_TEMPLATE_ID]
+    if allow_custom:
+        found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)
+                  for o in made_for_op if not o.template.runs_in_onnxruntime]
+        if CUSTOM_DOMAIN_TEMPLATE_ID in library:
+            custom = next(o for o in library.templates_for(problem.kind, opset)
+                          if o.template_id == CUSTOM_DOMAIN_TEMPLATE_ID)
+            found.append(Candidate(_mapping(problem, custom, _custom_domain_params(problem.kind,
+                                                                                   problem.python_op_name)),
+                                   FAMILY_CUSTOM_DOMAIN, "a custom-domain node: ONNX Runtime cannot run it; "
+                                   "the target runtime must implement it", runs_in_onnxruntime=False))
+    return found
 
 
 def _custom_domain_params(kind: str, python_op_name: str | None) -> dict:

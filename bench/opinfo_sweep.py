@@ -1,0 +1,146 @@
+"""Sweep torch's OpInfo database at one opset: which ops fail the exporter, and does `fix --auto` fix them?
+
+Each op's first float32 CPU sample is wrapped in a one-op module (tensor arguments become model
+inputs, the rest constants) written as a model file; ops whose plain export fails or does not
+run in ONNX Runtime go through `fix --auto` in the worker. Prints, per fix family, how many
+ops it fixed, and the totals: failing, diagnosed, fixed and the percentage.
+
+    python bench/opinfo_sweep.py [--opset 17] [--limit N] [--ops cosh,diff]
+"""
+from __future__ import annotations
+
+import argparse
+import collections
+import io
+import tempfile
+import time
+import warnings
+from pathlib import Path
+
+MODEL_SOURCE = '''
+import torch
+from torch.testing._internal.common_methods_invocations import op_db
+
+OP_NAME, VARIANT = {name!r}, {variant!r}
+FIXPORT_EXAMPLE = {{"opset": {opset}}}
+
+
+def first_sample():
+    torch.manual_seed(0)
+    op = next(o for o in op_db if (o.name, o.variant_test_name) == (OP_NAME, VARIANT))
+    sample = next(iter(op.sample_inputs("cpu", torch.float32, requires_grad=False)))
+    return op, sample
+
+
+class OneOp(torch.nn.Module):
+    def __init__(self, op, sample):
+        super().__init__()
+        self.op, self.sample = op, sample
+        self.slots = [i for i, a in enumerate([sample.input, *sample.args]) if isinstance(a, torch.Tensor)]
+
+    def forward(self, *tensors):
+        values = [self.sample.input, *self.sample.args]
+        for slot, tensor in zip(self.slots, tensors):
+            values[slot] = tensor
+        return self.op.op(*values, **self.sample.kwargs)
+
+
+def build():
+    op, sample = first_sample()
+    module = OneOp(op, sample).eval()
+    values = [sample.input, *sample.args]
+    return module, tuple(values[i] for i in module.slots)
+'''
+
+
+def plain_export_fails(model_path: Path, opset: int) -> str | None:
+    """Why the plain export (or ONNX Runtime) fails, or None when it works."""
+    import onnxruntime as ort
+    import torch
+
+    from fixport.core.loaders.loading import load_model
+
+    try:
+        loaded = load_model(model_path)
+    except Exception:
+        return None  # the sample itself cannot be built: not an export failure
+    if not loaded.example_inputs:
+        return None
+    buffer = io.BytesIO()
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(loaded.module, loaded.example_inputs, buffer, opset_version=opset, dynamo=False)
+        session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+        session.run(None, {i.name: t.numpy() for i, t in zip(session.get_inputs(), loaded.example_inputs)})
+    except Exception as error:
+        return f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
+    return None
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--limit", type=int, default=0, help="only the first N ops (0: all)")
+    parser.add_argument("--ops", default="", help="comma-separated OpInfo names to sweep")
+    parser.add_argument("--start", type=int, default=0, help="skip the first N ops (resume after a crash: "
+                                                             "a plain export can take the process down)")
+    args = parser.parse_args()
+
+    import torch
+    from torch.testing._internal.common_methods_invocations import op_db
+
+    from fixport.core.model.requests import AutoFixRequest
+    from fixport.core.model.results import ModelRequest
+    from fixport.core.worker.client import ExportWorker
+
+    torch.set_num_threads(1)
+    wanted = set(filter(None, args.ops.split(",")))
+    ops = [o for o in op_db if torch.float32 in o.supported_dtypes("cpu") and (not wanted or o.name in wanted)]
+    ops = ops[:args.limit] if args.limit else ops
+    failing, diagnosed, fixed, families = [], [], [], collections.Counter()
+    unfixed: list[str] = []
+    worker = ExportWorker(job_timeout_s=120)
+    started = time.perf_counter()
+    with tempfile.TemporaryDirectory(prefix="fixport-opinfo-") as folder:
+        for index, op in enumerate(ops):
+            if index < args.start:
+                continue
+            print(f"[{index + 1}/{len(ops)}] {op.name} ...", flush=True)
+            label = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
+            path = Path(folder) / f"op_{index}.py"
+            path.write_text(MODEL_SOURCE.format(name=op.name, variant=op.variant_test_name, opset=args.opset))
+            why = plain_export_fails(path, args.opset)
+            if why is None:
+                continue
+            failing.append(label)
+            try:
+                result = worker.run(AutoFixRequest(ModelRequest(str(path)), keep_opset=True))
+            except Exception as error:  # the worker's own error (a crash, a timeout): counted as not fixed
+                unfixed.append(f"{label}: {type(error).__name__}: {str(error)[:100]}")
+                continue
+            if result.before.unsupported:
+                diagnosed.append(label)
+            runnable = all(c.runs_in_onnxruntime for c in result.choices)
+            if result.before.unsupported and not result.after.unsupported and runnable:
+                fixed.append(label)
+                families.update({c.family for c in result.choices})
+            else:
+                left = ", ".join(sorted({p.display_kind for p in result.after.unsupported}))
+                unfixed.append(f"{label}: {left or 'not diagnosed: ' + why}")
+            print(f"[{index + 1}/{len(ops)}] {label}: {'fixed' if label in fixed else 'not fixed'} "
+                  f"{'by ' + ','.join(c.family for c in result.choices) if label in fixed else ''}", flush=True)
+    worker.stop()
+    print(f"\nOpInfo sweep at opset {args.opset}: {len(ops)} ops, {time.perf_counter() - started:.0f} s")
+    print("Fixed, by the family that made the fix:")
+    for family, count in families.most_common():
+        print(f"  {family:<24} {count}")
+    share = 100.0 * len(fixed) / len(failing) if failing else 100.0
+    print(f"failing {len(failing)}, diagnosed {len(diagnosed)}, fixed by fix --auto {len(fixed)} ({share:.0f} %)")
+    print("\nNot fixed:")
+    for line in unfixed:
+        print(f"  {line}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,93 @@
+"""Numbers you can trust: a clean export's ONNX Runtime outputs against torch's, on the example inputs.
+
+The analyze job calls :func:`mismatched_outputs` once nothing is left unsupported, so `check`
+never gives a clean bill of health to a model whose ONNX computes something else. It reuses the
+comparison's pieces (``flatten_outputs``, ``compare_arrays``, the per-dtype tolerance table), as
+`compare` does; `compare` then finds the first divergent node. A model file's ``fix_tolerance``
+replaces the absolute tolerance, as in ``core/fixing/verification.py``.
+"""
+from __future__ import annotations
+
+from pathlib import Path
+
+import numpy as np
+import onnx
+import torch
+
+from fixport.core.loaders.loading import LoadedModel
+from fixport.core.model.graph import Graph
+from fixport.core.model.output_stats import (
+    OutputStats,
+    compare_arrays,
+    flatten_outputs,
+    to_numpy,
+)
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.tolerances import ToleranceTable
+from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
+
+OUTPUT_KIND = "onnx::output"  # a mismatch no TorchScript node can be named for
+
+
+def compare_outputs(loaded: LoadedModel, model: onnx.ModelProto,
+                    tolerances: ToleranceTable | None = None) -> list[OutputStats]:
+    """Every output of ``model`` (run in ONNX Runtime on CPU) against torch, on the example inputs."""
+    tolerances = tolerances or ToleranceTable()
+    session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
+    feeds = feeds_for(session, loaded.input_names, [to_numpy(t) for t in loaded.example_inputs])
+    actual = session.run(None, feeds)
+    with torch.no_grad():
+        expected = flatten_outputs(loaded.module(*loaded.example_inputs))
+    stats = []
+    for (name, reference), value in zip(expected, actual):
+        rtol, atol = tolerances.for_dtype(str(reference.dtype))
+        stats.append(compare_arrays(name, reference, np.asarray(value), rtol, atol, keep_plot_data=False))
+    return stats
+
+
+def tolerances_for(loaded: LoadedModel) -> ToleranceTable:
+    """The per-dtype table; a model file's declared ``fix_tolerance`` is the absolute tolerance, as
+    `fix --auto`'s verification holds its fixes to (so the two never disagree)."""
+    declared = loaded.settings.get("fix_tolerance")
+    return ToleranceTable(atol=float(declared) if declared is not None else None)
+
+
+def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: Graph,
+                       torchscript_graph: Graph | None) -> list[UnsupportedNode]:
+    """A ``mismatch`` problem per output beyond tolerance; a crash while comparing is a problem too."""
+    try:
+        stats = compare_outputs(loaded, model, tolerances_for(loaded))
+    except Exception as exc:  # torch or ORT failing here is a Fixport bug: report it, do not crash `check`
+        first_line = (str(exc).strip().splitlines() or [""])[0][:300]
+        return [UnsupportedNode(
+            kind=OUTPUT_KIND, instance="", reason=ProblemReason.RUNTIME_ERROR, scope="", source="",
+            message=f"Comparing ONNX Runtime with torch failed ({type(exc).__name__}: {first_line}); "
+                    "this is a Fixport bug, please report it with the model.")]
+    model_name = Path(loaded.path).name
+    problems = []
+    for index, output in enumerate(stats):
+        if output.passed:
+            continue
+        onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
+        problems.append(_mismatch_problem(output, onnx_output, onnx_graph, torchscript_graph, model_name))
+    return problems
+
+
+def _mismatch_problem(output: OutputStats, onnx_output: str, onnx_graph: Graph, torchscript_graph: Graph | None,
+                      model_name: str) -> UnsupportedNode:
+    detail = output.problem or (f"max abs {output.max_abs:.3g}, {output.mismatch_count} of {output.element_count} "
+                                f"elements beyond tolerance (rtol {output.rtol:g}, atol {output.atol:g} "
+                                f"for {output.dtype})")
+    producer_id = onnx_graph.producer_of.get(onnx_output) if onnx_output else None
+    producer = onnx_graph.node_by_id.get(producer_id) if producer_id else None
+    origin = (torchscript_graph.node_by_id.get(producer.origin[0])
+              if producer is not None and producer.origin and torchscript_graph is not None else None)
+    where = f"; it comes out of {origin.kind} (ONNX {producer.name or producer.id})" if origin else ""
+    message = (f"Output {output.name} of ONNX Runtime differs from torch's: {detail}{where}. The error may start "
+               f"earlier: `python main.py compare {model_name}` names the first divergent node.")
+    return UnsupportedNode(
+        kind=origin.kind if origin else OUTPUT_KIND, instance=origin.id if origin else "",
+        reason=ProblemReason.MISMATCH, message=message, scope=origin.scope if origin else "",
+        source=origin.source if origin else "", onnx_node=producer.id if producer is not None else "",
+        python_op_name=str(origin.attributes.get("name", "")) if origin and origin.kind == "prim::PythonOp" else "")
