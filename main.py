@@ -6,6 +6,14 @@ import sys
 
 def run() -> int:
     """Open the window, or run one command (``fixport`` is this function)."""
+    from fixport.core.onnx_io.runtime_check import installed_runtimes, runtime_problem
+
+    installed = installed_runtimes()
+    problem = runtime_problem(installed)  # both onnxruntime and onnxruntime-gpu, or neither: say what to run
+    if problem:
+        print(f"{'warning' if installed else 'error'}: {problem}", file=sys.stderr)
+        if not installed:
+            return 2
     if len(sys.argv) == 1 or sys.argv[1] == "gui":
         from fixport.gui.app import run_gui
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
 
 from fixport.cli.app import (
@@ -11,10 +10,12 @@ from fixport.cli.app import (
     add_model_arguments,
     command,
     job_arguments,
-    print_json,
 )
+from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.core.model.compare_result import MAX_RUNS, CompareResult
 from fixport.core.model.output_stats import OutputStats
+from fixport.core.model.requests import CompareRequest
+from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, PRECISION_HELP, PRECISION_MODES
 from fixport.core.worker.client import ExportWorker
 
 MESSAGE_WIDTH = 100
@@ -28,6 +29,10 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--onnx", metavar="FILE", help="compare against this ONNX file instead of exporting")
     parser.add_argument("--provider", choices=("cpu", "cuda"), default="cpu",
                         help="ONNX Runtime provider; cuda falls back to cpu (with a message) when absent")
+    parser.add_argument("--precision", choices=PRECISION_MODES, default=DEFAULT_PRECISION,
+                        help="; ".join(f"{mode}: {text}" for mode, text in PRECISION_HELP.items()))
+    parser.add_argument("--torch-device", choices=("cpu", "cuda"), default="cpu",
+                        help="where the torch reference runs (cuda: TF32 off; falls back to cpu with a message)")
     parser.add_argument("--runs", type=int, default=1, metavar="K",
                         help=f"input sets: the example inputs, then K-1 random ones like them (1-{MAX_RUNS})")
     parser.add_argument("--rtol", type=float, help="relative tolerance for every dtype (default: per-dtype table)")
@@ -42,22 +47,15 @@ def run_compare(args: argparse.Namespace) -> int:
     request, options, mappings = job_arguments(args)
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
-        result: CompareResult = worker.run(
-            "compare", progress=_progress_printer(args), request=request, options=options, onnx_path=args.onnx,
-            provider=args.provider, runs=args.runs, rtol=args.rtol, atol=args.atol, mappings=mappings,
-            analyze_nodes_enabled=not args.no_node_analysis)
+        result: CompareResult = worker.run(CompareRequest(
+            request, options, mappings, onnx_path=args.onnx, provider=args.provider, runs=args.runs,
+            rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
+            torch_device=args.torch_device), progress=progress_printer(args.json))
     finally:
         worker.stop()
-    if sys.stderr.isatty() and not args.json:
-        print("\r" + " " * 60 + "\r", end="", file=sys.stderr)
+    clear_progress(args.json)
     print_json(result.to_json()) if args.json else print_comparison(result)
     return EXIT_OK if result.passed else EXIT_PROBLEMS
-
-
-def _progress_printer(args: argparse.Namespace):
-    if args.json or not sys.stderr.isatty():
-        return None
-    return lambda fraction, message: print(f"\r[{fraction:4.0%}] {message:<50}", end="", file=sys.stderr)
 
 
 def _number(value: float) -> str:
@@ -68,7 +66,8 @@ def print_comparison(result: CompareResult) -> None:
     """A readable report: one row per output, then the first divergent node."""
     print(f"{result.model_path}: {result.onnx_source}, {result.runs} input set(s), "
           f"provider {result.provider_requested} -> {', '.join(result.providers_used)}")
-    for message in result.messages:
+    placement = [result.placement.summary(result.provider_requested)] if result.placement else []
+    for message in [result.precision_summary(), *placement, *result.messages]:
         for index, line in enumerate(textwrap.wrap(message, MESSAGE_WIDTH)):
             print(("  note: " if index == 0 else "        ") + line)
     header = f"{'output':<16} {'shape':<18} {'dtype':<8} {'max abs':>9} {'mean abs':>9} {'max rel':>9} " \

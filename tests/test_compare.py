@@ -8,6 +8,7 @@ import onnxruntime
 import pytest
 
 from fixport.core.comparison.compare_job import CompareResult
+from fixport.core.model.requests import CompareRequest
 from fixport.core.model.results import ModelRequest
 from tests.conftest import REPO, run_main
 
@@ -104,7 +105,7 @@ TUPLE_OUTPUT_MODEL = """
 
 
 def _compare(worker, path: Path | str, **arguments) -> CompareResult:
-    return worker.run("compare", request=ModelRequest(path=str(path)), **arguments)
+    return worker.run(CompareRequest(ModelRequest(path=str(path)), **arguments))
 
 
 def test_correct_export_passes_with_nested_output_names(worker, model_file) -> None:
@@ -152,7 +153,7 @@ def test_conv_batchnorm_is_not_blamed(worker, model_file) -> None:
 
 def test_numpy_autograd_function_fails_only_on_a_second_input(worker) -> None:
     path = REPO / "examples" / "autograd_numpy.py"
-    assert _compare(worker, path, runs=1, analyze_nodes_enabled=False).passed
+    assert _compare(worker, path, runs=1, analyze_nodes=False).passed
     result = _compare(worker, path, runs=2)
     assert not result.passed
     assert result.per_run[0][0].passed and not result.per_run[1][0].passed

@@ -7,10 +7,14 @@ without constant folding is compared node by node to find where the outputs star
 """
 from __future__ import annotations
 
+import os
+import sys
 import time
+import traceback
+from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Sequence
+from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
 import numpy as np
 import onnx
@@ -29,13 +33,19 @@ from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
     CancelCallback,
+    Cancelled,
     ProgressCallback,
     check_cancelled,
     report,
 )
 from fixport.core.model.compare_result import MAX_RUNS, CompareResult
-from fixport.core.model.errors import ExportError, FixportError, ModelLoadError
-from fixport.core.model.export_options import resolve_export_options
+from fixport.core.model.errors import (
+    ExportError,
+    FixportError,
+    ModelLoadError,
+    TemplateValidationError,
+)
+from fixport.core.model.export_options import require_torchscript_exporter, resolve_export_options
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import (
     OutputStats,
@@ -47,12 +57,19 @@ from fixport.core.model.output_stats import (
 )
 from fixport.core.model.project import FixMapping
 from fixport.core.model.tolerances import ToleranceTable
+from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
+from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
-from fixport.core.onnx_io.ort_session import cuda_available, feeds_for
+from fixport.core.onnx_io.ort_session import feeds_for
+from fixport.core.onnx_io.placement import collect_placement
 
 if TYPE_CHECKING:
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.model.requests import CompareRequest
 
+TORCH_DEVICES = ("cpu", "cuda")
+PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
+                         "TorchScript graph re-ran on CPU, where the exporter traced it (its constants live there).")
+CUDA_PROVIDER = "CUDAExecutionProvider"
 DIAGNOSING_EXPORT_NOTE = ("Per-node analysis re-exported the model without constant folding, so fused "
                           "nodes (Conv+BatchNorm) are compared one by one against their own torch ops.")
 
@@ -77,41 +94,50 @@ def _random_like(tensor: torch.Tensor, generator: torch.Generator) -> torch.Tens
     return torch.randint(low, high + 1, tensor.shape, generator=generator, dtype=tensor.dtype)
 
 
-def compare(request: ModelRequest, options: dict[str, Any] | None = None, onnx_path: str | None = None,
-            provider: str = "cpu", runs: int = 1, rtol: float | None = None, atol: float | None = None,
-            mappings: list[FixMapping] | None = None, templates_by_instance: dict[str, str] | None = None,
-            analyze_nodes_enabled: bool = True, progress: ProgressCallback | None = None,
+def compare(request: CompareRequest, progress: ProgressCallback | None = None,
             cancelled: CancelCallback | None = None) -> CompareResult:
     """Compare torch and ONNX Runtime outputs of one model; see the module docstring."""
     started = time.perf_counter()
+    runs, onnx_path, mappings = request.runs, request.onnx_path, list(request.mappings)
     if not 1 <= runs <= MAX_RUNS:
         raise FixportError(f"--runs {runs} is out of range.", f"Use 1 to {MAX_RUNS} input sets.")
-    tolerances = ToleranceTable(rtol=rtol, atol=atol)
+    tolerances = ToleranceTable(rtol=request.rtol, atol=request.atol)
     try:
         tolerances.validate()
     except ValueError as exc:
         raise FixportError(str(exc), "Give --rtol and --atol as non-negative numbers.") from exc
-    templates = dict(templates_by_instance or {})
+    try:
+        check_precision(request.precision)
+    except ValueError as exc:
+        raise FixportError(str(exc), "Use --precision strict (the default) or --precision deployed.") from exc
+    if request.torch_device not in TORCH_DEVICES:
+        raise FixportError(f"Unknown torch device {request.torch_device!r}.", "Use --torch-device cpu or cuda.")
+    templates = dict(request.templates_by_instance)
     report(progress, 0.0, "loading the model")
-    loaded = open_model(request)
+    loaded = open_model(request.model)
+    check_cancelled(cancelled)
     if loaded.module is None:
         raise ModelLoadError(f"{loaded.path.name} is an ONNX file: there is no torch model to compare with.",
                              "Open the PyTorch model and pass the ONNX file with --onnx FILE.")
-    export_options = resolve_export_options(loaded.settings, options)
-    with applied_mappings(list(mappings or []), export_options.opset) as custom_opsets:
+    export_options = resolve_export_options(loaded.settings, request.options)
+    require_torchscript_exporter(export_options.exporter, "Compare")
+    with applied_mappings(mappings, export_options.opset) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
-        return _compare_with_fixes(loaded, export_options, onnx_path, provider, runs, tolerances, templates,
-                                   list(mappings or []), analyze_nodes_enabled, started, progress, cancelled)
+        return _compare_with_fixes(loaded, export_options, onnx_path, request.provider, runs, tolerances, templates,
+                                   mappings, request.analyze_nodes, started, progress, cancelled,
+                                   precision=request.precision, torch_device=request.torch_device)
 
 
 def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str | None, provider: str,
                         runs: int, tolerances: ToleranceTable, templates: dict[str, str],
                         mappings: list[FixMapping], analyze_nodes_enabled: bool, started: float,
-                        progress: ProgressCallback | None, cancelled: CancelCallback | None) -> CompareResult:
+                        progress: ProgressCallback | None, cancelled: CancelCallback | None,
+                        precision: str = "strict", torch_device: str = "cpu") -> CompareResult:
     seconds: dict[str, float] = {}
     messages: list[str] = []
     report(progress, 0.1, "exporting" if onnx_path is None else "reading the ONNX file")
-    model, onnx_graph, torchscript_graph, recorder = _model_to_compare(loaded, export_options, onnx_path)
+    model, onnx_graph, torchscript_graph, recorder = _model_to_compare(loaded, export_options, onnx_path, cancelled)
+    check_cancelled(cancelled)
     if torchscript_graph is not None:
         templates = {**templates_by_node(torchscript_graph, mappings), **templates}
     capture = _build_capture(recorder, messages) if recorder is not None else None
@@ -119,22 +145,26 @@ def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str
     messages += plan.messages
     seconds["prepare"] = time.perf_counter() - started
 
-    device, device_message = _torch_device(provider)
+    device, device_message = _torch_device(torch_device)
     messages += [device_message] if device_message else []
-    session_info = plan.create_session(provider=provider)
+    session_info = plan.create_session(provider=provider, precision=precision, profile=True)
     messages += session_info.messages
     session = session_info.session
+    tolerances = _tolerances_for(tolerances, precision, session_info.providers_used, messages)
     check_cancelled(cancelled)
 
     run_started = time.perf_counter()
     sets = input_sets(loaded.example_inputs, runs)
     per_run: list[list[OutputStats]] = []
+    placement = None
     module = loaded.module.to(device)
     try:
-        for run, inputs in enumerate(sets):
-            report(progress, 0.2 + 0.4 * run / len(sets), f"comparing outputs, input set {run + 1}/{len(sets)}")
-            per_run.append(_compare_run(module, session, loaded.input_names, inputs, tolerances, run, device))
-            check_cancelled(cancelled)
+        with torch_tf32_off(device):
+            for run, inputs in enumerate(sets):
+                report(progress, 0.2 + 0.4 * run / len(sets), f"comparing outputs, input set {run + 1}/{len(sets)}")
+                per_run.append(_compare_run(module, session, loaded.input_names, inputs, tolerances, run, device))
+                placement = collect_placement(session) if run == 0 else placement  # profiles the first run only
+                check_cancelled(cancelled)
     finally:
         loaded.module.to("cpu")
     outputs = [worst_of_runs(column) for column in zip(*per_run)]
@@ -146,8 +176,10 @@ def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str
         node_started = time.perf_counter()
         failing = [run for run, stats in enumerate(per_run) if not all(s.passed for s in stats)]
         run = failing[0] if failing else 0
-        analysis = _analyze_nodes(loaded, export_options, sets[run], run, provider, device, tolerances,
-                                  templates, messages)
+        analysis = _analyze_nodes(loaded, export_options, sets[run], run, provider, precision, tolerances,
+                                  templates, messages, cancelled)
+        if analysis is not None and device == "cuda" and CUDA_PROVIDER not in session_info.providers_used:
+            messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(session_info.providers_used)))
         seconds["nodes"] = time.perf_counter() - node_started
     elif analyze_nodes_enabled:
         messages.append("Per-node analysis needs an export with provenance; skipped for an ONNX file.")
@@ -158,7 +190,9 @@ def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str
         onnx_source=onnx_path or f"export (opset {export_options.opset})",
         provider_requested=provider, providers_used=list(session_info.providers_used), runs=runs,
         outputs=outputs, per_run=[[_without_plot_data(s) for s in stats] for stats in per_run],
-        node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds)
+        node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
+        precision=precision, provider_options=dict(session_info.provider_options), torch_device=device,
+        tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement)
 
 
 def templates_by_node(torchscript_graph: Graph, mappings: list[FixMapping]) -> dict[str, str]:
@@ -173,20 +207,83 @@ def templates_by_node(torchscript_graph: Graph, mappings: list[FixMapping]) -> d
     return templates
 
 
-def _model_to_compare(loaded: LoadedModel, options: Any, onnx_path: str | None
+def _model_to_compare(loaded: LoadedModel, options: Any, onnx_path: str | None, cancelled: CancelCallback | None
                       ) -> tuple[onnx.ModelProto, Graph, Graph | None, TorchGraphRecorder | None]:
     """The ONNX model to compare: a fresh export (with provenance and a recorded torch graph) or a file."""
     if onnx_path is not None:
-        path = Path(onnx_path)
-        try:
-            model = onnx.load(str(path))
-        except Exception as exc:
-            raise ModelLoadError(f"Cannot read the ONNX file {path}: {exc}", "Check the path given to --onnx.") from exc
+        model = read_model_file(onnx_path, "--onnx file", load_external_data=True)
+        refuse_mismatched_inputs(model, loaded, Path(onnx_path).name)
         return model, onnx_to_graph(model), None, None
     recorder = TorchGraphRecorder()
-    with recorder.hooks(len(loaded.example_inputs)):
-        result = TorchScriptExporter().export(loaded, options, diagnose=False, run_check=False)
+    try:
+        with recorder.hooks(len(loaded.example_inputs)), _torch_onnx_log_silenced():
+            result = TorchScriptExporter().export(loaded, options, diagnose=False, run_check=False,
+                                                  cancelled=cancelled)
+    except ExportError as exc:
+        raise _why_the_export_failed(exc, loaded) from exc
     return result.model, result.onnx_graph, result.torchscript_graph, recorder
+
+
+def refuse_mismatched_inputs(model: onnx.ModelProto, loaded: LoadedModel, file_name: str) -> None:
+    """A ModelLoadError naming the inputs whose count or shape differ from the model's example inputs
+    (ONNX Runtime's own message names neither file nor fix)."""
+    initializers = {tensor.name for tensor in model.graph.initializer}
+    graph_inputs = [value for value in model.graph.input if value.name not in initializers]
+    expected = [(name, tuple(tensor.shape)) for name, tensor in zip(loaded.input_names, loaded.example_inputs)]
+    problems = []
+    if len(graph_inputs) != len(expected):
+        problems.append(f"it has {len(graph_inputs)} input(s) ({', '.join(v.name for v in graph_inputs)}), "
+                        f"the model {len(expected)} ({', '.join(name for name, _ in expected)})")
+    for value, (name, shape) in zip(graph_inputs, expected):
+        dims = [d.dim_value if d.HasField("dim_value") else None for d in value.type.tensor_type.shape.dim]
+        if len(dims) != len(shape) or any(d is not None and d != s for d, s in zip(dims, shape)):
+            problems.append(f"its input {value.name!r} is {_shape_text(dims)}, the model's {name!r} is "
+                            f"{_shape_text(shape)}")
+    if problems:
+        raise ModelLoadError(f"The --onnx file {file_name} does not fit the model's inputs: {'; '.join(problems)}.",
+                             "Pass the ONNX file exported from this model with the same input shapes (--input), "
+                             "or leave out --onnx to export the model now.")
+
+
+def _shape_text(dims: Sequence[int | None]) -> str:
+    return "x".join("?" if d is None else str(d) for d in dims) or "a scalar"
+
+
+@contextmanager
+def _torch_onnx_log_silenced() -> Iterator[None]:
+    """torch.onnx.export turns its C++ log on for good (a truthiness bug in setup_onnx_logging) and
+    prints the whole TorchScript graph to stdout when an export fails; the error says what matters."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _why_the_export_failed(exc: ExportError, loaded: LoadedModel) -> FixportError:
+    """Compare needs a complete export: blame a fix that raised, or point at `fix` for unsupported nodes."""
+    cause = exc.__cause__
+    in_fix = [f for f in traceback.extract_tb(cause.__traceback__) if f.filename.startswith("<template ")] \
+        if cause is not None else []
+    if cause is not None and in_fix:
+        frame = in_fix[-1]
+        return TemplateValidationError(
+            f"The fix {frame.filename.strip('<>').removeprefix('template ')} raised at line {frame.lineno} "
+            f"while exporting for compare: {type(cause).__name__}: {str(cause).splitlines()[0][:200]}",
+            "Fix that line in the project's template source, then compare again.", details=exc.details,
+            line=frame.lineno)
+    if "Unsupported: ONNX export" in exc.message or "is not supported" in exc.message:
+        return ExportError(f"{loaded.path.name} still has nodes torch.onnx.export cannot convert, so there is "
+                           "no ONNX model to compare.",
+                           f"Run `python main.py fix {loaded.path.name} --auto -o fixes.fixport.json` (or "
+                           "`check` to list the nodes), then compare with --project fixes.fixport.json.",
+                           details=exc.details)
+    return exc
 
 
 def _build_capture(recorder: TorchGraphRecorder, messages: list[str]):
@@ -205,11 +302,42 @@ def _runnable(plan: ReferencePlan) -> ReferencePlan:
     return plan
 
 
-def _torch_device(provider: str) -> tuple[str, str]:
-    if provider.lower() != "cuda":
+def _torch_device(requested: str) -> tuple[str, str]:
+    """Where the torch reference runs, and a message when CUDA was asked of a torch without it."""
+    if requested != "cuda":
         return "cpu", ""
-    available, _why = cuda_available()
-    return ("cuda", "") if available else ("cpu", "")  # create_session states the fallback itself
+    if not torch.cuda.is_available():
+        return "cpu", ("--torch-device cuda: this torch sees no CUDA device (torch.cuda.is_available() is False); "
+                       "the torch reference ran on CPU.")
+    return "cuda", ("The torch reference ran on cuda with TF32 off (torch.backends.cuda.matmul.allow_tf32 and "
+                    "torch.backends.cudnn.allow_tf32 False): full float32, as on CPU.")
+
+
+@contextmanager
+def torch_tf32_off(device: str) -> Iterator[None]:
+    """Torch's own TF32 switches off on CUDA while the reference runs (cuDNN's is on by default): the
+    reference stays full float32 in both precision modes; restored afterwards."""
+    if device != "cuda":
+        yield
+        return
+    saved = torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32
+    torch.backends.cuda.matmul.allow_tf32 = torch.backends.cudnn.allow_tf32 = False
+    try:
+        yield
+    finally:
+        torch.backends.cuda.matmul.allow_tf32, torch.backends.cudnn.allow_tf32 = saved
+
+
+def _tolerances_for(tolerances: ToleranceTable, precision: str, providers_used: list[str],
+                    messages: list[str]) -> ToleranceTable:
+    """The TF32 rows for a deployed comparison that really runs on CUDA; the table as it is otherwise."""
+    if precision != DEPLOYED:
+        return tolerances
+    if CUDA_PROVIDER not in providers_used:
+        messages.append("Precision 'deployed' changes nothing on CPU (the CPU provider has no TF32): "
+                        "the default tolerances apply.")
+        return tolerances
+    return tolerances.for_tf32()
 
 
 def _compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
@@ -239,14 +367,16 @@ def _without_plot_data(stats: OutputStats) -> OutputStats:
 
 
 def _analyze_nodes(loaded: LoadedModel, export_options: Any, inputs: tuple[torch.Tensor, ...], run: int,
-                   provider: str, device: str, tolerances: ToleranceTable, templates: dict[str, str],
-                   messages: list[str]) -> NodeAnalysis | None:
+                   provider: str, precision: str, tolerances: ToleranceTable, templates: dict[str, str],
+                   messages: list[str], cancelled: CancelCallback | None) -> NodeAnalysis | None:
     """Diagnosing export (no constant folding), both sides captured, compared node by node."""
+    check_cancelled(cancelled)
     diagnosing_options = replace(export_options, do_constant_folding=False)
     recorder = TorchGraphRecorder()
     try:
         with recorder.hooks(len(loaded.example_inputs)):
-            result = TorchScriptExporter().export(loaded, diagnosing_options, diagnose=False, run_check=False)
+            result = TorchScriptExporter().export(loaded, diagnosing_options, diagnose=False, run_check=False,
+                                                  cancelled=cancelled)
         capture = recorder.build()
     except (FixportError, TorchCaptureError) as exc:
         messages.append(f"Per-node analysis skipped: the diagnosing export failed: {exc}")
@@ -257,14 +387,24 @@ def _analyze_nodes(loaded: LoadedModel, export_options: Any, inputs: tuple[torch
         return None
     messages.append(DIAGNOSING_EXPORT_NOTE)
 
+    used: list[str] = []
+
     def session_factory(model: onnx.ModelProto) -> Any:
-        return plan.create_session(model, provider).session
+        check_cancelled(cancelled)  # called once per measured node: the per-node analysis's cancel point
+        info = plan.create_session(model, provider, precision=precision)
+        used[:] = info.providers_used
+        return info.session
 
     try:
+        # The capture re-runs where the exporter traced it, on CPU: its constants and parameters live there.
         analysis = analyze_nodes(plan.model, result.onnx_graph, result.torchscript_graph, capture, inputs,
-                                 loaded.input_names, session_factory, tolerances, templates, run, device)
+                                 loaded.input_names, session_factory, tolerances, templates, run, "cpu")
+    except Cancelled:
+        raise
     except Exception as exc:  # ORT or the torch interpreter on an unusual graph: report, keep the outputs
         messages.append(f"Per-node analysis failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
         return None
+    if CUDA_PROVIDER in used:
+        messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(used)))
     messages += analysis.messages
     return analysis

@@ -65,11 +65,12 @@ class ReferencePlan:
         options.register_custom_ops_library(get_library_path())
         return options
 
-    def create_session(self, model: onnx.ModelProto | None = None, provider: str = "cpu") -> Any:
-        """A :class:`fixport.core.onnx_io.ort_session.SessionInfo` for ``model`` (default: the plan's model)."""
+    def create_session(self, model: onnx.ModelProto | None = None, provider: str = "cpu", **options: Any) -> Any:
+        """A :class:`fixport.core.onnx_io.ort_session.SessionInfo` for ``model`` (default: the plan's model);
+        ``options`` (precision, profile) go to :func:`fixport.core.onnx_io.ort_session.create_session`."""
         from fixport.core.onnx_io.ort_session import create_session
 
-        info = create_session(self.model if model is None else model, provider, self.session_options())
+        info = create_session(self.model if model is None else model, provider, self.session_options(), **options)
         if self.needs_extensions:
             _sessions_kept_alive.append(info.session)
         return info

@@ -7,6 +7,52 @@ from typing import Any
 from fixport.core.model.output_stats import OutputStats, json_number
 
 MAX_RUNS = 100
+CPU_PROVIDER = "CPUExecutionProvider"
+CUDA_PROVIDER = "CUDAExecutionProvider"
+COPY_OP_TYPES = frozenset({"MemcpyToHost", "MemcpyFromHost"})  # ORT's own transfers between devices
+MAX_NODES_NAMED = 12  # in one-line summaries
+
+
+@dataclass
+class NodePlacement:
+    """Where ONNX Runtime ran each node (from its session profile), after its own graph optimizations.
+
+    Node names are ORT's: fused nodes carry the fusion's name, and ORT adds Memcpy nodes where a
+    value crosses between devices.
+    """
+
+    nodes_by_provider: dict[str, list[str]] = field(default_factory=dict)
+    op_types: dict[str, str] = field(default_factory=dict)  # node name -> op type
+
+    def counts(self) -> dict[str, int]:
+        return {provider: len(nodes) for provider, nodes in self.nodes_by_provider.items()}
+
+    def cpu_nodes_while_cuda_asked(self, provider_requested: str) -> list[str]:
+        """Nodes on CPU (ORT's copies left out) in a session that was asked to run on CUDA."""
+        if provider_requested.lower() != "cuda" or CUDA_PROVIDER not in self.nodes_by_provider:
+            return []
+        return [name for name in self.nodes_by_provider.get(CPU_PROVIDER, [])
+                if self.op_types.get(name) not in COPY_OP_TYPES]
+
+    def summary(self, provider_requested: str) -> str:
+        """One sentence: how many nodes ran where, and the nodes on CPU when CUDA was asked."""
+        if not self.nodes_by_provider:
+            return "Node placement: no node ran (ORT's profile had no node events)."
+        counts = ", ".join(f"{count} on {provider}" for provider, count in self.counts().items())
+        text = f"Node placement: {counts}."
+        on_cpu = self.cpu_nodes_while_cuda_asked(provider_requested)
+        if on_cpu:
+            named = ", ".join(f"{name} ({self.op_types.get(name, '?')})" for name in on_cpu[:MAX_NODES_NAMED])
+            more = f" and {len(on_cpu) - MAX_NODES_NAMED} more" if len(on_cpu) > MAX_NODES_NAMED else ""
+            text += (f" {len(on_cpu)} node(s) ran on CPU although CUDA was asked (no CUDA kernel, or shape "
+                     f"arithmetic ORT keeps on CPU): {named}{more}.")
+        return text
+
+    def to_json(self, provider_requested: str) -> dict[str, Any]:
+        on_cpu = self.cpu_nodes_while_cuda_asked(provider_requested)
+        return {"counts": self.counts(), "nodes": {p: list(n) for p, n in self.nodes_by_provider.items()},
+                "op_types": dict(self.op_types), "cpu_nodes_while_cuda_asked": on_cpu,
+                "cpu_fallback": bool(on_cpu)}
 
 
 @dataclass
@@ -72,10 +118,28 @@ class CompareResult:
     messages: list[str] = field(default_factory=list)
     tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)
     seconds: dict[str, float] = field(default_factory=dict)
+    precision: str = "strict"  # "strict" or "deployed" (core/onnx_io/cuda_precision.py)
+    provider_options: dict[str, str] = field(default_factory=dict)  # set on the CUDA provider; {} on CPU
+    torch_device: str = "cpu"  # where the torch reference ran
+    tolerance_name: str = "default"
+    tolerance_reason: str = ""
+    placement: NodePlacement | None = None
 
     @property
     def passed(self) -> bool:
         return bool(self.outputs) and all(output.passed for output in self.outputs)
+
+    def precision_summary(self) -> str:
+        """One sentence: the mode, the provider options set, where torch ran and the tolerance table."""
+        cuda = CUDA_PROVIDER in self.providers_used
+        options = ", ".join(f"{name}={value}" for name, value in self.provider_options.items())
+        if cuda:
+            settings = f"CUDA options {options}" if options else "the CUDA provider's defaults (TF32 on)"
+        else:
+            settings = "CPU provider (no precision options)"
+        text = f"Precision {self.precision}: {settings}; torch reference on {self.torch_device}; " \
+               f"tolerances: {self.tolerance_name}"
+        return text + (f" ({self.tolerance_reason})" if self.tolerance_reason else "") + "."
 
     def to_json(self) -> dict[str, Any]:
         """The `compare --json` contract."""
@@ -93,4 +157,8 @@ class CompareResult:
             "nodes": [node.to_json() for node in analysis.nodes] if analysis else [],
             "tolerances": {dtype: list(pair) for dtype, pair in self.tolerances.items()},
             "seconds": {name: round(value, 3) for name, value in self.seconds.items()},
+            "precision": {"mode": self.precision, "provider_options": dict(self.provider_options),
+                          "torch_device": self.torch_device, "tolerance_table": self.tolerance_name,
+                          "tolerance_reason": self.tolerance_reason, "summary": self.precision_summary()},
+            "placement": None if self.placement is None else self.placement.to_json(self.provider_requested),
         }

@@ -15,6 +15,9 @@ bfloat16   2e-2    1e-2    7 bits of mantissa
 integers   0       0       exact
 bool       0       0       exact
 =========  ======  ======  ====================================================
+
+"Deployed" CUDA comparisons (TF32 on, the CUDA provider's default) replace the float32 and
+complex64 rows with :data:`TF32_TOLERANCES`; see :data:`TF32_REASON`.
 """
 from __future__ import annotations
 
@@ -36,6 +39,16 @@ DEFAULT_TOLERANCES: dict[str, Tolerance] = {
     "uint8": (0.0, 0.0),
     "bool": (0.0, 0.0),
 }
+# ONNX Runtime's CUDA provider by default rounds MatMul/Gemm/Conv inputs to TF32 (a 10-bit
+# mantissa, as float16's): float32 outputs then agree with torch only to float16's tolerance.
+TF32_TABLE_NAME = "deployed CUDA (TF32)"
+TF32_TOLERANCES: dict[str, Tolerance] = {"float32": DEFAULT_TOLERANCES["float16"],
+                                         "complex64": DEFAULT_TOLERANCES["float16"]}
+TF32_REASON = ("the CUDA provider's defaults compute MatMul, Gemm and Conv in TF32, whose inputs keep a 10-bit "
+               "mantissa (float32 keeps 23), so float32 outputs are held to float16's tolerance, the same mantissa: "
+               "rtol 1e-2, atol 1e-3")
+DEFAULT_TABLE_NAME = "default"
+
 # A dtype missing from the table (a new float format, say) is held to float32's tolerance.
 FALLBACK_DTYPE = "float32"
 
@@ -47,6 +60,12 @@ class ToleranceTable:
     entries: dict[str, Tolerance] = field(default_factory=lambda: dict(DEFAULT_TOLERANCES))
     rtol: float | None = None
     atol: float | None = None
+    name: str = DEFAULT_TABLE_NAME
+    reason: str = ""  # why the table differs from the default one
+
+    def for_tf32(self) -> ToleranceTable:
+        """This table with the TF32 rows (a deployed CUDA comparison); the user's overrides still win."""
+        return ToleranceTable({**self.entries, **TF32_TOLERANCES}, self.rtol, self.atol, TF32_TABLE_NAME, TF32_REASON)
 
     def for_dtype(self, dtype: str | None) -> Tolerance:
         """(rtol, atol) for outputs of ``dtype``, with the user's overrides applied."""

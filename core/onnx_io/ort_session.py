@@ -2,15 +2,19 @@
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import Sequence
+from typing import Any, Sequence
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 
+from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, cuda_provider_options
+from fixport.core.onnx_io.placement import enable_profiling
+from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
+
 ORT_LOG_ERRORS = 3
 ORT_LOG_FATAL_ONLY = 4  # for probing runs whose errors Fixport reports itself
-PROVIDERS = {"cpu": ["CPUExecutionProvider"], "cuda": ["CUDAExecutionProvider", "CPUExecutionProvider"]}
+PROVIDERS = {"cpu": ["CPUExecutionProvider"], "cuda": [CUDA_PROVIDER, "CPUExecutionProvider"]}
 
 
 @dataclass
@@ -21,35 +25,62 @@ class SessionInfo:
     provider_requested: str
     providers_used: list[str]
     messages: list[str] = field(default_factory=list)
+    precision: str = DEFAULT_PRECISION
+    provider_options: dict[str, str] = field(default_factory=dict)  # set by Fixport on the CUDA provider
 
 
 def cuda_available() -> tuple[bool, str]:
-    """Whether ORT can run on CUDA here, and if not, why (for tooltips and messages)."""
-    if "CUDAExecutionProvider" not in ort.get_available_providers():
-        return False, ("CUDA is not available: this onnxruntime build has no CUDA provider "
-                       "(install onnxruntime-gpu on a machine with an NVIDIA GPU).")
-    return True, ""
+    """Whether ORT can run on CUDA here, and if not, why and what to install (tooltips, messages)."""
+    why = cuda_unavailable_reason(ort.get_available_providers())
+    return not why, why
+
+
+def providers_for(provider: str, precision: str = DEFAULT_PRECISION) -> list[Any]:
+    """ORT's ``providers`` argument: CUDA with the options of ``precision``, then CPU."""
+    if provider == "cuda":
+        return [(CUDA_PROVIDER, cuda_provider_options(precision)), "CPUExecutionProvider"]
+    return list(PROVIDERS[provider])
 
 
 def create_session(model: onnx.ModelProto | bytes | str, provider: str = "cpu",
                    extra_session_options: ort.SessionOptions | None = None,
-                   log_severity: int = ORT_LOG_ERRORS) -> SessionInfo:
-    """A session on ``provider``; CUDA requested but absent falls back to CPU with a message."""
+                   log_severity: int = ORT_LOG_ERRORS, precision: str = DEFAULT_PRECISION,
+                   profile: bool = False) -> SessionInfo:
+    """A session on ``provider``; CUDA absent, or present but unable to load, falls back to CPU with a message.
+
+    ``precision`` picks the CUDA provider's options (cuda_precision.py); ``profile`` records where
+    each node runs (read it with :func:`fixport.core.onnx_io.placement.collect_placement`).
+    """
     messages: list[str] = []
     provider = provider.lower()
     if provider not in PROVIDERS:
         raise ValueError(f"Unknown provider {provider!r}; use one of {', '.join(PROVIDERS)}.")
-    providers = PROVIDERS[provider]
+    runs_on = provider
     if provider == "cuda":
         available, why = cuda_available()
         if not available:
             messages.append(f"{why} Running on CPU instead.")
-            providers = PROVIDERS["cpu"]
+            runs_on = "cpu"
+    asked = providers_for(runs_on, precision)
     options = extra_session_options or ort.SessionOptions()
     options.log_severity_level = log_severity
+    if profile:
+        enable_profiling(options)
     source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
-    session = ort.InferenceSession(source, sess_options=options, providers=providers)
-    return SessionInfo(session, provider, session.get_providers(), messages)
+    session = ort.InferenceSession(source, sess_options=options, providers=asked)
+    used = session.get_providers()
+    fallback = cuda_fallback_message([p[0] if isinstance(p, tuple) else p for p in asked], used)
+    messages += [fallback] if fallback else []
+    return SessionInfo(session, provider, used, messages, precision, applied_cuda_options(session, asked))
+
+
+def applied_cuda_options(session: ort.InferenceSession, asked: Sequence[Any]) -> dict[str, str]:
+    """The options Fixport set on the CUDA provider, as the session reports them ({} without CUDA)."""
+    wanted = next((p[1] for p in asked if isinstance(p, tuple) and p[0] == CUDA_PROVIDER), {})
+    reported = session.get_provider_options().get(CUDA_PROVIDER)
+    if reported is None:
+        return {}
+    return {name: str(reported.get(name, value)) for name, value in wanted.items()}
 
 
 def feeds_for(session: ort.InferenceSession, names: Sequence[str], arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
