@@ -1,20 +1,15 @@
-"""The Compare dock: per-output statistics and pyqtgraph plots of where torch and ONNX differ.
-
-Plots: the error histogram of the selected output, torch-vs-ONNX values (scatter), the max
-error of every output, and the per-node error along the graph with the first divergent node
-marked — clicking a point there selects that node in the ONNX pane.
-"""
+"""The Compare dock: the verdict, per-output statistics, and the plots (gui/compare_plots.py)."""
 from __future__ import annotations
 
+import html
 import math
+from typing import TYPE_CHECKING
 
-import numpy as np
-import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
-    QGridLayout,
     QHBoxLayout,
     QLabel,
     QTableWidget,
@@ -26,14 +21,15 @@ from PySide6.QtWidgets import (
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.output_stats import OutputStats
 
+if TYPE_CHECKING:
+    from fixport.gui.compare_plots import ComparePlots
+
 PASS_COLOUR = "#2e7d32"
 FAIL_COLOUR = "#c62828"
-NODE_POINT_COLOUR = "#1565c0"
-FIRST_DIVERGENT_COLOUR = "#ff6f00"
+WARN_COLOUR = "#ef6c00"
 TABLE_COLUMNS = ("output", "shape", "dtype", "max abs", "mean abs", "max rel", "RMSE", "cosine", "mismatch", "result")
-EPSILON = 1e-30  # plotting error on a log axis
-ZERO_BIN_LOG10 = -12.0
-TABLE_VISIBLE_ROWS = 4  # where exact matches are drawn when there is no other bin
+EPSILON = 1e-30  # error floor on a log scale
+TABLE_VISIBLE_ROWS = 4
 
 
 def _number(value: float) -> str:
@@ -46,7 +42,6 @@ class CompareDock(QDockWidget):
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Compare", parent)
         self.setObjectName("CompareDock")
-        pg.setConfigOptions(antialias=True, background="w", foreground="#333")
         self.result: CompareResult | None = None
         self._node_ids: list[str] = []
         body = QWidget()
@@ -62,29 +57,20 @@ class CompareDock(QDockWidget):
         self.output_choice.currentIndexChanged.connect(self._on_output_changed)
         header.addWidget(self.output_choice)
         layout.addLayout(header)
+        self.settings_label = QLabel()  # precision mode, provider options, torch device, tolerance table
+        self.settings_label.setWordWrap(True)
+        self.placement_label = QLabel()  # where ONNX Runtime ran each node; tooltip: every node
+        self.placement_label.setWordWrap(True)
+        self.placement_label.setTextFormat(Qt.TextFormat.RichText)
+        for label in (self.settings_label, self.placement_label):
+            label.hide()
+            layout.addWidget(label)
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
         layout.addWidget(self.table)
-        grid = QGridLayout()
-        self.histogram = pg.PlotWidget(title="|torch − ONNX| histogram")
-        self.histogram.setLabel("bottom", "absolute error (log10)")
-        self.histogram.setLabel("left", "elements")
-        self.scatter = pg.PlotWidget(title="torch vs ONNX values")
-        self.scatter.setLabel("bottom", "torch")
-        self.scatter.setLabel("left", "ONNX Runtime")
-        self.per_output = pg.PlotWidget(title="max abs error per output")
-        self.per_output.setLogMode(y=True)
-        self.per_node = pg.PlotWidget(title="per-node max abs error along the graph (click a point)")
-        self.per_node.setLogMode(y=True)
-        self.per_node.setLabel("bottom", "ONNX node (topological order)")
-        for column, plot in enumerate((self.histogram, self.scatter, self.per_output)):
-            grid.addWidget(plot, 0, column)
-        grid.addWidget(self.per_node, 1, 0, 1, 3)
-        self.plots = QWidget()
-        self.plots.setLayout(grid)
-        self.plots.hide()  # empty axes say nothing: the plots appear with the first result
-        layout.addWidget(self.plots, 1)
+        self.plots: ComparePlots | None = None  # built with the first result: pyqtgraph loads late
+        self._plots_layout = layout
         self.setWidget(body)
 
     # ---- public API ----
@@ -92,17 +78,21 @@ class CompareDock(QDockWidget):
         self.result = None
         self.summary.setText("Press Compare (F6) to run torch and ONNX Runtime on the same inputs.")
         self.table.setRowCount(0)
-        self.plots.hide()
+        for label in (self.settings_label, self.placement_label):
+            label.clear()
+            label.setToolTip("")
+            label.hide()
         self.output_choice.blockSignals(True)
         self.output_choice.clear()
         self.output_choice.blockSignals(False)
-        for plot in (self.histogram, self.scatter, self.per_output, self.per_node):
-            plot.clear()
+        if self.plots is not None:
+            self.plots.clear()
+            self.plots.hide()  # empty axes say nothing: the plots appear with a result
 
     def show_result(self, result: CompareResult) -> None:
         self.clear()
         self.result = result
-        self.plots.show()
+        self._ensure_plots().show()
         verdict = (f"<b style='color:{PASS_COLOUR}'>PASS</b>" if result.passed
                    else f"<b style='color:{FAIL_COLOUR}'>FAIL</b>")
         providers = ", ".join(result.providers_used)
@@ -113,21 +103,42 @@ class CompareDock(QDockWidget):
                      + (f", template {first.template}" if first.template else "")) if first else ""
         self.summary.setText(f"{verdict} — {len(result.outputs)} output(s), {result.runs} input set(s), "
                              f"ONNX Runtime on {providers}{divergent}{messages}")
+        self._show_settings(result)
         self._fill_table(result.outputs)
         self.output_choice.blockSignals(True)
         self.output_choice.addItems([o.name for o in result.outputs])
         self.output_choice.blockSignals(False)
-        self._plot_output(result.outputs[0] if result.outputs else None)
-        self._plot_per_output(result.outputs)
-        self._plot_per_node(result)
+        self._ensure_plots().show_result(result)
 
     def plotted_item_counts(self) -> dict[str, int]:
         """How many data items each plot shows (tests check the plots are not empty)."""
-        return {name: len(plot.getPlotItem().listDataItems()) for name, plot in
-                (("histogram", self.histogram), ("scatter", self.scatter), ("per_output", self.per_output),
-                 ("per_node", self.per_node))}
+        return self.plots.item_counts() if self.plots is not None else {}
 
     # ---- internals ----
+    def _ensure_plots(self) -> ComparePlots:
+        if self.plots is None:
+            from fixport.gui.compare_plots import ComparePlots
+
+            self.plots = ComparePlots()
+            self.plots.node_picked.connect(self.node_picked)
+            self._plots_layout.addWidget(self.plots, 1)
+        return self.plots
+
+    def _show_settings(self, result: CompareResult) -> None:
+        """The precision line, and the node placement (orange when nodes ran on CPU although CUDA was asked)."""
+        self.settings_label.setText(result.precision_summary())
+        self.settings_label.show()
+        placement = result.placement
+        if placement is None:
+            return
+        text = html.escape(placement.summary(result.provider_requested))
+        if placement.cpu_nodes_while_cuda_asked(result.provider_requested):
+            text = f"<span style='color:{WARN_COLOUR}'>{text}</span>"
+        self.placement_label.setText(text)
+        self.placement_label.setToolTip("\n".join(
+            f"{provider}: {', '.join(nodes)}" for provider, nodes in placement.nodes_by_provider.items()))
+        self.placement_label.show()
+
     def _fill_table(self, outputs: list[OutputStats]) -> None:
         self.table.setRowCount(len(outputs))
         for row, output in enumerate(outputs):
@@ -138,7 +149,7 @@ class CompareDock(QDockWidget):
             for column, text in enumerate(values):
                 item = QTableWidgetItem(text)
                 if column == len(values) - 1:
-                    item.setForeground(pg.mkColor(PASS_COLOUR if output.passed else FAIL_COLOUR))
+                    item.setForeground(QColor(PASS_COLOUR if output.passed else FAIL_COLOUR))
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
         rows_height = sum(self.table.rowHeight(r) for r in range(min(len(outputs), TABLE_VISIBLE_ROWS)))
@@ -146,84 +157,7 @@ class CompareDock(QDockWidget):
 
     def _on_output_changed(self, index: int) -> None:
         if self.result is not None and 0 <= index < len(self.result.outputs):
-            self._plot_output(self.result.outputs[index])
-
-    def _plot_output(self, output: OutputStats | None) -> None:
-        self.histogram.clear()
-        self.scatter.clear()
-        if output is None:
-            return
-        histogram = output.histogram
-        edges = np.log10(np.maximum(np.asarray(histogram.edges, dtype=float), EPSILON))
-        counts = np.asarray(histogram.counts, dtype=float)
-        if histogram.zero_count:  # exact matches get a bar of their own, a decade left of the first bin
-            first = float(edges[0]) if len(edges) else ZERO_BIN_LOG10
-            edges = np.r_[first - 1.0, edges] if len(edges) else np.array([first - 1.0, first])
-            counts = np.r_[float(histogram.zero_count), counts]
-        if len(counts):
-            self.histogram.plot(edges, counts, stepMode="center", fillLevel=0, brush=(21, 101, 192, 120),
-                                pen=pg.mkPen(NODE_POINT_COLOUR))
-            atol_line = pg.InfiniteLine(math.log10(max(output.atol, EPSILON)), angle=90,
-                                        pen=pg.mkPen(FAIL_COLOUR, style=Qt.PenStyle.DashLine), label="atol")
-            self.histogram.addItem(atol_line)
-        pairs = output.scatter
-        if pairs.torch_values:
-            torch_values = np.asarray(pairs.torch_values, dtype=float)
-            onnx_values = np.asarray(pairs.onnx_values, dtype=float)
-            self.scatter.plot(torch_values, onnx_values, pen=None, symbol="o", symbolSize=4,
-                              symbolBrush=(21, 101, 192, 110), symbolPen=None)
-            low, high = float(np.nanmin(torch_values)), float(np.nanmax(torch_values))
-            self.scatter.plot([low, high], [low, high], pen=pg.mkPen("#999", style=Qt.PenStyle.DashLine))
-
-    def _plot_per_output(self, outputs: list[OutputStats]) -> None:
-        self.per_output.clear()
-        if not outputs:
-            return
-        values = np.maximum([o.max_abs if not math.isnan(o.max_abs) else 1.0 for o in outputs], EPSILON)
-        brushes = [pg.mkBrush(PASS_COLOUR if o.passed else FAIL_COLOUR) for o in outputs]
-        bars = pg.BarGraphItem(x=np.arange(len(outputs)), height=np.log10(values) - math.log10(EPSILON),
-                               y0=math.log10(EPSILON), width=0.6, brushes=brushes)
-        self.per_output.setLogMode(y=False)
-        self.per_output.addItem(bars)
-        self.per_output.plot(np.arange(len(outputs)), np.log10(values), pen=None, symbol="o", symbolSize=6)
-        self.per_output.setLabel("left", "log10 max abs")
-        self.per_output.getAxis("bottom").setTicks([[(i, o.name) for i, o in enumerate(outputs)]])
-        self.per_output.setYRange(float(np.log10(values).min()) - 1, float(np.log10(values).max()) + 1)
-
-    def _plot_per_node(self, result: CompareResult) -> None:
-        self.per_node.clear()
-        analysis = result.node_analysis
-        if analysis is None or not analysis.nodes:
-            return
-        errors = np.maximum([node.max_abs for node in analysis.nodes], EPSILON)
-        self._node_ids = [node.onnx_node for node in analysis.nodes]
-        x = np.arange(len(errors))
-        brushes = [pg.mkBrush(FAIL_COLOUR if node.exceeds else NODE_POINT_COLOUR) for node in analysis.nodes]
-        points = pg.ScatterPlotItem(x=x, y=np.log10(errors), brush=brushes, size=7, pen=None,
-                                    data=list(range(len(errors))), hoverable=True,
-                                    tip=lambda x, y, data: self._node_tip(int(data)))
-        points.sigClicked.connect(self._on_node_point_clicked)
-        self.per_node.setLogMode(y=False)
-        self.per_node.setLabel("left", "log10 max abs")
-        self.per_node.plot(x, np.log10(errors), pen=pg.mkPen("#90a4ae"))
-        self.per_node.setXRange(-0.5, len(errors) - 0.5)
-        self.per_node.addItem(points)
-        first = analysis.first_divergent
-        if first is not None and first.onnx_node in self._node_ids:
-            index = self._node_ids.index(first.onnx_node)
-            marker = pg.InfiniteLine(index, angle=90, pen=pg.mkPen(FIRST_DIVERGENT_COLOUR, width=2),
-                                     label=f"first divergent: {first.onnx_node}",
-                                     labelOpts={"position": 0.9, "color": FIRST_DIVERGENT_COLOUR})
-            self.per_node.addItem(marker)
-
-    def _node_tip(self, index: int) -> str:
-        node = self.result.node_analysis.nodes[index]
-        return f"{node.onnx_node} ({node.onnx_kind})\nfrom {node.torchscript_kind}\nmax abs {node.max_abs:.3g}"
-
-    def _on_node_point_clicked(self, _item, points, _event=None) -> None:
-        if len(points):
-            index = int(points[0].data())
-            self.node_picked.emit(self._node_ids[index])
+            self._ensure_plots().plot_output(self.result.outputs[index])
 
     def node_errors_for_marks(self) -> dict[str, float]:
         """ONNX node id -> error in [0, 1] (log scale between tolerance and 100x tolerance)."""

@@ -34,6 +34,8 @@ class SideBySideGraphs(QSplitter):
         self.right = _TitledPane("ONNX (exported)")
         self.addWidget(self.left)
         self.addWidget(self.right)
+        self.left.pane.view.setObjectName("torchscript")
+        self.right.pane.view.setObjectName("onnx")
         self.mapping = GraphMapping()
         self.graphs: dict[str, Graph | None] = {"torchscript": None, "onnx": None}
         self.left.pane.node_clicked.connect(lambda node_id: self._on_node_clicked("torchscript", node_id))
@@ -44,17 +46,36 @@ class SideBySideGraphs(QSplitter):
 
     def set_graphs(self, torchscript: Graph | None, onnx: Graph | None, *, keep_view: bool,
                    onnx_title: str = "ONNX (exported)") -> None:
+        previous = self.graphs
         self.graphs = {"torchscript": torchscript, "onnx": onnx}
         self.mapping = GraphMapping.from_onnx_graph(onnx) if onnx is not None else GraphMapping()
-        shown = {kind: display_graph(graph) if graph is not None else None for kind, graph in self.graphs.items()}
-        for kind, graph in shown.items():
+        for kind, graph in self.graphs.items():
             pane = self.pane(kind)
             if graph is None:
                 pane.clear()
-            else:
-                pane.set_graph(graph, keep_view=keep_view)
+            elif graph is not previous[kind]:  # the same graph object is on screen already
+                pane.set_graph(display_graph(graph), keep_view=keep_view)
+        self._update_headers(onnx_title)
+
+    def show_traced(self, torchscript: Graph, *, keep_view: bool) -> None:
+        """The traced graph, before its export ends (the ONNX pane keeps what it shows)."""
+        self.graphs = {**self.graphs, "torchscript": torchscript}
+        self.pane("torchscript").set_graph(display_graph(torchscript), keep_view=keep_view)
+        self._update_headers("ONNX (exporting…)")
+        if self.graphs["onnx"] is None:
+            self.right.header.setText("ONNX — exporting…")
+
+    def adopt_graphs(self, torchscript: Graph | None, onnx: Graph | None, *, onnx_title: str) -> None:
+        """Take analysed graphs that the panes already show (the same file, read twice) without redrawing."""
+        self.graphs = {"torchscript": torchscript, "onnx": onnx}
+        self.mapping = GraphMapping.from_onnx_graph(onnx) if onnx is not None else GraphMapping()
+        self._update_headers(onnx_title)
+
+    def _update_headers(self, onnx_title: str) -> None:
+        torchscript, onnx = self.graphs["torchscript"], self.graphs["onnx"]
         ts_count = len(torchscript.nodes) if torchscript else 0
-        self.left.header.setText(f"TorchScript (traced) — {ts_count} nodes" if torchscript else
+        source_title = "FX graph (torch.export)" if torchscript and torchscript.kind == "fx" else "TorchScript (traced)"
+        self.left.header.setText(f"{source_title} — {ts_count} nodes" if torchscript else
                                  "TorchScript — none (an ONNX file has no trace)")
         if onnx is not None:
             bad = len(onnx.unsupported_nodes())

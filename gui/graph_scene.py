@@ -12,7 +12,6 @@ import time
 
 import numpy as np
 import shiboken6
-from pyqtgraph.functions import arrayToQPath
 from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
@@ -261,6 +260,8 @@ class GraphItem(QGraphicsItem):
             return
         triangles = self.layout.arrows[edges][:, [0, 1, 2, 0]]
         connect = np.tile(np.array([1, 1, 1, 0], dtype=np.int32), len(edges))
+        from pyqtgraph.functions import arrayToQPath  # pyqtgraph costs a second of start-up: load it late
+
         path = arrayToQPath(triangles[..., 0].ravel(), triangles[..., 1].ravel(), connect=connect)
         painter.setRenderHint(QPainter.RenderHint.Antialiasing, True)
         painter.fillPath(path, QColor(EDGE_COLOR))
@@ -290,6 +291,8 @@ class GraphItem(QGraphicsItem):
         points[end_position[new_run] - 1] = lines[new_run, :2]
         connect = np.ones(len(points), dtype=np.int32)
         connect[end_position[np.r_[new_run[1:], True]]] = 0
+        from pyqtgraph.functions import arrayToQPath  # pyqtgraph costs a second of start-up: load it late
+
         return arrayToQPath(points[:, 0], points[:, 1], connect=connect)
 
     def _paint_boxes_batched(self, painter: QPainter, visible: np.ndarray, scale: float, tiny: bool) -> None:

@@ -33,10 +33,12 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.model.cancel import Cancelled
+from fixport.core.model.cancel import CancelCallback, Cancelled
 from fixport.core.model.graph import Graph
+from fixport.core.model.latest import LatestRequests
 from fixport.core.panes.grouping import GroupTree, default_expanded, tree_for
 from fixport.core.panes.layout import LAYOUT_CACHE, Layout
+from fixport.gui.first_paint import report_first_paint
 from fixport.gui.graph_scene import GraphItem
 from fixport.gui.graph_style import BACKGROUND
 
@@ -61,22 +63,24 @@ class _LayoutJob(QRunnable):
     """Runs compute_layout (through the cache) for one request; quiet when cancelled."""
 
     def __init__(self, request: int, graph: Graph, expanded: frozenset[str] | None,
-                 is_current: Callable[[int], bool], signals: _LayoutSignals) -> None:
+                 cancelled: CancelCallback, signals: _LayoutSignals) -> None:
         super().__init__()
         self.request, self.graph, self.expanded = request, graph, expanded
-        self.is_current, self.signals = is_current, signals
+        self.cancelled, self.signals = cancelled, signals
 
     def run(self) -> None:
         try:
             expanded = self.expanded if self.expanded is not None else default_expanded(self.graph)
             layout = LAYOUT_CACHE.layout(
-                self.graph, expanded, cancelled=lambda: not self.is_current(self.request),
+                self.graph, expanded, cancelled=self.cancelled,
                 progress=lambda fraction, message: self.signals.progress.emit(self.request, fraction, message))
         except Cancelled:
             return
         except Exception as error:  # reported in the pane, never lost in a thread
             self.signals.failed.emit(self.request, f"{type(error).__name__}: {error}")
             return
+        import pyqtgraph.functions  # noqa: F401  (the first paint needs it: load it here, off the UI thread)
+
         self.signals.finished.emit(self.request, layout)
 
 
@@ -145,6 +149,12 @@ class GraphView(QGraphicsView):
             return ""
         return self.graph_item.tooltip_at(self.mapToScene(position.toPoint()), HIT_TOLERANCE_PX / self.zoom())
 
+    def drawForeground(self, painter: QPainter, rect: QRectF) -> None:
+        super().drawForeground(painter, rect)
+        item = self.graph_item
+        if item is not None and item.graph.nodes:
+            report_first_paint(self.objectName() or "graph", item.graph.kind)
+
     def viewportEvent(self, event) -> bool:
         if event.type() == event.Type.ToolTip:
             text = self.tooltip_at_view(QPointF(event.pos()))
@@ -173,7 +183,7 @@ class GraphPane(QWidget):
         self.expanded: frozenset[str] = frozenset()
         self.selection: list[str] = []
         self._marks: dict = {}
-        self._request = 0
+        self._layouts = LatestRequests()  # only the newest layout request counts
         self._pending = False  # a worker layout is in flight
         self._after_layout: list[Callable[[], None]] = []
         self._keep_view: tuple | None = None
@@ -245,7 +255,7 @@ class GraphPane(QWidget):
     def _request_layout(self, expanded: frozenset[str] | None, synchronous: bool | None = None,
                         then: Callable[[], None] | None = None) -> None:
         assert self.graph is not None
-        self._request += 1
+        serial = self._layouts.issue()
         if then is not None:
             self._after_layout.append(then)
         cached = LAYOUT_CACHE.get(self.graph, expanded) if expanded is not None else None
@@ -261,25 +271,23 @@ class GraphPane(QWidget):
         self._pending = True
         self.status.setText("Laying out…")
         self._layout_started = time.perf_counter()
-        self._pool.start(_LayoutJob(self._request, self.graph, expanded, self._is_current, self._signals))
-
-    def _is_current(self, request: int) -> bool:
-        return request == self._request
+        cancelled = self._layouts.cancel_callback(serial)
+        self._pool.start(_LayoutJob(serial, self.graph, expanded, cancelled, self._signals))
 
     def _on_layout_finished(self, request: int, layout: Layout) -> None:
-        if request != self._request:
+        if not self._layouts.is_current(request):
             return
         self._stats["layout_s"] = time.perf_counter() - self._layout_started
         self._pending = False
         self._apply_layout(layout)
 
     def _on_layout_failed(self, request: int, message: str) -> None:
-        if request == self._request:
+        if self._layouts.is_current(request):
             self.status.setText("Layout failed")
             self.layout_failed.emit(message)
 
     def _on_layout_progress(self, request: int, fraction: float, message: str) -> None:
-        if request == self._request:
+        if self._layouts.is_current(request):
             self.status.setText(f"Laying out… {fraction:.0%}")
 
     def _apply_layout(self, layout: Layout) -> None:
@@ -320,7 +328,7 @@ class GraphPane(QWidget):
     # --- groups ----------------------------------------------------------------------------
     def expand_group(self, path: str) -> None:
         if self.tree is not None and path in self.tree.groups and path not in self.expanded:
-            self._request_layout(self.expanded | {path}, then=lambda: self._center_on_key(path, group_members=True))
+            self._request_layout(self.expanded | {path}, then=lambda: self._center_on_key(path))
 
     def collapse_group(self, path: str) -> None:
         if path in self.expanded:
@@ -352,6 +360,26 @@ class GraphPane(QWidget):
         self._push_selection()
         if then is not None:
             then()
+
+    def select_upstream(self, node_id: str) -> None:
+        """Select the node and everything that feeds it."""
+        if self.graph is not None:
+            self._select_related([node_id], self.graph.upstream_of(node_id))
+
+    def select_downstream(self, node_id: str) -> None:
+        """Select the node and everything it feeds."""
+        if self.graph is not None:
+            self._select_related([node_id], self.graph.downstream_of(node_id))
+
+    def select_between(self, first: str, second: str) -> None:
+        """Select every node on a path between the two (nothing new when neither reaches the other)."""
+        if self.graph is not None:
+            self._select_related([first, second], self.graph.nodes_between(first, second))
+
+    def _select_related(self, anchors: list[str], related: set[str]) -> None:
+        order = self.graph.topological_order
+        self.select_nodes(anchors + [n for n in order if n in related and n not in anchors], center=False)
+        self.selection_changed.emit(list(self.selection))
 
     def set_marks(self, unsupported: set[str] | None = None, errors: dict[str, float] | None = None,
                   first_divergent: str | None = None, highlighted: set[str] | None = None) -> None:
@@ -435,7 +463,7 @@ class GraphPane(QWidget):
         self.view.scale(zoom, zoom)
         self.view.centerOn(QPointF((left + right) / 2, (top + bottom) / 2))
 
-    def _center_on_key(self, key: str, group_members: bool = False) -> None:
+    def _center_on_key(self, key: str) -> None:
         layout = self.layout
         if layout is None:
             return
@@ -487,8 +515,14 @@ class GraphPane(QWidget):
             self.expand_group(layout.items.keys[index])
 
     def _on_context_requested(self, index: int | None, global_pos) -> None:
+        menu = self.context_menu(index)
+        if menu is not None:
+            menu.popup(global_pos)
+
+    def context_menu(self, index: int | None) -> QMenu | None:
+        """The right-click menu for item ``index`` (None: the background)."""
         if self.layout is None or self.tree is None:
-            return
+            return None
         menu = QMenu(self)
         if index is not None:
             key = self.layout.items.keys[index]
@@ -500,14 +534,22 @@ class GraphPane(QWidget):
                                  else self.tree.ancestors(key)[:-1]):
                 menu.addAction(f"Collapse {path}", lambda p=path: self.collapse_group(p))
             menu.addSeparator()
+            if not self.layout.items.is_group[index]:
+                menu.addAction("Select upstream", lambda: self.select_upstream(key))
+                menu.addAction("Select downstream", lambda: self.select_downstream(key))
+        if len(self.selection) == 2:
+            first, second = self.selection
+            menu.addAction("Select paths between the two selected", lambda: self.select_between(first, second))
+        if menu.actions() and not menu.actions()[-1].isSeparator():
+            menu.addSeparator()
         menu.addAction("Fit view", self.fit_view)
         menu.addAction("Expand all", self.expand_all)
         menu.addAction("Collapse all", self.collapse_all)
-        menu.popup(global_pos)
+        return menu
 
     def shutdown(self) -> None:
         """Cancel a running layout and wait for the worker (called on close)."""
-        self._request += 1
+        self._layouts.supersede()
         self._pool.waitForDone(5000)
 
     def closeEvent(self, event) -> None:

@@ -10,7 +10,7 @@ from __future__ import annotations
 import traceback
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Iterator
+from typing import Any, Callable, Iterator
 
 import torch
 from torch.onnx._internal.torchscript_exporter import jit_utils, registration
@@ -21,11 +21,17 @@ from fixport.core.loaders.torchscript_graph import (
     instance_base,
     instance_keys,
     python_op_name,
-    scope_path,
     torchscript_to_graph,
     user_source_line,
 )
 from fixport.core.model.graph import Graph
+from fixport.core.model.vocabulary import (
+    PYTHON_OP_KIND,
+    base_of_instance_key,
+    kind_of_instance_base,
+    python_op_kind,
+    scope_from_torchscript,
+)
 from fixport.core.onnx_io.onnx_graph import (
     PLACEHOLDER_DOMAIN,
     PLACEHOLDER_OP,
@@ -56,6 +62,7 @@ class ConversionRecord:
     node_of_key: dict[str, torch._C.Node] = field(default_factory=dict)
     converting: tuple[torch._C.Node, str] | None = None  # the node whose symbolic runs now
     diagnose: bool = False
+    on_traced: Callable[[Graph], None] | None = None  # told as soon as the traced graph is known
     _unclaimed: dict[str, list[str]] = field(default_factory=dict)
 
     def set_graph_keys(self, keys: dict[torch._C.Node, str]) -> None:
@@ -63,13 +70,13 @@ class ConversionRecord:
         self.node_of_key = {key: node for node, key in keys.items()}
         self._unclaimed = {}
         for key in keys.values():
-            self._unclaimed.setdefault(key.rsplit("|", 1)[0], []).append(key)
+            self._unclaimed.setdefault(base_of_instance_key(key), []).append(key)
 
     def claim_base_suffix(self, kind: str) -> str:
         """Claim the next unclaimed key, in graph order, whose kind part is ``kind``."""
         for key in self.instance_key_of.values():
-            base = key.rsplit("|", 1)[0]
-            if base.rsplit("|", 1)[-1] == kind and key in self._unclaimed.get(base, ()):
+            base = base_of_instance_key(key)
+            if kind_of_instance_base(base) == kind and key in self._unclaimed.get(base, ()):
                 self._unclaimed[base].remove(key)
                 return key
         return ""
@@ -82,7 +89,7 @@ class ConversionRecord:
             pending = self._unclaimed.get(instance_base(node))
             key = pending[0] if pending else ""
         if key:
-            pending = self._unclaimed.get(key.rsplit("|", 1)[0], [])
+            pending = self._unclaimed.get(base_of_instance_key(key), [])
             if key in pending:
                 pending.remove(key)
         return key
@@ -93,7 +100,6 @@ class ConversionRecord:
 
 
 _active_record: ConversionRecord | None = None
-PYTHON_OP_KIND = "prim::PythonOp"
 _UNCONVERTED_NAMESPACES = ("aten::", "prim::")
 LOWEST_OPSET = 1
 
@@ -131,29 +137,32 @@ def current_instance_key(node: torch._C.Node) -> str:
 
 
 @contextmanager
-def conversion_hooks(*, diagnose: bool, opset: int, autograd_inlining: bool,
-                     user_input_count: int | None = None) -> Iterator[ConversionRecord]:
+def conversion_hooks(*, diagnose: bool, opset: int, autograd_inlining: bool, user_input_count: int | None = None,
+                     on_traced: Callable[[Graph], None] | None = None) -> Iterator[ConversionRecord]:
     """Install the hooks for the duration of one export (exports are not re-entrant)."""
     # With inlining on, torch inlines every Function that has no symbolic -- but only while no
     # prim::PythonOp symbolic is registered; registering one would turn them into failures.
     if diagnose and not autograd_inlining:
-        with _python_ops_reach_symbolic_function(opset), _hooks(True, user_input_count) as record:
+        with _python_ops_reach_symbolic_function(opset), _hooks(True, user_input_count, on_traced) as record:
             yield record
     else:
-        with _hooks(diagnose, user_input_count) as record:
+        with _hooks(diagnose, user_input_count, on_traced) as record:
             yield record
 
 
 @contextmanager
-def _hooks(diagnose: bool, user_input_count: int | None) -> Iterator[ConversionRecord]:
+def _hooks(diagnose: bool, user_input_count: int | None,
+           on_traced: Callable[[Graph], None] | None = None) -> Iterator[ConversionRecord]:
     global _active_record
-    record = ConversionRecord(diagnose=diagnose)
+    record = ConversionRecord(diagnose=diagnose, on_traced=on_traced)
     original_pass = torch._C._jit_pass_onnx
     original_run = exporter_utils._run_symbolic_function
 
     def jit_pass_onnx(graph: torch._C.Graph, operator_export_type: Any) -> torch._C.Graph:
         record.set_graph_keys(instance_keys(all_nodes(graph)))
         record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of, user_input_count)
+        if record.on_traced is not None:
+            record.on_traced(record.torchscript_graph)
         return original_pass(graph, operator_export_type)
 
     def run_symbolic_function(graph, block, node, inputs, env, values_in_env, new_nodes,
@@ -196,7 +205,7 @@ def claim_python_op_key(function_name: str) -> str:
     """Instance key of the next prim::PythonOp node of ``function_name`` (conversion runs in
     graph order); for static ``symbolic`` methods, which torch calls without the node."""
     record = _active_record
-    return record.claim_base_suffix(f"prim::PythonOp[{function_name}]") if record is not None else ""
+    return record.claim_base_suffix(python_op_kind(function_name)) if record is not None else ""
 
 
 def node_for_key(key: str) -> torch._C.Node | None:
@@ -237,11 +246,11 @@ def _failure(node: torch._C.Node, key: str, exc: Exception) -> ConversionFailure
     return ConversionFailure(
         kind=node.kind(),
         instance=key,
-        scope=scope_path(node.scopeName()),
+        scope=scope_from_torchscript(node.scopeName()),
         source=user_source_line(node.sourceRange()),
         message=message,
         exception_type=type(exc).__name__,
-        python_op_name=python_op_name(node) if node.kind() == "prim::PythonOp" else "",
+        python_op_name=python_op_name(node) if node.kind() == PYTHON_OP_KIND else "",
     )
 
 
@@ -256,22 +265,55 @@ def _emit_placeholder(graph, block, node, inputs, env, values_in_env, new_nodes)
                          kind_s=node.kind(), outputs=node.outputsSize())
     outputs = outputs if isinstance(outputs, tuple) else (outputs,)
     for new_value, old_value in zip(outputs, node.outputs()):
-        new_value.setType(old_value.type())
+        new_value.setType(serializable_type(old_value.type()))
     return outputs if len(outputs) > 1 else outputs[0]
+
+
+# dtypes ONNX has no tensor type for, and the real dtype a placeholder carries them as.
+_COMPLEX_AS_REAL = {torch.complex64: torch.float32, torch.complex128: torch.float64, torch.complex32: torch.float16}
+_QUANTIZED_AS_INTEGER = {torch.quint8: torch.uint8, torch.qint8: torch.int8, torch.qint32: torch.int32,
+                         torch.quint4x2: torch.uint8, torch.quint2x4: torch.uint8}
+COMPLEX_TRAILING_DIM = 2  # (real, imaginary), as torch.view_as_real lays them out
+
+
+def serializable_type(value_type: Any) -> Any:
+    """A type the ONNX serializer accepts for a placeholder's value: complex tensors become
+    real ones with a trailing dimension of 2, quantized ones their integer storage; packed
+    parameters and other opaque objects an untyped tensor."""
+    if isinstance(value_type, torch._C.ClassType):  # e.g. quantized Conv2dPackedParamsBase
+        return torch._C.TensorType.get()
+    if not isinstance(value_type, torch._C.TensorType):
+        return value_type
+    dtype = value_type.dtype()
+    if dtype in _COMPLEX_AS_REAL:
+        sizes = value_type.sizes()
+        real = value_type.with_dtype(_COMPLEX_AS_REAL[dtype])
+        return real.with_sizes([*sizes, COMPLEX_TRAILING_DIM]) if sizes is not None else real
+    if dtype in _QUANTIZED_AS_INTEGER:
+        return value_type.with_dtype(_QUANTIZED_AS_INTEGER[dtype])
+    return value_type
+
 
 
 def _tensor_inputs(inputs: list[Any]) -> list[torch._C.Value]:
     """The tensors flowing into a node, with tensor lists (einsum's operands) unpacked.
 
-    Only tensors: lists and scalars (pad sizes, a Function's float argument) trip the
-    serializer, and without the unpacked lists the placeholder would lose its dataflow.
+    Only tensors: lists, tuples and scalars (pad sizes, a Function's float argument, the
+    packed parameters of a quantized op) trip the serializer, and without the unpacked lists
+    the placeholder would lose its dataflow.
     """
     values: list[torch._C.Value] = []
     for value in inputs:
         if not isinstance(value, torch._C.Value):
             continue
-        if isinstance(value.type(), torch._C.TensorType):
+        if value.node().kind() in _PACKING_KINDS:  # the tuple may be typed Tensor (quantized packed params)
+            values.extend(v for v in value.node().inputs() if isinstance(v.type(), torch._C.TensorType)
+                          and v.node().kind() not in _PACKING_KINDS)
+        elif isinstance(value.type(), torch._C.TensorType):
             values.append(value)
-        elif isinstance(value.type(), torch._C.ListType) and value.node().kind() == "prim::ListConstruct":
-            values.extend(v for v in value.node().inputs() if isinstance(v.type(), torch._C.TensorType))
     return values
+
+
+# Nodes that pack values for a symbolic to take apart (einsum's operand list; the packed
+# weights, bias and strides of quantized ops): a placeholder takes their tensors instead.
+_PACKING_KINDS = frozenset({"prim::ListConstruct", "prim::TupleConstruct"})

@@ -1,16 +1,16 @@
-"""Exporters behind one interface; the TorchScript exporter (``dynamo=False``) is the first."""
+"""The TorchScript exporter (``torch.onnx.export(dynamo=False)``), the first :class:`Exporter`."""
 from __future__ import annotations
 
 import tempfile
 import traceback
 import warnings
-from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any, Callable
 
 import onnx
 import torch
 
+from fixport.core.exporters.base import Exporter, ExportResult
 from fixport.core.exporters.conversion_hooks import ConversionRecord, conversion_hooks
 from fixport.core.exporters.diagnosis import (
     classify_failure,
@@ -24,42 +24,17 @@ from fixport.core.model.cancel import (
     ProgressCallback,
     check_cancelled,
     report,
+    report_partial,
 )
 from fixport.core.model.errors import ExportError, TraceError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
-from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.results import TracedGraph
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.ort_session import run_once
 
 
-@dataclass
-class ExportResult:
-    """An exported model with both graphs, their provenance, and every problem found."""
-
-    model: onnx.ModelProto
-    torchscript_graph: Graph
-    onnx_graph: Graph
-    unsupported: list[UnsupportedNode]
-    warnings: list[str] = field(default_factory=list)
-    exporter: str = "torchscript"
-
-    @property
-    def ok(self) -> bool:
-        return not self.unsupported
-
-
-class Exporter(Protocol):
-    """What callers need from an exporter; a torch.export-based one can slot in later."""
-
-    name: str
-
-    def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
-               run_check: bool = True, progress: ProgressCallback | None = None,
-               cancelled: CancelCallback | None = None) -> ExportResult: ...
-
-
-class TorchScriptExporter:
+class TorchScriptExporter(Exporter):
     """``torch.onnx.export(dynamo=False)`` with diagnosis and provenance hooks."""
 
     name = "torchscript"
@@ -71,10 +46,13 @@ class TorchScriptExporter:
         if loaded.module is None:
             raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
                               "Open the PyTorch model to export it, or compare this file with --onnx.")
+        check_cancelled(cancelled)
         report(progress, 0.05, "tracing and converting")
         with tempfile.TemporaryDirectory(prefix="fixport-export-") as temp_dir:
             temp_path = Path(temp_dir) / "model.onnx"
-            record, caught = self._run_torch_export(loaded, options, temp_path, diagnose)
+            record, caught = self._run_torch_export(
+                loaded, options, temp_path, diagnose,
+                on_traced=lambda graph: report_partial(progress, TracedGraph(graph)))
             check_cancelled(cancelled)
             report(progress, 0.7, "reading the exported graph")
             model = onnx.load(str(temp_path), load_external_data=True)
@@ -84,6 +62,7 @@ class TorchScriptExporter:
         unsupported = [classify_failure(f, first_supported_opset(f.kind)) for f in record.failures]
         local_functions = {(f.domain, f.name) for f in model.functions}
         unsupported += nodes_without_runtime_kernel(onnx_graph, local_functions, record.torchscript_graph)
+        check_cancelled(cancelled)
         if run_check and not unsupported:
             report(progress, 0.85, "running the model once in ONNX Runtime")
             error = run_once(model, loaded.input_names, loaded.example_inputs)
@@ -92,8 +71,8 @@ class TorchScriptExporter:
         report(progress, 1.0, "done")
         return ExportResult(model, record.torchscript_graph, onnx_graph, unsupported, caught)
 
-    def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path,
-                          diagnose: bool) -> tuple[ConversionRecord, list[str]]:
+    def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path, diagnose: bool,
+                          on_traced: Callable[[Graph], None] | None = None) -> tuple[ConversionRecord, list[str]]:
         kwargs: dict[str, Any] = dict(
             opset_version=options.opset,
             input_names=options.input_names or loaded.input_names or None,
@@ -107,7 +86,7 @@ class TorchScriptExporter:
         )
         with warnings.catch_warnings(record=True) as caught, conversion_hooks(
                 diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining,
-                user_input_count=len(loaded.example_inputs)) as record:
+                user_input_count=len(loaded.example_inputs), on_traced=on_traced) as record:
             warnings.simplefilter("always")
             warnings.filterwarnings("ignore", category=DeprecationWarning)
             warnings.filterwarnings("ignore", category=FutureWarning)

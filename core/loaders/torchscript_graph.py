@@ -6,6 +6,7 @@ mappings saved in a project and values captured in a separate run find the same 
 """
 from __future__ import annotations
 
+import functools
 import os
 import re
 from collections import Counter
@@ -14,7 +15,9 @@ from typing import Any, Iterable
 import torch
 from torch.onnx._internal.torchscript_exporter.symbolic_helper import _node_get
 
+from fixport.core.model import vocabulary
 from fixport.core.model.graph import Graph, Node, Value
+from fixport.core.model.vocabulary import PYTHON_OP_KIND, instance_key, scope_from_torchscript
 
 _FRAME_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
 _TORCH_DIR = os.path.dirname(torch.__file__)
@@ -30,21 +33,7 @@ def _is_library_frame(path: str) -> bool:
     return path.startswith(_STDLIB_DIR) and not any(part in path for part in _PACKAGE_DIRS)
 
 
-def scope_path(scope_name: str) -> str:
-    """'M::/Sequential::features/Block::features.1' -> 'features/1' (module path with '/').
-
-    Scope segments carry either the attribute name or the full dotted path from the root,
-    depending on the torch version; both give the same result.
-    """
-    path = ""
-    for segment in scope_name.split("/"):
-        attr = segment.rsplit("::", 1)[-1] if "::" in segment else ""
-        if not attr:
-            continue
-        path = attr if not path or attr.startswith(path + ".") else f"{path}.{attr}"
-    return "/".join(part for part in path.split(".") if part)
-
-
+@functools.lru_cache(maxsize=8192)  # many nodes share one traced stack: parse each once
 def user_source_line(source_range: str) -> str:
     """The first 'file.py:line' of the traced stack that is the user's code, not torch's.
 
@@ -70,11 +59,9 @@ def python_op_name(node: torch._C.Node) -> str:
 
 
 def display_kind(node: torch._C.Node) -> str:
+    """'aten::relu', or 'prim::PythonOp[MyClip]' for an autograd.Function."""
     kind = node.kind()
-    if kind == "prim::PythonOp":
-        name = python_op_name(node)
-        return f"prim::PythonOp[{name}]" if name else kind
-    return kind
+    return vocabulary.display_kind(kind, python_op_name(node) if kind == PYTHON_OP_KIND else None)
 
 
 def instance_base(node: torch._C.Node) -> str:
@@ -82,7 +69,7 @@ def instance_base(node: torch._C.Node) -> str:
     kind = display_kind(node)
     if kind.endswith("_") and not kind.endswith("__"):
         kind = kind[:-1]  # in-place ops are converted as their out-of-place twins (relu_ -> relu)
-    return "|".join((scope_path(node.scopeName()), user_source_line(node.sourceRange()), kind))
+    return vocabulary.instance_base(scope_from_torchscript(node.scopeName()), user_source_line(node.sourceRange()), kind)
 
 
 def instance_keys(nodes: Iterable[torch._C.Node]) -> dict[torch._C.Node, str]:
@@ -91,7 +78,7 @@ def instance_keys(nodes: Iterable[torch._C.Node]) -> dict[torch._C.Node, str]:
     keys: dict[torch._C.Node, str] = {}
     for node in nodes:
         base = instance_base(node)
-        keys[node] = f"{base}|{seen[base]}"
+        keys[node] = instance_key(base, seen[base])
         seen[base] += 1
     return keys
 
@@ -123,7 +110,7 @@ def value_info(value: torch._C.Value) -> Value:
     elif value_type.kind() in ("IntType", "FloatType", "BoolType"):
         dtype = value_type.kind().removesuffix("Type").lower()
         shape = ()
-    return Value(name=value.debugName(), dtype=dtype, shape=shape, type_text=str(value_type))
+    return Value(name=value.debugName(), dtype=dtype, shape=shape)
 
 
 _TORCH_TO_NUMPY_DTYPE = {
@@ -164,7 +151,7 @@ def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] |
         for value in node.outputs():
             result.values[value.debugName()] = value_info(value)
         attributes = {name: _attribute_value(node, name) for name in node.attributeNames()}
-        if node.kind() == "prim::PythonOp":
+        if node.kind() == PYTHON_OP_KIND:
             attributes["name"] = python_op_name(node)
         result.nodes.append(Node(
             id=keys[node],
@@ -173,7 +160,7 @@ def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] |
             inputs=[value.debugName() for value in node.inputs()],
             outputs=[value.debugName() for value in node.outputs()],
             attributes=attributes,
-            scope=scope_path(node.scopeName()),
+            scope=scope_from_torchscript(node.scopeName()),
             source=user_source_line(node.sourceRange()),
         ))
     result.outputs = [value.debugName() for value in graph.outputs()]

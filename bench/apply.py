@@ -1,0 +1,115 @@
+"""Click Apply -> both panes updated, in the real window, as a ratio to one bare torch.onnx.export.
+
+The window (offscreen, warm worker) opens an example; the bench then applies a fix as the
+Template dock's Apply does and measures until the re-export's analysis has arrived and both
+panes show their new layouts. The reference is one plain `torch.onnx.export` of the same model
+at the same opset in a warm process with one thread (ONNX_FALLTHROUGH, so the plain export
+gets through the unsupported nodes as the diagnosing one does).
+
+Usage: python bench/apply.py [--runs 5]
+"""
+from __future__ import annotations
+
+import argparse
+import os
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
+os.environ["FIXPORT_DATA_DIR"] = tempfile.mkdtemp(prefix="fixport-bench-apply-")
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = (("vit_tiny", "aten::unflatten", "decompose.unflatten_reshape"),
+         ("threshold", "aten::threshold", "decompose.threshold_where"))
+WAIT_LIMIT_S = 300.0
+
+_BARE_EXPORT = """
+import io, statistics, sys, time, importlib.util, torch
+torch.set_num_threads(1)
+spec = importlib.util.spec_from_file_location("model", sys.argv[1]); module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+model, inputs = module.build()
+opset = module.FIXPORT_EXAMPLE["opset"]
+def once():
+    started = time.perf_counter()
+    torch.onnx.export(model, inputs, io.BytesIO(), opset_version=opset, dynamo=False,
+                      operator_export_type=torch.onnx.OperatorExportTypes.ONNX_FALLTHROUGH)
+    return time.perf_counter() - started
+once()
+print(statistics.median(once() for _ in range(int(sys.argv[2]))))
+"""
+
+
+def bare_export_s(example: Path, runs: int) -> float:
+    result = subprocess.run([sys.executable, "-c", _BARE_EXPORT, str(example), str(runs)], capture_output=True,
+                            text=True, check=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    return float(result.stdout.split()[-1])
+
+
+def wait_until(app, condition) -> None:
+    deadline = time.monotonic() + WAIT_LIMIT_S
+    while not condition():
+        if time.monotonic() > deadline:
+            raise RuntimeError("the window did not finish in time")
+        app.processEvents()
+        time.sleep(0.001)
+
+
+def apply_to_panes_s(app, window, kind: str, template_id: str) -> float:
+    """Seconds from Apply to the new analysis drawn in both panes."""
+    from fixport.core.model.project import FixMapping
+
+    template = window.library.get(template_id)
+    mapping = FixMapping(target_kind=kind, template_id=template.id, source=template.source,
+                         params=template.default_params())
+    panes = [window.graphs.pane("torchscript"), window.graphs.pane("onnx")]
+    applied: set[int] = set()
+    slots = [(pane, lambda index=index: applied.add(index)) for index, pane in enumerate(panes)]
+    previous = window.workbench.analysis
+    started = time.perf_counter()
+    window.apply_mapping(mapping)
+    wait_until(app, lambda: window.workbench.analysis is not previous)
+    for pane, slot in slots:
+        pane.layout_applied.connect(slot)
+    wait_until(app, lambda: len(applied) == 2 or not (panes[0]._pending or panes[1]._pending))
+    elapsed = time.perf_counter() - started
+    for pane, slot in slots:
+        pane.layout_applied.disconnect(slot)
+    window.workbench.remove_mapping(mapping.target_kind, mapping.python_op_name, mapping.instance)
+    window.reexport(keep_view=True)
+    wait_until(app, lambda: not window.runner.busy)
+    return elapsed
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    args = parser.parse_args()
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from fixport.examples.catalog import example_path
+    from fixport.gui.main_window import MainWindow
+
+    app = QApplication(sys.argv[:1])
+    window = MainWindow(settings=QSettings(str(Path(os.environ["FIXPORT_DATA_DIR"]) / "s.ini"),
+                                           QSettings.Format.IniFormat))
+    window.resize(1400, 900)
+    window.show()
+    print(f"{'model':<12} {'fix':<30} {'bare export s':>13} {'Apply -> panes s':>17} {'ratio':>7}")
+    for name, kind, template_id in CASES:
+        window.open_path(example_path(name))
+        wait_until(app, lambda: window.workbench.analysis is not None and not window.runner.busy)
+        times = [apply_to_panes_s(app, window, kind, template_id) for _ in range(args.runs)]
+        bare = bare_export_s(example_path(name), args.runs)
+        applied = statistics.median(times)
+        print(f"{name:<12} {template_id:<30} {bare:>13.3f} {applied:>17.3f} {applied / bare:>6.2f}x", flush=True)
+    window.close()
+
+
+if __name__ == "__main__":
+    main()
