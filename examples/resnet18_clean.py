@@ -15,6 +15,7 @@ FIXPORT_EXAMPLE = {
     "opset": 17,
     "export_options": {},
     "expected_unsupported": [],
+    "expected_unsupported_dynamo": [],
     "fix_tolerance": 1e-4,
     "notes": "11.7M parameters (random weights); export takes well under a second on CPU.",
 }

@@ -5,10 +5,8 @@ from dataclasses import dataclass, field, fields
 from typing import Any
 
 from fixport.core.model.errors import ExportError
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
 
-MIN_OPSET = 7
-MAX_OPSET = 20
-DEFAULT_OPSET = 17
 EXPORT_TYPES = ("ONNX", "ONNX_ATEN_FALLBACK", "ONNX_FALLTHROUGH")
 
 
@@ -24,8 +22,11 @@ class ExportOptions:
     do_constant_folding: bool = True
     autograd_inlining: bool = True
     custom_opsets: dict[str, int] = field(default_factory=dict)
+    exporter: str = DEFAULT_EXPORTER  # "torchscript" or "dynamo" (torch.export-based)
 
     def validate(self) -> None:
+        if self.exporter not in EXPORTERS:
+            raise ExportError(f"Unknown exporter {self.exporter!r}.", f"Choose one of {', '.join(EXPORTERS)}.")
         if not MIN_OPSET <= self.opset <= MAX_OPSET:
             raise ExportError(f"Opset {self.opset} is outside what the TorchScript exporter supports.",
                               f"Choose an opset from {MIN_OPSET} to {MAX_OPSET}.")
@@ -46,3 +47,13 @@ def resolve_export_options(settings: dict[str, Any], overrides: dict[str, Any] |
     if unknown:
         raise ValueError(f"Unknown export options: {', '.join(sorted(unknown))}")
     return ExportOptions(**values)
+
+
+def require_torchscript_exporter(exporter: str, action: str) -> None:
+    """Fixing, comparing and fix scripts are built on the TorchScript exporter so far: say so
+    rather than answer for the other exporter's model."""
+    if exporter != DEFAULT_EXPORTER:
+        raise ExportError(f"{action} works with the TorchScript exporter only, so far; this model is set to the "
+                          f"{exporter} exporter.",
+                          f"Use --exporter {DEFAULT_EXPORTER} (or pick TorchScript in the toolbar); `check` and "
+                          "`export` work with both exporters.")

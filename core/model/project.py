@@ -15,7 +15,7 @@ from fixport.core.model.errors import ProjectError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.inputs import InputOptions, parse_input_spec
 
-FORMAT_VERSION = 2
+FORMAT_VERSION = 3
 PROJECT_SUFFIX = ".fixport.json"
 AUTOSAVE_SUFFIX = ".autosave"
 
@@ -105,7 +105,13 @@ def _migrate_1_to_2(data: dict[str, Any]) -> dict[str, Any]:
     return data
 
 
-MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _migrate_1_to_2}
+def _migrate_2_to_3(data: dict[str, Any]) -> dict[str, Any]:
+    """v3 may name the exporter in export_options ("torchscript" or "dynamo"); v2 files were all
+    TorchScript exports, which is also the default where the file names none."""
+    return dict(data)
+
+
+MIGRATIONS: dict[int, Callable[[dict[str, Any]], dict[str, Any]]] = {1: _migrate_1_to_2, 2: _migrate_2_to_3}
 
 
 def migrate(data: dict[str, Any]) -> dict[str, Any]:

@@ -1,0 +1,79 @@
+"""Dynamo diagnosis overhead: Fixport's DynamoExporter vs. one plain torch.onnx.export(dynamo=True).
+
+Usage: python bench/dynamo_diagnosis.py [--repeats 5]
+Both sides export (and the Fixport side also diagnoses and runs the model once in ONNX Runtime).
+A plain export that fails is timed up to its exception, as a user would wait for it.
+Prints medians (min-max) and the ratio diagnosis / plain export.
+"""
+from __future__ import annotations
+
+import argparse
+import contextlib
+import io
+import logging
+import statistics
+import sys
+import time
+import warnings
+from pathlib import Path
+from typing import Callable
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
+from fixport.core.exporters.dynamo import DynamoExporter  # noqa: E402
+from fixport.core.loaders.loading import load_model  # noqa: E402
+from fixport.core.model.export_options import ExportOptions  # noqa: E402
+
+REPO = Path(__file__).resolve().parent.parent
+CASES = [  # (model file, opset): the clean control case and one per failure stage
+    ("examples/resnet18_clean.py", 18),
+    ("examples/branch_on_value_dynamo.py", 18),
+    ("examples/custom_ops_dynamo.py", 18),
+    ("examples/int16_square_dynamo.py", 18),
+]
+
+
+def _time(action: Callable[[], object], repeats: int) -> list[float]:
+    times = []
+    for _ in range(repeats):
+        start = time.perf_counter()
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                action()
+            except Exception:  # a failing plain export: the user waited this long for the error
+                pass
+        times.append(time.perf_counter() - start)
+    return times
+
+
+def _plain(module: torch.nn.Module, inputs: tuple, opset: int) -> Callable[[], object]:
+    return lambda: torch.onnx.export(module, inputs, dynamo=True, opset_version=opset, verbose=False)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--repeats", type=int, default=5)
+    args = parser.parse_args()
+    warnings.simplefilter("ignore")
+    logging.disable(logging.WARNING)
+    torch.set_num_threads(1)
+    print(f"{'model':<28} {'plain dynamo export':>22} {'fixport diagnosis':>22} {'ratio':>7}")
+    ratios = []
+    for relative, opset in CASES:
+        loaded = load_model(REPO / relative)
+        plain = _time(_plain(loaded.module, loaded.example_inputs, opset), args.repeats)
+        options = ExportOptions(opset=opset, exporter="dynamo")
+        diagnosis = _time(lambda: DynamoExporter().export(loaded, options), args.repeats)
+        ratio = statistics.median(diagnosis) / statistics.median(plain)
+        ratios.append(ratio)
+        print(f"{Path(relative).stem:<28} {_fmt(plain):>22} {_fmt(diagnosis):>22} {ratio:>6.2f}x")
+    print(f"median ratio {statistics.median(ratios):.2f}x (median of {args.repeats} runs per model)")
+
+
+def _fmt(times: list[float]) -> str:
+    return f"{statistics.median(times):.2f}s ({min(times):.2f}-{max(times):.2f})"
+
+
+if __name__ == "__main__":
+    main()

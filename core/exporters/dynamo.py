@@ -1,0 +1,318 @@
+"""The torch.export-based exporter (``torch.onnx.export(dynamo=True)``), the second :class:`Exporter`.
+
+It runs torch's own three steps one at a time (capture with torch's capture strategies,
+decompose against the ONNX registry, translate), so one pass can list every problem: each
+capture failure (from ``torch.export.draft_export``'s report) with the user's line, every FX
+node the registry has no ONNX function for, then what ONNX Runtime refuses.
+"""
+from __future__ import annotations
+
+import ast
+import logging
+import operator
+import re
+import warnings
+from contextlib import contextmanager
+from typing import Any, Iterator
+
+import onnx
+import torch
+from torch.onnx._internal._lazy_import import onnxscript_apis
+from torch.onnx._internal.exporter import (
+    _capture_strategies,
+    _constants,
+    _core,
+    _dispatching,
+    _dynamic_shapes,
+    _ir_passes,
+    _registration,
+)
+
+from fixport.core.exporters.base import Exporter, ExportResult
+from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
+from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
+from fixport.core.loaders.loading import LoadedModel
+from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
+from fixport.core.model.errors import ExportError
+from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.graph import Graph
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.results import TracedGraph
+from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph, strip_provenance
+from fixport.core.onnx_io.ort_session import run_once
+
+CAPTURE_KIND_PREFIX = "torch.export::"
+FX_NODE_METADATA = "pkg.torch.onnx.name_scopes"  # repr of [module scopes..., FX node name]
+_TRANSLATING_NODE_RE = re.compile(r"Error when translating node %(\w+)")
+_DATA_DEPENDENT_MARKERS = ("GuardOnDataDependentSymNode", "Data-dependent", "data-dependent", "DATA_DEPENDENT")
+_DYNAMIC_SHAPE_MARKERS = ("ConstraintViolation", "Constraints violated", "dynamic_shapes")
+
+
+class DynamoExporter(Exporter):
+    """``torch.onnx.export(dynamo=True)``, step by step, with every problem listed at once."""
+
+    name = "dynamo"
+
+    def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
+               run_check: bool = True, progress: ProgressCallback | None = None,
+               cancelled: CancelCallback | None = None) -> ExportResult:
+        options.validate()
+        if loaded.module is None:
+            raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
+                              "Open the PyTorch model to export it, or compare this file with --onnx.")
+        report(progress, 0.05, "capturing with torch.export")
+        with _quiet_torch():
+            program, problems = capture(loaded, options)
+            check_cancelled(cancelled)
+            if program is None:
+                return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
+            report(progress, 0.3, "decomposing against the ONNX registry")
+            registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
+            decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
+            missing = nodes_without_onnx_function(decomposed, registry)
+            fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
+            report_partial(progress, TracedGraph(fx_graph))
+            problems += [_missing_function_problem(fx_graph, node_name, message, registry.opset_version)
+                         for node_name, message in missing]
+            if problems:  # a capture that needed draft_export, or ops without a function: no ONNX file
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), problems)
+            check_cancelled(cancelled)
+            report(progress, 0.55, "translating to ONNX")
+            try:
+                model = translate(decomposed, registry, options, loaded)
+            except Exception as exc:
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
+                                    [_translation_problem(exc, fx_graph)])
+        onnx_graph = onnx_graph_with_provenance(model, fx_graph)
+        warnings_ = _opset_warnings(model, options.opset)
+        local_functions = {(f.domain, f.name) for f in model.functions}
+        unsupported = nodes_without_runtime_kernel(onnx_graph, local_functions, fx_graph)
+        check_cancelled(cancelled)
+        if run_check and not unsupported:
+            report(progress, 0.85, "running the model once in ONNX Runtime")
+            error = run_once(model, [i.name for i in model.graph.input], loaded.example_inputs)
+            if error:
+                unsupported.append(runtime_error_problem(error, onnx_graph, fx_graph))
+        report(progress, 1.0, "done")
+        return ExportResult(model, fx_graph, onnx_graph, unsupported, warnings_)
+
+
+def _opset_warnings(model: onnx.ModelProto, asked: int) -> list[str]:
+    actual = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), asked)
+    if actual == asked:
+        return []
+    return [f"The dynamo exporter wrote opset {actual}: converting its opset-{_constants.TORCHLIB_OPSET} "
+            f"functions down to opset {asked} failed, so the model was kept at {actual}."]
+
+
+def registry_opset(opset: int) -> int:
+    """torch_lib's functions start at its own opset; lower opsets are reached by version conversion."""
+    return max(opset, _constants.TORCHLIB_OPSET)
+
+
+@contextmanager
+def _quiet_torch() -> Iterator[None]:
+    """torch.export and draft_export log and warn at length; the diagnosis says it in one line."""
+    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export", "torch.fx.experimental",
+                                                      "torch._dynamo", "torch.onnx", "onnxscript")]
+    levels = [logger.level for logger in loggers]
+    for logger in loggers:
+        logger.setLevel(logging.ERROR)
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            yield
+    finally:
+        for logger, level in zip(loggers, levels):
+            logger.setLevel(level)
+
+
+# ---- step 1: capture ----
+
+def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
+                                                                  list[UnsupportedNode]]:
+    """torch's capture strategies in torch's order (non-strict, then strict); when all fail,
+    ``draft_export`` lists every failure and still gives a graph to show (or None)."""
+    args, kwargs, dynamic_shapes = _export_arguments(loaded, options)
+    first_error: Exception | None = None
+    for strategy_class in (_capture_strategies.TorchExportNonStrictStrategy,
+                           _capture_strategies.TorchExportStrictStrategy):
+        result = strategy_class(verbose=False)(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
+        if result.exported_program is not None:
+            return result.exported_program, []
+        first_error = first_error or result.exception
+    assert first_error is not None
+    try:
+        draft = torch.export.draft_export(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
+    except Exception:
+        return None, [_capture_problem_from_exception(first_error)]
+    problems = _capture_problems_from_report(draft)
+    return draft, problems or [_capture_problem_from_exception(first_error)]
+
+
+def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    args: tuple = tuple(loaded.example_inputs)
+    kwargs: dict[str, Any] = {}
+    if not options.dynamic_axes:
+        return args, kwargs, None
+    dynamic_shapes, args, kwargs = _dynamic_shapes.from_dynamic_axes_to_dynamic_shapes(
+        loaded.module, args, kwargs, dynamic_axes=options.dynamic_axes,
+        input_names=options.input_names or loaded.input_names, output_names=set(options.output_names or ()))
+    dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(dynamic_shapes)
+    return args, kwargs, dynamic_shapes
+
+
+def capture_advice(text: str) -> str:
+    """What to do about a capture failure, by what kind of failure it is."""
+    if any(marker in text for marker in _DATA_DEPENDENT_MARKERS):
+        return ("A branch or shape depends on a tensor's value, which torch.export cannot capture. Make the line "
+                "branchless (torch.where, clamp), express it with torch.cond, or state what holds with "
+                "torch._check(...) so export can decide; torch.export.draft_export(model, args) lists every such line.")
+    if any(marker in text for marker in _DYNAMIC_SHAPE_MARKERS):
+        return ("The dynamic shapes asked for do not hold in the model: relax or remove the dynamic axis, or give "
+                "dynamic_shapes with torch.export.Dim ranges that the code allows.")
+    return ("torch.export could not capture the model. strict=False (tried first) runs forward() in Python; look at "
+            "the line above, and try torch.export.draft_export(model, args) for a report of every failure.")
+
+
+def _capture_problem_from_exception(exc: BaseException) -> UnsupportedNode:
+    source, line = user_line_of_exception(exc)
+    text = f"{type(exc).__name__}: {exc}"
+    first = text.strip().splitlines()[0]
+    code = f" `{line}`" if line else ""
+    return UnsupportedNode(
+        kind=f"{CAPTURE_KIND_PREFIX}{type(exc).__name__}", instance=source or type(exc).__name__,
+        reason=ProblemReason.CAPTURE_FAILED, message=f"{first} (at {source or '?'}{code}). {capture_advice(text)}",
+        scope="", source=source)
+
+
+def _capture_problems_from_report(draft: torch.export.ExportedProgram) -> list[UnsupportedNode]:
+    """One problem per failure in draft_export's report, each at its user line."""
+    report_ = getattr(draft, "_report", None)
+    problems = []
+    for failure in getattr(report_, "failures", []):
+        if getattr(failure, "xfail", False):
+            continue
+        failure_type = failure.failure_type.name.lower()
+        data = failure.data if isinstance(failure.data, dict) else {}
+        source, code = _user_frame_of_report(data.get("user_stack"), report_)
+        expression = data.get("expr", "")
+        what = f"cannot decide `{expression}`" if expression else failure_type.replace("_", " ")
+        problems.append(UnsupportedNode(
+            kind=f"{CAPTURE_KIND_PREFIX}{failure_type}", instance=source or failure_type,
+            reason=ProblemReason.CAPTURE_FAILED,
+            message=f"torch.export {what} at {source or '?'}" + (f" `{code}`" if code else "") + ". "
+                    + capture_advice(failure.failure_type.name),
+            scope="", source=source))
+    return problems
+
+
+def _user_frame_of_report(user_stack: Any, report_: Any) -> tuple[str, str]:
+    from fixport.core.loaders.torchscript_graph import _is_library_frame
+
+    from torch._logging.structured import INTERN_TABLE  # file names are interned once per process
+
+    table = getattr(report_, "str_to_filename", {}) or {}  # {index: path}, only names new to this export
+    names = {index: path for path, index in INTERN_TABLE.items()}
+    names.update({k: v for k, v in table.items() if isinstance(k, int)})
+    frames = user_stack if isinstance(user_stack, list) else []
+    for frame in reversed(frames):
+        filename = frame.get("filename")
+        path = str(names.get(filename, "")) if isinstance(filename, int) else str(filename or "")
+        if path and not _is_library_frame(path):
+            return f"{path.rsplit('/', 1)[-1]}:{frame.get('line')}", str(frame.get("loc") or "").strip()
+    return "", ""
+
+
+# ---- step 2: every node without an ONNX function ----
+
+def nodes_without_onnx_function(program: torch.export.ExportedProgram,
+                                registry: _registration.ONNXRegistry) -> list[tuple[str, str]]:
+    """(FX node name, dispatcher message) for every call_function node the registry cannot
+    translate: the same dispatch the translator does, for all nodes instead of stopping at one."""
+    missing = []
+    for node in program.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem or _core._is_onnx_op(node.target):
+            continue
+        function, message = _dispatching.dispatch(node, registry)
+        if function is None:
+            missing.append((node.name, message))
+    return missing
+
+
+def _missing_function_problem(fx_graph: Graph, node_name: str, message: str, opset: int) -> UnsupportedNode:
+    node = fx_graph.node_by_id[node_name]
+    namespace, _, rest = node.kind.partition("::")
+    python_name = f"torch.ops.{namespace}.{rest}" if "." in rest else f"torch.ops.{namespace}.{rest}.default"
+    return UnsupportedNode(
+        kind=node.kind, instance=node.id, reason=ProblemReason.NO_ONNX_FUNCTION,
+        message=(f"No ONNX function for {node.kind} in torch's ONNX registry (torch_lib, opset {opset}): {message}. "
+                 f"Give one with torch.onnx.export(..., dynamo=True, custom_translation_table={{{python_name}: fn}}) "
+                 "where fn is an onnxscript function, or decompose the op into supported aten ops."),
+        scope=node.scope, source=node.source)
+
+
+# ---- step 3: translate ----
+
+def translate(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
+              options: ExportOptions, loaded: LoadedModel) -> onnx.ModelProto:
+    """What torch.onnx.export does after decomposition: translate, convert the opset, optimize, rename."""
+    onnx_program = _core._exported_program_to_onnx_program(program, registry=registry)
+    onnx_program.model = onnxscript_apis.convert_version(onnx_program.model, options.opset)
+    if options.do_constant_folding:
+        onnx_program.optimize()
+    input_names = options.input_names or loaded.input_names
+    if input_names:
+        _ir_passes.rename_inputs(onnx_program.model, list(input_names))
+    if options.output_names:
+        _ir_passes.rename_outputs(onnx_program.model, list(options.output_names))
+    return onnx_program.model_proto
+
+
+def _translation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
+    chain, current = [], exc
+    while current is not None and len(chain) < 10:
+        chain.append(current)
+        current = current.__cause__
+    node_name = next((m[1] for e in chain if (m := _TRANSLATING_NODE_RE.search(str(e)))), "")
+    node = fx_graph.node_by_id.get(node_name)
+    if node is None:
+        raise ExportError(f"Translating the captured graph to ONNX failed: {type(chain[-1]).__name__}: "
+                          f"{str(chain[-1]).splitlines()[0] if str(chain[-1]) else ''}",
+                          "See the Log for the exporter's traceback.") from exc
+    node.unsupported = True
+    root = chain[-1]
+    return UnsupportedNode(
+        kind=node.kind, instance=node.id, reason=ProblemReason.TRANSLATION_FAILED,
+        message=f"The ONNX function for {node.kind} failed: {type(root).__name__}: {str(root).splitlines()[0]}",
+        scope=node.scope, source=node.source)
+
+
+# ---- provenance: ONNX node -> FX node, from the exporter's node metadata ----
+
+def fx_node_of(node: onnx.NodeProto) -> str:
+    """The FX node name an ONNX node came from ('' when the exporter recorded none)."""
+    for prop in node.metadata_props:
+        if prop.key == FX_NODE_METADATA:
+            try:
+                scopes = ast.literal_eval(prop.value)
+            except (ValueError, SyntaxError):
+                return ""
+            return str(scopes[-1]) if scopes else ""
+    return ""
+
+
+def onnx_graph_with_provenance(model: onnx.ModelProto, fx_graph: Graph) -> Graph:
+    """The ONNX graph with ``origin`` = the FX node each node came from, and its module scope."""
+    for node in model.graph.node:
+        origin = fx_node_of(node)
+        if origin in fx_graph.node_by_id:
+            node.attribute.append(onnx.helper.make_attribute(PROVENANCE_ATTRIBUTE, origin))
+    onnx_graph = onnx_to_graph(model)
+    strip_provenance(model)
+    for node in onnx_graph.nodes:
+        if node.origin and not node.scope:
+            node.scope = fx_graph.node_by_id[node.origin[0]].scope
+    return onnx_graph
+
