@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -14,8 +13,9 @@ from fixport.cli.app import (
     add_model_arguments,
     command,
     job_arguments,
-    print_json,
 )
+from fixport.cli.output import print_json, progress_printer
+from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.worker.client import ExportWorker
 
@@ -27,8 +27,9 @@ def analysis_json(result: AnalysisResult) -> dict[str, Any]:
     return {
         "model": result.model_path,
         "opset": result.options.opset,
-        "exporter": "torchscript",
+        "exporter": result.options.exporter,
         "torchscript_nodes": len(result.torchscript_graph.nodes) if result.torchscript_graph else 0,
+        "source_graph": result.torchscript_graph.kind if result.torchscript_graph else None,
         "onnx_nodes": len(result.onnx_graph.nodes) if result.onnx_graph else 0,
         "unsupported": [problem.to_json() for problem in result.unsupported],
         "warnings": result.warnings,
@@ -42,13 +43,14 @@ def print_analysis(result: AnalysisResult) -> None:
     """A readable report: one block per unsupported node."""
     ts_nodes = len(result.torchscript_graph.nodes) if result.torchscript_graph else 0
     onnx_nodes = len(result.onnx_graph.nodes) if result.onnx_graph else 0
-    traced = "" if result.source_kind == "onnx" else f"{ts_nodes} TorchScript nodes, "
+    source = "FX (torch.export)" if result.options.exporter == "dynamo" else "TorchScript"
+    traced = "" if result.source_kind == "onnx" else f"{ts_nodes} {source} nodes, "
     print(f"{Path(result.model_path).name}: opset {result.options.opset}, {traced}{onnx_nodes} ONNX nodes")
     for note in result.notes:
         print(f"  note: {note}")
     if not result.unsupported:
         print("OK: ONNX Runtime has a kernel for every node." if result.source_kind == "onnx"
-              else "OK: the model exports and runs in ONNX Runtime.")
+              else "OK: the model exports, runs in ONNX Runtime and matches torch on the example inputs.")
     else:
         print(f"{len(result.unsupported)} unsupported node(s):")
     for index, problem in enumerate(result.unsupported, 1):
@@ -68,17 +70,10 @@ def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[
     request, options, mappings = job_arguments(args)
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
-        result = worker.run("analyze", progress=_progress_printer(args), request=request, options=options,
-                            mappings=mappings, output=output)
+        result = worker.run(AnalyzeRequest(request, options, mappings, output), progress=progress_printer(args.json))
     finally:
         worker.stop()
     return result, len(mappings)
-
-
-def _progress_printer(args: argparse.Namespace):
-    if args.json or not sys.stderr.isatty():
-        return None
-    return lambda fraction, message: print(f"\r[{fraction:4.0%}] {message:<50}", end="", file=sys.stderr)
 
 
 def _configure_check(parser: argparse.ArgumentParser) -> None:

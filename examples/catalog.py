@@ -13,21 +13,17 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
+from fixport.core.model.vocabulary import MIN_OPSET, ProblemReason
+
 EXAMPLES_DIR = Path(__file__).resolve().parent
 METADATA_NAME = "FIXPORT_EXAMPLE"
 BUILD_FUNCTION_NAME = "build"
 NOT_EXAMPLES = frozenset({"__init__", "catalog"})
 EXAMPLE_NAME_PATTERN = re.compile(r"^[a-z][a-z0-9_]*$")
-MIN_OPSET = 7  # oldest opset the TorchScript exporter accepts
 
-# Why a node fails; the strings are part of the file format.
-VALID_REASONS = (
-    "no_symbolic",  # no symbolic registered for the op at this opset
-    "symbolic_rejected",  # a symbolic exists but raised for these arguments
-    "python_op",  # prim::PythonOp (autograd.Function without symbolic), entry has "name"
-    "custom_op",  # op from a non-aten namespace with no symbolic at any opset
-    "runtime_error",  # exports, but ONNX Runtime cannot load or run it
-)
+# Why a node fails; the strings are part of the file format. A python_op entry has "name".
+VALID_REASONS = tuple(reason.value for reason in ProblemReason)
+DYNAMO_EXPECTED_KEY = "expected_unsupported_dynamo"  # optional: the dynamo exporter's findings
 REQUIRED_KEYS = ("title", "description", "opset", "export_options", "expected_unsupported",
                  "fix_tolerance")
 
@@ -49,6 +45,12 @@ class ExampleInfo:
     expected_unsupported: list[dict[str, Any]] = field(default_factory=list)
     fix_tolerance: float = 1e-4
     notes: str = ""
+    # What `check --exporter dynamo` must report; None: the example makes no claim for that exporter.
+    expected_unsupported_dynamo: list[dict[str, Any]] | None = None
+
+    def expected_for(self, exporter: str) -> list[dict[str, Any]] | None:
+        """The declared problems for ``exporter`` ("torchscript" or "dynamo")."""
+        return self.expected_unsupported_dynamo if exporter == "dynamo" else self.expected_unsupported
 
 
 def list_examples(directory: Path | None = None) -> list[ExampleInfo]:
@@ -85,6 +87,8 @@ def read_example(path: Path) -> ExampleInfo:
         expected_unsupported=[dict(entry) for entry in metadata["expected_unsupported"]],
         fix_tolerance=float(metadata["fix_tolerance"]),
         notes=metadata.get("notes", ""),
+        expected_unsupported_dynamo=([dict(entry) for entry in metadata[DYNAMO_EXPECTED_KEY]]
+                                     if DYNAMO_EXPECTED_KEY in metadata else None),
     )
 
 
@@ -137,6 +141,11 @@ def _validate_metadata(metadata: dict[str, Any], path: Path) -> None:
         _fail(path, "expected_unsupported must be a list")
     for entry in entries:
         _validate_entry(entry, path)
+    dynamo_entries = metadata.get(DYNAMO_EXPECTED_KEY, [])
+    if not isinstance(dynamo_entries, list):
+        _fail(path, f"{DYNAMO_EXPECTED_KEY} must be a list")
+    for entry in dynamo_entries:
+        _validate_entry(entry, path)
 
 
 def _validate_entry(entry: Any, path: Path) -> None:
@@ -150,7 +159,7 @@ def _validate_entry(entry: Any, path: Path) -> None:
         _fail(path, f"reason {reason!r} for {kind} is not one of {VALID_REASONS}")
     if not _is_int(count) or count < 1:
         _fail(path, f"count for {kind} must be a positive int, got {count!r}")
-    if reason == "python_op" and not isinstance(entry.get("name"), str):
+    if reason == ProblemReason.PYTHON_OP and not isinstance(entry.get("name"), str):
         _fail(path, f"python_op entry for {kind} needs the Function's 'name'")
 
 

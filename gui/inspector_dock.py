@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QDockWidget, QTextBrowser, QWidget
 
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.vocabulary import DEFAULT_OPSET, describe_reason
 from fixport.core.onnx_io.op_docs import OpInfo, onnx_schema_text
 
 MAX_ATTRIBUTE_TEXT = 200
@@ -45,12 +46,13 @@ class InspectorDock(QDockWidget):
         self.browser.setHtml(STYLE + "<p class='muted'>Select a node in either graph.</p>")
 
     def show_node(self, graph: Graph, node: Node, problem: UnsupportedNode | None = None,
-                  op_info: OpInfo | None = None, target_ops: list[str] | None = None, opset: int = 17) -> None:
+                  op_info: OpInfo | None = None, target_ops: list[str] | None = None,
+                  opset: int = DEFAULT_OPSET) -> None:
         parts = [STYLE, f"<h3>{html.escape(node.name or node.kind)}</h3>"]
         if problem is not None:
             first = (f"<br>torch has a built-in symbolic from opset {problem.first_supported_opset}"
                      if problem.first_supported_opset and problem.first_supported_opset > opset else "")
-            parts.append(f"<div class='problem'><b>Unsupported — {html.escape(problem.reason)}</b><br>"
+            parts.append(f"<div class='problem'><b>Unsupported — {html.escape(describe_reason(problem.reason))}</b><br>"
                          f"{html.escape(problem.message)}{first}</div>")
         rows = [_row("kind", node.kind), _row("graph", graph.kind)]
         if node.scope:

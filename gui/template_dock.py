@@ -34,6 +34,8 @@ from fixport.symbolics.library import (
 )
 
 OFFER_ROLE = Qt.ItemDataRole.UserRole
+RAISE_OPSET_ROLE = Qt.ItemDataRole.UserRole + 1
+RAISE_OPSET_OFFER_ID = "raise_opset"  # the offer id of "raise the opset to N" in offer_ids()
 SPIN_LIMIT = 1_000_000
 
 
@@ -46,12 +48,14 @@ class TemplateTarget:
     python_op_name: str | None
     opset: int
     input_types: list[str]
+    suggested_opset: int | None = None  # an opset the exporter names as working for this node
 
 
 class TemplateDock(QDockWidget):
     apply_requested = Signal(object)  # FixMapping
     remove_requested = Signal(object)  # FixMapping (the one to remove)
     stub_requested = Signal(object)  # TemplateTarget
+    opset_requested = Signal(int)  # "raise the opset to N" was applied
 
     def __init__(self, library: TemplateLibrary, parent: QWidget | None = None) -> None:
         super().__init__("Template", parent)
@@ -131,16 +135,25 @@ class TemplateDock(QDockWidget):
         self.heading.setText(f"<b>{label}</b> at opset {target.opset}{state}")
         self.apply_kind_button.setText(f"Apply to all {label}")
         offers = self.library.templates_for(target.kind, target.opset, target.python_op_name)
+        raise_row = target.suggested_opset is not None and mapping is None
+        if raise_row:  # the exporter's own advice comes first: one click, no template
+            self.offers.addItem(self._raise_opset_item(target.opset, target.suggested_opset))
         for offer in offers:
             self.offers.addItem(self._offer_item(offer))
         selected = next((i for i, o in enumerate(offers) if mapping and o.template_id == mapping.template_id), 0)
+        selected += 1 if raise_row and mapping is not None else 0
         self.offers.setCurrentRow(selected)
         if mapping is not None:
             self.editor.set_source(mapping.source)
             self._set_param_values(mapping.params)
 
     def offer_ids(self) -> list[str]:
-        return [self.offers.item(i).data(OFFER_ROLE).template_id for i in range(self.offers.count())]
+        return [self._offer_id(self.offers.item(i)) for i in range(self.offers.count())]
+
+    @staticmethod
+    def _offer_id(item: QListWidgetItem) -> str:
+        offer = item.data(OFFER_ROLE)
+        return offer.template_id if offer is not None else RAISE_OPSET_OFFER_ID
 
     def select_offer(self, template_id: str) -> None:
         ids = self.offer_ids()
@@ -170,10 +183,32 @@ class TemplateDock(QDockWidget):
         item.setToolTip(offer.template.description if offer.template else offer.why)
         return item
 
+    @staticmethod
+    def _raise_opset_item(opset: int, suggested: int) -> QListWidgetItem:
+        item = QListWidgetItem(f"Raise the opset to {suggested}\n    the exporter names opset {suggested} for "
+                               f"this node (now {opset}); one click sets the project's opset and exports again")
+        item.setData(RAISE_OPSET_ROLE, suggested)
+        item.setToolTip(f"Set the project's opset to {suggested} and re-export.")
+        return item
+
+    def raising_opset(self) -> int | None:
+        """The opset the current offer raises to, when it is "raise the opset to N"."""
+        item = self.offers.currentItem()
+        return item.data(RAISE_OPSET_ROLE) if item is not None else None
+
     def _on_offer_changed(self, item: QListWidgetItem | None, _previous: QListWidgetItem | None) -> None:
         offer: RankedTemplate | None = item.data(OFFER_ROLE) if item else None
         self.clear_error()
-        if offer is None:
+        raise_to = item.data(RAISE_OPSET_ROLE) if item else None
+        target = self.target
+        label = (f"{target.kind}[{target.python_op_name}]" if target.python_op_name else target.kind) if target else ""
+        self.apply_kind_button.setText(f"Raise opset to {raise_to}" if raise_to else f"Apply to all {label}")
+        self.apply_node_button.setEnabled(self.target is not None and not raise_to)
+        if raise_to:
+            self._show_template(None)
+            self.description.setText(f"torch's exporter handles this node at opset {raise_to}: no template "
+                                     "needed. Apply sets the project's opset and exports again.")
+        elif offer is None:
             self._show_template(None)
         elif offer.template_id == STUB_TEMPLATE_ID or offer.template is None:
             self._on_stub_clicked()
@@ -264,6 +299,10 @@ class TemplateDock(QDockWidget):
             edited=template is None or source != template.source)
 
     def _emit_apply(self, instance_only: bool) -> None:
+        raise_to = self.raising_opset()
+        if raise_to is not None:
+            self.opset_requested.emit(raise_to)
+            return
         mapping = self.mapping_for(instance_only)
         if mapping is not None:
             self.clear_error()

@@ -6,6 +6,7 @@ from collections import Counter
 
 import pytest
 
+from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import ModelRequest
 from fixport.examples.catalog import ExampleInfo, list_examples
 
@@ -19,7 +20,7 @@ def _expected(example: ExampleInfo) -> Counter:
 
 @pytest.mark.parametrize("example", EXAMPLES, ids=[e.name for e in EXAMPLES])
 def test_example_reports_exactly_its_declared_problems(worker, example: ExampleInfo) -> None:
-    result = worker.run("analyze", request=ModelRequest(str(example.path)))
+    result = worker.run(AnalyzeRequest(ModelRequest(str(example.path))))
     found = Counter((p.kind, p.reason, p.python_op_name) for p in result.unsupported)
     assert found == _expected(example)
     assert result.options.opset == example.opset
@@ -33,16 +34,16 @@ def test_example_reports_exactly_its_declared_problems(worker, example: ExampleI
 
 def test_first_supported_opset_is_reported(worker) -> None:
     vit = next(e for e in EXAMPLES if e.name == "vit_tiny")
-    result = worker.run("analyze", request=ModelRequest(str(vit.path)))
+    result = worker.run(AnalyzeRequest(ModelRequest(str(vit.path))))
     first = {p.kind: p.first_supported_opset for p in result.unsupported}
     assert first == {"aten::unflatten": 13, "aten::scaled_dot_product_attention": 14}
-    fixed = worker.run("analyze", request=ModelRequest(str(vit.path)), options={"opset": 14})
+    fixed = worker.run(AnalyzeRequest(ModelRequest(str(vit.path)), options={"opset": 14}))
     assert fixed.unsupported == []
 
 
 def test_provenance_links_onnx_nodes_to_torchscript_nodes(worker) -> None:
     resnet = next(e for e in EXAMPLES if e.name == "resnet18_clean")
-    result = worker.run("analyze", request=ModelRequest(str(resnet.path)))
+    result = worker.run(AnalyzeRequest(ModelRequest(str(resnet.path))))
     ts_ids = set(result.torchscript_graph.node_by_id)
     convs = [n for n in result.onnx_graph.nodes if n.op_type == "Conv"]
     assert len(convs) == 20
@@ -67,7 +68,7 @@ def test_runtime_errors_name_the_onnx_and_torchscript_node(worker, model_file) -
         torch.onnx.register_custom_op_symbolic(
             "aten::asinh", lambda g, x: g.op("rknn_cst::Asinh", x), 9)
     """)
-    result = worker.run("analyze", request=ModelRequest(str(path)), options={"opset": 12})
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path)), options={"opset": 12}))
     (problem,) = result.unsupported
     assert problem.reason == "runtime_error"
     assert problem.kind == "aten::asinh"
@@ -89,7 +90,7 @@ def test_runtime_failure_while_running_is_reported(worker, model_file) -> None:
         torch.onnx.register_custom_op_symbolic(
             "aten::relu", lambda g, x: g.op("Gather", x, g.op("Constant", value_t=torch.tensor([7]))), 9)
     """)
-    result = worker.run("analyze", request=ModelRequest(str(path)), options={"opset": 12})
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path)), options={"opset": 12}))
     (problem,) = result.unsupported
     assert problem.reason == "runtime_error"
     assert problem.kind == "aten::relu"

@@ -2,44 +2,63 @@
 from __future__ import annotations
 
 import time
-from typing import Any
 
 from fixport.core.exporters.applied_fixes import applied_mappings
+from fixport.core.exporters.base import Exporter, ExportResult
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
-from fixport.core.exporters.torchscript import (
-    ExportOptions,
-    ExportResult,
-    TorchScriptExporter,
-)
+from fixport.core.exporters.output_check import mismatched_outputs
+from fixport.core.exporters.torchscript import ExportOptions, TorchScriptExporter
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
-from fixport.core.model.cancel import ProgressCallback, report
+from fixport.core.model.cancel import (
+    CancelCallback,
+    ProgressCallback,
+    check_cancelled,
+    report,
+)
 from fixport.core.model.export_options import resolve_export_options
-from fixport.core.model.project import FixMapping
-from fixport.core.model.results import AnalysisResult, ModelRequest
+from fixport.core.model.requests import AnalyzeRequest
+from fixport.core.model.results import AnalysisResult
 from fixport.core.onnx_io.onnx_files import save_model
 
 
-def analyze(request: ModelRequest, options: dict[str, Any] | None = None, output: str | None = None,
-            run_check: bool = True, mappings: list[FixMapping] | None = None,
-            progress: ProgressCallback | None = None) -> AnalysisResult:
-    """Open, trace and export with diagnosis and the project's fixes applied; save to
-    ``output`` when given and nothing is left unsupported."""
+def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
+            cancelled: CancelCallback | None = None) -> AnalysisResult:
+    """Open, trace and export with diagnosis and the project's fixes applied, compare a clean
+    export's outputs with torch's; save to ``request.output`` when nothing is left unsupported."""
     started = time.perf_counter()
     report(progress, 0.0, "loading the model")
-    loaded = open_model(request)
+    loaded = open_model(request.model)
+    check_cancelled(cancelled)
     loaded_at = time.perf_counter()
-    export_options = resolve_export_options(loaded.settings, options)
+    export_options = resolve_export_options(loaded.settings, request.options)
     if loaded.module is None:
         return _analyze_onnx_file(loaded, export_options, {"load": loaded_at - started})
-    with applied_mappings(list(mappings or []), export_options.opset) as custom_opsets:
+    with applied_mappings(list(request.mappings), export_options.opset) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
-        result = TorchScriptExporter().export(loaded, export_options, run_check=run_check, progress=progress)
+        exporter = exporter_for(export_options.exporter)
+        result = exporter.export(loaded, export_options, run_check=request.run_check, progress=progress,
+                                 cancelled=cancelled)
     exported_at = time.perf_counter()
+    check_cancelled(cancelled)
+    if request.run_check and result.ok:  # it runs: do the numbers match torch's?
+        report(progress, 0.9, "comparing ONNX Runtime with torch")
+        result.unsupported += mismatched_outputs(loaded, result.model, result.onnx_graph, result.torchscript_graph)
+    compared_at = time.perf_counter()
+    output = request.output
     saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
     return _analysis_from(loaded, export_options, result, saved, {
-        "load": loaded_at - started, "export": exported_at - loaded_at,
-        "save": time.perf_counter() - exported_at})
+        "load": loaded_at - started, "export": exported_at - loaded_at, "compare": compared_at - exported_at,
+        "save": time.perf_counter() - compared_at})
+
+
+def exporter_for(name: str) -> Exporter:
+    """The exporter the options name; the dynamo one is imported only when asked for (onnxscript is slow to load)."""
+    if name == "dynamo":
+        from fixport.core.exporters.dynamo import DynamoExporter
+
+        return DynamoExporter()
+    return TorchScriptExporter()
 
 
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,

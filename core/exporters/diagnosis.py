@@ -6,11 +6,15 @@ from typing import TYPE_CHECKING
 
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.vocabulary import (
+    OPSET_DEPENDENT_REASONS,
+    PYTHON_OP_KIND,
+    ProblemReason,
+)
 
 if TYPE_CHECKING:
     from fixport.core.exporters.conversion_hooks import ConversionFailure
 
-REASONS = ("no_symbolic", "symbolic_rejected", "python_op", "custom_op", "runtime_error")
 # Namespaces whose ops the exporter itself knows; anything else is a custom op.
 EXPORTER_NAMESPACES = frozenset({"aten", "prim", "onnx", "quantized", "_caffe2"})
 # ONNX domains that ONNX Runtime implements out of the box.
@@ -23,23 +27,23 @@ _ORT_UNREGISTERED_RE = re.compile(r"([\w.\-]+):([\w\-]+)\(-?\d+\) is not a regis
 def classify_failure(failure: ConversionFailure, first_supported: int | None) -> UnsupportedNode:
     """Reason for a conversion failure: which of the exporter's failure modes it is."""
     namespace = failure.kind.split("::", 1)[0]
-    if failure.kind == "prim::PythonOp":
-        reason = "python_op"
+    if failure.kind == PYTHON_OP_KIND:
+        reason = ProblemReason.PYTHON_OP
     elif namespace not in EXPORTER_NAMESPACES:
-        reason = "custom_op"
+        reason = ProblemReason.CUSTOM_OP
     elif failure.exception_type == "UnsupportedOperatorError":
-        reason = "no_symbolic"
+        reason = ProblemReason.NO_SYMBOLIC
     else:
-        reason = "symbolic_rejected"
+        reason = ProblemReason.SYMBOLIC_REJECTED
     message = failure.message
-    if reason == "python_op":
+    if reason == ProblemReason.PYTHON_OP:
         message = (f"autograd.Function {failure.python_op_name or '?'} has no `symbolic` and was not inlined "
                    "(export with autograd inlining on, or fix it by its name; a fix for any Function or for one "
                    f"node registers a prim::PythonOp symbolic, which stops torch inlining the others). {message}")
     return UnsupportedNode(
         kind=failure.kind, instance=failure.instance, reason=reason, message=message,
         scope=failure.scope, source=failure.source,
-        first_supported_opset=first_supported if reason in ("no_symbolic", "symbolic_rejected") else None,
+        first_supported_opset=first_supported if reason in OPSET_DEPENDENT_REASONS else None,
         python_op_name=failure.python_op_name)
 
 
@@ -54,7 +58,7 @@ def _runtime_problem(node: Node, torchscript_graph: Graph | None, message: str) 
     return UnsupportedNode(
         kind=origin.kind if origin else node.kind,
         instance=origin.id if origin else node.id,
-        reason="runtime_error",
+        reason=ProblemReason.RUNTIME_ERROR,
         message=f"ONNX node {node.name or node.id} ({node.kind}): {message}",
         scope=origin.scope if origin else node.scope,
         source=origin.source if origin else "",
@@ -85,7 +89,7 @@ def runtime_error_problem(error_text: str, onnx_graph: Graph, torchscript_graph:
     if node is not None:
         node.unsupported = True
         return _runtime_problem(node, torchscript_graph, short)
-    return UnsupportedNode(kind="onnx::?", instance="", reason="runtime_error",
+    return UnsupportedNode(kind="onnx::?", instance="", reason=ProblemReason.RUNTIME_ERROR,
                            message=f"ONNX Runtime failed: {short}", scope="", source="")
 
 

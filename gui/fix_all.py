@@ -1,0 +1,84 @@
+"""Fix all, seen from the window: the `fix --auto` job's result turned into project edits and rows.
+
+The search itself is the worker's AutoFixRequest job (``core/fixing/auto_fix.py``); this module
+only decides what the window does with its result: which mappings the project gets, the opset
+it moves to, and one line per op kind saying which fix was chosen (its family) or why none fitted.
+Nothing here touches the project until the job has finished, so Cancel leaves it as it was.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
+from fixport.core.model.results import AutoFixResult
+from fixport.core.model.vocabulary import OPSET_DEPENDENT_REASONS, ProblemReason, python_op_kind
+from fixport.gui.problems_dock import FixedKind
+
+# The exporter's own advice in a rejecting symbolic: "... Please try opset version 11."
+_OPSET_ADVICE_RE = re.compile(r"[Pp]lease try opset version (\d+)")
+
+
+def opset_that_works(problem: UnsupportedNode, opset: int) -> int | None:
+    """The opset the exporter names for ``problem`` (its message's advice, or the first opset with
+    a built-in symbolic), when it is above ``opset``; None otherwise."""
+    if problem.reason not in OPSET_DEPENDENT_REASONS:
+        return None
+    named = [int(v) for v in _OPSET_ADVICE_RE.findall(problem.message) if int(v) > opset]
+    if problem.reason == ProblemReason.NO_SYMBOLIC and problem.first_supported_opset \
+            and problem.first_supported_opset > opset:
+        named.append(problem.first_supported_opset)
+    return min(named) if named else None
+
+
+@dataclass
+class FixAllPlan:
+    """What Fix all changes in the project, and what the Problems dock says per kind."""
+
+    new_mappings: list[FixMapping] = field(default_factory=list)
+    opset: int | None = None  # the opset to move to, when the search raised it
+    outcomes: list[FixedKind] = field(default_factory=list)
+
+    @property
+    def changes_anything(self) -> bool:
+        return bool(self.new_mappings) or self.opset is not None
+
+    def summary(self) -> str:
+        fitted = sum(1 for o in self.outcomes if o.fitted)
+        missing = [o.label for o in self.outcomes if not o.fitted]
+        opset = f", opset raised to {self.opset}" if self.opset is not None else ""
+        left = f"; no fix fitted {', '.join(missing)}" if missing else ""
+        return f"Fix all: {fitted} kind(s) fixed{opset}{left}."
+
+
+def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
+    """The project edits and per-kind rows for one finished `fix --auto` search."""
+    known = {(m.target_kind, m.python_op_name, m.instance) for m in existing}
+    plan = FixAllPlan(new_mappings=[m for m in result.mappings
+                                    if (m.target_kind, m.python_op_name, m.instance) not in known])
+    if result.opset_raised is not None:
+        before, after = result.opset_raised
+        plan.opset = after
+        raised_kinds = {p.display_kind for p in result.before.unsupported} - {
+            python_op_kind(c.python_op_name) if c.python_op_name else c.kind for c in result.choices}
+        plan.outcomes += [FixedKind(kind, f"opset raised from {before} to {after}") for kind in sorted(raised_kinds)
+                          if kind not in {p.display_kind for p in result.after.unsupported}]
+    by_kind = {(m.target_kind, m.python_op_name): m for m in result.mappings}
+    for choice in result.choices:
+        label = python_op_kind(choice.python_op_name) if choice.python_op_name else choice.kind
+        family = choice.family or "template"
+        runtime = "" if choice.runs_in_onnxruntime else " (ONNX Runtime cannot run it)"
+        plan.outcomes.append(FixedKind(label, f"{family}: {choice.template_id}{runtime}",
+                                       by_kind.get((choice.kind, choice.python_op_name))))
+    for kind in dict.fromkeys(result.no_template):
+        plan.outcomes.append(FixedKind(kind, _why_none_fitted(kind, result), fitted=False))
+    return plan
+
+
+def _why_none_fitted(kind: str, result: AutoFixResult) -> str:
+    """The last rejection for ``kind`` (template, family and reason), or that nothing was offered."""
+    rejections = [r for r in result.rejected if f" for {kind}: " in r]
+    if not rejections:
+        return f"no fix: no template fits {kind} at opset {result.after.options.opset}"
+    return "no fix: " + rejections[-1].splitlines()[0][:200]

@@ -1,0 +1,69 @@
+"""Diagnosis you can trust: `check` compares the numbers, and complex or quantized graphs get a
+diagnosis (exit 1 with every problem listed) instead of a failed export (exit 2)."""
+from __future__ import annotations
+
+import json
+from collections import Counter
+
+from fixport.core.model.requests import AnalyzeRequest
+from fixport.core.model.results import ModelRequest
+from fixport.core.model.vocabulary import ProblemReason
+from fixport.examples.catalog import example_path
+from tests.conftest import run_main
+
+SOFTPLUS_MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            # the exporter drops `threshold`: ONNX's Softplus differs where beta * x > 1
+            return torch.nn.functional.softplus(x, beta=2, threshold=1)
+
+    def build():
+        torch.manual_seed(0)
+        return Model(), (torch.randn(3, 4) * 3,)
+"""
+
+
+def test_check_flags_a_silent_mismatch_with_its_own_reason(model_file) -> None:
+    path = model_file("softplus_threshold.py", SOFTPLUS_MODEL)
+    ran = run_main("check", str(path), "--json")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    (problem,) = json.loads(ran.stdout)["unsupported"]
+    assert problem["reason"] == "mismatch"
+    assert problem["kind"] == "aten::softplus"  # the node the output comes out of
+    assert "max abs" in problem["message"] and "compare" in problem["message"]
+
+
+def test_matching_numbers_stay_clean(worker, model_file) -> None:
+    path = model_file("softplus_plain.py", SOFTPLUS_MODEL.replace(", beta=2, threshold=1", ""))
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path))))
+    assert result.unsupported == []
+    assert "compare" in result.seconds
+
+
+def test_complex_tensors_between_unsupported_nodes_are_listed(worker, model_file) -> None:
+    path = model_file("rotary.py", """
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                rotated = torch.view_as_complex(x.reshape(2, 4, 2)) * torch.polar(torch.ones(4), torch.arange(4.0))
+                return torch.view_as_real(rotated).flatten(1)
+
+        def build():
+            return Model(), (torch.randn(2, 8),)
+    """)
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path))))
+    kinds = Counter(p.kind for p in result.unsupported)
+    assert kinds["aten::view_as_complex"] == 1 and kinds["aten::view_as_real"] == 1
+    assert all(p.reason in (ProblemReason.NO_SYMBOLIC, ProblemReason.SYMBOLIC_REJECTED) for p in result.unsupported)
+
+
+def test_check_lists_complex_and_quantized_examples_with_exit_1() -> None:
+    for name, kinds in (("fft_token_mixer", {"aten::fft_fft", "aten::real"}),
+                        ("quantized_conv_relu", {"aten::quantize_per_tensor", "quantized::conv2d_relu",
+                                                 "aten::dequantize"})):
+        ran = run_main("check", str(example_path(name)), "--json")
+        assert ran.returncode == 1, ran.stdout + ran.stderr
+        assert {p["kind"] for p in json.loads(ran.stdout)["unsupported"]} == kinds
