@@ -8,6 +8,7 @@ from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
+from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import (
     FixportError,
     InputSpecError,
@@ -18,15 +19,27 @@ from fixport.core.model.graph import Graph, Node
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import PROJECT_SUFFIX, FixMapping
-from fixport.core.model.results import AnalysisResult
+from fixport.core.model.requests import (
+    AnalyzeRequest,
+    AutoFixRequest,
+    CompareRequest,
+    OpInfoRequest,
+    PingRequest,
+    StubRequest,
+)
+from fixport.core.model.results import AnalysisResult, AutoFixResult, TracedGraph, WorkerInfo
+from fixport.core.model.vocabulary import DEFAULT_OPSET, PYTHON_OP_KIND, ProblemReason
 from fixport.core.model.workbench import Workbench
+from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.gui.compare_dock import CompareDock
+from fixport.gui.fix_all import opset_that_works, plan_from
 from fixport.gui.graph_panes import SideBySideGraphs
 from fixport.gui.inspector_dock import InspectorDock
-from fixport.gui.job_runner import JobRequest, JobRunner
+from fixport.gui.job_runner import JobRunner, SubmittedJob
 from fixport.gui.log_dock import LogDock
 from fixport.gui.model_questions import ask_input_specs, ask_trust
-from fixport.gui.problems_dock import ProblemsDock
+from fixport.gui.onnx_preview import OnnxPreview
+from fixport.gui.problems_dock import FixedKind, ProblemsDock
 from fixport.gui.restore_bar import RestoreBar
 from fixport.gui.template_dock import TemplateDock, TemplateTarget
 from fixport.gui.window_actions import WindowActions
@@ -55,9 +68,14 @@ class MainWindow(QMainWindow):
         self.workbench = Workbench()
         self.library = library or TemplateLibrary()
         self.runner = runner or JobRunner(parent=self)
+        self.onnx_preview = OnnxPreview(self)
+        self._previewed_onnx: str | None = None  # the .onnx file drawn before its analysis arrived
         self.selected: tuple[str, str] | None = None  # (graph kind, node id)
+        self._keep_view = False  # the running export keeps the current view
+        self._traced: Graph | None = None  # the running export's traced graph, drawn before it ends
         self.compare_tolerances: dict[str, float | None] = {"rtol": None, "atol": None}
         self.highlight_after_export: set[str] = set()
+        self.fix_outcomes: list[FixedKind] | None = None  # what the last Fix all chose per kind
 
         self.graphs = SideBySideGraphs()
         self.restore_bar = RestoreBar()
@@ -88,7 +106,7 @@ class MainWindow(QMainWindow):
         self.resizeDocks([self.problems, self.template], [PROBLEMS_WIDTH, TEMPLATE_WIDTH], Qt.Orientation.Horizontal)
         self.resizeDocks([self.template, self.inspector], [TEMPLATE_HEIGHT, INSPECTOR_HEIGHT], Qt.Orientation.Vertical)
         self.resizeDocks([self.compare], [COMPARE_HEIGHT], Qt.Orientation.Vertical)
-        self.actions = WindowActions(self)
+        self.actions = WindowActions(self, [self.problems, self.inspector, self.template, self.compare, self.log])
 
         self._connect()
         self._restore_window_state()
@@ -96,14 +114,24 @@ class MainWindow(QMainWindow):
 
     # ---- wiring ----
     def _connect(self) -> None:
+        self.onnx_preview.ready.connect(self._on_onnx_preview_ready)
         self.runner.started.connect(self._on_job_started)
         self.runner.progress.connect(self._on_job_progress)
+        self.runner.partial.connect(self._on_job_partial)
         self.runner.finished.connect(self._on_job_finished)
+        self.runner.on_finished(PingRequest, self._on_worker_ready)
+        self.runner.on_finished(AnalyzeRequest, self._on_analysis_finished)
+        self.runner.on_finished(CompareRequest, self._on_compare_finished)
+        self.runner.on_finished(OpInfoRequest, self._on_op_info_finished)
+        self.runner.on_finished(StubRequest, self._on_stub_finished)
+        self.runner.on_finished(AutoFixRequest, self._on_fix_all_finished)
         self.runner.failed.connect(self._on_job_failed)
         self.runner.cancelled.connect(self._on_job_cancelled)
         self.runner.busy_changed.connect(self.actions.set_busy)
         self.graphs.node_selected.connect(self._on_node_selected)
         self.problems.problem_activated.connect(self._on_problem_activated)
+        self.problems.fix_activated.connect(self._on_fix_activated)
+        self.template.opset_requested.connect(self._on_opset_requested)
         self.template.apply_requested.connect(self.apply_mapping)
         self.template.remove_requested.connect(self._on_remove_mapping)
         self.template.stub_requested.connect(self._on_stub_requested)
@@ -127,7 +155,12 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{path.name} — {WINDOW_TITLE}")
         self.log.log(f"Opened {path}")
         self.graphs.set_graphs(None, None, keep_view=False)
+        self._previewed_onnx = None
+        model_path = Path(self.workbench.project.model_path)
+        if model_path.suffix == ".onnx":
+            self.onnx_preview.read(model_path)  # drawn before the worker's check arrives
         self.problems.set_problems([])
+        self.fix_outcomes = None
         self.compare.clear()
         self.template.set_target(None)
         self.inspector.clear()
@@ -136,33 +169,31 @@ class MainWindow(QMainWindow):
         self.actions.sync_from_project()
         self.reexport(keep_view=False)
 
-    def reexport(self, keep_view: bool = True, output: str | None = None) -> JobRequest | None:
+    def reexport(self, keep_view: bool = True, output: str | None = None) -> SubmittedJob | None:
         if self.workbench.project is None:
             return None
         self._keep_view = keep_view
-        return self.runner.submit("analyze", topic="analyze", **self.workbench.analyze_arguments(output))
+        self._traced = None
+        return self.runner.submit(self.workbench.analyze_request(output))
 
     # ---- job results ----
-    def _on_job_started(self, request: JobRequest) -> None:
-        if request.job != "ping":
-            self.actions.show_progress(0.0, f"{request.job}…")
+    def _on_job_started(self, submitted: SubmittedJob) -> None:
+        if not isinstance(submitted.request, PingRequest):
+            self.actions.show_progress(0.0, f"{submitted.job.name}…")
 
-    def _on_job_progress(self, request: JobRequest, fraction: float, message: str) -> None:
+    def _on_job_progress(self, submitted: SubmittedJob, fraction: float, message: str) -> None:
         self.actions.show_progress(fraction, message)
 
-    def _on_job_finished(self, request: JobRequest, result: Any) -> None:
-        self.actions.hide_progress()
-        handler = getattr(self, f"_on_{request.job}_finished", None)
-        if handler is not None:
-            handler(request, result)
+    def _on_job_finished(self, submitted: SubmittedJob, result: Any) -> None:
+        self.actions.hide_progress()  # the runner calls the job's own handler next
 
-    def _on_job_failed(self, request: JobRequest, error: FixportError) -> None:
+    def _on_job_failed(self, submitted: SubmittedJob, error: FixportError) -> None:
         self.actions.hide_progress()
         if isinstance(error, TemplateValidationError):
             self.template.show_error(error.message, error.line)
         self.show_error(error)
         project = self.workbench.project
-        if request.job != "analyze" or project is None:
+        if not isinstance(submitted.request, AnalyzeRequest) or project is None:
             return
         if isinstance(error, InputSpecError) and "no example inputs" in error.message:
             self.ask_for_inputs()
@@ -181,24 +212,47 @@ class MainWindow(QMainWindow):
             self.workbench.set_project_field("input_specs", specs)
             self.reexport(keep_view=False)
 
-    def _on_job_cancelled(self, request: JobRequest) -> None:
+    def _on_job_cancelled(self, submitted: SubmittedJob) -> None:
         self.actions.hide_progress()
-        self.statusBar().showMessage(f"Cancelled {request.job}.", STATUS_TIMEOUT_MS)
-        self.log.log(f"Cancelled {request.job}; the worker was stopped and will restart on the next job.")
+        self.statusBar().showMessage(f"Cancelled {submitted.job.name}.", STATUS_TIMEOUT_MS)
+        self.log.log(f"Cancelled {submitted.job.name}.")
 
-    def _on_ping_finished(self, _request: JobRequest, info: dict[str, Any]) -> None:
-        self.log.log(f"Worker ready (torch {info['torch']}, onnx {info['onnx']}, onnxruntime {info['onnxruntime']}).")
+    def _on_worker_ready(self, info: WorkerInfo) -> None:
+        self.log.log(f"Worker ready (torch {info.torch}, onnx {info.onnx}, onnxruntime {info.onnxruntime}).")
+        self.actions.set_available_providers(info.providers)
 
-    def _on_analyze_finished(self, request: JobRequest, result: AnalysisResult) -> None:
+    def _on_job_partial(self, submitted: SubmittedJob, piece: object) -> None:
+        """The traced graph arrives before the export ends: draw it at once."""
+        if isinstance(piece, TracedGraph) and isinstance(submitted.request, AnalyzeRequest):
+            self._traced = piece.graph
+            self.graphs.show_traced(piece.graph, keep_view=self._keep_view)
+
+    def _on_onnx_preview_ready(self, path: str, graph: Graph) -> None:
+        """An .onnx file's graph, read in this process: draw it while the worker checks the file."""
+        project, analysis = self.workbench.project, self.workbench.analysis
+        if project is None or Path(project.model_path) != Path(path) or (
+                analysis is not None and Path(analysis.model_path) == Path(path)):
+            return  # another file was opened meanwhile, or the worker was faster
+        self._previewed_onnx = path
+        self.graphs.set_graphs(None, graph, keep_view=False, onnx_title="ONNX (file)")
+        self.statusBar().showMessage(f"{Path(path).name}: {len(graph.nodes):,} nodes; checking every node "
+                                     "in ONNX Runtime…", STATUS_TIMEOUT_MS)
+
+    def _on_analysis_finished(self, result: AnalysisResult) -> None:
         self.workbench.analysis = result
-        keep_view = getattr(self, "_keep_view", False)
+        keep_view = self._keep_view
         onnx_nodes = result.onnx_graph.nodes if result.onnx_graph is not None else []
         placeholders = result.source_kind != "onnx" and any(node.unsupported for node in onnx_nodes)
         title = "ONNX (placeholders where export fails)" if placeholders else "ONNX (exported)"
-        self.graphs.set_graphs(result.torchscript_graph, result.onnx_graph, keep_view=keep_view, onnx_title=title)
+        previewed = self._previewed_onnx is not None and Path(self._previewed_onnx) == Path(result.model_path)
+        if result.source_kind == "onnx" and previewed:
+            self.graphs.adopt_graphs(None, result.onnx_graph, onnx_title="ONNX (file)")
+        else:
+            traced = self._traced if _same_nodes(self._traced, result.torchscript_graph) else result.torchscript_graph
+            self.graphs.set_graphs(traced, result.onnx_graph, keep_view=keep_view, onnx_title=title)
         self._mark_problems(result)
         fixed = [m.label for m in self.workbench.project.mappings] if self.workbench.project else []
-        self.problems.set_problems(result.unsupported, fixed)
+        self.problems.set_problems(result.unsupported, fixed, self.fix_outcomes)
         self.actions.sync_from_analysis(result)
         summary = (f"{len(result.unsupported)} unsupported node(s)" if result.unsupported
                    else "exports cleanly and runs in ONNX Runtime")
@@ -224,32 +278,80 @@ class MainWindow(QMainWindow):
             self.graphs.pane("onnx").set_marks(unsupported=bad, highlighted=created)
             self.highlight_after_export = set()
 
-    def _on_op_info_finished(self, request: JobRequest, info) -> None:
+    # ---- Fix all ----
+    def start_fix_all(self) -> SubmittedJob | None:
+        """The `fix --auto` search for every problem, off the UI thread (progress and Cancel as for any job)."""
+        project = self.workbench.project
+        if project is None:
+            return None
+        self.log.log("Fix all: searching a fix for every problem…")
+        return self.runner.submit(AutoFixRequest(self.workbench.model_request(), dict(project.export_options),
+                                                 list(project.mappings)))
+
+    def _on_fix_all_finished(self, result: AutoFixResult) -> None:
+        """Only now does the project change: the chosen mappings (autosaved), the opset, then re-export."""
+        if self.workbench.project is None:
+            return
+        plan = plan_from(result, self.workbench.project.mappings)
+        for mapping in plan.new_mappings:
+            self.workbench.apply_mapping(mapping)
+        if plan.opset is not None:
+            self.workbench.set_export_option("opset", plan.opset)
+        self.fix_outcomes = plan.outcomes
+        self.log.log(plan.summary(), "\n".join(result.rejected))
+        self.statusBar().showMessage(plan.summary(), STATUS_TIMEOUT_MS)
+        self.actions.sync_from_project()
+        self.reexport(keep_view=True)
+
+    def _on_fix_activated(self, mapping: object) -> None:
+        """A fixed kind's row: select one of its nodes, so the Template dock shows the fix's source."""
+        ts_graph = self._graph("torchscript")
+        if ts_graph is None or not isinstance(mapping, FixMapping):
+            return
+        node = ts_graph.node_by_id.get(mapping.instance or "") or next(
+            (n for n in ts_graph.nodes if n.kind == mapping.target_kind and (mapping.python_op_name or None)
+             in (None, n.attributes.get("name"))), None)
+        if node is not None:
+            self.select_node("torchscript", node.id)
+
+    def _on_opset_requested(self, opset: int) -> None:
+        """"Raise the opset to N" from the Template dock: one click sets it and exports again."""
+        if self.workbench.project is None:
+            return
+        self.workbench.set_export_option("opset", opset)
+        self.log.log(f"Raised the opset to {opset}; re-exporting.")
+        self.actions.sync_from_project()
+        self.reexport(keep_view=True)
+
+    def _on_op_info_finished(self, info: OpInfo) -> None:
         if self.selected is not None:
             self._show_in_inspector(*self.selected, op_info=info)
 
-    def _on_stub_finished(self, request: JobRequest, source: str) -> None:
+    def _on_stub_finished(self, source: str) -> None:
         self.template.show_stub(source)
 
-    def start_compare(self, provider: str = "cpu", runs: int = COMPARE_RUNS) -> JobRequest | None:
+    def start_compare(self, provider: str = "cpu", runs: int = COMPARE_RUNS,
+                      precision: str = "strict") -> SubmittedJob | None:
         """Compare torch and ONNX Runtime with the current fixes (off the UI thread)."""
         if self.workbench.project is None:
             return None
         analysis = self.workbench.analysis
         # Nodes ONNX Runtime cannot run (custom domains) still compare, through reference kernels.
-        blocking = [p for p in analysis.unsupported if p.reason != "runtime_error"] if analysis else []
+        # A mismatch is what Compare explains: it never blocks it.
+        blocking = [p for p in analysis.unsupported
+                    if p.reason not in (ProblemReason.RUNTIME_ERROR, ProblemReason.MISMATCH)] if analysis else []
         if blocking and analysis.source_kind != "onnx":
             count = len(blocking)
             self.show_error(FixportError(f"Nothing to compare yet: {count} node(s) are still unsupported.",
                                          "Fix them first (pick a node in Problems, then a template)."))
             return None
-        arguments = self.workbench.analyze_arguments()
-        arguments.pop("output")
-        return self.runner.submit("compare", topic="compare", provider=provider, runs=runs,
-                                  rtol=self.compare_tolerances.get("rtol"),
-                                  atol=self.compare_tolerances.get("atol"), **arguments)
+        project = self.workbench.project
+        return self.runner.submit(CompareRequest(
+            self.workbench.model_request(), dict(project.export_options), list(project.mappings), provider=provider,
+            runs=runs, rtol=self.compare_tolerances.get("rtol"), atol=self.compare_tolerances.get("atol"),
+            precision=precision))
 
-    def _on_compare_finished(self, request: JobRequest, result) -> None:
+    def _on_compare_finished(self, result: CompareResult) -> None:
         self.workbench.comparison = result
         self.compare.show_result(result)
         self.compare.raise_()
@@ -285,7 +387,7 @@ class MainWindow(QMainWindow):
         if ts_node is not None:
             self.problems.select_instance(ts_node.id)
             self._offer_templates(ts_node)
-            self.runner.submit("op_info", topic="op_info", kind=ts_node.kind)
+            self.runner.submit(OpInfoRequest(ts_node.kind))
         else:
             self.template.set_target(None)
         self._show_in_inspector(kind, node_id)
@@ -312,13 +414,16 @@ class MainWindow(QMainWindow):
         from fixport.core.onnx_io.op_docs import onnx_ops_in_source
 
         targets = onnx_ops_in_source(self.template.editor.source()) if ts_node else []
-        self.inspector.show_node(graph, node, problem, op_info, targets, self.workbench.opset or 17)
+        self.inspector.show_node(graph, node, problem, op_info, targets, self.workbench.opset or DEFAULT_OPSET)
 
     def _offer_templates(self, ts_node: Node) -> None:
-        python_op = ts_node.attributes.get("name") if ts_node.kind == "prim::PythonOp" else None
+        python_op = ts_node.attributes.get("name") if ts_node.kind == PYTHON_OP_KIND else None
         ts_graph = self._graph("torchscript")
         input_types = [ts_graph.value(v).describe() for v in ts_node.inputs] if ts_graph else []
-        target = TemplateTarget(ts_node.kind, ts_node.id, python_op or None, self.workbench.opset or 17, input_types)
+        opset = self.workbench.opset or DEFAULT_OPSET
+        problem = self._problem_for(ts_node.id)
+        target = TemplateTarget(ts_node.kind, ts_node.id, python_op or None, opset, input_types,
+                                suggested_opset=opset_that_works(problem, opset) if problem else None)
         self.template.set_target(target, self._mapping_for(ts_node, python_op))
 
     def _mapping_for(self, ts_node: Node, python_op: str | None) -> FixMapping | None:
@@ -331,7 +436,7 @@ class MainWindow(QMainWindow):
         return (exact or [m for m in candidates if m.instance is None] or [None])[0]
 
     def _on_problem_activated(self, problem: UnsupportedNode) -> None:
-        if problem.reason == "runtime_error" and problem.onnx_node:
+        if problem.reason == ProblemReason.RUNTIME_ERROR and problem.onnx_node:
             self.select_node("onnx", problem.onnx_node)
         elif problem.instance:
             self.select_node("torchscript", problem.instance)
@@ -341,6 +446,7 @@ class MainWindow(QMainWindow):
         if self.workbench.project is None:
             return
         self.workbench.apply_mapping(mapping)
+        self.fix_outcomes = None  # the project's fixes are the user's own from here on
         self.highlight_after_export = {mapping.instance} if mapping.instance else {
             p.instance for p in (self.workbench.analysis.unsupported if self.workbench.analysis else [])
             if p.kind == mapping.target_kind}
@@ -349,13 +455,13 @@ class MainWindow(QMainWindow):
 
     def _on_remove_mapping(self, mapping: FixMapping) -> None:
         self.workbench.remove_mapping(mapping.target_kind, mapping.python_op_name, mapping.instance)
+        self.fix_outcomes = None
         self.log.log(f"Removed the fix for {mapping.label}; re-exporting.")
         self.reexport(keep_view=True)
 
     def _on_stub_requested(self, target: TemplateTarget) -> None:
-        self.runner.submit("stub", topic="stub", kind=target.kind, opset=target.opset,
-                           input_types=target.input_types, python_op_name=target.python_op_name,
-                           model_request=self.workbench.model_request() if self.workbench.project else None)
+        self.runner.submit(StubRequest(target.kind, target.opset, list(target.input_types), target.python_op_name,
+                                       self.workbench.model_request() if self.workbench.project else None))
 
     # ---- autosave restore ----
     def _on_restore_autosave(self) -> None:
@@ -404,3 +510,8 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.runner.shutdown()
         super().closeEvent(event)
+
+
+def _same_nodes(drawn: Graph | None, analysed: Graph | None) -> bool:
+    """Whether the graph already drawn is the analysed one (same nodes), so it needs no new layout."""
+    return drawn is not None and analysed is not None and [n.id for n in drawn.nodes] == [n.id for n in analysed.nodes]

@@ -1,15 +1,22 @@
-"""Menus, toolbar, status bar and file dialogs of the main window."""
+"""The window's actions as a table of records, and the chrome around them: toolbar, menus, status bar.
+
+Each :class:`Action` names a module-level callback that receives the window (as napari's
+actions do), so this module needs nothing from the window's module: it sees the window only
+through the small :class:`ActionWindow` protocol.
+"""
 from __future__ import annotations
 
+from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
-from PySide6.QtCore import Qt
+from PySide6.QtCore import QSettings, Qt
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
     QFileDialog,
     QLabel,
+    QMainWindow,
     QProgressBar,
     QPushButton,
     QSpinBox,
@@ -18,77 +25,235 @@ from PySide6.QtWidgets import (
 )
 
 from fixport.core.fixing.fix_script import write_fix_script
-from fixport.core.model.export_options import (
-    DEFAULT_OPSET,
-    EXPORT_TYPES,
-    MAX_OPSET,
-    MIN_OPSET,
-)
+from fixport.core.model.export_options import EXPORT_TYPES
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
 from fixport.core.model.project import PROJECT_SUFFIX
 from fixport.core.model.results import AnalysisResult
-from fixport.core.onnx_io.ort_session import cuda_available
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
+from fixport.core.onnx_io.cuda_precision import PRECISION_HELP, PRECISION_MODES
+from fixport.core.onnx_io.runtime_check import cuda_unavailable_reason
 from fixport.gui.example_gallery import ExampleGallery
 from fixport.gui.tolerance_dialog import ToleranceDialog
 
 if TYPE_CHECKING:
-    from fixport.gui.main_window import MainWindow
+    from fixport.core.model.workbench import Workbench
+    from fixport.gui.graph_panes import SideBySideGraphs
+    from fixport.gui.job_runner import JobRunner
+    from fixport.gui.log_dock import LogDock
 
 MAX_RECENT_FILES = 10
 MODEL_FILTER = "Model files (" + " ".join(f"*{s}" for s in MODEL_FILE_SUFFIXES) + f" *{PROJECT_SUFFIX})"
+PROJECT_FILTER = f"Fixport projects (*{PROJECT_SUFFIX})"
 BANNER_STYLE = "background: #ffebee; color: #b71c1c; padding: 4px 8px; border-top: 1px solid #ef9a9a;"
+STATUS_MESSAGE_MS = 5000
+
+
+class ActionWindow(Protocol):
+    """What the actions use of the main window."""
+
+    workbench: Workbench
+    runner: JobRunner
+    settings: QSettings
+    log: LogDock
+    graphs: SideBySideGraphs
+    actions: WindowActions
+    selected: tuple[str, str] | None
+    compare_tolerances: dict[str, float | None]
+
+    def open_path(self, path: str | Path) -> None: ...
+    def reexport(self, keep_view: bool = True, output: str | None = None) -> Any: ...
+    def start_compare(self, provider: str = "cpu", precision: str = "strict") -> Any: ...
+    def start_fix_all(self) -> Any: ...
+    def ask_for_inputs(self) -> None: ...
+    def close(self) -> bool: ...
+    def statusBar(self) -> Any: ...  # Qt's QMainWindow.statusBar
+
+
+@dataclass(frozen=True)
+class Action:
+    """One user command: shown in menus and the toolbar, run with the window."""
+
+    id: str
+    title: str
+    callback: Callable[[ActionWindow], object]
+    shortcut: QKeySequence.StandardKey | str | None = None
+    tip: str = ""
+
+
+# ---- callbacks ----
+def _dialog_parent(window: ActionWindow) -> QWidget:
+    return cast(QWidget, window)  # the window is a QMainWindow
+
+
+def open_model(window: ActionWindow) -> None:
+    path, _ = QFileDialog.getOpenFileName(_dialog_parent(window), "Open model", "", MODEL_FILTER + ";;All files (*)")
+    if path:
+        window.open_path(path)
+
+
+def open_example(window: ActionWindow) -> None:
+    gallery = ExampleGallery(_dialog_parent(window))
+    if gallery.exec() and gallery.chosen_path:
+        window.open_path(gallery.chosen_path)
+
+
+def open_project(window: ActionWindow) -> None:
+    path, _ = QFileDialog.getOpenFileName(_dialog_parent(window), "Open project", "", PROJECT_FILTER)
+    if path:
+        window.open_path(path)
+
+
+def save_project(window: ActionWindow, ask: bool = False) -> None:
+    workbench = window.workbench
+    if workbench.project is None:
+        return
+    target = workbench.project_path
+    if ask or target is None:
+        suggestion = str(Path(workbench.project.model_path).with_suffix("").name) + PROJECT_SUFFIX
+        chosen, _ = QFileDialog.getSaveFileName(_dialog_parent(window), "Save project", suggestion, PROJECT_FILTER)
+        if not chosen:
+            return
+        target = Path(chosen)
+    saved = workbench.save(target)
+    window.actions.add_recent_file(str(saved))
+    window.log.log(f"Saved project {saved}")
+    window.statusBar().showMessage(f"Saved {saved}", STATUS_MESSAGE_MS)
+
+
+def save_project_as(window: ActionWindow) -> None:
+    save_project(window, ask=True)
+
+
+def export_onnx(window: ActionWindow) -> None:
+    if window.workbench.project is None:
+        return
+    suggestion = Path(window.workbench.project.model_path).with_suffix(".onnx").name
+    path, _ = QFileDialog.getSaveFileName(_dialog_parent(window), "Export ONNX", suggestion, "ONNX models (*.onnx)")
+    if path:
+        window.reexport(keep_view=True, output=path)
+
+
+def export_script(window: ActionWindow) -> None:
+    workbench = window.workbench
+    if workbench.project is None:
+        return
+    path, _ = QFileDialog.getSaveFileName(_dialog_parent(window), "Export fix script", "fix_export.py",
+                                          "Python (*.py)")
+    if path:
+        write_fix_script(workbench.project, path, output_onnx=str(Path(path).with_suffix(".onnx")))
+        window.log.log(f"Wrote fix script {path}")
+        window.statusBar().showMessage(f"Wrote fix script {path}", STATUS_MESSAGE_MS)
+
+
+def quit_window(window: ActionWindow) -> None:
+    window.close()
+
+
+def reexport(window: ActionWindow) -> None:
+    window.reexport(keep_view=True)
+
+
+def compare(window: ActionWindow) -> None:
+    window.start_compare(window.actions.provider.currentText().lower(), precision=window.actions.precision.currentText())
+
+
+def fix_all(window: ActionWindow) -> None:
+    window.start_fix_all()
+
+
+def cancel(window: ActionWindow) -> None:
+    window.runner.cancel()
+
+
+def edit_tolerances(window: ActionWindow) -> None:
+    dialog = ToleranceDialog(window.compare_tolerances, _dialog_parent(window))
+    if dialog.exec():
+        window.compare_tolerances = dialog.values()
+
+
+def edit_inputs(window: ActionWindow) -> None:
+    window.ask_for_inputs()
+
+
+def find_node(window: ActionWindow) -> None:
+    on_onnx = window.selected is not None and window.selected[0] == "onnx"
+    window.graphs.pane("onnx" if on_onnx else "torchscript").focus_search()
+
+
+def fit_graphs(window: ActionWindow) -> None:
+    for kind in ("torchscript", "onnx"):
+        window.graphs.pane(kind).fit_view()
+
+
+ACTIONS: tuple[Action, ...] = (
+    Action("open_model", "&Open model…", open_model, QKeySequence.StandardKey.Open),
+    Action("open_example", "Open &example…", open_example, "Ctrl+E"),
+    Action("open_project", "Open &project…", open_project, "Ctrl+Shift+O"),
+    Action("save_project", "&Save project", save_project, QKeySequence.StandardKey.Save),
+    Action("save_project_as", "Save project &as…", save_project_as, "Ctrl+Shift+S"),
+    Action("export_onnx", "Export &ONNX…", export_onnx, "Ctrl+Shift+E"),
+    Action("export_script", "Export fix &script…", export_script),
+    Action("quit", "&Quit", quit_window, QKeySequence.StandardKey.Quit),
+    Action("reexport", "Re-export", reexport, "F5", "Export again with the current fixes (F5)"),
+    Action("compare", "Compare", compare, "F6", "Compare torch and ONNX Runtime outputs (F6)"),
+    Action("fix_all", "Fix all", fix_all, "Ctrl+Shift+F",
+           "Search a fix for every problem, as `fix --auto` does, and apply what works"),
+    Action("cancel", "Cancel", cancel, "Esc", "Stop the running export or comparison"),
+    Action("tolerances", "Tolerances…", edit_tolerances, tip="Comparison tolerances per dtype"),
+    Action("inputs", "Example inputs…", edit_inputs, tip="Random example inputs: NAME=DIMS[:DTYPE]"),
+    Action("find", "Find node…", find_node, QKeySequence.StandardKey.Find),
+    Action("fit", "Fit graphs to view", fit_graphs, "Ctrl+0"),
+)
+TOOLBAR_ACTIONS = ("open_model", "open_example", "save_project")
+RUN_TOOLBAR_ACTIONS = ("reexport", "fix_all", "compare", "cancel", "tolerances")
+MENUS: tuple[tuple[str, tuple[str | None, ...]], ...] = (  # None: a separator; "recent": the recent-files menu
+    ("&File", ("open_model", "open_example", "open_project", "recent", None, "save_project", "save_project_as",
+               "export_onnx", "export_script", None, "quit")),
+    ("&View", ("find", "fit")),
+    ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs")),
+)
 
 
 class WindowActions:
-    """Creates and owns the window's actions; keeps the toolbar in step with the project."""
+    """Builds the window's QActions from :data:`ACTIONS`, its toolbar, menus and status bar,
+    and keeps the toolbar in step with the project. ``actions["compare"]`` is one QAction."""
 
-    def __init__(self, window: MainWindow) -> None:
+    def __init__(self, window: ActionWindow, docks: list[Any]) -> None:
         self.window = window
-        self._build_actions()
+        self._qt_window = cast(QMainWindow, window)
+        self._actions = {action.id: self._make_action(action) for action in ACTIONS}
+        self._actions["cancel"].setEnabled(False)
         self._build_toolbar()
-        self._build_menus()
+        self._build_menus(docks)
         self._build_status_bar()
 
-    # ---- construction ----
-    def _action(self, text: str, slot, shortcut: QKeySequence | str | None = None, tip: str = "") -> QAction:
-        action = QAction(text, self.window)
-        if shortcut is not None:
-            action.setShortcut(QKeySequence(shortcut))
-        action.setStatusTip(tip or text)
-        action.triggered.connect(slot)
-        return action
+    def __getitem__(self, action_id: str) -> QAction:
+        return self._actions[action_id]
 
-    def _build_actions(self) -> None:
-        w = self.window
-        self.open_model = self._action("&Open model…", self._on_open_model, QKeySequence.StandardKey.Open)
-        self.open_example = self._action("Open &example…", self._on_open_example, "Ctrl+E")
-        self.open_project = self._action("Open &project…", self._on_open_project, "Ctrl+Shift+O")
-        self.save_project = self._action("&Save project", self._on_save_project, QKeySequence.StandardKey.Save)
-        self.save_project_as = self._action("Save project &as…", lambda: self._on_save_project(ask=True),
-                                            "Ctrl+Shift+S")
-        self.export_onnx = self._action("Export &ONNX…", self._on_export_onnx, "Ctrl+Shift+E")
-        self.export_script = self._action("Export fix &script…", self._on_export_script)
-        self.quit = self._action("&Quit", w.close, QKeySequence.StandardKey.Quit)
-        self.reexport = self._action("Re-export", lambda: w.reexport(keep_view=True), "F5",
-                                     "Export again with the current fixes (F5)")
-        self.compare = self._action("Compare", self._on_compare, "F6", "Compare torch and ONNX Runtime outputs (F6)")
-        self.cancel = self._action("Cancel", w.runner.cancel, "Esc", "Stop the running export or comparison")
-        self.cancel.setEnabled(False)
-        self.tolerances = self._action("Tolerances…", self._on_tolerances, tip="Comparison tolerances per dtype")
-        self.inputs = self._action("Example inputs…", lambda: w.ask_for_inputs(),
-                                   tip="Random example inputs: NAME=DIMS[:DTYPE]")
-        self.find = self._action("Find node…", self._on_find, QKeySequence.StandardKey.Find)
-        self.fit = self._action("Fit graphs to view", self._on_fit, "Ctrl+0")
+    # ---- construction ----
+    def _make_action(self, action: Action) -> QAction:
+        qt_action = QAction(action.title, self._qt_window)
+        if action.shortcut is not None:
+            qt_action.setShortcut(QKeySequence(action.shortcut))
+        qt_action.setStatusTip(action.tip or action.title.replace("&", ""))
+        qt_action.triggered.connect(lambda _checked=False, callback=action.callback: callback(self.window))
+        return qt_action
 
     def _build_toolbar(self) -> None:
         bar = QToolBar("Main")
         bar.setObjectName("MainToolBar")
         bar.setToolButtonStyle(Qt.ToolButtonStyle.ToolButtonTextOnly)
-        self.window.addToolBar(bar)
-        bar.addAction(self.open_model)
-        bar.addAction(self.open_example)
-        bar.addAction(self.save_project)
+        self._qt_window.addToolBar(bar)
+        for action_id in TOOLBAR_ACTIONS:
+            bar.addAction(self[action_id])
         bar.addSeparator()
+        bar.addWidget(QLabel(" Exporter "))
+        self.exporter = QComboBox()
+        self.exporter.addItems(EXPORTERS)
+        self.exporter.setToolTip("torchscript: torch.onnx.export(dynamo=False); "
+                                 "dynamo: the torch.export-based exporter (dynamo=True), FX graph on the left")
+        self.exporter.currentTextChanged.connect(self._on_exporter_changed)
+        bar.addWidget(self.exporter)
         bar.addWidget(QLabel(" Opset "))
         self.opset = QSpinBox()
         self.opset.setRange(MIN_OPSET, MAX_OPSET)
@@ -105,43 +270,44 @@ class WindowActions:
         bar.addWidget(QLabel(" Provider "))
         self.provider = QComboBox()
         self.provider.addItems(["CPU", "CUDA"])
-        available, why = cuda_available()
-        if not available:
-            self.provider.model().item(1).setEnabled(False)
-            self.provider.setItemData(1, why, Qt.ItemDataRole.ToolTipRole)
-            self.provider.setToolTip(why)
+        self.set_available_providers(None)  # known once the worker reports (the window loads no onnxruntime)
         bar.addWidget(self.provider)
+        self.precision = QComboBox()  # strict / deployed: what the CUDA provider may trade (cuda_precision.py)
+        self.precision.addItems(PRECISION_MODES)
+        for index, mode in enumerate(PRECISION_MODES):
+            self.precision.setItemData(index, PRECISION_HELP[mode], Qt.ItemDataRole.ToolTipRole)
+        self.precision.setToolTip("Precision on CUDA: " + "; ".join(f"{m}: {t}" for m, t in PRECISION_HELP.items()))
+        bar.addWidget(self.precision)
         bar.addSeparator()
-        bar.addAction(self.reexport)
-        bar.addAction(self.compare)
-        bar.addAction(self.cancel)
-        bar.addAction(self.tolerances)
+        for action_id in RUN_TOOLBAR_ACTIONS:
+            bar.addAction(self[action_id])
 
-    def _build_menus(self) -> None:
-        menus = self.window.menuBar()
-        file_menu = menus.addMenu("&File")
-        for action in (self.open_model, self.open_example, self.open_project):
-            file_menu.addAction(action)
-        self.recent_menu = file_menu.addMenu("Open &recent")
-        file_menu.addSeparator()
-        for action in (self.save_project, self.save_project_as, self.export_onnx, self.export_script):
-            file_menu.addAction(action)
-        file_menu.addSeparator()
-        file_menu.addAction(self.quit)
-        view_menu = menus.addMenu("&View")
-        view_menu.addAction(self.find)
-        view_menu.addAction(self.fit)
-        view_menu.addSeparator()
-        for dock in (self.window.problems, self.window.inspector, self.window.template, self.window.compare,
-                     self.window.log):
-            view_menu.addAction(dock.toggleViewAction())
-        run_menu = menus.addMenu("&Run")
-        for action in (self.reexport, self.compare, self.cancel, self.tolerances, self.inputs):
-            run_menu.addAction(action)
+    def set_available_providers(self, providers: list[str] | None) -> None:
+        """Enable CUDA in the provider choice when ONNX Runtime (in the worker) has it; say why not."""
+        why = "Checking ONNX Runtime's providers…" if providers is None else cuda_unavailable_reason(providers)
+        self.provider.model().item(1).setEnabled(not why)
+        self.provider.setItemData(1, why or None, Qt.ItemDataRole.ToolTipRole)
+        self.provider.setToolTip(why or "ONNX Runtime execution provider for Compare")
+
+    def _build_menus(self, docks: list[Any]) -> None:
+        menus = self._qt_window.menuBar()
+        for title, entries in MENUS:
+            menu = menus.addMenu(title)
+            for entry in entries:
+                if entry is None:
+                    menu.addSeparator()
+                elif entry == "recent":
+                    self.recent_menu = menu.addMenu("Open &recent")
+                else:
+                    menu.addAction(self[entry])
+            if title == "&View":
+                menu.addSeparator()
+                for dock in docks:
+                    menu.addAction(dock.toggleViewAction())
         self._refresh_recent_menu()
 
     def _build_status_bar(self) -> None:
-        status = self.window.statusBar()
+        status = self._qt_window.statusBar()
         self.banner = QLabel()
         self.banner.setStyleSheet(BANNER_STYLE)
         self.banner.setWordWrap(True)
@@ -152,15 +318,15 @@ class WindowActions:
         self.progress.setTextVisible(True)
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
-        self.cancel_button.clicked.connect(self.window.runner.cancel)
+        self.cancel_button.clicked.connect(lambda: cancel(self.window))
         self.cancel_button.hide()
         status.addPermanentWidget(self.progress)
         status.addPermanentWidget(self.cancel_button)
-        self.window.centralWidget().layout().addWidget(self.banner)
+        self._qt_window.centralWidget().layout().addWidget(self.banner)
 
     # ---- state sync ----
     def set_busy(self, busy: bool) -> None:
-        self.cancel.setEnabled(busy)
+        self["cancel"].setEnabled(busy)
         self.cancel_button.setVisible(busy)
 
     def show_progress(self, fraction: float, message: str) -> None:
@@ -183,14 +349,16 @@ class WindowActions:
             return
         self._set_quietly(self.opset, project.export_options.get("opset"))
         self._set_quietly(self.export_type, project.export_options.get("operator_export_type", "ONNX"))
+        self._set_quietly(self.exporter, project.export_options.get("exporter", DEFAULT_EXPORTER))
 
     def sync_from_analysis(self, result: AnalysisResult) -> None:
         self.banner.hide()
         self._set_quietly(self.opset, result.options.opset)
         self._set_quietly(self.export_type, result.options.operator_export_type)
+        self._set_quietly(self.exporter, result.options.exporter)
 
     @staticmethod
-    def _set_quietly(widget: QWidget, value) -> None:
+    def _set_quietly(widget: QWidget, value: Any) -> None:
         if value is None:
             return
         widget.blockSignals(True)
@@ -205,91 +373,30 @@ class WindowActions:
             self.window.workbench.set_export_option("opset", value)
             self.window.reexport(keep_view=True)
 
+    def _on_exporter_changed(self, value: str) -> None:
+        if self.window.workbench.project is not None:
+            self.window.workbench.set_export_option("exporter", value)
+            self.window.reexport(keep_view=True)
+
     def _on_export_type_changed(self, value: str) -> None:
         if self.window.workbench.project is not None:
             self.window.workbench.set_export_option("operator_export_type", value)
             self.window.reexport(keep_view=True)
 
-    def _on_open_model(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open model", "", MODEL_FILTER + ";;All files (*)")
-        if path:
-            self.window.open_path(path)
-
-    def _on_open_example(self) -> None:
-        gallery = ExampleGallery(self.window)
-        if gallery.exec() and gallery.chosen_path:
-            self.window.open_path(gallery.chosen_path)
-
-    def _on_open_project(self) -> None:
-        path, _ = QFileDialog.getOpenFileName(self.window, "Open project", "", f"Fixport projects (*{PROJECT_SUFFIX})")
-        if path:
-            self.window.open_path(path)
-
-    def _on_save_project(self, ask: bool = False) -> None:
-        workbench = self.window.workbench
-        if workbench.project is None:
-            return
-        target = workbench.project_path
-        if ask or target is None:
-            suggestion = str(Path(workbench.project.model_path).with_suffix("").name) + PROJECT_SUFFIX
-            chosen, _ = QFileDialog.getSaveFileName(self.window, "Save project", suggestion,
-                                                    f"Fixport projects (*{PROJECT_SUFFIX})")
-            if not chosen:
-                return
-            target = Path(chosen)
-        saved = workbench.save(target)
-        self.add_recent_file(str(saved))
-        self.window.log.log(f"Saved project {saved}")
-        self.window.statusBar().showMessage(f"Saved {saved}", 5000)
-
-    def _on_export_onnx(self) -> None:
-        if self.window.workbench.project is None:
-            return
-        suggestion = Path(self.window.workbench.project.model_path).with_suffix(".onnx").name
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export ONNX", suggestion, "ONNX models (*.onnx)")
-        if path:
-            self.window.reexport(keep_view=True, output=path)
-
-    def _on_export_script(self) -> None:
-        workbench = self.window.workbench
-        if workbench.project is None:
-            return
-        path, _ = QFileDialog.getSaveFileName(self.window, "Export fix script", "fix_export.py", "Python (*.py)")
-        if path:
-            write_fix_script(workbench.project, path, output_onnx=str(Path(path).with_suffix(".onnx")))
-            self.window.log.log(f"Wrote fix script {path}")
-            self.window.statusBar().showMessage(f"Wrote fix script {path}", 5000)
-
-    def _on_compare(self) -> None:
-        self.window.start_compare(self.provider.currentText().lower())
-
-    def _on_tolerances(self) -> None:
-        dialog = ToleranceDialog(self.window.compare_tolerances, self.window)
-        if dialog.exec():
-            self.window.compare_tolerances = dialog.values()
-
-    def _on_find(self) -> None:
-        self.window.graphs.pane("onnx" if self.window.selected and self.window.selected[0] == "onnx"
-                                else "torchscript").focus_search()
-
-    def _on_fit(self) -> None:
-        for kind in ("torchscript", "onnx"):
-            self.window.graphs.pane(kind).fit_view()
-
     # ---- recent files ----
     def add_recent_file(self, path: str) -> None:
-        recent = [p for p in self._recent_files() if p != path]
+        recent = [p for p in self.recent_files() if p != path]
         recent.insert(0, path)
         self.window.settings.setValue("recent_files", recent[:MAX_RECENT_FILES])
         self._refresh_recent_menu()
 
-    def _recent_files(self) -> list[str]:
+    def recent_files(self) -> list[str]:
         value = self.window.settings.value("recent_files", [])
         return [value] if isinstance(value, str) else list(value or [])
 
     def _refresh_recent_menu(self) -> None:
         self.recent_menu.clear()
-        for path in self._recent_files():
+        for path in self.recent_files():
             action = self.recent_menu.addAction(path)
             action.triggered.connect(lambda _checked=False, p=path: self.window.open_path(p))
-        self.recent_menu.setEnabled(bool(self._recent_files()))
+        self.recent_menu.setEnabled(bool(self.recent_files()))

@@ -61,7 +61,7 @@ def main() -> None:
     window.template.apply_kind_button.click()
     wait(app, window)
     window.grab().save(str(out / "3-fixed.png"))
-    window.actions.compare.trigger()
+    window.actions["compare"].trigger()
     wait(app, window)
     window.grab().save(str(out / "4-compared.png"))
     print(f"Wrote {len(list(out.glob('*.png')))} screenshots to {out}/")

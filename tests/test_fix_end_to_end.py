@@ -15,6 +15,7 @@ import torch
 
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.project import FixMapping, Project, load_project, save_project
+from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.examples.catalog import list_examples
 from tests.conftest import run_main
@@ -23,6 +24,8 @@ EXAMPLES = {e.name: e for e in list_examples()}
 FAILING = [e for e in EXAMPLES.values() if e.expected_unsupported]
 # Only a custom-domain op makes sense for these with what ONNX offers at their opset.
 NEEDS_CUSTOM_RUNTIME = {"library_custom_op"}
+# No template handles these yet (aten::fft_fft on complex tensors): fix --auto must say so, not fail.
+NO_FIX_YET = {"fft_token_mixer": "aten::fft_fft"}
 
 
 def _ort_matches_torch(onnx_path: Path, model_path: Path, atol: float) -> float:
@@ -40,18 +43,22 @@ def _ort_matches_torch(onnx_path: Path, model_path: Path, atol: float) -> float:
 @pytest.mark.parametrize("example", FAILING, ids=[e.name for e in FAILING])
 def test_fix_auto_fixes_every_example(worker, example, tmp_path: Path) -> None:
     onnx_path = tmp_path / "fixed.onnx"
-    result = worker.run("auto_fix", request=ModelRequest(str(example.path)), output=str(onnx_path))
+    result = worker.run(AutoFixRequest(ModelRequest(str(example.path)), output=str(onnx_path)))
     assert result.before.unsupported
     if example.name in NEEDS_CUSTOM_RUNTIME:
         # Exports with a custom-domain node and says why ONNX Runtime cannot run it.
         assert {p.reason for p in result.after.unsupported} == {"runtime_error"}
         assert all("no kernel for domain" in p.message for p in result.after.unsupported)
         return
+    if example.name in NO_FIX_YET:
+        assert NO_FIX_YET[example.name] in result.no_template
+        assert {p.kind for p in result.after.unsupported} == {NO_FIX_YET[example.name]}
+        return
     assert result.after.unsupported == [], [p.display_kind for p in result.after.unsupported]
     fixed_by_template = {c.kind for c in result.choices}
     expected = {e["kind"] for e in example.expected_unsupported}
     assert fixed_by_template >= expected or (result.opset_raised and result.opset_raised[0] == example.opset)
-    _ort_matches_torch(onnx_path, example.path, max(example.fix_tolerance, 1e-4))
+    _ort_matches_torch(onnx_path, example.path, example.fix_tolerance)
 
 
 def test_fix_cli_saves_a_project_that_export_and_script_reproduce(tmp_path: Path) -> None:
@@ -75,7 +82,7 @@ def test_fix_cli_saves_a_project_that_export_and_script_reproduce(tmp_path: Path
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert _imported_top_modules(script) <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
-                                            "numpy", "onnx", "torch", "onnxscript"}
+                                            "collections", "functools", "types", "typing", "numpy", "onnx", "torch", "onnxscript"}
     _assert_same_model(onnx.load(str(fixport_onnx)), onnx.load(str(script_onnx)))
 
 
@@ -109,8 +116,8 @@ def test_fix_script_reproduces_special_mechanisms(worker, name: str, tmp_path: P
     mappings = _mappings_for(name)
     project = Project(model_path=str(example.path), export_options=_options_for(name), mappings=mappings)
     fixport_onnx = tmp_path / "fixport.onnx"
-    result = worker.run("analyze", request=ModelRequest(str(example.path)), options=project.export_options,
-                        mappings=mappings, output=str(fixport_onnx))
+    result = worker.run(AnalyzeRequest(ModelRequest(str(example.path)), options=project.export_options,
+                                       mappings=mappings, output=str(fixport_onnx)))
     assert result.unsupported == [], [p.display_kind for p in result.unsupported]
     save_project(project, tmp_path / "p.fixport.json")
     script = tmp_path / "fix_export.py"
@@ -119,7 +126,7 @@ def test_fix_script_reproduces_special_mechanisms(worker, name: str, tmp_path: P
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
     _assert_same_model(onnx.load(str(fixport_onnx)), onnx.load(str(tmp_path / "script.onnx")))
-    _ort_matches_torch(fixport_onnx, example.path, max(example.fix_tolerance, 1e-4))
+    _ort_matches_torch(fixport_onnx, example.path, example.fix_tolerance)
 
 
 def _template(template_id: str):
@@ -173,11 +180,11 @@ def test_instance_mapping_applies_to_one_node_only(worker, model_file) -> None:
         def build():
             return Model(), (torch.randn(2, 8),)
     """)
-    before = worker.run("analyze", request=ModelRequest(str(path)), options={"opset": 12})
+    before = worker.run(AnalyzeRequest(ModelRequest(str(path)), options={"opset": 12}))
     first = next(p for p in before.unsupported if p.scope == "first")
     mapping = _mapping("aten::threshold", "decompose.threshold_where")
     mapping.instance = first.instance
-    after = worker.run("analyze", request=ModelRequest(str(path)), options={"opset": 12}, mappings=[mapping])
+    after = worker.run(AnalyzeRequest(ModelRequest(str(path)), options={"opset": 12}, mappings=[mapping]))
     assert [p.scope for p in after.unsupported] == ["second"]
 
 
@@ -186,7 +193,7 @@ def test_template_errors_name_their_line(worker) -> None:
 
     broken = FixMapping("aten::threshold", "user.broken", "def symbolic(g, x, t, v):\n    return g.op(\n")
     with pytest.raises(TemplateValidationError) as info:
-        worker.run("analyze", request=ModelRequest(str(EXAMPLES["threshold"].path)), mappings=[broken])
+        worker.run(AnalyzeRequest(ModelRequest(str(EXAMPLES["threshold"].path)), mappings=[broken]))
     assert info.value.message and "syntax" in info.value.message.lower()
 
 
@@ -196,8 +203,8 @@ def test_fixing_one_function_keeps_the_others_inlined(worker, tmp_path: Path) ->
     example = EXAMPLES["autograd_inlined"]
     mappings = [_mapping("prim::PythonOp", "autograd.my_clip", "MyClip")]
     onnx_path = tmp_path / "fixed.onnx"
-    result = worker.run("analyze", request=ModelRequest(str(example.path)), mappings=mappings,
-                        output=str(onnx_path))
+    result = worker.run(AnalyzeRequest(ModelRequest(str(example.path)), mappings=mappings,
+                                       output=str(onnx_path)))
     assert result.unsupported == [], [p.message for p in result.unsupported]
     _ort_matches_torch(onnx_path, example.path, 1e-5)
     clip_nodes = [n for n in result.onnx_graph.nodes if n.op_type == "Clip"]
@@ -214,6 +221,62 @@ def test_fixing_one_function_keeps_the_others_inlined(worker, tmp_path: Path) ->
 def test_functions_left_unfixed_are_still_reported(worker) -> None:
     example = EXAMPLES["autograd_python_op"]  # autograd_inlining=False: every Function stays a PythonOp
     mappings = [_mapping("prim::PythonOp", "autograd.my_clip", "MyClip")]
-    result = worker.run("analyze", request=ModelRequest(str(example.path)), mappings=mappings)
+    result = worker.run(AnalyzeRequest(ModelRequest(str(example.path)), mappings=mappings))
     assert sorted(p.python_op_name for p in result.unsupported) == ["MyAddPyOp", "MyRelu"]
     assert {p.reason for p in result.unsupported} == {"python_op"}
+
+
+def _script_module(project: Project, path: Path):
+    """The fix script for ``project``, imported (its main() not run)."""
+    import importlib.util
+
+    from fixport.core.fixing.fix_script import write_fix_script
+
+    write_fix_script(project, path, "out.onnx")
+    spec = importlib.util.spec_from_file_location(f"fix_script_{path.stem}", path)
+    module = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(module)
+    return module
+
+
+def test_fix_script_carries_fixports_own_functions(tmp_path: Path) -> None:
+    """Instance keys, random inputs and how Function fixes are called are Fixport's own code in
+    the script, not a rewrite that can drift: the same source, and the same results."""
+    import importlib
+    import inspect
+    import textwrap
+
+    from fixport.core.fixing import fix_script
+    from fixport.core.loaders import input_tensors, torchscript_graph
+    from fixport.core.model.inputs import parse_input_spec
+
+    example = EXAMPLES["threshold"]
+    by_node = _mapping("aten::threshold", "decompose.threshold_where")
+    by_node.instance = "threshold|threshold.py:1|aten::threshold|0"
+    clip_node = _mapping("prim::PythonOp", "autograd.my_clip", "MyClip")
+    clip_node.instance = "|autograd_python_op.py:1|prim::PythonOp[MyClip]|0"
+    keyed = Project(model_path=str(example.path), input_specs=["x=1x3x10x10", "flag=2x2:bool", "n=3:int64"],
+                    seed=7, mappings=[by_node, clip_node])
+    by_function = Project(model_path=str(example.path), mappings=[_mapping("prim::PythonOp", "autograd.my_clip", "MyClip")])
+    texts = {"keyed": fix_script.fix_script_text(keyed, tmp_path / "k.py", "out.onnx"),
+             "by_function": fix_script.fix_script_text(by_function, tmp_path / "f.py", "out.onnx")}
+    carried = [("keyed", fix_script.VOCABULARY_PARTS, "    "), ("keyed", fix_script.INSTANCE_KEY_PARTS, ""),
+               ("keyed", fix_script.INPUT_PARTS, ""), ("keyed", fix_script.PYTHON_OP_PARTS, ""),
+               ("by_function", fix_script.FUNCTION_FIX_PARTS, "")]
+    for script, (module_name, names), indent in carried:
+        module = importlib.import_module(module_name)
+        for name in names:
+            if callable(getattr(module, name)):
+                source = textwrap.indent(inspect.getsource(getattr(module, name)), indent)
+                assert source in texts[script], f"the script's {name} is not {module_name}.{name}"
+
+    script = _script_module(keyed, tmp_path / "keyed.py")
+    specs = [parse_input_spec(text) for text in keyed.input_specs]
+    ours, theirs = input_tensors.random_inputs(specs, 7), script.random_inputs(script.INPUT_SPECS, script.SEED)
+    assert list(ours) == list(theirs) and all(np.array_equal(ours[k], theirs[k]) for k in ours)
+    model, inputs = load_model(example.path).module, load_model(example.path).example_inputs
+    graph = torch.jit.trace(model, inputs).inlined_graph
+    fixport_keys = torchscript_graph.instance_keys(torchscript_graph.all_nodes(graph))
+    script_keys = script.instance_keys(script.all_nodes(graph))
+    assert list(script_keys.values()) == list(fixport_keys.values())
+    assert any("threshold.py:" in key for key in fixport_keys.values())

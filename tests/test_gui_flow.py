@@ -3,12 +3,13 @@ on real exports in the worker process: problems listed -> node selected -> templ
 applied -> re-export -> no problems left -> compare passes with plots -> fix script saved."""
 from __future__ import annotations
 
+import os
+import signal
 import subprocess
 import sys
 import time
 from pathlib import Path
 
-import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
@@ -19,18 +20,6 @@ from fixport.gui.job_runner import JobRunner
 from fixport.gui.main_window import MainWindow
 
 JOB_TIMEOUT_MS = 240_000
-
-
-@pytest.fixture
-def window(qtbot, worker, tmp_path: Path, monkeypatch) -> MainWindow:
-    monkeypatch.setenv("FIXPORT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "data" / "autosave")
-    settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
-    main = MainWindow(settings=settings, runner=JobRunner(worker=worker))
-    qtbot.addWidget(main)
-    main.resize(1400, 900)
-    main.show()
-    return main
 
 
 def run_job(qtbot, window: MainWindow, action) -> object:
@@ -68,7 +57,7 @@ def apply_to_kind(qtbot, window: MainWindow) -> None:
 
 
 def compare_and_check_plots(qtbot, window: MainWindow) -> None:
-    run_job(qtbot, window, window.actions.compare.trigger)
+    run_job(qtbot, window, window.actions["compare"].trigger)
     result = window.workbench.comparison
     assert result is not None and result.passed, window.log.contents()
     counts = window.compare.plotted_item_counts()
@@ -79,7 +68,7 @@ def compare_and_check_plots(qtbot, window: MainWindow) -> None:
 def save_fix_script(qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> Path:
     script = tmp_path / "fix_export.py"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(script), ""))
-    window.actions.export_script.trigger()
+    window.actions["export_script"].trigger()
     assert script.exists()
     ran = subprocess.run([sys.executable, str(script), "-o", str(tmp_path / "from_script.onnx")],
                          capture_output=True, text=True, timeout=300, cwd=tmp_path)
@@ -145,15 +134,42 @@ def test_a_template_that_raises_leaves_the_window_usable(qtbot, window: MainWind
     assert "line 1" in window.template.error_label.text()
 
 
-def test_killed_worker_leaves_the_window_usable(qtbot, window: MainWindow) -> None:
-    open_example(qtbot, window, "threshold")
-    def kill_during_export() -> None:
-        window.reexport()
-        QTimer.singleShot(50, lambda: window.runner.worker._process and window.runner.worker._process.kill())
-    run_job(qtbot, window, kill_during_export)
-    run_job(qtbot, window, window.actions.reexport.trigger)  # a fresh worker takes over
-    assert window.workbench.analysis is not None
-    assert window.isVisible()
+def test_killed_worker_leaves_the_window_usable(qtbot, window: MainWindow, model_file) -> None:
+    """Kill the worker process while it exports: the window says so, keeps the last result,
+    and the next job runs in a new process."""
+    slow = model_file("slow_forward.py", """
+        import time
+        import torch
+
+        class Slow(torch.nn.Module):
+            def forward(self, x):
+                time.sleep(1.0)  # every trace takes a second: long enough to be killed mid-export
+                return torch.relu(x)
+
+        def build():
+            return Slow(), (torch.randn(2, 3),)
+    """)
+    run_job(qtbot, window, lambda: window.open_path(slow))
+    before = window.workbench.analysis
+    assert before is not None and not window.actions.banner.isVisible(), window.log.contents()
+    worker = window.runner.worker
+    killed_pid = worker.pid
+
+    def kill_once_running(_submitted, _fraction, _message) -> None:
+        window.runner.progress.disconnect(kill_once_running)
+        os.kill(killed_pid, signal.SIGKILL)
+
+    window.runner.progress.connect(kill_once_running)
+    run_job(qtbot, window, window.actions["reexport"].trigger)
+    assert "worker crashed while running 'analyze'" in window.actions.banner.text()
+    assert window.actions.banner.isVisible() and "worker crashed" in window.log.contents()
+    assert window.workbench.analysis is before  # the killed export delivered nothing
+    assert not worker.alive
+
+    run_job(qtbot, window, window.actions["reexport"].trigger)  # a fresh worker takes over
+    assert worker.alive and worker.pid not in (None, killed_pid)
+    assert window.workbench.analysis is not before and window.workbench.analysis.unsupported == []
+    assert not window.actions.banner.isVisible()
 
 
 def test_export_does_not_stall_the_event_loop(qtbot, window: MainWindow) -> None:
@@ -164,7 +180,7 @@ def test_export_does_not_stall_the_event_loop(qtbot, window: MainWindow) -> None
     timer.setInterval(10)
     timer.timeout.connect(lambda: ticks.append(time.perf_counter()))
     timer.start()
-    run_job(qtbot, window, window.actions.reexport.trigger)
+    run_job(qtbot, window, window.actions["reexport"].trigger)
     timer.stop()
     gaps = [b - a for a, b in zip(ticks, ticks[1:])]
     assert len(ticks) > 3
@@ -219,7 +235,7 @@ def test_save_project_and_open_it_again(qtbot, window: MainWindow, worker, tmp_p
     apply_to_kind(qtbot, window)
     project_path = tmp_path / "threshold.fixport.json"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(project_path), ""))
-    window.actions.save_project.trigger()
+    window.actions["save_project"].trigger()
     assert project_path.exists() and not window.workbench.dirty
     assert not window.workbench.autosave_file().exists()  # saved: nothing left to restore
     reopened = MainWindow(settings=QSettings(str(tmp_path / "s3.ini"), QSettings.Format.IniFormat),
@@ -229,7 +245,7 @@ def test_save_project_and_open_it_again(qtbot, window: MainWindow, worker, tmp_p
     run_job(qtbot, reopened, lambda: reopened.open_path(project_path))
     assert [m.template_id for m in reopened.workbench.project.mappings] == ["decompose.threshold_where"]
     assert reopened.workbench.analysis.unsupported == []
-    assert str(project_path.resolve()) in reopened.actions._recent_files()
+    assert str(project_path.resolve()) in reopened.actions.recent_files()
 
 
 def test_cancel_stops_a_long_export(qtbot, window: MainWindow, tmp_path: Path) -> None:
@@ -250,7 +266,7 @@ def test_custom_domain_fix_still_compares(qtbot, window: MainWindow) -> None:
     apply_to_kind(qtbot, window)
     (problem,) = window.workbench.analysis.unsupported
     assert problem.reason == "runtime_error" and "rknn" in problem.message
-    run_job(qtbot, window, window.actions.compare.trigger)
+    run_job(qtbot, window, window.actions["compare"].trigger)
     result = window.workbench.comparison
     assert result is not None and result.passed, window.log.contents()
     assert any("onnxruntime-extensions" in m or "reference" in m for m in result.messages), result.messages
@@ -279,7 +295,7 @@ def test_a_pickled_model_asks_for_trust(qtbot, window: MainWindow, tmp_path: Pat
     monkeypatch.setattr("fixport.gui.model_questions.QMessageBox.question",
                         lambda *args, **kwargs: asked.append("trust") or QMessageBoxButton.Yes)
     monkeypatch.setattr("fixport.gui.model_questions.QInputDialog.getText",
-                        lambda *args, **kwargs: ("x=3x4:float32", True))
+                        lambda *args, **kwargs: ("input=3x4:float32", True))  # Sequential's forward(input)
     run_job(qtbot, window, lambda: window.open_path(pickled))
     qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
     assert asked == ["trust"] and window.workbench.project.trust

@@ -1,14 +1,16 @@
-"""What crosses the process boundary for analyze jobs (no torch import)."""
+"""What worker jobs return across the process boundary (no torch import)."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
+from typing import Any
 
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.inputs import InputOptions
 from fixport.core.model.model_files import existing_model_path
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
 
 
 @dataclass
@@ -43,3 +45,39 @@ class AnalysisResult:
     notes: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     saved_files: list[str] = field(default_factory=list)
+
+
+@dataclass
+class AutoFixResult:
+    """What `fix --auto` did: the analyses before and after, and the fixes it chose."""
+
+    before: AnalysisResult
+    after: AnalysisResult
+    mappings: list[FixMapping] = field(default_factory=list)
+    choices: list[Any] = field(default_factory=list)  # AutoFixChoice (core.fixing.planning, a layer above)
+    no_template: list[str] = field(default_factory=list)
+    rejected: list[str] = field(default_factory=list)  # templates that did not validate, and why
+    opset_raised: tuple[int, int] | None = None  # (from, to) when no template worked at the asked opset
+
+    @property
+    def changed(self) -> bool:
+        return bool(self.mappings)
+
+
+@dataclass
+class WorkerInfo:
+    """What a warm worker reports about itself."""
+
+    pid: int
+    torch: str
+    onnx: str
+    onnxruntime: str
+    threads: int
+    providers: list[str] = field(default_factory=list)  # ONNX Runtime's execution providers here
+
+
+@dataclass
+class TracedGraph:
+    """An early piece of an analysis: the traced TorchScript graph, sent before the export ends."""
+
+    graph: Graph

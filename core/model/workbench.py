@@ -16,6 +16,7 @@ from fixport.core.model.project import (
     load_project,
     save_project,
 )
+from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult, ModelRequest
 
 AUTOSAVE_DIR = Path(os.environ.get("FIXPORT_DATA_DIR", Path.home() / ".local" / "share" / "fixport")) / "autosave"
@@ -62,10 +63,10 @@ class Workbench:
         return ModelRequest(path=self.project.model_path, inputs=self.project.input_options(),
                             trust=self.project.trust, search_paths=list(self.project.search_paths))
 
-    def analyze_arguments(self, output: str | None = None) -> dict[str, Any]:
+    def analyze_request(self, output: str | None = None) -> AnalyzeRequest:
         assert self.project is not None
-        return {"request": self.model_request(), "options": dict(self.project.export_options),
-                "mappings": list(self.project.mappings), "output": output}
+        return AnalyzeRequest(self.model_request(), dict(self.project.export_options), list(self.project.mappings),
+                              output)
 
     @property
     def opset(self) -> int | None:
