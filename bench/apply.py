@@ -1,4 +1,8 @@
-"""Click Apply -> both panes updated, in the real window, as a ratio to one bare torch.onnx.export.
+"""What the user waits for in a warm window: opening a model file, and Apply -> both panes updated.
+
+Open: with the worker already warm, the time from opening a Python model file to the
+TorchScript pane painted and to the ONNX pane painted, beside the model's bare trace time and
+one diagnosing export (the worker's own timing of load + export + check).
 
 The window (offscreen, warm worker) opens an example; the bench then applies a fix as the
 Template dock's Apply does and measures until the re-export's analysis has arrived and both
@@ -42,6 +46,55 @@ def once():
 once()
 print(statistics.median(once() for _ in range(int(sys.argv[2]))))
 """
+
+
+_BARE_TRACE = """
+import statistics, sys, time, importlib.util, torch
+torch.set_num_threads(1)
+spec = importlib.util.spec_from_file_location("model", sys.argv[1]); module = importlib.util.module_from_spec(spec)
+spec.loader.exec_module(module)
+model, inputs = module.build()
+def once():
+    started = time.perf_counter()
+    torch.jit.trace(model, inputs, check_trace=False)
+    return time.perf_counter() - started
+once()
+print(statistics.median(once() for _ in range(int(sys.argv[2]))))
+"""
+OPEN_CASES = ("resnet18_clean", "vit_tiny")
+
+
+def bare_trace_s(example: Path, runs: int) -> float:
+    result = subprocess.run([sys.executable, "-c", _BARE_TRACE, str(example), str(runs)], capture_output=True,
+                            text=True, check=True, env=dict(os.environ, OMP_NUM_THREADS="1"))
+    return float(result.stdout.split()[-1])
+
+
+def open_to_panes_s(app, window, path: Path) -> tuple[float, float, float]:
+    """Seconds from open_path to the TorchScript and the ONNX pane painted, and the worker's analysis time."""
+    painted: dict[str, float] = {}
+    views = {kind: window.graphs.pane(kind).view for kind in ("torchscript", "onnx")}
+    original = {kind: view.drawForeground for kind, view in views.items()}
+
+    def stamp(kind: str):
+        def draw(painter, rect) -> None:
+            original[kind](painter, rect)
+            item = views[kind].graph_item
+            if item is not None and item.graph.nodes:  # the panes were cleared: only the new graph has nodes
+                painted.setdefault(kind, time.perf_counter())
+        return draw
+
+    window.graphs.set_graphs(None, None, keep_view=False)
+    app.processEvents()
+    for kind, view in views.items():
+        view.drawForeground = stamp(kind)
+    started = time.perf_counter()
+    window.open_path(path)
+    wait_until(app, lambda: len(painted) == 2 and window.workbench.analysis is not None)
+    for kind, view in views.items():
+        view.drawForeground = original[kind]
+    seconds = window.workbench.analysis.seconds
+    return painted["torchscript"] - started, painted["onnx"] - started, sum(seconds.values())
 
 
 def bare_export_s(example: Path, runs: int) -> float:
@@ -100,6 +153,15 @@ def main() -> None:
                                            QSettings.Format.IniFormat))
     window.resize(1400, 900)
     window.show()
+    wait_until(app, lambda: not window.runner.busy)  # the worker is warm
+    print(f"{'open (warm worker)':<20} {'trace s':>8} {'diagnosing export s':>20} {'TS drawn s':>11} "
+          f"{'ONNX drawn s':>13}")
+    for name in OPEN_CASES:
+        runs = [open_to_panes_s(app, window, example_path(name)) for _ in range(args.runs)]
+        trace = bare_trace_s(example_path(name), args.runs)
+        ts, onnx_s, analysis = (statistics.median(column) for column in zip(*runs))
+        print(f"{name:<20} {trace:>8.3f} {analysis:>20.3f} {ts:>11.3f} {onnx_s:>13.3f}", flush=True)
+    print()
     print(f"{'model':<12} {'fix':<30} {'bare export s':>13} {'Apply -> panes s':>17} {'ratio':>7}")
     for name, kind, template_id in CASES:
         window.open_path(example_path(name))

@@ -224,6 +224,10 @@ class MainWindow(QMainWindow):
     def _on_job_partial(self, submitted: SubmittedJob, piece: object) -> None:
         """The traced graph arrives before the export ends: draw it at once."""
         if isinstance(piece, TracedGraph) and isinstance(submitted.request, AnalyzeRequest):
+            shown = self.graphs.graphs["torchscript"]
+            if _same_nodes(shown, piece.graph):  # a re-export traced the same graph: keep the drawing
+                self._traced = shown
+                return
             self._traced = piece.graph
             self.graphs.show_traced(piece.graph, keep_view=self._keep_view)
 
