@@ -2,171 +2,14 @@
 from __future__ import annotations
 
 import argparse
-import json
-import math
-import os
 import signal
 import sys
 import traceback
-from pathlib import Path
-from typing import Any, Callable, Sequence
+from typing import Sequence
 
+from fixport.cli.arguments import COMMANDS, ERROR_LOG, EXIT_ERROR, GUI_LOG_HINT, refuse_overwriting_inputs
 from fixport.core.model.errors import FixportError, WorkerError
-from fixport.core.model.inputs import InputOptions, parse_input_spec
-from fixport.core.model.model_files import refuse_non_regular_file
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
-
-EXIT_OK = 0
-EXIT_PROBLEMS = 1
-EXIT_ERROR = 2
-ERROR_LOG = Path.home() / ".cache" / "fixport" / "last-error.log"
-# Which arguments name files a command reads, and which it writes (never one over another).
-FILE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "check": (("model", "inputs"), ()),
-    "export": (("model", "inputs", "project"), ("output",)),
-    "fix": (("model", "inputs"), ("output", "onnx")),
-    "compare": (("model", "inputs", "project", "onnx"), ()),
-    "script": (("project",), ("output",)),
-}
-GUI_LOG_HINT = "See the Log for details."  # the worker's generic hint, worded for the window
-
-CommandHandler = Callable[[argparse.Namespace], int]
-_COMMANDS: dict[str, tuple[str, Callable[[argparse.ArgumentParser], None], CommandHandler]] = {}
-
-
-def command(name: str, help_text: str, configure: Callable[[argparse.ArgumentParser], None]):
-    """Register a sub-command; its module adds itself when imported by :func:`build_parser`."""
-    def register(handler: CommandHandler) -> CommandHandler:
-        _COMMANDS[name] = (help_text, configure, handler)
-        return handler
-    return register
-
-
-def add_model_arguments(parser: argparse.ArgumentParser) -> None:
-    """MODEL plus the options that say how to open it and export it."""
-    parser.add_argument("model", help="model file: .py with build(), .pt/.ts TorchScript, .pt2, pickled .pt, .onnx")
-    parser.add_argument("--opset", type=int, help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET}")
-    parser.add_argument("--input", action="append", default=[], metavar="NAME=DIMS[:DTYPE]",
-                        help="random input, e.g. x=1x3x224x224:float32 (repeatable)")
-    parser.add_argument("--inputs", metavar="FILE", help="inputs from a .npz or .pt file")
-    parser.add_argument("--seed", type=int, default=0, help="seed for --input random values")
-    parser.add_argument("--trust", action="store_true", help="allow unpickling a torch.save'd module (runs its code)")
-    parser.add_argument("--path", action="append", default=[], metavar="DIR",
-                        help="folder to import the model's source from (repeatable)")
-    parser.add_argument("--exporter", choices=EXPORTERS,
-                        help=f"torchscript: torch.onnx.export(dynamo=False); dynamo: the torch.export-based one "
-                             f"(dynamo=True); default: the file's own, else {DEFAULT_EXPORTER}")
-    parser.add_argument("--export-type", choices=("ONNX", "ONNX_ATEN_FALLBACK", "ONNX_FALLTHROUGH"))
-    parser.add_argument("--no-constant-folding", action="store_true")
-    parser.add_argument("--no-autograd-inlining", action="store_true",
-                        help="keep autograd.Functions as prim::PythonOp")
-    parser.add_argument("--input-names", help="comma-separated ONNX input names")
-    parser.add_argument("--output-names", help="comma-separated ONNX output names")
-    parser.add_argument("--dynamic-axes", metavar="JSON", help='e.g. {"x": {"0": "batch"}}')
-    parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_JOB_TIMEOUT_S, metavar="SECONDS",
-                        help=f"stop a job that runs longer (default {DEFAULT_JOB_TIMEOUT_S:g} s)")
-    parser.add_argument("--json", action="store_true", help="print one JSON object")
-
-
-def positive_seconds(text: str) -> float:
-    """argparse type for --timeout: a finite number of seconds above zero."""
-    try:
-        value = float(text)
-    except ValueError:
-        value = math.nan
-    if not (math.isfinite(value) and value > 0):
-        raise argparse.ArgumentTypeError(f"{text!r} must be a finite number of seconds above 0, e.g. --timeout 300")
-    return value
-
-
-def refuse_overwriting_inputs(args: argparse.Namespace) -> None:
-    """Before any work: every file read is a regular file, and no output lands on an input or on
-    another output (``fix m.py -o m.py`` would replace the model's source with the project)."""
-    input_names, output_names = FILE_ROLES.get(args.command, ((), ()))
-    inputs = {f"the {_flag(name)}": getattr(args, name) for name in input_names if getattr(args, name, None)}
-    if args.command == "script" or getattr(args, "project", None) in inputs.values():
-        inputs.update(_project_files(args.project))
-    for role, path in inputs.items():
-        if Path(path).exists() and not Path(path).is_dir():
-            refuse_non_regular_file(Path(path), role.removeprefix("the "))
-    claimed = {os.path.realpath(path): role for role, path in inputs.items()}
-    for name in output_names:
-        path = getattr(args, name, None)
-        if not path:
-            continue
-        target = os.path.realpath(path)
-        if target in claimed:
-            raise FixportError(f"{_flag(name)} {path} is {claimed[target]} of this command: writing it would "
-                               "destroy it. Nothing was written.", "Choose another output file name.")
-        claimed[target] = f"the {_flag(name)}"
-
-
-def _flag(name: str) -> str:
-    return {"model": "model file", "project": "project (--project)", "inputs": "inputs file (--inputs)",
-            "output": "output (-o)", "onnx": "--onnx file"}.get(name, f"--{name}")
-
-
-def _project_files(project_path: str) -> dict[str, str]:
-    """The files a project names: its model and its inputs file (an unreadable project is left to the command)."""
-    from fixport.core.model.project import load_project
-
-    if not Path(project_path).is_file():
-        return {}
-    try:
-        project = load_project(project_path)
-    except FixportError:
-        return {}
-    files = {"the project's model file": project.model_path}
-    if project.input_file:
-        files["the project's inputs file"] = str(Path(project_path).resolve().parent / project.input_file)
-    return files
-
-
-def model_request(args: argparse.Namespace):
-    from fixport.core.model.model_files import existing_model_path
-    from fixport.core.model.results import ModelRequest
-
-    specs = [parse_input_spec(text) for text in args.input]
-    return ModelRequest(path=str(existing_model_path(args.model)),
-                        inputs=InputOptions(specs=specs, input_file=args.inputs, seed=args.seed),
-                        trust=args.trust, search_paths=[str(Path(p).resolve()) for p in args.path])
-
-
-def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
-    """(model request, export options, fixes) from the flags and, with --project, the project:
-    the project's fixes, inputs and options, with flags given on the command line winning."""
-    from fixport.core.model.project import load_project
-
-    request, options, mappings = model_request(args), export_overrides(args), []
-    if getattr(args, "project", None):
-        project = load_project(args.project)
-        options, mappings = {**project.export_options, **options}, list(project.mappings)
-        if not args.input and not args.inputs:
-            request.inputs = project.input_options()
-    return request, options, mappings
-
-
-def export_overrides(args: argparse.Namespace) -> dict[str, Any]:
-    """Only the export options the user actually set; the model file's own fill the rest."""
-    overrides: dict[str, Any] = {"opset": args.opset, "operator_export_type": args.export_type,
-                                 "exporter": getattr(args, "exporter", None)}
-    if args.no_constant_folding:
-        overrides["do_constant_folding"] = False
-    if args.no_autograd_inlining:
-        overrides["autograd_inlining"] = False
-    if args.input_names:
-        overrides["input_names"] = [n.strip() for n in args.input_names.split(",")]
-    if args.output_names:
-        overrides["output_names"] = [n.strip() for n in args.output_names.split(",")]
-    if args.dynamic_axes:
-        try:
-            axes = json.loads(args.dynamic_axes)
-            overrides["dynamic_axes"] = {name: {int(k): v for k, v in dims.items()} for name, dims in axes.items()}
-        except (ValueError, AttributeError) as exc:
-            raise FixportError(f"--dynamic-axes is not valid: {exc}",
-                               'Write it as JSON, e.g. {"x": {"0": "batch"}}.') from exc
-    return {k: v for k, v in overrides.items() if v is not None}
 
 
 def build_parser() -> argparse.ArgumentParser:
@@ -176,7 +19,7 @@ def build_parser() -> argparse.ArgumentParser:
         "Fixport: find and fix what torch.onnx.export cannot handle. "
         "Without a command, the workbench window opens on a built-in example."))
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (help_text, configure, handler) in _COMMANDS.items():
+    for name, (help_text, configure, handler) in COMMANDS.items():
         sub = commands.add_parser(name, help=help_text, description=help_text)
         configure(sub)
         sub.set_defaults(handler=handler)

@@ -6,7 +6,7 @@ import textwrap
 from pathlib import Path
 from typing import Any
 
-from fixport.cli.app import (
+from fixport.cli.arguments import (
     EXIT_ERROR,
     EXIT_OK,
     EXIT_PROBLEMS,

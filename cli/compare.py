@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 import textwrap
 
-from fixport.cli.app import (
+from fixport.cli.arguments import (
     EXIT_OK,
     EXIT_PROBLEMS,
     add_model_arguments,

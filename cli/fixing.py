@@ -4,7 +4,7 @@ from __future__ import annotations
 import argparse
 from pathlib import Path
 
-from fixport.cli.app import (
+from fixport.cli.arguments import (
     EXIT_ERROR,
     EXIT_OK,
     EXIT_PROBLEMS,
