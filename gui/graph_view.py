@@ -90,6 +90,7 @@ class GraphView(QGraphicsView):
     item_clicked = Signal(object, bool)  # item index or None, additive (Ctrl held)
     item_double_clicked = Signal(int)
     context_requested = Signal(object, object)  # item index or None, global QPoint
+    resized = Signal()
 
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -105,6 +106,7 @@ class GraphView(QGraphicsView):
         self.setRenderHint(QPainter.RenderHint.Antialiasing, False)
         self.graph_item: GraphItem | None = None
         self._press_pos = None
+        self.keeps_fit = False  # the view was fitted by Fixport and not moved since: refit on resize
 
     def zoom(self) -> float:
         return self.transform().m11()
@@ -114,12 +116,18 @@ class GraphView(QGraphicsView):
         self.scale(factor, factor)
 
     def wheelEvent(self, event: QWheelEvent) -> None:
+        self.keeps_fit = False
         self.zoom_by(ZOOM_STEP_PER_DEGREE ** event.angleDelta().y())
         event.accept()
 
     def mousePressEvent(self, event: QMouseEvent) -> None:
+        self.keeps_fit = False
         self._press_pos = event.position()
         super().mousePressEvent(event)
+
+    def resizeEvent(self, event) -> None:
+        super().resizeEvent(event)
+        self.resized.emit()
 
     def mouseReleaseEvent(self, event: QMouseEvent) -> None:
         super().mouseReleaseEvent(event)
@@ -187,6 +195,7 @@ class GraphPane(QWidget):
         self._pending = False  # a worker layout is in flight
         self._after_layout: list[Callable[[], None]] = []
         self._keep_view: tuple | None = None
+        self._fit_next = True  # a new graph (not a re-layout of this one) starts fitted
         self._find_hits: list[str] = []
         self._find_text = ""
         self._haystack: list[str] | None = None
@@ -226,6 +235,7 @@ class GraphPane(QWidget):
         shortcut.setContext(Qt.ShortcutContext.WidgetWithChildrenShortcut)
         shortcut.activated.connect(self.focus_search)
         self.view.item_clicked.connect(self._on_item_clicked)
+        self.view.resized.connect(self._on_view_resized)
         self.view.item_double_clicked.connect(self._on_item_double_clicked)
         self.view.context_requested.connect(self._on_context_requested)
 
@@ -245,6 +255,7 @@ class GraphPane(QWidget):
     def _start_graph(self, graph: Graph, expanded: frozenset[str] | None, keep_view: bool, synchronous: bool) -> None:
         if keep_view and expanded is None and self.graph is not None:
             expanded = self.expanded  # a re-export keeps what the user had opened
+        self._fit_next = not keep_view
         self._keep_view = (self.view.transform(), self.view.mapToScene(self.view.viewport().rect().center())) \
             if keep_view and self.layout is not None else None
         self.graph, self.tree, self._haystack = graph, None, None
@@ -293,7 +304,8 @@ class GraphPane(QWidget):
     def _apply_layout(self, layout: Layout) -> None:
         started = time.perf_counter()
         assert self.graph is not None
-        first = self.layout is None or self.view.graph_item is None
+        first = self.layout is None or self.view.graph_item is None or self._fit_next
+        self._fit_next = False
         previous_centre = None if first else self.view.mapToScene(self.view.viewport().rect().center())
         previous_item = None if first else self.layout
         self.tree = tree_for(self.graph)
@@ -316,6 +328,7 @@ class GraphPane(QWidget):
             self._keep_view = None
         elif first:
             self.fit_view()
+            self.view.keeps_fit = True  # the window may still be settling its dock sizes
         elif previous_centre is not None and previous_item is not None:
             self.view.centerOn(previous_centre)
         self.status.setText(f"{len(layout.items):,} items")
@@ -442,6 +455,20 @@ class GraphPane(QWidget):
         self.search.selectAll()
 
     # --- view ------------------------------------------------------------------------------
+    def _on_view_resized(self) -> None:
+        if self.view.keeps_fit:
+            self.fit_view()
+
+    def _inputs_centre_x(self) -> float:
+        """Where the graph starts: its inputs (else its first rank, which may hold weights and constants)."""
+        layout = self.layout
+        assert layout is not None
+        inputs = [index for index, key in enumerate(layout.items.keys) if str(key).startswith("input:")]
+        if inputs:
+            return float(layout.x[inputs].mean())
+        first_rank = layout.rank == 0
+        return float(layout.x[first_rank].mean()) if first_rank.any() else (layout.bounds[0] + layout.bounds[2]) / 2
+
     def fit_view(self) -> None:
         """Whole graph if it is readable that way, else the top of it at a readable zoom."""
         if self.layout is None:
@@ -455,8 +482,12 @@ class GraphPane(QWidget):
             self.view.resetTransform()
             self.view.scale(READABLE_ZOOM, READABLE_ZOOM)
             visible_height = port.height() / READABLE_ZOOM
-            first_rank = self.layout.rank == 0
-            centre_x = float(self.layout.x[first_rank].mean()) if first_rank.any() else (left + right) / 2
+            centre_x = self._inputs_centre_x()
+            visible_width = port.width() / READABLE_ZOOM
+            # Room to centre the inputs even where they sit at the graph's edge (the view clamps to the scene).
+            scene = self.view.scene()
+            scene.setSceneRect(scene.sceneRect().united(
+                QRectF(centre_x - visible_width / 2, top - FIT_MARGIN, visible_width, visible_height)))
             self.view.centerOn(QPointF(centre_x, top - FIT_MARGIN + visible_height / 2))
             return
         self.view.resetTransform()
@@ -464,6 +495,7 @@ class GraphPane(QWidget):
         self.view.centerOn(QPointF((left + right) / 2, (top + bottom) / 2))
 
     def _center_on_key(self, key: str) -> None:
+        self.view.keeps_fit = False  # the user asked to look at a node
         layout = self.layout
         if layout is None:
             return

@@ -74,3 +74,25 @@ def test_the_cuda_choice_follows_what_the_worker_reports(qtbot, window: MainWind
     assert cuda_item.isEnabled() == has_cuda
     if not has_cuda:
         assert "CUDA is not available" in window.actions.provider.toolTip()
+
+
+def test_a_tall_graph_opens_at_its_inputs(qtbot, window: MainWindow, tmp_path: Path) -> None:
+    """A graph too tall to fit readably opens showing where it starts, not where the last one was."""
+    from PySide6.QtCore import QPointF
+
+    nodes = [helper.make_node("Relu", [f"v{i}"], [f"v{i + 1}"], name=f"relu_{i}") for i in range(300)]
+    graph = helper.make_graph(nodes, "tall", [helper.make_tensor_value_info("v0", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("v300", TensorProto.FLOAT, [1, 4])])
+    path = tmp_path / "tall.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]), str(path))
+    pane = window.graphs.pane("onnx")
+    window.open_path(_model_with_unknown_op(tmp_path / "odd.onnx"))  # another graph was on screen before
+    qtbot.waitUntil(lambda: window.workbench.analysis is not None and pane.layout is not None, timeout=JOB_TIMEOUT_MS)
+    window.open_path(path)
+    qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: pane.layout is not None and pane.layout.index_of("input:v0") is not None,
+                    timeout=JOB_TIMEOUT_MS)
+    index = pane.layout.index_of("input:v0")
+    seen = pane.view.mapFromScene(QPointF(pane.layout.x[index], pane.layout.y[index]))
+    port = pane.view.viewport().rect()
+    assert port.contains(seen) and seen.y() < port.height() / 3  # at the top, where reading starts
