@@ -15,8 +15,10 @@ from fixport.cli.arguments import (
     job_arguments,
 )
 from fixport.cli.output import print_json, progress_printer
+from fixport.core.model.errors import WorkerCrashed
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
+from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
 from fixport.core.worker.client import ExportWorker
 
 MESSAGE_WIDTH = 100
@@ -71,6 +73,10 @@ def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
         result = worker.run(AnalyzeRequest(request, options, mappings, output), progress=progress_printer(args.json))
+    except WorkerCrashed as crash:
+        if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
+            raise  # the model's own code crashed: it cannot be loaded or traced (exit 2)
+        result = AnalysisResult.of_crash(request.path, options, crash)
     finally:
         worker.stop()
     return result, len(mappings)

@@ -67,3 +67,62 @@ def test_check_lists_complex_and_quantized_examples_with_exit_1() -> None:
         ran = run_main("check", str(example_path(name)), "--json")
         assert ran.returncode == 1, ran.stdout + ran.stderr
         assert {p["kind"] for p in json.loads(ran.stdout)["unsupported"]} == kinds
+
+
+def test_a_crash_inside_the_export_is_a_problem_not_an_error(model_file) -> None:
+    """torch 2.14 dies of SIGFPE converting unfold on an empty batch: check lists it and goes on (exit 1)."""
+    path = model_file("unfold_empty_batch.py", """
+        import torch
+
+        class Unfold(torch.nn.Module):
+            def forward(self, x):
+                return torch.nn.functional.unfold(x, 2, 1, 0, 1)
+
+        def build():
+            return Unfold().eval(), (torch.zeros(0, 1, 5, 5),)
+    """)
+    completed = run_main("check", str(path), "--json")
+    assert completed.returncode == 1, completed.stderr
+    problems = json.loads(completed.stdout)["unsupported"]
+    assert [p["reason"] for p in problems] == [ProblemReason.WORKER_CRASH]
+    assert "while converting to ONNX" in problems[0]["message"]
+
+
+def test_a_model_that_crashes_while_tracing_cannot_be_opened(model_file) -> None:
+    """The model's own code taking the process down is a model that cannot be traced: exit 2, said so."""
+    path = model_file("crashes_in_forward.py", """
+        import os, signal
+        import torch
+
+        class Crashes(torch.nn.Module):
+            def forward(self, x):
+                os.kill(os.getpid(), signal.SIGSEGV)
+                return x
+
+        def build():
+            return Crashes().eval(), (torch.zeros(2),)
+    """)
+    completed = run_main("check", str(path))
+    assert completed.returncode == 2
+    assert "crashed" in completed.stderr and "while tracing the model" in completed.stderr
+    assert "Traceback" not in completed.stderr
+
+
+def test_an_export_failing_after_conversion_is_a_problem(model_file) -> None:
+    """A complex graph output makes torch's exporter raise after converting every node: listed, exit 1."""
+    path = model_file("complex_output.py", """
+        import torch
+
+        class ToComplex(torch.nn.Module):
+            def forward(self, x):
+                return torch.relu(x).to(torch.cfloat)
+
+        def build():
+            return ToComplex().eval(), (torch.randn(2, 3),)
+    """)
+    completed = run_main("check", str(path), "--json")
+    assert completed.returncode == 1, completed.stderr
+    report = json.loads(completed.stdout)
+    assert [p["reason"] for p in report["unsupported"]] == [ProblemReason.EXPORT_FAILED]
+    assert "view_as_real" in report["unsupported"][0]["message"]
+    assert report["torchscript_nodes"] > 0  # the traced graph is still there to look at

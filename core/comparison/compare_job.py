@@ -57,6 +57,7 @@ from fixport.core.model.output_stats import (
 )
 from fixport.core.model.project import FixMapping
 from fixport.core.model.tolerances import ToleranceTable
+from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
@@ -113,7 +114,7 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
     if request.torch_device not in TORCH_DEVICES:
         raise FixportError(f"Unknown torch device {request.torch_device!r}.", "Use --torch-device cpu or cuda.")
     templates = dict(request.templates_by_instance)
-    report(progress, 0.0, "loading the model")
+    report(progress, 0.0, LOADING_STAGE)
     loaded = open_model(request.model)
     check_cancelled(cancelled)
     if loaded.module is None:

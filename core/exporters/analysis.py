@@ -19,6 +19,7 @@ from fixport.core.model.cancel import (
 from fixport.core.model.export_options import resolve_export_options
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
+from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.onnx_files import save_model
 
 
@@ -27,7 +28,7 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     """Open, trace and export with diagnosis and the project's fixes applied, compare a clean
     export's outputs with torch's; save to ``request.output`` when nothing is left unsupported."""
     started = time.perf_counter()
-    report(progress, 0.0, "loading the model")
+    report(progress, 0.0, LOADING_STAGE)
     loaded = open_model(request.model)
     check_cancelled(cancelled)
     loaded_at = time.perf_counter()

@@ -29,7 +29,9 @@ from fixport.core.model.cancel import (
 from fixport.core.model.errors import ExportError, TraceError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
+from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.results import TracedGraph
+from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.ort_session import run_once
 
@@ -47,12 +49,17 @@ class TorchScriptExporter(Exporter):
             raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
                               "Open the PyTorch model to export it, or compare this file with --onnx.")
         check_cancelled(cancelled)
-        report(progress, 0.05, "tracing and converting")
+        report(progress, 0.05, TRACING_STAGE)
         with tempfile.TemporaryDirectory(prefix="fixport-export-") as temp_dir:
             temp_path = Path(temp_dir) / "model.onnx"
-            record, caught = self._run_torch_export(
-                loaded, options, temp_path, diagnose,
-                on_traced=lambda graph: report_partial(progress, TracedGraph(graph)))
+            try:
+                record, caught = self._run_torch_export(
+                    loaded, options, temp_path, diagnose,
+                    on_traced=lambda graph: self._traced(graph, progress))
+            except _FailedAfterConversion as failure:
+                if not diagnose:
+                    raise
+                return _failed_export(failure)  # a problem to list, like any other (exit 1, not 2)
             check_cancelled(cancelled)
             report(progress, 0.7, "reading the exported graph")
             model = onnx.load(str(temp_path), load_external_data=True)
@@ -70,6 +77,11 @@ class TorchScriptExporter(Exporter):
                 unsupported.append(runtime_error_problem(error, onnx_graph, record.torchscript_graph))
         report(progress, 1.0, "done")
         return ExportResult(model, record.torchscript_graph, onnx_graph, unsupported, caught)
+
+    @staticmethod
+    def _traced(graph: Graph, progress: ProgressCallback | None) -> None:
+        report_partial(progress, TracedGraph(graph))
+        report(progress, 0.3, CONVERTING_STAGE)
 
     def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path, diagnose: bool,
                           on_traced: Callable[[Graph], None] | None = None) -> tuple[ConversionRecord, list[str]]:
@@ -109,8 +121,30 @@ class TorchScriptExporter(Exporter):
             return TraceError(f"Tracing the model failed: {type(exc).__name__}: {exc}{where}",
                               "The error comes from the model's forward(); fix it there and open the model again.",
                               details=details)
-        return ExportError(f"The export failed after conversion: {type(exc).__name__}: {exc}",
-                           "See the Log for the exporter's traceback.", details=details)
+        hint = ("ONNX has no complex tensors: return torch.view_as_real(...) from forward() (and take real inputs)"
+                if "Complex" in str(exc) else "The exporter's traceback is in the log.")
+        return _FailedAfterConversion(f"The export failed after converting every node: {type(exc).__name__}: {exc}",
+                                      hint, details=details, record=record)
+
+
+class _FailedAfterConversion(ExportError):
+    """The exporter raised after the per-node conversion (e.g. a graph output ONNX cannot type)."""
+
+    def __init__(self, message: str, hint: str, details: str, record: ConversionRecord) -> None:
+        super().__init__(message, hint, details)
+        self.record = record
+
+
+def _failed_export(failure: _FailedAfterConversion) -> ExportResult:
+    """What a diagnosing export reports when torch's exporter fails after converting the nodes:
+    the traced graph, no ONNX graph, and the failure as the one problem (with the per-node ones)."""
+    record = failure.record
+    problems = [classify_failure(f, first_supported_opset(f.kind)) for f in record.failures]
+    problems.append(UnsupportedNode(kind="(export)", instance="", reason=ProblemReason.EXPORT_FAILED,
+                                    message=f"{failure.message.rstrip('. ')}. {failure.hint}.", scope="",
+                                    source=""))
+    traced = record.torchscript_graph if record.torchscript_graph is not None else Graph(kind="torchscript")
+    return ExportResult(onnx.ModelProto(), traced, Graph(kind="onnx"), problems)
 
 
 def _user_frame(exc: BaseException, model_path: Path) -> str:

@@ -40,6 +40,15 @@ class WorkerError(FixportError):
     """The export worker crashed, hung, or was cancelled."""
 
 
+class WorkerCrashed(WorkerError):
+    """The worker process died during a job; ``stage`` is the job's last progress message."""
+
+    def __init__(self, message: str, hint: str = "", details: str = "", exit_code: int | None = None,
+                 stage: str = "") -> None:
+        super().__init__(message, hint, details)
+        self.exit_code, self.stage = exit_code, stage
+
+
 class ProjectError(FixportError):
     """A project file cannot be read or written."""
 

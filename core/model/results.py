@@ -5,12 +5,14 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.errors import WorkerCrashed
+from fixport.core.model.export_options import ExportOptions, resolve_export_options
 from fixport.core.model.graph import Graph
 from fixport.core.model.inputs import InputOptions
 from fixport.core.model.model_files import existing_model_path
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
+from fixport.core.model.vocabulary import ProblemReason
 
 
 @dataclass
@@ -45,6 +47,16 @@ class AnalysisResult:
     notes: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     saved_files: list[str] = field(default_factory=list)
+
+    @classmethod
+    def of_crash(cls, model_path: str, options: dict[str, Any], crash: WorkerCrashed) -> AnalysisResult:
+        """The analysis when the export took the worker down: the crash is the one problem found
+        (a bug in torch or in a fix, not a file that cannot be opened)."""
+        message = (f"{crash.message} Fixport restarted the worker; the graphs are not available. Export "
+                   "at another opset, fix the op that crashes, or report it to PyTorch.")
+        problem = UnsupportedNode(kind="(export)", instance="", reason=ProblemReason.WORKER_CRASH, message=message,
+                                  scope="", source="")
+        return cls(model_path, "python", resolve_export_options({}, options), None, None, [problem], [], [])
 
 
 @dataclass

@@ -27,6 +27,8 @@ class ProblemReason(StrEnum):
     NO_ONNX_FUNCTION = "no_onnx_function"  # dynamo: no ONNX function in the registry for the op
     TRANSLATION_FAILED = "translation_failed"  # dynamo: the op's ONNX function raised
     MISMATCH = "mismatch"  # exports and runs, but ONNX Runtime's numbers differ from torch's
+    WORKER_CRASH = "worker_crash"  # the export took the worker process down (torch or a fix crashed)
+    EXPORT_FAILED = "export_failed"  # the exporter raised after converting every node
 
     @property
     def description(self) -> str:
@@ -44,7 +46,14 @@ _REASON_DESCRIPTIONS = {
     ProblemReason.NO_ONNX_FUNCTION: "no ONNX function for this op",
     ProblemReason.TRANSLATION_FAILED: "ONNX function failed on these arguments",
     ProblemReason.MISMATCH: "ONNX Runtime's numbers differ from torch's",
+    ProblemReason.WORKER_CRASH: "the export crashed the worker process",
+    ProblemReason.EXPORT_FAILED: "the exporter failed after converting the nodes",
 }
+# An export's stages, as its progress messages say them. A crash while loading or tracing means a
+# model that cannot be opened; a crash while converting or checking is a problem to list.
+LOADING_STAGE = "loading the model"
+TRACING_STAGE = "tracing the model"
+CONVERTING_STAGE = "converting to ONNX"
 # Reasons a different opset may cure: the exporter has (or lacks) a symbolic per opset.
 OPSET_DEPENDENT_REASONS = frozenset({ProblemReason.NO_SYMBOLIC, ProblemReason.SYMBOLIC_REJECTED})
 

@@ -13,6 +13,7 @@ worker exits on its own when its parent dies (see :mod:`.server`).
 from __future__ import annotations
 
 import os
+import signal
 import socket
 import subprocess
 import sys
@@ -23,7 +24,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from fixport.core.model.cancel import CancelCallback, Cancelled, PartialCallback, ProgressCallback
-from fixport.core.model.errors import FixportError, WorkerError
+from fixport.core.model.errors import FixportError, WorkerCrashed, WorkerError
 from fixport.core.worker.jobs import Job, job_for
 
 # Long enough for a cold worker (torch import, first export: 10-20 s on 2 cores) and the largest
@@ -141,6 +142,7 @@ class ExportWorker:
         assert self._connection is not None and self._process is not None
         deadline = time.monotonic() + timeout_s
         cancel_sent_at: float | None = None
+        stage = ""  # the job's last progress message: where it was when a crash came
         while True:
             if cancel_sent_at is None and cancelled is not None and cancelled():
                 self._connection.send(("cancel", None))
@@ -164,14 +166,16 @@ class ExportWorker:
                 self.stop()
                 raise Cancelled()
             if message is None:
-                self._raise_crash(job)
+                self._raise_crash(job, stage)
             kind, payload = message
             if cancel_sent_at is not None:
                 if kind in ("progress", "partial"):
                     continue
                 raise Cancelled()  # also when the job finished first: the caller no longer wants it
-            if kind == "progress" and progress is not None:
-                progress(*payload)
+            if kind == "progress":
+                stage = payload[1] or stage
+                if progress is not None:
+                    progress(*payload)
             elif kind == "partial" and partial is not None:
                 partial(payload)
             elif kind == "result":
@@ -181,13 +185,20 @@ class ExportWorker:
             elif kind == "cancelled":  # the job stopped by itself (a worker-side check)
                 raise Cancelled()
 
-    def _raise_crash(self, job: Job) -> None:
+    def _raise_crash(self, job: Job, stage: str) -> None:
         assert self._process is not None
         try:
             code = self._process.wait(SHUTDOWN_GRACE_S)  # let it finish dying to read its exit code
         except subprocess.TimeoutExpired:
             code = None
         self.stop()
-        raise WorkerError(f"The export worker crashed while running '{job.name}' (exit code {code}).",
-                          "Your work is kept. A symbolic or the model's code may have crashed the "
-                          "process; fix it and try again — a new worker starts automatically.")
+        how = f"exit code {code}"
+        if code is not None and code < 0:
+            try:
+                how = f"signal {signal.Signals(-code).name}"
+            except ValueError:
+                pass
+        while_doing = f" while {stage}" if stage else ""
+        raise WorkerCrashed(f"The export worker crashed running '{job.name}'{while_doing} ({how}).",
+                            "Your work is kept. A symbolic, the model's code or torch itself crashed the "
+                            "process; a new worker starts automatically.", exit_code=code, stage=stage)
