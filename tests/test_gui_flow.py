@@ -161,7 +161,7 @@ def test_killed_worker_leaves_the_window_usable(qtbot, window: MainWindow, model
 
     window.runner.progress.connect(kill_once_running)
     run_job(qtbot, window, window.actions["reexport"].trigger)
-    assert "worker crashed while running 'analyze'" in window.actions.banner.text()
+    assert "worker crashed running 'analyze'" in window.actions.banner.text()
     assert window.actions.banner.isVisible() and "worker crashed" in window.log.contents()
     assert window.workbench.analysis is before  # the killed export delivered nothing
     assert not worker.alive

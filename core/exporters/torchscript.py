@@ -57,8 +57,9 @@ class TorchScriptExporter(Exporter):
                     loaded, options, temp_path, diagnose,
                     on_traced=lambda graph: self._traced(graph, progress))
             except _FailedAfterConversion as failure:
-                if not diagnose:
-                    raise
+                if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
+                    raise ExportError(f"The export failed: {failure.reason}", failure.hint,
+                                      failure.details) from failure
                 return _failed_export(failure)  # a problem to list, like any other (exit 1, not 2)
             check_cancelled(cancelled)
             report(progress, 0.7, "reading the exported graph")
@@ -123,16 +124,16 @@ class TorchScriptExporter(Exporter):
                               details=details)
         hint = ("ONNX has no complex tensors: return torch.view_as_real(...) from forward() (and take real inputs)"
                 if "Complex" in str(exc) else "The exporter's traceback is in the log.")
-        return _FailedAfterConversion(f"The export failed after converting every node: {type(exc).__name__}: {exc}",
-                                      hint, details=details, record=record)
+        return _FailedAfterConversion(f"{type(exc).__name__}: {exc}", hint, details=details, record=record)
 
 
-class _FailedAfterConversion(ExportError):
-    """The exporter raised after the per-node conversion (e.g. a graph output ONNX cannot type)."""
+class _FailedAfterConversion(Exception):
+    """The exporter raised once conversion had started (with diagnosis: after every node was
+    converted, e.g. a graph output ONNX cannot type). Never leaves the worker: it holds torch nodes."""
 
-    def __init__(self, message: str, hint: str, details: str, record: ConversionRecord) -> None:
-        super().__init__(message, hint, details)
-        self.record = record
+    def __init__(self, reason: str, hint: str, details: str, record: ConversionRecord) -> None:
+        super().__init__(reason)
+        self.reason, self.hint, self.details, self.record = reason, hint, details, record
 
 
 def _failed_export(failure: _FailedAfterConversion) -> ExportResult:
@@ -141,8 +142,8 @@ def _failed_export(failure: _FailedAfterConversion) -> ExportResult:
     record = failure.record
     problems = [classify_failure(f, first_supported_opset(f.kind)) for f in record.failures]
     problems.append(UnsupportedNode(kind="(export)", instance="", reason=ProblemReason.EXPORT_FAILED,
-                                    message=f"{failure.message.rstrip('. ')}. {failure.hint}.", scope="",
-                                    source=""))
+                                    message=f"The export failed after converting every node: "
+                                            f"{failure.reason.rstrip('. ')}. {failure.hint}.", scope="", source=""))
     traced = record.torchscript_graph if record.torchscript_graph is not None else Graph(kind="torchscript")
     return ExportResult(onnx.ModelProto(), traced, Graph(kind="onnx"), problems)
 

@@ -13,6 +13,7 @@ worker exits on its own when its parent dies (see :mod:`.server`).
 from __future__ import annotations
 
 import os
+import pickle
 import signal
 import socket
 import subprocess
@@ -48,7 +49,7 @@ class _Failure:
 
     @classmethod
     def from_exception(cls, exc: FixportError) -> _Failure:
-        extra = {k: v for k, v in vars(exc).items() if k not in ("message", "hint", "details")}
+        extra = {k: v for k, v in vars(exc).items() if k not in ("message", "hint", "details") and _picklable(v)}
         return cls(type(exc).__name__, exc.message, exc.hint, exc.details, extra)
 
     def to_exception(self) -> FixportError:
@@ -202,3 +203,12 @@ class ExportWorker:
         raise WorkerCrashed(f"The export worker crashed running '{job.name}'{while_doing} ({how}).",
                             "Your work is kept. A symbolic, the model's code or torch itself crashed the "
                             "process; a new worker starts automatically.", exit_code=code, stage=stage)
+
+
+def _picklable(value: Any) -> bool:
+    """Whether ``value`` can cross the process boundary (an error's extra field may hold torch objects)."""
+    try:
+        pickle.dumps(value)
+    except Exception:
+        return False
+    return True
