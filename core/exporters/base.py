@@ -9,6 +9,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Protocol
 
 from fixport.core.model.cancel import CancelCallback, ProgressCallback
+from fixport.core.model.errors import ExportError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.problems import UnsupportedNode
@@ -45,3 +46,10 @@ class Exporter(Protocol):
         """Export ``loaded`` with ``options``; with ``diagnose``, every unsupported node is
         listed instead of stopping at the first; with ``run_check``, ONNX Runtime runs it once."""
         ...
+
+
+def refuse_onnx_files(loaded: LoadedModel) -> None:
+    """Exporters need a torch module: an opened `.onnx` file has nothing to export."""
+    if loaded.module is None:
+        raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
+                          "Open the PyTorch model to export it, or compare this file with --onnx.")

@@ -28,7 +28,7 @@ from torch.onnx._internal.exporter import (
     _registration,
 )
 
-from fixport.core.exporters.base import Exporter, ExportResult
+from fixport.core.exporters.base import Exporter, ExportResult, refuse_onnx_files
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
@@ -58,9 +58,7 @@ class DynamoExporter(Exporter):
                run_check: bool = True, progress: ProgressCallback | None = None,
                cancelled: CancelCallback | None = None) -> ExportResult:
         options.validate()
-        if loaded.module is None:
-            raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
-                              "Open the PyTorch model to export it, or compare this file with --onnx.")
+        refuse_onnx_files(loaded)
         report(progress, 0.05, "capturing with torch.export")
         with _quiet_torch():
             program, problems = capture(loaded, options)
@@ -209,9 +207,9 @@ def _capture_problems_from_report(draft: torch.export.ExportedProgram) -> list[U
 
 
 def _user_frame_of_report(user_stack: Any, report_: Any) -> tuple[str, str]:
-    from fixport.core.loaders.torchscript_graph import _is_library_frame
-
     from torch._logging.structured import INTERN_TABLE  # file names are interned once per process
+
+    from fixport.core.loaders.torchscript_graph import _is_library_frame
 
     table = getattr(report_, "str_to_filename", {}) or {}  # {index: path}, only names new to this export
     names = {index: path for path, index in INTERN_TABLE.items()}

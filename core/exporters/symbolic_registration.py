@@ -29,7 +29,6 @@ from fixport.core.model.vocabulary import PYTHON_OP_KIND, python_op_kind, split_
 from fixport.symbolics.template_form import PARAMS_NAME, injected_names_used
 
 
-
 class TemplateError(Exception):
     """A template problem, with the 1-based source line when known."""
 

@@ -10,7 +10,7 @@ from typing import Any, Callable
 import onnx
 import torch
 
-from fixport.core.exporters.base import Exporter, ExportResult
+from fixport.core.exporters.base import Exporter, ExportResult, refuse_onnx_files
 from fixport.core.exporters.conversion_hooks import ConversionRecord, conversion_hooks
 from fixport.core.exporters.diagnosis import (
     classify_failure,
@@ -45,9 +45,7 @@ class TorchScriptExporter(Exporter):
                run_check: bool = True, progress: ProgressCallback | None = None,
                cancelled: CancelCallback | None = None) -> ExportResult:
         options.validate()
-        if loaded.module is None:
-            raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
-                              "Open the PyTorch model to export it, or compare this file with --onnx.")
+        refuse_onnx_files(loaded)
         check_cancelled(cancelled)
         report(progress, 0.05, TRACING_STAGE)
         with tempfile.TemporaryDirectory(prefix="fixport-export-") as temp_dir:
@@ -59,7 +57,7 @@ class TorchScriptExporter(Exporter):
             except _FailedAfterConversion as failure:
                 if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
                     raise ExportError(f"The export failed: {failure.reason}", failure.hint,
-                                      failure.details) from failure
+                                      failure.details) from failure.__cause__  # torch's own error
                 return _failed_export(failure)  # a problem to list, like any other (exit 1, not 2)
             check_cancelled(cancelled)
             report(progress, 0.7, "reading the exported graph")
