@@ -20,6 +20,7 @@ PASS_COLOUR = "#2e7d32"
 FAIL_COLOUR = "#c62828"
 NODE_POINT_COLOUR = "#1565c0"
 FIRST_DIVERGENT_COLOUR = "#ff6f00"
+FEW_NODES_FOR_NAMED_TICKS = 8
 EPSILON = 1e-30  # plotting error on a log axis
 ZERO_BIN_LOG10 = -12.0  # where exact matches are drawn when there is no other bin
 FLOOR_DECADES_BELOW = 1.0  # exact zeros sit one decade below the smallest error or tolerance shown
@@ -74,6 +75,9 @@ class ComparePlots(QWidget):
         self.per_node = pg.PlotWidget(title="per-node max abs error along the graph (click a point)")
         self.per_node.setLogMode(y=True)
         self.per_node.setLabel("bottom", "ONNX node (topological order)")
+        for plot in (self.histogram, self.per_output, self.per_node):  # log10 and index axes: no "x0.001"
+            for side in ("bottom", "left"):
+                plot.getAxis(side).enableAutoSIPrefix(False)
         for column, plot in enumerate((self.histogram, self.scatter, self.per_output)):
             grid.addWidget(plot, 0, column)
         grid.addWidget(self.per_node, 1, 0, 1, 3)
@@ -172,6 +176,9 @@ class ComparePlots(QWidget):
         self.per_node.setLabel("left", "log10 max abs")
         self.per_node.plot(x, np.log10(errors), pen=pg.mkPen("#90a4ae"))
         self.per_node.setXRange(-0.5, len(errors) - 0.5, padding=0)
+        few = len(errors) <= FEW_NODES_FOR_NAMED_TICKS  # name each node; a node index is never fractional
+        self.per_node.getAxis("bottom").setTicks([[(i, node.onnx_node) for i, node in enumerate(analysis.nodes)]]
+                                                 if few else None)
         logs = np.log10(errors)
         self.per_node.setYRange(*padded_range(float(logs.min()), float(logs.max()), MIN_LOG_SPAN, LOG_AXIS_MARGIN),
                                 padding=0)
