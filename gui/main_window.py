@@ -26,6 +26,7 @@ from fixport.core.model.requests import (
     OpInfoRequest,
     PingRequest,
     StubRequest,
+    SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, TracedGraph, WorkerInfo
 from fixport.core.model.vocabulary import DEFAULT_OPSET, PYTHON_OP_KIND, ProblemReason
@@ -124,6 +125,7 @@ class MainWindow(QMainWindow):
         self.runner.on_finished(CompareRequest, self._on_compare_finished)
         self.runner.on_finished(OpInfoRequest, self._on_op_info_finished)
         self.runner.on_finished(StubRequest, self._on_stub_finished)
+        self.runner.on_finished(SynthesizeRequest, self._on_synthesized)
         self.runner.on_finished(AutoFixRequest, self._on_fix_all_finished)
         self.runner.failed.connect(self._on_job_failed)
         self.runner.cancelled.connect(self._on_job_cancelled)
@@ -331,6 +333,10 @@ class MainWindow(QMainWindow):
         if self.selected is not None:
             self._show_in_inspector(*self.selected, op_info=info)
 
+    def _on_synthesized(self, offers: list) -> None:
+        if offers:
+            self.template.add_synthesized(offers[0].template.fits[0], offers)
+
     def _on_stub_finished(self, source: str) -> None:
         self.template.show_stub(source)
 
@@ -429,6 +435,8 @@ class MainWindow(QMainWindow):
         target = TemplateTarget(ts_node.kind, ts_node.id, python_op or None, opset, input_types,
                                 suggested_opset=opset_that_works(problem, opset) if problem else None)
         self.template.set_target(target, self._mapping_for(ts_node, python_op))
+        if not python_op:  # generated fixes need torch: the worker makes them, the dock shows them first
+            self.runner.submit(SynthesizeRequest(ts_node.kind, opset), topic="synthesize")
 
     def _mapping_for(self, ts_node: Node, python_op: str | None) -> FixMapping | None:
         project = self.workbench.project

@@ -147,6 +147,22 @@ class TemplateDock(QDockWidget):
             self.editor.set_source(mapping.source)
             self._set_param_values(mapping.params)
 
+    def add_synthesized(self, kind: str, offers: list[RankedTemplate]) -> None:
+        """Put fixes generated for ``kind`` (by the worker) first, after "raise the opset". The
+        best generated fix becomes the selection unless the user already picked or applied one."""
+        if self.target is None or self.target.kind != kind:
+            return
+        known = set(self.offer_ids())
+        new = [offer for offer in offers if offer.template_id not in known]
+        if not new:
+            return
+        first = 1 if self.offers.count() and self.offers.item(0).data(RAISE_OPSET_ROLE) else 0
+        untouched = self.current_mapping is None and self.offers.currentRow() == 0
+        chosen = self.offers.currentItem()
+        for row, offer in enumerate(new, start=first):
+            self.offers.insertItem(row, self._offer_item(offer))
+        self.offers.setCurrentRow(first if untouched and not first else self.offers.row(chosen))
+
     def offer_ids(self) -> list[str]:
         return [self._offer_id(self.offers.item(i)) for i in range(self.offers.count())]
 

@@ -25,6 +25,7 @@ from fixport.core.model.requests import (
     OpInfoRequest,
     PingRequest,
     StubRequest,
+    SynthesizeRequest,
 )
 from fixport.core.model.results import ModelRequest, WorkerInfo
 from fixport.core.worker.client import CANCEL_GRACE_S, ExportWorker
@@ -80,6 +81,7 @@ def sample_request(request_type: type, clean_model: str) -> object:
         AutoFixRequest: AutoFixRequest(ModelRequest(THRESHOLD)),
         StubRequest: StubRequest("aten::threshold", 17, ["Tensor", "Scalar", "Scalar"]),
         OpInfoRequest: OpInfoRequest("aten::relu"),
+        SynthesizeRequest: SynthesizeRequest("aten::cosh", 17),
     }[request_type]
 
 

@@ -58,6 +58,14 @@ class AutoFixRequest:
 
 
 @dataclass
+class SynthesizeRequest:
+    """Fixes generated for one op kind from what torch and ONNX already know (standard op, decomposition)."""
+
+    kind: str
+    opset: int
+
+
+@dataclass
 class StubRequest:
     """A starting symbolic generated from an op's schema (or a Function's forward)."""
 

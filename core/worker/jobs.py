@@ -20,6 +20,7 @@ from fixport.core.model.requests import (
     OpInfoRequest,
     PingRequest,
     StubRequest,
+    SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, WorkerInfo
 from fixport.core.onnx_io.op_docs import OpInfo
@@ -47,6 +48,7 @@ JOBS: tuple[Job, ...] = (
     Job("auto_fix", AutoFixRequest, "fixport.core.fixing.auto_fix:auto_fix", AutoFixResult),
     Job("stub", StubRequest, "fixport.core.fixing.auto_fix:stub", str),
     Job("op_info", OpInfoRequest, "fixport.core.exporters.op_info:op_info", OpInfo),
+    Job("synthesize", SynthesizeRequest, "fixport.core.fixing.synthesized_offers:synthesized_offers", list),
 )
 
 _JOB_BY_REQUEST_TYPE = {job.request_type: job for job in JOBS}

@@ -1,0 +1,27 @@
+"""The window offers generated fixes first: the worker synthesizes them for the selected problem."""
+from __future__ import annotations
+
+from fixport.gui.main_window import MainWindow
+from tests.test_gui_flow import JOB_TIMEOUT_MS, click_problem, run_job
+
+
+def test_a_generated_fix_is_offered_first_and_fixes_the_node(qtbot, window: MainWindow, model_file) -> None:
+    path = model_file("cosh_model.py", """
+        import torch
+
+        class Cosh(torch.nn.Module):
+            def forward(self, x):
+                return torch.cosh(x) + 1
+
+        def build():
+            return Cosh().eval(), (torch.randn(2, 3),)
+    """)
+    run_job(qtbot, window, lambda: window.open_path(path))
+    assert [p.kind for p in window.workbench.analysis.unsupported] == ["aten::cosh"]
+    click_problem(qtbot, window, 0)
+    qtbot.waitUntil(lambda: window.template.offer_ids()[0].startswith("synthesized."), timeout=JOB_TIMEOUT_MS)
+    assert window.template.offer_ids()[0] == "synthesized.standard_op.cosh"
+    assert 'g.op("Cosh"' in window.template.editor.source()  # selected, and its source is there to edit
+    run_job(qtbot, window, window.template.apply_kind_button.click)
+    assert window.workbench.analysis.unsupported == []
+    assert window.workbench.project.mappings[0].template_id == "synthesized.standard_op.cosh"
