@@ -77,10 +77,13 @@ class JobRunner(QObject):
         return submitted
 
     def cancel(self) -> None:
-        """Stop the running job and drop the pending ones."""
-        self._pending.clear()
+        """Stop the running job and drop the pending ones (each reported as cancelled: a job
+        waiting behind a short one, say the warm-up, is what the user meant to stop)."""
+        dropped, self._pending = self._pending, []
         if self._running is not None:
             self._cancel_flag.set()
+        for submitted in dropped:
+            self.cancelled.emit(submitted)
 
     def shutdown(self) -> None:
         self.cancel()

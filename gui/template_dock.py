@@ -80,6 +80,8 @@ class TemplateDock(QDockWidget):
         self.offers = QListWidget()
         self.offers.setWordWrap(True)
         self.offers.currentItemChanged.connect(self._on_offer_changed)
+        self.offers.itemClicked.connect(self._on_offer_clicked)
+        self._user_picked = False  # the user chose an offer since set_target: generated ones must not move it
         splitter.addWidget(self.offers)
         editor_box = QWidget()
         editor_layout = QVBoxLayout(editor_box)
@@ -118,6 +120,7 @@ class TemplateDock(QDockWidget):
     def set_target(self, target: TemplateTarget | None, mapping: FixMapping | None = None) -> None:
         """Offer templates for ``target``; ``mapping`` is the fix already applied to it, if any."""
         self.target, self.current_mapping = target, mapping
+        self._user_picked = False
         self.offers.blockSignals(True)
         self.offers.clear()
         self.offers.blockSignals(False)
@@ -147,6 +150,9 @@ class TemplateDock(QDockWidget):
             self.editor.set_source(mapping.source)
             self._set_param_values(mapping.params)
 
+    def _on_offer_clicked(self, _item: QListWidgetItem) -> None:
+        self._user_picked = True
+
     def add_synthesized(self, kind: str, offers: list[RankedTemplate]) -> None:
         """Put fixes generated for ``kind`` (by the worker) first, after "raise the opset". The
         best generated fix becomes the selection unless the user already picked or applied one."""
@@ -157,7 +163,7 @@ class TemplateDock(QDockWidget):
         if not new:
             return
         first = 1 if self.offers.count() and self.offers.item(0).data(RAISE_OPSET_ROLE) else 0
-        untouched = self.current_mapping is None and self.offers.currentRow() == 0
+        untouched = not self._user_picked and self.current_mapping is None and self.offers.currentRow() == 0
         chosen = self.offers.currentItem()
         for row, offer in enumerate(new, start=first):
             self.offers.insertItem(row, self._offer_item(offer))
@@ -172,6 +178,7 @@ class TemplateDock(QDockWidget):
         return offer.template_id if offer is not None else RAISE_OPSET_OFFER_ID
 
     def select_offer(self, template_id: str) -> None:
+        self._user_picked = True
         ids = self.offer_ids()
         self.offers.setCurrentRow(ids.index(template_id))
 

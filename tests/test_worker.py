@@ -320,3 +320,17 @@ def test_runner_hands_results_to_the_handler_registered_for_their_job(qtbot, wor
     qtbot.waitUntil(lambda: bool(infos) and not runner.busy, timeout=60_000)
     assert [info.pid for info in ready] == [worker.pid]
     assert [info.kind for info in infos] == ["aten::threshold"]
+
+
+def test_cancel_reports_the_jobs_it_drops(qtbot, worker: ExportWorker) -> None:
+    """Cancel while an export waits behind the warm-up: the export is what the user stopped."""
+    from fixport.gui.job_runner import JobRunner
+
+    runner = JobRunner(worker=worker)
+    cancelled: list[str] = []
+    runner.cancelled.connect(lambda submitted: cancelled.append(submitted.job.name))
+    runner.submit(PingRequest())
+    runner.submit(AnalyzeRequest(ModelRequest(THRESHOLD)))  # pending behind the ping
+    runner.cancel()
+    assert "analyze" in cancelled
+    qtbot.waitUntil(lambda: not runner.busy, timeout=60_000)
