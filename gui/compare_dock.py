@@ -20,15 +20,13 @@ from PySide6.QtWidgets import (
 
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.output_stats import OutputStats
+from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR
 
 if TYPE_CHECKING:
     from fixport.gui.compare_plots import ComparePlots
 
-PASS_COLOUR = "#2e7d32"
-FAIL_COLOUR = "#c62828"
 WARN_COLOUR = "#ef6c00"
 TABLE_COLUMNS = ("output", "shape", "dtype", "max abs", "mean abs", "max rel", "RMSE", "cosine", "mismatch", "result")
-EPSILON = 1e-30  # error floor on a log scale
 TABLE_VISIBLE_ROWS = 4
 
 
@@ -166,7 +164,7 @@ class CompareDock(QDockWidget):
             return {}
         marks: dict[str, float] = {}
         for node in analysis.nodes:
-            limit = max(node.atol + node.rtol * 1.0, EPSILON)
-            score = math.log10(max(node.max_abs, EPSILON) / limit) / 2 + 0.5
+            limit = max(node.atol + node.rtol * 1.0, ERROR_FLOOR)
+            score = math.log10(max(node.max_abs, ERROR_FLOOR) / limit) / 2 + 0.5
             marks[node.onnx_node] = max(marks.get(node.onnx_node, 0.0), min(max(score, 0.0), 1.0))
         return marks

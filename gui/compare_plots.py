@@ -15,13 +15,11 @@ from PySide6.QtWidgets import QGridLayout, QWidget
 
 from fixport.core.model.compare_result import CompareResult, NodeError
 from fixport.core.model.output_stats import OutputStats
+from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR
 
-PASS_COLOUR = "#2e7d32"
-FAIL_COLOUR = "#c62828"
 NODE_POINT_COLOUR = "#1565c0"
 FIRST_DIVERGENT_COLOUR = "#ff6f00"
 FEW_NODES_FOR_NAMED_TICKS = 8
-EPSILON = 1e-30  # plotting error on a log axis
 ZERO_BIN_LOG10 = -12.0  # where exact matches are drawn when there is no other bin
 FLOOR_DECADES_BELOW = 1.0  # exact zeros sit one decade below the smallest error or tolerance shown
 DEFAULT_ERROR_FLOOR = 1e-12  # when there is neither (every error 0, tolerance 0)
@@ -105,7 +103,7 @@ class ComparePlots(QWidget):
         if output is None:
             return
         histogram = output.histogram
-        edges = np.log10(np.maximum(np.asarray(histogram.edges, dtype=float), EPSILON))
+        edges = np.log10(np.maximum(np.asarray(histogram.edges, dtype=float), ERROR_FLOOR))
         counts = np.asarray(histogram.counts, dtype=float)
         if histogram.zero_count:  # exact matches get a bar of their own, a decade left of the first bin
             first = float(edges[0]) if len(edges) else ZERO_BIN_LOG10
@@ -114,7 +112,7 @@ class ComparePlots(QWidget):
         if len(counts):
             self.histogram.plot(edges, counts, stepMode="center", fillLevel=0, brush=(21, 101, 192, 120),
                                 pen=pg.mkPen(NODE_POINT_COLOUR))
-            atol_log = math.log10(max(output.atol, EPSILON)) if output.atol > 0 else None
+            atol_log = math.log10(max(output.atol, ERROR_FLOOR)) if output.atol > 0 else None
             if atol_log is not None:
                 self.histogram.addItem(pg.InfiniteLine(atol_log, angle=90, label="atol",
                                                        pen=pg.mkPen(FAIL_COLOUR, style=Qt.PenStyle.DashLine)))

@@ -92,3 +92,8 @@ class Palette:
         self.brushes = [QBrush(color) for color in fills]
         self.borders = borders
         self.dark_text = [0.299 * c.redF() + 0.587 * c.greenF() + 0.114 * c.blueF() < DARK_FILL_LUMA for c in fills]
+
+# Compare dock and plots: verdict colours, and the floor for errors drawn on a log scale.
+PASS_COLOUR = "#2e7d32"
+FAIL_COLOUR = "#c62828"
+ERROR_FLOOR = 1e-30
