@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from contextlib import AbstractContextManager
 
 from fixport.core.exporters.applied_fixes import applied_mappings
 from fixport.core.exporters.base import Exporter, ExportResult
@@ -35,7 +36,7 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     export_options = resolve_export_options(loaded.settings, request.options)
     if loaded.module is None:
         return _analyze_onnx_file(loaded, export_options, {"load": loaded_at - started})
-    with applied_mappings(list(request.mappings), export_options.opset) as custom_opsets:
+    with fixes_applied(list(request.mappings), export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
         exporter = exporter_for(export_options.exporter)
         result = exporter.export(loaded, export_options, run_check=request.run_check, progress=progress,
@@ -44,7 +45,8 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     check_cancelled(cancelled)
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
-        result.unsupported += mismatched_outputs(loaded, result.model, result.onnx_graph, result.torchscript_graph)
+        result.unsupported += mismatched_outputs(loaded, result.model, result.onnx_graph, result.torchscript_graph,
+                                                 result.runtime_outputs)
     compared_at = time.perf_counter()
     output = request.output
     saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
@@ -60,6 +62,15 @@ def exporter_for(name: str) -> Exporter:
 
         return DynamoExporter()
     return TorchScriptExporter()
+
+
+def fixes_applied(mappings: list, options: ExportOptions) -> AbstractContextManager[dict[str, int]]:
+    """The project's fixes, registered the way the options' exporter takes them."""
+    if options.exporter == "dynamo":
+        from fixport.core.exporters.dynamo_fixes import applied_dynamo_mappings
+
+        return applied_dynamo_mappings(mappings)
+    return applied_mappings(mappings, options.opset)
 
 
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,

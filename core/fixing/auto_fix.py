@@ -26,7 +26,6 @@ from fixport.core.fixing.verification import matches_torch
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
 from fixport.core.model.errors import FixportError, TemplateValidationError
-from fixport.core.model.export_options import require_torchscript_exporter
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, StubRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult
@@ -111,7 +110,10 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         fixer = _AutoFixer(request, Path(scratch), cancelled)
         report(progress, 0.0, "exporting as it is")
         before = fixer.export()
-        require_torchscript_exporter(before.options.exporter, "Fixing")
+        if before.options.exporter == "dynamo":
+            from fixport.core.fixing.dynamo_auto_fix import dynamo_auto_fix
+
+            return dynamo_auto_fix(request, before, progress, cancelled)
         result = AutoFixResult(before, before, list(fixer.mappings))
         taken = {(m.target_kind, m.python_op_name) for m in fixer.mappings}
         current = before

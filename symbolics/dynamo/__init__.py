@@ -1,0 +1,1 @@
+"""Templates and generated fixes for the dynamo exporter (ONNX functions per op overload)."""

@@ -1,0 +1,26 @@
+"""The dynamo exporter's template library: the same template files and ranking as the
+TorchScript one (:class:`fixport.symbolics.library.TemplateLibrary`), from its own folders.
+
+Torch-free, like the TorchScript library: the window ranks offers without the worker.
+"""
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+from fixport.symbolics.library import TemplateLibrary
+
+DYNAMO_TEMPLATES_DIR = Path(__file__).parent / "templates"
+DYNAMO_USER_DIR = Path(os.path.expanduser("~/.config/fixport/dynamo_templates"))
+KIND_PARAM = "kind"  # a generic template's param that Fixport fills with the op it fixes
+
+
+def dynamo_library(user_dir: str | os.PathLike[str] | None = None) -> TemplateLibrary:
+    """Built-in dynamo templates plus the user's own (which override built-ins by id)."""
+    return TemplateLibrary(user_dir=user_dir if user_dir is not None else DYNAMO_USER_DIR,
+                           builtin_dirs=[DYNAMO_TEMPLATES_DIR])
+
+
+def params_for(kind: str, defaults: dict) -> dict:
+    """A template's default params, with ``kind`` set to the op it fixes when it asks for it."""
+    return {**defaults, KIND_PARAM: kind} if KIND_PARAM in defaults else dict(defaults)
