@@ -12,8 +12,10 @@ import logging
 import operator
 import re
 import warnings
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Any, Iterator
+from dataclasses import replace
+from typing import Any
 
 import onnx
 import torch
@@ -30,6 +32,13 @@ from torch.onnx._internal.exporter import (
 
 from fixport.core.exporters.base import Exporter, ExportResult, refuse_onnx_files
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
+from fixport.core.exporters.dynamo_fixes import (
+    active_fixes,
+    apply_decompositions,
+    node_being_translated,
+    register_translations,
+)
+from fixport.core.exporters.dynamo_placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
@@ -66,7 +75,10 @@ class DynamoExporter(Exporter):
             if program is None:
                 return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
             report(progress, 0.3, "decomposing against the ONNX registry")
+            fixes = active_fixes()
+            program = apply_decompositions(program, fixes)
             registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
+            register_translations(registry, fixes)
             decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
             missing = nodes_without_onnx_function(decomposed, registry)
             fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
@@ -74,16 +86,20 @@ class DynamoExporter(Exporter):
             problems += [_missing_function_problem(fx_graph, node_name, message, registry.opset_version)
                          for node_name, message in missing]
             if problems:  # a capture that needed draft_export, or ops without a function: no ONNX file
-                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), problems)
+                return ExportResult(onnx.ModelProto(), fx_graph,
+                                    placeholder_graph(decomposed, registry, options, loaded, fx_graph, missing),
+                                    problems)
             check_cancelled(cancelled)
             report(progress, 0.55, "translating to ONNX")
             try:
-                model = translate(decomposed, registry, options, loaded)
+                with node_being_translated():
+                    model = translate(decomposed, registry, options, loaded)
             except Exception as exc:
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
                                     [_translation_problem(exc, fx_graph)])
         onnx_graph = onnx_graph_with_provenance(model, fx_graph)
         warnings_ = _opset_warnings(model, options.opset)
+        options.opset = model_opset(model, options.opset)  # what the file really has: 18 when 17 could not be reached
         local_functions = {(f.domain, f.name) for f in model.functions}
         unsupported = nodes_without_runtime_kernel(onnx_graph, local_functions, fx_graph)
         check_cancelled(cancelled)
@@ -96,8 +112,32 @@ class DynamoExporter(Exporter):
         return ExportResult(model, fx_graph, onnx_graph, unsupported, warnings_)
 
 
+def model_opset(model: onnx.ModelProto, default: int) -> int:
+    """The default-domain opset ``model`` imports."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default)
+
+
+def placeholder_graph(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
+                      options: ExportOptions, loaded: LoadedModel, fx_graph: Graph,
+                      missing: list[tuple[str, str]]) -> Graph:
+    """The ONNX graph with one placeholder node per op without a function (for the right pane);
+    an empty graph when even that does not translate."""
+    if not missing:
+        return Graph("onnx")
+    register_placeholders(registry, program, {name for name, _ in missing})
+    try:
+        with node_being_translated():
+            model = translate(program, registry, replace(options, do_constant_folding=False), loaded)
+    except Exception:  # another node fails too: the problems list says what matters
+        return Graph("onnx")
+    graph = onnx_graph_with_provenance(model, fx_graph)
+    for node in graph.nodes:
+        node.unsupported = node.unsupported or node.op_type == PLACEHOLDER_OP
+    return graph
+
+
 def _opset_warnings(model: onnx.ModelProto, asked: int) -> list[str]:
-    actual = next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), asked)
+    actual = model_opset(model, asked)
     if actual == asked:
         return []
     return [f"The dynamo exporter wrote opset {actual}: converting its opset-{_constants.TORCHLIB_OPSET} "
