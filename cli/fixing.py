@@ -15,9 +15,9 @@ from fixport.cli.arguments import (
 )
 from fixport.cli.check_export import analysis_json, print_analysis
 from fixport.cli.output import print_json
+from fixport.core.fixing.dynamo_fix_script import write_dynamo_fix_script
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.errors import FixportError
-from fixport.core.model.export_options import require_torchscript_exporter
 from fixport.core.model.project import Project, load_project, save_project
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET
@@ -108,10 +108,10 @@ def _configure_script(parser: argparse.ArgumentParser) -> None:
                    "reproduces the export without Fixport.", _configure_script)
 def run_script(args: argparse.Namespace) -> int:
     project = load_project(args.project)
-    require_torchscript_exporter(project.export_options.get("exporter", DEFAULT_EXPORTER), "A fix script")
     refuse_fixes_that_do_not_compile(project)
     onnx_out = args.onnx or str(Path(args.output).with_suffix(".onnx").name)
-    path = write_fix_script(project, args.output, onnx_out)
+    dynamo = project.export_options.get("exporter", DEFAULT_EXPORTER) == "dynamo"
+    path = (write_dynamo_fix_script if dynamo else write_fix_script)(project, args.output, onnx_out)
     print(f"Wrote {path} ({len(project.mappings)} fix(es)); run it with: python {path}")
     return EXIT_OK
 

@@ -27,7 +27,7 @@ from fixport.core.comparison.intermediates import (
     TorchGraphRecorder,
     analyze_nodes,
 )
-from fixport.core.exporters.applied_fixes import applied_mappings
+from fixport.core.exporters.analysis import fixes_applied
 from fixport.core.exporters.torchscript import TorchScriptExporter
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
@@ -45,7 +45,7 @@ from fixport.core.model.errors import (
     ModelLoadError,
     TemplateValidationError,
 )
-from fixport.core.model.export_options import require_torchscript_exporter, resolve_export_options
+from fixport.core.model.export_options import resolve_export_options
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import (
     OutputStats,
@@ -121,8 +121,7 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         raise ModelLoadError(f"{loaded.path.name} is an ONNX file: there is no torch model to compare with.",
                              "Open the PyTorch model and pass the ONNX file with --onnx FILE.")
     export_options = resolve_export_options(loaded.settings, request.options)
-    require_torchscript_exporter(export_options.exporter, "Compare")
-    with applied_mappings(mappings, export_options.opset) as custom_opsets:
+    with fixes_applied(mappings, export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
         return _compare_with_fixes(loaded, export_options, onnx_path, request.provider, runs, tolerances, templates,
                                    mappings, request.analyze_nodes, started, progress, cancelled,
@@ -215,6 +214,11 @@ def _model_to_compare(loaded: LoadedModel, options: Any, onnx_path: str | None, 
         model = read_model_file(onnx_path, "--onnx file", load_external_data=True)
         refuse_mismatched_inputs(model, loaded, Path(onnx_path).name)
         return model, onnx_to_graph(model), None, None
+    if options.exporter == "dynamo":
+        from fixport.core.comparison.dynamo_compare import dynamo_export_to_compare
+
+        model, onnx_graph, fx_graph, _ = dynamo_export_to_compare(loaded, options, cancelled)
+        return model, onnx_graph, fx_graph, None
     recorder = TorchGraphRecorder()
     try:
         with recorder.hooks(len(loaded.example_inputs)), _torch_onnx_log_silenced():
@@ -371,6 +375,11 @@ def _analyze_nodes(loaded: LoadedModel, export_options: Any, inputs: tuple[torch
                    provider: str, precision: str, tolerances: ToleranceTable, templates: dict[str, str],
                    messages: list[str], cancelled: CancelCallback | None) -> NodeAnalysis | None:
     """Diagnosing export (no constant folding), both sides captured, compared node by node."""
+    if export_options.exporter == "dynamo":
+        from fixport.core.comparison.dynamo_compare import dynamo_analyze_nodes
+
+        return dynamo_analyze_nodes(loaded, export_options, inputs, run, provider, precision, tolerances,
+                                    templates, messages, cancelled)
     check_cancelled(cancelled)
     diagnosing_options = replace(export_options, do_constant_folding=False)
     recorder = TorchGraphRecorder()

@@ -62,6 +62,7 @@ class DynamoExporter(Exporter):
     """``torch.onnx.export(dynamo=True)``, step by step, with every problem listed at once."""
 
     name = "dynamo"
+    last_program: torch.export.ExportedProgram | None = None  # the program the last export translated
 
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,
@@ -80,6 +81,7 @@ class DynamoExporter(Exporter):
             registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
             register_translations(registry, fixes)
             decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
+            self.last_program = decomposed  # compare runs it node by node
             missing = nodes_without_onnx_function(decomposed, registry)
             fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
             report_partial(progress, TracedGraph(fx_graph))

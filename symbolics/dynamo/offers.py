@@ -4,6 +4,8 @@ a stub from the op's schema. Both are complete template files (a ``TEMPLATE`` di
 """
 from __future__ import annotations
 
+import ast
+import builtins
 import inspect
 import re
 import textwrap
@@ -52,13 +54,22 @@ def torchlib_offer(kind: str) -> str | None:
         return None
     body = _DECORATOR_RE.sub("", source, count=source.count("\n@") + 1).replace(
         f"def {function.__name__}(", "def symbolic(", 1)
-    imports = (f"from onnxscript import ir  # noqa: F401\nfrom onnxscript.onnx_opset import opset18 as op  # noqa: F401\n"
-               f"from {function.__module__} import *  # noqa: F403 - torch_lib's helpers and type names\n")
+    imports = ("from onnxscript import ir  # noqa: F401\nfrom onnxscript.onnx_opset import opset18 as op  # noqa: F401\n"
+               + _helper_imports(body, function))
     meta = _meta(TORCHLIB_TEMPLATE_ID, f"torch_lib's {function.__name__}, to edit",
                  f"onnxscript torch_lib's ONNX function for {kind}, copied here as a starting point.", kind,
                  "torch_lib's own function: change what fails (a type ONNX Runtime lacks, an attribute).")
     return _template_source(f"{kind}: torch_lib's {function.__name__} as a starting point.\n\n"
                             f"Copied from {function.__module__}; edit it, then apply.\n", imports, meta, body)
+
+
+def _helper_imports(body: str, function: object) -> str:
+    """An explicit import of every torch_lib name the copied body reads (types, helpers)."""
+    module = inspect.getmodule(function)
+    read = {node.id for node in ast.walk(ast.parse(body)) if isinstance(node, ast.Name)}
+    names = sorted(name for name in read if name not in ("op", "ir") and hasattr(module, name)
+                   and not hasattr(builtins, name))
+    return f"from {module.__name__} import {', '.join(names)}\n" if names else ""
 
 
 def _schema(kind: str) -> torch._C.FunctionSchema | None:
