@@ -28,7 +28,7 @@ def test_example_reports_exactly_its_declared_problems(worker, example: ExampleI
         assert problem.message and problem.instance
         assert problem.instance in result.torchscript_graph.node_by_id
     placeholders = [n for n in result.onnx_graph.nodes if n.unsupported]
-    assert len(placeholders) == sum(found.values())
+    assert len(placeholders) == sum(n for (_, reason, _), n in found.items() if reason != "mismatch")  # runs, differs
     assert all(n.origin for n in placeholders)
 
 

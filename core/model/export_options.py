@@ -48,12 +48,3 @@ def resolve_export_options(settings: dict[str, Any], overrides: dict[str, Any] |
         raise ValueError(f"Unknown export options: {', '.join(sorted(unknown))}")
     return ExportOptions(**values)
 
-
-def require_torchscript_exporter(exporter: str, action: str) -> None:
-    """Fixing, comparing and fix scripts are built on the TorchScript exporter so far: say so
-    rather than answer for the other exporter's model."""
-    if exporter != DEFAULT_EXPORTER:
-        raise ExportError(f"{action} works with the TorchScript exporter only, so far; this model is set to the "
-                          f"{exporter} exporter.",
-                          f"Use --exporter {DEFAULT_EXPORTER} (or pick TorchScript in the toolbar); `check` and "
-                          "`export` work with both exporters.")
