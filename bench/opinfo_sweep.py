@@ -5,13 +5,17 @@ inputs, the rest constants) written as a model file; ops whose plain export fail
 run in ONNX Runtime go through `fix --auto` in the worker. Prints, per fix family, how many
 ops it fixed, and the totals: failing, diagnosed, fixed and the percentage.
 
-    python bench/opinfo_sweep.py [--opset 17] [--limit N] [--ops cosh,diff]
+    python bench/opinfo_sweep.py [--opset 17] [--limit N] [--ops cosh,diff] [--json sweep.json]
+
+``--json`` writes every failing op with its outcome and, for the ops left unfixed, why each
+candidate was rejected (the groups to work on next).
 """
 from __future__ import annotations
 
 import argparse
 import collections
 import io
+import json
 import tempfile
 import time
 import warnings
@@ -78,13 +82,40 @@ def plain_export_fails(model_path: Path, opset: int) -> str | None:
     return None
 
 
+class PlainExportProbe:
+    """``plain_export_fails`` in a forked child: an exporter that crashes (a segfault inside torch)
+    takes the child down, not the sweep; the op counts as failing and a fresh child takes over."""
+
+    def __init__(self, timeout_s: float = 120.0) -> None:
+        self.timeout_s, self.pool = timeout_s, None
+
+    def why_failing(self, model_path: Path, opset: int) -> str | None:
+        import concurrent.futures
+        import multiprocessing
+
+        if self.pool is None:
+            self.pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
+        try:
+            return self.pool.submit(plain_export_fails, model_path, opset).result(timeout=self.timeout_s)
+        except (concurrent.futures.process.BrokenProcessPool, concurrent.futures.TimeoutError) as error:
+            self.stop()
+            return f"the plain export crashed or hung: {type(error).__name__}"
+
+    def stop(self) -> None:
+        if self.pool is not None:
+            for process in list(getattr(self.pool, "_processes", {}).values()):
+                process.kill()  # a hung child; its pid is the pool's own
+            self.pool.shutdown(wait=False, cancel_futures=True)
+            self.pool = None
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--opset", type=int, default=17)
     parser.add_argument("--limit", type=int, default=0, help="only the first N ops (0: all)")
     parser.add_argument("--ops", default="", help="comma-separated OpInfo names to sweep")
-    parser.add_argument("--start", type=int, default=0, help="skip the first N ops (resume after a crash: "
-                                                             "a plain export can take the process down)")
+    parser.add_argument("--start", type=int, default=0, help="skip the first N ops")
+    parser.add_argument("--json", default="", help="write every failing op's outcome and rejections here")
     args = parser.parse_args()
 
     import torch
@@ -100,7 +131,9 @@ def main() -> None:
     ops = ops[:args.limit] if args.limit else ops
     failing, diagnosed, fixed, families = [], [], [], collections.Counter()
     unfixed: list[str] = []
+    records: list[dict] = []
     worker = ExportWorker(job_timeout_s=120)
+    probe = PlainExportProbe()
     started = time.perf_counter()
     with tempfile.TemporaryDirectory(prefix="fixport-opinfo-") as folder:
         for index, op in enumerate(ops):
@@ -110,7 +143,7 @@ def main() -> None:
             label = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
             path = Path(folder) / f"op_{index}.py"
             path.write_text(MODEL_SOURCE.format(name=op.name, variant=op.variant_test_name, opset=args.opset))
-            why = plain_export_fails(path, args.opset)
+            why = probe.why_failing(path, args.opset)
             if why is None:
                 continue
             failing.append(label)
@@ -118,6 +151,7 @@ def main() -> None:
                 result = worker.run(AutoFixRequest(ModelRequest(str(path)), keep_opset=True))
             except Exception as error:  # the worker's own error (a crash, a timeout): counted as not fixed
                 unfixed.append(f"{label}: {type(error).__name__}: {str(error)[:100]}")
+                records.append({"op": label, "plain": why, "fixed": False, "error": str(error)[:300]})
                 continue
             if result.before.unsupported:
                 diagnosed.append(label)
@@ -128,9 +162,14 @@ def main() -> None:
             else:
                 left = ", ".join(sorted({p.display_kind for p in result.after.unsupported}))
                 unfixed.append(f"{label}: {left or 'not diagnosed: ' + why}")
+            records.append({"op": label, "plain": why, "fixed": label in fixed,
+                            "families": [c.family for c in result.choices],
+                            "left": sorted({p.display_kind for p in result.after.unsupported}),
+                            "rejected": list(result.rejected)})
             print(f"[{index + 1}/{len(ops)}] {label}: {'fixed' if label in fixed else 'not fixed'} "
                   f"{'by ' + ','.join(c.family for c in result.choices) if label in fixed else ''}", flush=True)
     worker.stop()
+    probe.stop()
     print(f"\nOpInfo sweep at opset {args.opset}: {len(ops)} ops, {time.perf_counter() - started:.0f} s")
     print("Fixed, by the family that made the fix:")
     for family, count in families.most_common():
@@ -140,6 +179,8 @@ def main() -> None:
     print("\nNot fixed:")
     for line in unfixed:
         print(f"  {line}")
+    if args.json:
+        Path(args.json).write_text(json.dumps(records, indent=1))
 
 
 if __name__ == "__main__":

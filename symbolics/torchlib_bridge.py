@@ -129,8 +129,23 @@ def _split_sizes(g, data, attrs: dict[str, Any], outputs: int) -> list[int]:
     return [chunk] * (total // chunk) + ([total % chunk] if total % chunk else [])
 
 
+_CONSTANT_VALUE_DTYPES = {"value_int": torch.int64, "value_ints": torch.int64, "value_float": torch.float32,
+                          "value_floats": torch.float32}
+
+
+def _constant_as_tensor(attrs: dict[str, Any]) -> dict[str, Any]:
+    """Constant's ``value_int``/``value_floats``/... as the ``value`` tensor, the one form the
+    TorchScript exporter's shape inference reads."""
+    for name, dtype in _CONSTANT_VALUE_DTYPES.items():
+        if name in attrs:
+            return {"value": numpy_helper.from_array(torch.tensor(attrs[name], dtype=dtype).numpy())}
+    return attrs
+
+
 def _emit_at_opset(g, op_type: str, inputs: list[Any], attrs: dict[str, Any], outputs: int) -> list[Any]:
     """Emit one standard op recorded at opset 18 in its form at ``g.opset``."""
+    if op_type == "Constant":
+        attrs = _constant_as_tensor(attrs)
     if g.opset < TORCHLIB_OPSET:
         inputs, attrs = _adapt_signature(g, op_type, inputs, dict(attrs), outputs)
     present = [g.op("prim::Constant").setType(torch._C.OptionalType.ofTensor())
@@ -240,35 +255,61 @@ def _node_schema(node: torch._C.Node, arity: int) -> torch._C.FunctionSchema:
     raise BridgeError(f"no schema of {node.kind()} takes {arity} arguments")
 
 
-def emit_torchlib(g, args: Sequence[Any], target: str | None = None):
-    """Emit the torch_lib implementation of ``g.original_node`` (or ``target``) into ``g``."""
+def _node_arguments(schema: torch._C.FunctionSchema, args: Sequence[Any]) -> list[Any]:
+    """The node's inputs as torch_lib takes them: tensors (and scalars computed at run time) stay
+    graph values, tensor lists become Python lists of them, constants Python values."""
+    found: list[Any] = []
+    for argument, value in zip(schema.arguments, args):
+        type_text = str(argument.type)
+        if symbolic_helper._is_none(value):
+            found.append(None)
+        elif "Tensor" in type_text and ("[]" in type_text or type_text.startswith("List[")):
+            if not symbolic_helper._is_packed_list(value):
+                raise BridgeError(f"argument {argument.name} is not a list built in the graph")
+            found.append([None if symbolic_helper._is_none(v) else v for v in symbolic_helper._unpack_list(value)])
+        elif "Tensor" in type_text:
+            found.append(value)
+        elif any(word in type_text for word in _IGNORED_TYPES):
+            found.append(None)  # torch_lib ignores layout, device and memory format
+        elif "ScalarType" in type_text or argument.name == "dtype":
+            constant = _python_argument(value, "int")
+            found.append(_type_utils.JitScalarType(constant).onnx_type() if isinstance(constant, int) else constant)
+        else:
+            found.append(_python_argument(value, type_text))
+    return found
+
+
+_IGNORED_TYPES = ("Layout", "Device", "MemoryFormat")
+
+
+def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
+    """Run torch_lib ``function`` on ``arguments`` (graph values, lists of them, Python constants)
+    with torch's ONNX-IR recorder and emit what it recorded into ``g``; the output values."""
     from onnxscript import evaluator
     from onnxscript.onnx_opset import opset18
     from torch.onnx._internal._lazy_import import onnx_ir as ir
     from torch.onnx._internal.exporter import _building
 
-    node = g.original_node
-    schema = _node_schema(node, len(args))
-    kind = target or node.kind().rstrip("_")
-    function = torchlib_function(kind, schema.overload_name if not target else "")
-    named: dict[str, Any] = {}
     ir_to_jit: dict[int, torch._C.Value] = {}
-    for index, (argument, value) in enumerate(zip(schema.arguments, args)):
-        type_text = str(argument.type)
-        if "Tensor" in type_text and "[]" not in type_text:
-            if symbolic_helper._is_none(value):
-                named[argument.name] = None
-                continue
-            ir_value = _ir_value(value, f"input_{index}")
+
+    def to_ir(value: Any) -> Any:
+        if isinstance(value, torch._C.Value):
+            ir_value = _ir_value(value, f"input_{len(ir_to_jit)}")
             ir_to_jit[id(ir_value)] = value
-            named[argument.name] = ir_value
-        else:
-            named[argument.name] = _python_argument(value, type_text)
-    if any(isinstance(v, torch._C.Value) for v in named.values()):
-        raise BridgeError(f"{kind}: a non-tensor argument is not a constant")
+            return ir_value
+        if isinstance(value, (list, tuple)):
+            return [to_ir(v) for v in value]
+        return value
+
     recorder = _building.OpRecorder(opset18, {})
-    with evaluator.default_as(recorder):
-        result = function(*named.values())  # ATen order; 'self' cannot be a keyword
+    try:
+        with evaluator.default_as(recorder):
+            result = function(*[to_ir(a) for a in arguments])  # ATen order; 'self' cannot be a keyword
+    except BridgeError:
+        raise
+    except Exception as error:  # noqa: BLE001 -- torch_lib or the recorder refusing these arguments
+        raise BridgeError(f"torch_lib's {function.name} cannot be recorded for these arguments: "
+                          f"{type(error).__name__}: {str(error)[:200]}") from error
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
     model = ir.serde.serialize_graph(ir.Graph([], [], nodes=recorder.nodes, name="bridge"))
     env: dict[str, Any] = {}
@@ -279,5 +320,42 @@ def emit_torchlib(g, args: Sequence[Any], target: str | None = None):
     replayer = _Replayer(g, _function_protos(recorder.functions.values()))
     for proto_node in model.node:
         replayer.node(proto_node, env, {})
-    values = [env[out.name] if out.name in env else ir_to_jit[id(out)] for out in outputs]
+    return [env[out.name] if out.name in env else ir_to_jit[id(out)] for out in outputs]
+
+
+def emit_torchlib(g, args: Sequence[Any], target: str | None = None):
+    """Emit the torch_lib implementation of ``g.original_node`` (or ``target``) into ``g``."""
+    node = g.original_node
+    schema = _node_schema(node, len(args))
+    kind = target or node.kind().rstrip("_")
+    function = torchlib_function(kind, schema.overload_name if not target else "")
+    values = record_torchlib(g, function, _node_arguments(schema, args))
     return values[0] if len(values) == 1 else tuple(values)
+
+
+class TorchlibSteps:
+    """The decomposition replay's fallback for steps without a symbolic: their torch_lib function
+    (see :class:`fixport.symbolics.synthesis.replay.StepFallback`)."""
+
+    def handles(self, op: torch._ops.OpOverload) -> bool:
+        try:
+            torchlib_function(op._schema.name, op._schema.overload_name)
+        except BridgeError:
+            return False
+        return True
+
+    def __call__(self, g, op: torch._ops.OpOverload, arguments: list) -> list:
+        function = torchlib_function(op._schema.name, op._schema.overload_name)
+        return record_torchlib(g, function, [_as_torchlib_constant(a) for a in arguments])
+
+
+def _as_torchlib_constant(value: Any) -> Any:
+    """A traced step's Python argument as torch_lib takes it: dtypes as ONNX type numbers; layout,
+    device and memory format (which torch_lib ignores) as None."""
+    if isinstance(value, torch.dtype):
+        return _type_utils.JitScalarType.from_dtype(value).onnx_type()
+    if isinstance(value, (torch.device, torch.layout, torch.memory_format)):
+        return None
+    if isinstance(value, list):
+        return [_as_torchlib_constant(v) for v in value]
+    return value

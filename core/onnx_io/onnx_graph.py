@@ -109,8 +109,16 @@ def _infer_missing_origin(graph: Graph) -> None:
 
 def strip_provenance(model: onnx.ModelProto) -> None:
     """Remove Fixport's provenance tags so the saved model is plain, checkable ONNX."""
-    for node in model.graph.node:
+    _strip_graph_provenance(model.graph)
+
+
+def _strip_graph_provenance(graph: onnx.GraphProto) -> None:
+    """... in ``graph`` and the If/Loop bodies inside it (a fix can emit those)."""
+    for node in graph.node:
         kept = [a for a in node.attribute if a.name != PROVENANCE_ATTRIBUTE]
         if len(kept) != len(node.attribute):
             del node.attribute[:]
             node.attribute.extend(kept)
+        for attribute in node.attribute:
+            for body in [attribute.g] if attribute.HasField("g") else list(attribute.graphs):
+                _strip_graph_provenance(body)

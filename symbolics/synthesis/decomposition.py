@@ -55,10 +55,12 @@ Replays, for the node's overload:
 {listed}
 At export time the decomposition is traced with the node's real input shapes, dtypes and
 constant arguments, and each ATen op it calls is converted by the exporter's own symbolic at
-the export's opset (ops without one are decomposed too). Shape-specialised: the input shapes
+the export's opset (ops without one are decomposed too, or taken from onnxscript's torch_lib).
+Shape-specialised: the input shapes
 are baked in.{types} A step that cannot be converted stops the export with its name.
 """
 from fixport.symbolics.synthesis.replay import emit_decomposition
+from fixport.symbolics.torchlib_bridge import TorchlibSteps
 
 TEMPLATE = {{
     "id": "synthesized.decomposition.{name}",
@@ -76,5 +78,6 @@ TEMPLATE = {{
 
 
 def symbolic(g, *args):
-    return emit_decomposition(g, args)
+    # Steps that have no symbolic at this opset are emitted from onnxscript's torch_lib.
+    return emit_decomposition(g, args, step_fallback=TorchlibSteps())
 '''

@@ -14,7 +14,7 @@ Self-contained (torch only): Fixport's fix script carries this file as it is.
 from __future__ import annotations
 
 import operator
-from typing import Any, Sequence
+from typing import Any, Protocol, Sequence
 
 import torch
 from torch.onnx._internal.torchscript_exporter import _type_utils, registration, symbolic_helper
@@ -22,6 +22,16 @@ from torch.onnx._internal.torchscript_exporter import _type_utils, registration,
 
 class ReplayError(RuntimeError):
     """The node cannot be replayed from torch's decomposition."""
+
+
+class StepFallback(Protocol):
+    """Emits a traced step that has no symbolic (the decomposition template passes the torch_lib
+    bridge's): ``handles(op)`` says whether it can, the call emits it from graph values for tensors
+    and Python values for the rest, and returns the output values."""
+
+    def handles(self, op: torch._ops.OpOverload) -> bool: ...
+
+    def __call__(self, g, op: torch._ops.OpOverload, arguments: list) -> list: ...
 
 
 def _node_schema(node: torch._C.Node, arity: int) -> torch._C.FunctionSchema:
@@ -60,7 +70,9 @@ def _example_tensor(value: torch._C.Value) -> torch.Tensor:
     scalar = _type_utils.JitScalarType.from_value(value, _type_utils.JitScalarType.UNDEFINED)
     if sizes is None or any(size is None for size in sizes) or scalar == _type_utils.JitScalarType.UNDEFINED:
         raise ReplayError(f"input {value.debugName()} has no static shape and dtype to replay with")
-    return torch.ones(sizes, dtype=scalar.dtype())
+    dtype = scalar.dtype()
+    # ones for values, zeros for integers: an index of 0 is valid along any non-empty axis
+    return torch.ones(sizes, dtype=dtype) if dtype.is_floating_point else torch.zeros(sizes, dtype=dtype)
 
 
 _CONSTANT_DESCRIPTORS = {"int": "i", "SymInt": "i", "float": "f", "bool": "b", "str": "s", "int[]": "is",
@@ -143,13 +155,19 @@ def _decompositions(op, opset: int, with_refs: bool) -> dict:
     return table
 
 
-def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool = False) -> torch.fx.GraphModule:
-    """``op`` on the example arguments, traced into the ATen ops its decomposition calls."""
+def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool = False,
+                        tracing_mode: str = "real") -> torch.fx.GraphModule:
+    """``op`` on the example arguments, traced into the ATen ops its decomposition calls.
+
+    ``fake`` tracing never looks at the values (a decomposition that branches on them fails);
+    ``real`` runs on ones and zeros and bakes in the branches they take."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     tensor_slots = [(i, j) for i, a in enumerate(python_args) for j in
                     ([None] if isinstance(a, torch.Tensor) else
                      range(len(a)) if isinstance(a, list) and a and isinstance(a[0], torch.Tensor) else [])]
+
+    keyword_only = [a.kwarg_only for a in op._schema.arguments]
 
     def call(*tensors):
         filled = [list(a) if isinstance(a, list) else a for a in python_args]
@@ -158,19 +176,32 @@ def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool 
                 filled[i] = tensor
             else:
                 filled[i][j] = tensor
-        return op(*filled)
+        positional = [v for v, only in zip(filled, keyword_only) if not only]
+        keywords = {a.name: v for a, v in zip(op._schema.arguments, filled) if a.kwarg_only}
+        return op(*positional, **keywords)
 
     examples = [python_args[i] if j is None else python_args[i][j] for i, j in tensor_slots]
     with torch.no_grad():
         return make_fx(call, decomposition_table=_decompositions(op, opset, with_refs),
-                       tracing_mode="real")(*examples)
+                       tracing_mode=tracing_mode)(*examples)
+
+
+def _non_negative_dims(node: torch.fx.Node, argument: torch._C.Argument, value: Any) -> Any:
+    """``dims`` (permute, flip, roll) counted from the front: some symbolics (permute's Transpose
+    ``perm``) take them as they are, and ONNX refuses negative ones."""
+    if argument.name != "dims" or not isinstance(value, (list, tuple)) or not node.args:
+        return value
+    example = getattr(node.args[0], "meta", {}).get("val")
+    if not isinstance(example, torch.Tensor):
+        return value
+    return [d + example.dim() if isinstance(d, int) and d < 0 else d for d in value]
 
 
 class _Emitter:
     """Converts the traced ATen calls with the exporter's registered symbolics."""
 
-    def __init__(self, g, opset: int, kind: str) -> None:
-        self.g, self.opset, self.kind = g, opset, kind
+    def __init__(self, g, opset: int, kind: str, step_fallback: StepFallback | None = None) -> None:
+        self.g, self.opset, self.kind, self.step_fallback = g, opset, kind, step_fallback
 
     def constant(self, value: Any) -> Any:
         g = self.g
@@ -189,30 +220,24 @@ class _Emitter:
             return g.op("prim::Constant", value_s=value)
         raise ReplayError(f"{self.kind}: constant {value!r} cannot be emitted")
 
-    def argument(self, value: Any, env: dict) -> Any:
+    def argument(self, value: Any, env: dict, type_text: str = "") -> Any:
         if isinstance(value, torch.fx.Node):
             return env[value]
         if isinstance(value, (list, tuple)):
             if any(isinstance(v, torch.fx.Node) for v in value) or any(isinstance(v, torch.Tensor) for v in value):
                 return self.g.op("prim::ListConstruct", *[self.argument(v, env) for v in value])
-            if value and all(isinstance(v, (int, bool)) for v in value):
+            if value and all(isinstance(v, (int, bool)) for v in value) or not value and type_text.startswith(
+                    ("int", "SymInt")):  # an empty int[] (view to a scalar) must still be a 1-D tensor
                 return self.g.op("Constant", value_t=torch.tensor([int(v) for v in value], dtype=torch.int64))
             if value and all(isinstance(v, (int, float)) for v in value):
                 return self.g.op("Constant", value_t=torch.tensor(value, dtype=torch.float64))
             return self.g.op("prim::ListConstruct", *[self.argument(v, env) for v in value])
         return self.constant(value)
 
-    def call(self, node: torch.fx.Node, env: dict) -> Any:
+    def step_arguments(self, node: torch.fx.Node) -> list[tuple[torch._C.Argument, Any]]:
+        """Every schema argument of a traced step with the value the trace gave it (or its default)."""
         op = node.target
-        name = op._schema.name
-        if op is torch.ops.prims.convert_element_type.default:  # refs cast with it; ONNX Cast is the same
-            to = _type_utils.JitScalarType.from_dtype(node.args[1]).onnx_type()
-            return self.g.op("Cast", env[node.args[0]], to_i=to)
-        symbolic = _registered_symbolic(name, self.opset)
-        if symbolic is None:
-            raise ReplayError(f"torch's decomposition of {self.kind} uses {name}, which has no symbolic at "
-                              f"opset {self.opset} and no decomposition of its own")
-        inputs = []
+        found = []
         for index, argument in enumerate(op._schema.arguments):
             if argument.kwarg_only and argument.name not in node.kwargs and argument.has_default_value():
                 value = argument.default_value
@@ -223,13 +248,54 @@ class _Emitter:
             elif argument.has_default_value():
                 value = argument.default_value
             else:
-                raise ReplayError(f"{name}: argument {argument.name} missing in the trace")
-            inputs.append(self.argument(value, env))
+                raise ReplayError(f"{op._schema.name}: argument {argument.name} missing in the trace")
+            found.append((argument, value))
+        return found
+
+    def call(self, node: torch.fx.Node, env: dict) -> Any:
+        op = node.target
+        name = op._schema.name
+        if op is torch.ops.prims.convert_element_type.default:  # refs cast with it; ONNX Cast is the same
+            to = _type_utils.JitScalarType.from_dtype(node.args[1]).onnx_type()
+            return self.g.op("Cast", env[node.args[0]], to_i=to)
+        arguments = self.step_arguments(node)
+        symbolic = _registered_symbolic(name, self.opset)
+        if symbolic is None and self.step_fallback is not None:
+            return self.fallback(op, arguments, env)
+        if symbolic is None:
+            raise ReplayError(f"torch's decomposition of {self.kind} uses {name}, which has no symbolic at "
+                              f"opset {self.opset} and no decomposition of its own")
+        inputs = [self.argument(_non_negative_dims(node, argument, value), env, _type_text(argument))
+                  for argument, value in arguments]
         try:
             return symbolic(self.g, *inputs)
         except Exception as error:
             raise ReplayError(f"torch's decomposition of {self.kind} uses {name}, whose symbolic failed at "
                               f"opset {self.opset}: {type(error).__name__}: {error}") from error
+
+    def fallback(self, op, arguments: list[tuple[torch._C.Argument, Any]], env: dict) -> Any:
+        """A step with no symbolic, emitted by ``step_fallback`` (e.g. onnxscript's torch_lib) from
+        graph values for its tensors and Python values for the rest."""
+        def value_of(value: Any) -> Any:
+            if isinstance(value, torch.fx.Node):
+                return env[value]
+            if isinstance(value, (list, tuple)):
+                return [value_of(v) for v in value]
+            return value
+
+        try:
+            outputs = self.step_fallback(self.g, op, [value_of(value) for _, value in arguments])
+        except Exception as error:
+            raise ReplayError(f"torch's decomposition of {self.kind} uses {op._schema.name}, which has no "
+                              f"symbolic at opset {self.opset}, and {type(error).__name__}: {error}") from error
+        return outputs[0] if len(outputs) == 1 else tuple(outputs)
+
+    def item(self, outputs: Any, index: int) -> Any:
+        """Output ``index`` of a step: its own value, or an element of the ONNX sequence a list-returning
+        symbolic (split, unbind) made."""
+        if isinstance(outputs, (tuple, list)):
+            return outputs[index]
+        return self.g.op("SequenceAt", outputs, self.constant(index))
 
     def graph(self, traced: torch.fx.GraphModule, values: list[torch._C.Value]) -> Any:
         env: dict[torch.fx.Node, Any] = {}
@@ -240,7 +306,7 @@ class _Emitter:
             elif node.op == "get_attr":
                 env[node] = self.constant(getattr(traced, node.target))
             elif node.op == "call_function" and node.target is operator.getitem:
-                env[node] = env[node.args[0]][node.args[1]]
+                env[node] = self.item(env[node.args[0]], node.args[1])
             elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
                 env[node] = self.call(node, env)
             elif node.op == "output":
@@ -252,24 +318,48 @@ class _Emitter:
         raise ReplayError(f"{self.kind}: the trace has no output")
 
 
-def _unconvertible_steps(traced: torch.fx.GraphModule, op, opset: int) -> list[str]:
+def _unconvertible_steps(traced: torch.fx.GraphModule, op, opset: int,
+                         step_fallback: StepFallback | None = None) -> list[str]:
     return sorted({n.target._schema.name for n in traced.graph.nodes
                    if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
-                   and (n.target is op or not _has_symbolic(n.target._schema.name, opset))})
+                   and (n.target is op or not _has_symbolic(n.target._schema.name, opset)
+                        and not (step_fallback is not None and step_fallback.handles(n.target)))})
 
 
-def emit_decomposition(g, args: Sequence[Any]) -> Any:
-    """Emit ``g.original_node`` as torch's decomposition of it (see the module docstring)."""
+def _best_trace(op, python_args: list[Any], opset: int, step_fallback: StepFallback | None) -> torch.fx.GraphModule:
+    """The first trace whose every step converts: ATen-level decompositions before ``torch._refs``
+    (whose prims few things convert), each traced on fake tensors before real ones."""
+    first_error, first_trace = None, None
+    for with_refs in (False, True):
+        for mode in ("fake", "real"):
+            try:
+                traced = trace_decomposition(op, python_args, opset, with_refs, mode)
+            except Exception as error:  # noqa: BLE001 -- a decomposition that cannot trace this way
+                first_error = first_error or error
+                continue
+            if not _unconvertible_steps(traced, op, opset, step_fallback):
+                return traced
+            first_trace = first_trace or traced
+    if first_trace is None:
+        raise ReplayError(f"torch's decomposition of {op._schema.name} cannot be traced: "
+                          f"{type(first_error).__name__}: {first_error}") from first_error
+    return first_trace
+
+
+def emit_decomposition(g, args: Sequence[Any], step_fallback: StepFallback | None = None) -> Any:
+    """Emit ``g.original_node`` as torch's decomposition of it (see the module docstring);
+    ``step_fallback`` emits the steps that have no symbolic."""
     node = g.original_node
     schema = _node_schema(node, len(args))
     op = _op_overload(schema)
     python_args, tensor_values = _trace_inputs(schema, args)
-    traced = trace_decomposition(op, python_args, g.opset)
-    if _unconvertible_steps(traced, op, g.opset):
-        traced = trace_decomposition(op, python_args, g.opset, with_refs=True)
+    traced = _best_trace(op, python_args, g.opset, step_fallback)
     if any(n.op == "call_function" and n.target is op for n in traced.graph.nodes):
         raise ReplayError(f"torch has no decomposition of {op._schema.name}")
-    result = _Emitter(g, g.opset, node.kind()).graph(traced, tensor_values)
-    if isinstance(result, tuple) and node.outputsSize() == 1 and len(result) == 1:
-        return result[0]
+    result = _Emitter(g, g.opset, node.kind(), step_fallback).graph(traced, tensor_values)
+    if isinstance(result, tuple) and node.outputsSize() == 1:
+        if isinstance(node.output().type(), torch._C.ListType):  # Tensor[]: the exporter expects a sequence
+            return g.op("SequenceConstruct", *result)
+        if len(result) == 1:
+            return result[0]
     return result
