@@ -1,0 +1,39 @@
+"""A tiny Gemma 3 causal LM from transformers (sliding-window layers), exported with input_ids only."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import Gemma3ForCausalLM, Gemma3TextConfig
+
+FIXPORT_EXAMPLE = {
+    "title": "Gemma 3 causal LM (aten::diff)",
+    "description": ('transformers 5 checks input_ids-only calls for packed sequences with torch.diff over the position ids: aten::diff has no symbolic at any opset.'),
+    "opset": 17,
+    "export_options": {},
+    "expected_unsupported": [
+        {"kind": "aten::diff", "reason": "no_symbolic", "count": 1},
+    ],
+    "fix_tolerance": 1e-3,
+    "notes": ('Gemma 3 mixes sliding-window and global attention layers; same aten::diff as every decoder LM.'),
+    "library": "transformers",
+}
+
+
+class LogitsOnly(nn.Module):
+    """The causal LM called with input_ids only, as a deployment calls it: logits out."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, use_cache=False).logits
+
+
+def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """A 2-layer Gemma 3 with random weights from a tiny config, and 8 token ids."""
+    torch.manual_seed(0)
+    config = Gemma3TextConfig(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64, head_dim=8)
+    return LogitsOnly(Gemma3ForCausalLM(config).eval()).eval(), (torch.randint(0, 64, (1, 8)),)

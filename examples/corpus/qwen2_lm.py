@@ -1,0 +1,39 @@
+"""A tiny Qwen2 causal LM from transformers (biased q/k/v projections), exported with input_ids only."""
+
+from __future__ import annotations
+
+import torch
+from torch import nn
+from transformers import Qwen2Config, Qwen2ForCausalLM
+
+FIXPORT_EXAMPLE = {
+    "title": "Qwen2 causal LM (aten::diff)",
+    "description": ('transformers 5 checks input_ids-only calls for packed sequences with torch.diff over the position ids: aten::diff has no symbolic at any opset.'),
+    "opset": 17,
+    "export_options": {},
+    "expected_unsupported": [
+        {"kind": "aten::diff", "reason": "no_symbolic", "count": 1},
+    ],
+    "fix_tolerance": 1e-3,
+    "notes": ('Every decoder LM of transformers 5 hits the same aten::diff; the cumsum over its bool result needs a cast in ONNX.'),
+    "library": "transformers",
+}
+
+
+class LogitsOnly(nn.Module):
+    """The causal LM called with input_ids only, as a deployment calls it: logits out."""
+
+    def __init__(self, model: nn.Module) -> None:
+        super().__init__()
+        self.model = model
+
+    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
+        return self.model(input_ids=input_ids, use_cache=False).logits
+
+
+def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
+    """A 2-layer Qwen2 with random weights from a tiny config, and 8 token ids."""
+    torch.manual_seed(0)
+    config = Qwen2Config(vocab_size=64, hidden_size=32, intermediate_size=64, num_hidden_layers=2,
+                   num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64)
+    return LogitsOnly(Qwen2ForCausalLM(config).eval()).eval(), (torch.randint(0, 64, (1, 8)),)
