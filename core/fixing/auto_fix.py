@@ -90,10 +90,13 @@ class _AutoFixer:
             return left[0].message.splitlines()[0][:300] if left[0].message else left[0].reason
         refused = [p for p in trial.unsupported if p.reason == ProblemReason.RUNTIME_ERROR
                    and _key(p) not in self.custom_node_kinds and _key(p) != _key(problem)]
-        if refused:  # ONNX Runtime runs a model only when everything converts: this fix broke it
+        if refused and not all(p.kind.startswith("aten::") for p in refused):
+            # ONNX Runtime runs a model only when everything converts: this fix broke it
             return f"ONNX Runtime cannot run the result: {refused[0].message.splitlines()[0][:300]}"
         if candidate.family == FAMILY_GENERIC and (trial.unsupported or not trial.saved_files):
             return "a generic template is kept only when the whole model can be compared with torch"
+        if refused:  # ORT ran for the first time and refused another aten op (e.g. CumSum on bool after
+            return trial, None  # diff): a problem of its own, fixed next round; the whole model is compared then
         if trial.unsupported or not candidate.runs_in_onnxruntime or not trial.saved_files:
             return trial, None  # other problems left: the whole model is compared once they are fixed
         verdict = matches_torch(self.request.model, trial.saved_files[0])
