@@ -109,15 +109,3 @@ def test_catalog_rejects_a_bad_dynamo_declaration(tmp_path: Path) -> None:
                    " 'expected_unsupported_dynamo': [{'kind': 'aten::x', 'reason': 'broken', 'count': 1}]}\n")
     with pytest.raises(ExampleFormatError, match="broken"):
         read_example(bad)
-
-
-@pytest.mark.parametrize("command, extra", [("compare", []), ("fix", ["--auto", "-o", "p.fixport.json"])])
-def test_commands_built_on_the_torchscript_exporter_refuse_dynamo_clearly(command: str, extra: list[str],
-                                                                         tmp_path: Path) -> None:
-    """fix and compare do not yet handle the dynamo exporter: they say so instead of answering for the other one."""
-    extra = [str(tmp_path / e) if e.endswith(".json") else e for e in extra]
-    completed = run_main(command, str(example_path("resnet18_clean")), "--exporter", "dynamo", *extra)
-    assert completed.returncode == 2
-    assert "TorchScript exporter only" in completed.stderr and "--exporter torchscript" in completed.stderr
-    assert "Traceback" not in completed.stderr + completed.stdout
-    assert not (tmp_path / "p.fixport.json").exists()

@@ -299,7 +299,11 @@ def translate(program: torch.export.ExportedProgram, registry: _registration.ONN
               options: ExportOptions, loaded: LoadedModel) -> onnx.ModelProto:
     """What torch.onnx.export does after decomposition: translate, convert the opset, optimize, rename."""
     onnx_program = _core._exported_program_to_onnx_program(program, registry=registry)
+    metadata = {node.name: dict(node.metadata_props) for node in onnx_program.model.graph}
     onnx_program.model = onnxscript_apis.convert_version(onnx_program.model, options.opset)
+    for node in onnx_program.model.graph:  # ONNX's version converter drops metadata: provenance with it
+        if not node.metadata_props and node.name in metadata:
+            node.metadata_props.update(metadata[node.name])
     if options.do_constant_folding:
         onnx_program.optimize()
     input_names = options.input_names or loaded.input_names

@@ -77,7 +77,8 @@ def compile_mapping(mapping: FixMapping) -> Callable:
     try:
         return compile_template_source(mapping.source, dict(mapping.params), f"<template {mapping.template_id}>")
     except TemplateError as error:
-        raise TemplateValidationError(f"The fix for {mapping.label} ({mapping.template_id}): {error.message}",
+        where = f" at line {error.line}" if error.line else ""
+        raise TemplateValidationError(f"The fix for {mapping.label} ({mapping.template_id}){where}: {error.message}",
                                       "Edit the template source or pick another template.", line=error.line,
                                       target=mapping.label) from error
 

@@ -7,8 +7,10 @@ leaves the node supported, runs in plain ONNX Runtime and matches torch:
 2. hand-written templates made for the op (or its namespace) that run in ONNX Runtime;
 3. onnxscript's torch_lib implementation, replayed at the export's opset;
 4. torch's own decomposition of the op, replayed through the exporter's symbolics;
-5. generic templates (``fits: *``) that run in ONNX Runtime;
-6. a custom-domain node, only when allowed: ONNX Runtime cannot run it (see ``auto_fix``).
+5. static-shape materialisation: for an op linear in its inputs, the matrix torch computes at
+   the node's shapes (shape-specialised, so after the fixes that keep shapes open);
+6. generic templates (``fits: *``) that run in ONNX Runtime;
+7. a custom-domain node, only when allowed: ONNX Runtime cannot run it (see ``auto_fix``).
 
 The opset is kept; only when no candidate works for what is left does ``opset_that_fixes``
 name a higher opset where torch or a template handles it.
@@ -36,6 +38,7 @@ FAMILY_STANDARD_OP = "standard_op"
 FAMILY_HAND_WRITTEN = "hand_written"
 FAMILY_BRIDGE = "torchlib_bridge"
 FAMILY_DECOMPOSITION = "decomposition_replay"
+FAMILY_MATERIALISED = "static_materialisation"
 FAMILY_GENERIC = "generic"
 FAMILY_CUSTOM_DOMAIN = "custom_domain"
 
@@ -75,20 +78,21 @@ def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -
                       python_op_name=problem.python_op_name or None, custom_opsets=dict(template.custom_opsets))
 
 
-def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, RankedTemplate | None]:
-    """The generated 1:1 and decomposition offers (these import torch: worker only)."""
+def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, ...]:
+    """The generated 1:1, decomposition and materialisation offers (these import torch: worker only)."""
     if problem.python_op_name or not problem.kind.startswith("aten::"):
-        return None, None
-    from fixport.symbolics.synthesis.offers import decomposition_offer, standard_op_offer
+        return None, None, None
+    from fixport.symbolics.synthesis.offers import decomposition_offer, materialised_offer, standard_op_offer
 
-    return standard_op_offer(problem.kind, opset), decomposition_offer(problem.kind, opset)
+    return (standard_op_offer(problem.kind, opset), decomposition_offer(problem.kind, opset),
+            materialised_offer(problem.kind, opset))
 
 
 def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: bool) -> list[Candidate]:
     """Every fix worth trying for ``problem`` at ``opset``, in the order of the module docstring."""
     offers = [o for o in library.templates_for(problem.kind, opset, problem.python_op_name or None)
               if o.template is not None and o.template_id != STUB_TEMPLATE_ID and o.template.opset_ok(opset)]
-    standard, decomposition = _synthesized(problem, opset)
+    standard, decomposition, materialised = _synthesized(problem, opset)
     generic = [o for o in offers if "*" in o.template.fits]
     made_for_op = [o for o in offers if o not in generic and o.tier < TIER_EXACT_OPSET]
     found: list[Candidate] = []
@@ -100,6 +104,8 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
               for o in generic if o.template_id == BRIDGE_TEMPLATE_ID and o.tier < TIER_GENERIC]
     if decomposition is not None:
         found.append(Candidate(_mapping(problem, decomposition), FAMILY_DECOMPOSITION, decomposition.why))
+    if materialised is not None:
+        found.append(Candidate(_mapping(problem, materialised), FAMILY_MATERIALISED, materialised.why))
     found += [Candidate(_mapping(problem, o), FAMILY_GENERIC, o.why) for o in generic
               if o.template.runs_in_onnxruntime and o.template_id != BRIDGE_TEMPLATE_ID]
     if allow_custom:
