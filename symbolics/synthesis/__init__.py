@@ -5,7 +5,10 @@ the user can read, edit and save like a built-in one:
 
 - :mod:`.standard_op` -- the ONNX op of the same name and tensor inputs (``aten::cosh`` -> Cosh);
 - :mod:`.decomposition` -- torch's own decomposition of the op, replayed at export time by
-  :mod:`.replay` through the exporter's registered symbolics.
+  :mod:`.replay` through the exporter's registered symbolics (steps without one through
+  onnxscript's torch_lib);
+- :mod:`.materialise` -- for ops linear in their inputs at static shapes, one MatMul with the
+  constant matrix torch computes (shape-specialised).
 
 :mod:`.offers` ranks them beside the library's templates. These modules import torch: they run
 in the worker, never in the window or the command line.

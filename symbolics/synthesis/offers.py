@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from fixport.symbolics.library import TIER_EXACT_READY, RankedTemplate, parse_template_source
 from fixport.symbolics.synthesis.decomposition import decomposition_template
+from fixport.symbolics.synthesis.materialise import materialised_template
 from fixport.symbolics.synthesis.standard_op import standard_op_template
 
 
@@ -21,3 +22,14 @@ def decomposition_offer(kind: str, opset: int, input_types: str = "") -> RankedT
     info = parse_template_source(source, f"<generated {kind}>")
     return RankedTemplate(info.id, TIER_EXACT_READY, "torch's own decomposition, replayed with the "
                           "exporter's symbolics", info)
+
+
+def materialised_offer(kind: str, opset: int, input_types: str = "") -> RankedTemplate | None:
+    source = materialised_template(kind, input_types)
+    if source is None:
+        return None
+    info = parse_template_source(source, f"<generated {kind}>")
+    if not info.opset_ok(opset):
+        return None
+    return RankedTemplate(info.id, TIER_EXACT_READY, "a constant matrix computed by torch at the node's static "
+                          "shapes (for ops linear in their inputs)", info)

@@ -14,6 +14,7 @@ Self-contained (torch only): Fixport's fix script carries this file as it is.
 from __future__ import annotations
 
 import operator
+from dataclasses import dataclass
 from typing import Any, Protocol, Sequence
 
 import torch
@@ -125,6 +126,41 @@ def _trace_inputs(schema: torch._C.FunctionSchema, args: Sequence[Any]) -> tuple
         else:
             python_args.append(_python_argument(value, argument))
     return python_args, tensor_values
+
+
+@dataclass
+class NodeCall:
+    """The node being converted as a call of its ATen overload: Python arguments with example
+    tensors of the node's static shapes and dtypes, and the graph values those tensors stand for."""
+
+    op: torch._ops.OpOverload
+    python_args: list[Any]
+    tensor_values: list[torch._C.Value]
+
+    def run(self, tensors: Sequence[torch.Tensor]) -> Any:
+        """The op on ``tensors`` in place of the example tensors, constants as in the node."""
+        filled = [list(a) if isinstance(a, list) else a for a in self.python_args]
+        given = iter(tensors)
+        for index, value in enumerate(filled):
+            if isinstance(value, torch.Tensor):
+                filled[index] = next(given)
+            elif isinstance(value, list) and value and isinstance(value[0], torch.Tensor):
+                filled[index] = [next(given) for _ in value]
+        arguments = self.op._schema.arguments
+        positional = [v for v, a in zip(filled, arguments) if not a.kwarg_only]
+        return self.op(*positional, **{a.name: v for v, a in zip(filled, arguments) if a.kwarg_only})
+
+    def example_tensors(self) -> list[torch.Tensor]:
+        return [t for a in self.python_args for t in (a if isinstance(a, list) else [a])
+                if isinstance(t, torch.Tensor)]
+
+
+def node_call(g, args: Sequence[Any]) -> NodeCall:
+    """``g.original_node`` as a :class:`NodeCall` (raises ReplayError when its inputs have no static
+    shape or an argument is not a constant)."""
+    schema = _node_schema(g.original_node, len(args))
+    python_args, tensor_values = _trace_inputs(schema, args)
+    return NodeCall(_op_overload(schema), python_args, tensor_values)
 
 
 def _registered_symbolic(name: str, opset: int):
