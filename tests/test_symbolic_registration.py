@@ -52,6 +52,19 @@ def test_compile_errors_name_the_line():
     assert error.value.line == 2
 
 
+def test_a_template_compiles_once_per_source_and_params():
+    """Re-exports reuse the compiled symbolic; an edit or other params compile afresh, with the new values."""
+    source = "params = {'scale': 1.0}\n\ndef symbolic(g, x):\n    return params['scale']\n"
+    first = compile_template_source(source, {"scale": 2.0}, "<template cache-test>")
+    assert compile_template_source(source, {"scale": 2.0}, "<template cache-test>") is first
+    assert first(None, None) == 2.0
+    other_params = compile_template_source(source, {"scale": 3.0}, "<template cache-test>")
+    assert other_params is not first and other_params(None, None) == 3.0
+    edited = compile_template_source(source.replace("params['scale']", "-params['scale']"), {"scale": 2.0},
+                                     "<template cache-test>")
+    assert edited(None, None) == -2.0
+
+
 def test_validate_mapping_arity_and_opset():
     bad = MappingSpec("aten::threshold", None, "t", "def symbolic(g, x):\n    return x\n", {})
     problems = validate_mapping(bad, 12)

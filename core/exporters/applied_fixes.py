@@ -26,11 +26,11 @@ def mapping_specs(mappings: list[FixMapping], library: TemplateLibrary | None = 
     return specs
 
 
-def validate_mappings(mappings: list[FixMapping], opset: int) -> None:
+def validate_mappings(mappings: list[FixMapping], opset: int, specs: list | None = None) -> None:
     """Raise TemplateValidationError for the first mapping that cannot work at ``opset``."""
     from fixport.core.exporters.symbolic_registration import validate_mapping
 
-    for mapping, spec in zip(mappings, mapping_specs(mappings)):
+    for mapping, spec in zip(mappings, specs if specs is not None else mapping_specs(mappings)):
         problems = validate_mapping(spec, opset)
         if problems:
             first = problems[0]
@@ -51,9 +51,10 @@ def applied_mappings(mappings: list[FixMapping], opset: int) -> Iterator[dict[st
         registered_mappings,
     )
 
-    validate_mappings(mappings, opset)
+    specs = mapping_specs(mappings)
+    validate_mappings(mappings, opset, specs)
     try:
-        with registered_mappings(mapping_specs(mappings), opset, current_instance_key) as custom_opsets:
+        with registered_mappings(specs, opset, current_instance_key) as custom_opsets:
             yield custom_opsets
     except TemplateError as error:
         raise TemplateValidationError(str(error), "Fix the template source.", line=error.line) from error

@@ -6,7 +6,7 @@ The TorchScript exporter (``torchscript.py``) is the first; the torch.export-bas
 from __future__ import annotations
 
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING, Protocol
+from typing import TYPE_CHECKING, Any, Protocol
 
 from fixport.core.model.cancel import CancelCallback, ProgressCallback
 from fixport.core.model.errors import ExportError
@@ -29,6 +29,7 @@ class ExportResult:
     onnx_graph: Graph
     unsupported: list[UnsupportedNode]
     warnings: list[str] = field(default_factory=list)
+    runtime_outputs: list[Any] | None = None  # ORT's outputs on the example inputs, when the check ran them
 
     @property
     def ok(self) -> bool:

@@ -9,6 +9,7 @@ replaces the absolute tolerance, as in ``core/fixing/verification.py``.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import onnx
@@ -30,20 +31,33 @@ from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session,
 OUTPUT_KIND = "onnx::output"  # a mismatch no TorchScript node can be named for
 
 
-def compare_outputs(loaded: LoadedModel, model: onnx.ModelProto,
-                    tolerances: ToleranceTable | None = None) -> list[OutputStats]:
-    """Every output of ``model`` (run in ONNX Runtime on CPU) against torch, on the example inputs."""
+def compare_outputs(loaded: LoadedModel, model: onnx.ModelProto, tolerances: ToleranceTable | None = None,
+                    runtime_outputs: list[Any] | None = None) -> list[OutputStats]:
+    """Every output of ``model`` (run in ONNX Runtime on CPU, unless ``runtime_outputs`` are that
+    run's already) against torch, on the example inputs."""
     tolerances = tolerances or ToleranceTable()
-    session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
-    feeds = feeds_for(session, loaded.input_names, [to_numpy(t) for t in loaded.example_inputs])
-    actual = session.run(None, feeds)
-    with torch.no_grad():
-        expected = flatten_outputs(loaded.module(*loaded.example_inputs))
+    actual = runtime_outputs
+    if actual is None:
+        session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
+        actual = session.run(None, feeds_for(session, loaded.input_names,
+                                             [to_numpy(t) for t in loaded.example_inputs]))
+    expected = torch_outputs(loaded)
     stats = []
     for (name, reference), value in zip(expected, actual):
         rtol, atol = tolerances.for_dtype(str(reference.dtype))
         stats.append(compare_arrays(name, reference, np.asarray(value), rtol, atol, keep_plot_data=False))
     return stats
+
+
+def torch_outputs(loaded: LoadedModel) -> list[tuple[str, np.ndarray]]:
+    """torch's flattened outputs on the example inputs, computed once per loaded model and inputs:
+    a re-export after Apply changes the ONNX side only."""
+    inputs, outputs = loaded.memo.get("torch_outputs", (None, None))
+    if inputs is not loaded.example_inputs:
+        with torch.no_grad():
+            outputs = flatten_outputs(loaded.module(*loaded.example_inputs))
+        loaded.memo["torch_outputs"] = (loaded.example_inputs, outputs)
+    return outputs
 
 
 def tolerances_for(loaded: LoadedModel) -> ToleranceTable:
@@ -54,10 +68,11 @@ def tolerances_for(loaded: LoadedModel) -> ToleranceTable:
 
 
 def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: Graph,
-                       torchscript_graph: Graph | None) -> list[UnsupportedNode]:
+                       torchscript_graph: Graph | None, runtime_outputs: list[Any] | None = None,
+                       ) -> list[UnsupportedNode]:
     """A ``mismatch`` problem per output beyond tolerance; a crash while comparing is a problem too."""
     try:
-        stats = compare_outputs(loaded, model, tolerances_for(loaded))
+        stats = compare_outputs(loaded, model, tolerances_for(loaded), runtime_outputs)
     except Exception as exc:  # torch or ORT failing here is a Fixport bug: report it, do not crash `check`
         first_line = (str(exc).strip().splitlines() or [""])[0][:300]
         return [UnsupportedNode(

@@ -10,6 +10,7 @@ import linecache
 import sys
 import traceback
 import types
+from collections import OrderedDict
 from contextlib import contextmanager
 from dataclasses import dataclass, field
 from typing import Any, Callable, Iterator
@@ -57,7 +58,28 @@ _FORMERLY_INJECTED = {"torch": torch, "parse_args": symbolic_helper.parse_args,
                       "symbolic_helper": symbolic_helper, "_type_utils": _type_utils}
 
 
+_COMPILED: OrderedDict[tuple[str, str, str], Callable] = OrderedDict()
+_COMPILED_ENTRIES = 64  # templates of one project, with a few edits of each
+
+
 def compile_template_source(source: str, params: dict[str, Any], filename: str) -> Callable:
+    """The ``symbolic`` of a template with ``params``, compiled once per source, params and name.
+
+    Each re-export after Apply validates and registers every fix of the project: compiling them
+    again each time was a tenth of a small model's re-export.
+    """
+    key = (source, repr(sorted(params.items(), key=lambda item: str(item[0]))), filename)
+    compiled = _COMPILED.get(key)
+    if compiled is None:
+        compiled = _compile_fresh(source, params, filename)
+        _COMPILED[key] = compiled
+        while len(_COMPILED) > _COMPILED_ENTRIES:
+            _COMPILED.popitem(last=False)
+    _COMPILED.move_to_end(key)
+    return compiled
+
+
+def _compile_fresh(source: str, params: dict[str, Any], filename: str) -> Callable:
     """Run a template as a fresh module, give it the chosen ``params`` and return its ``symbolic``.
 
     The module's own ``params`` (the defaults) is replaced after it runs, so ``symbolic`` reads

@@ -1,9 +1,12 @@
 """The TorchScript exporter (``torch.onnx.export(dynamo=False)``), the first :class:`Exporter`."""
 from __future__ import annotations
 
+import io
 import tempfile
 import traceback
 import warnings
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
@@ -33,7 +36,7 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.results import TracedGraph
 from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
-from fixport.core.onnx_io.ort_session import run_once
+from fixport.core.onnx_io.ort_session import run_on_cpu
 
 
 class TorchScriptExporter(Exporter):
@@ -48,11 +51,10 @@ class TorchScriptExporter(Exporter):
         refuse_onnx_files(loaded)
         check_cancelled(cancelled)
         report(progress, 0.05, TRACING_STAGE)
-        with tempfile.TemporaryDirectory(prefix="fixport-export-") as temp_dir:
-            temp_path = Path(temp_dir) / "model.onnx"
+        with _export_target(loaded) as target:
             try:
                 record, caught = self._run_torch_export(
-                    loaded, options, temp_path, diagnose,
+                    loaded, options, target, diagnose,
                     on_traced=lambda graph: self._traced(graph, progress))
             except _FailedAfterConversion as failure:
                 if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
@@ -61,7 +63,8 @@ class TorchScriptExporter(Exporter):
                 return _failed_export(failure)  # a problem to list, like any other (exit 1, not 2)
             check_cancelled(cancelled)
             report(progress, 0.7, "reading the exported graph")
-            model = onnx.load(str(temp_path), load_external_data=True)
+            model = (onnx.load_model_from_string(target.getvalue()) if isinstance(target, io.BytesIO)
+                     else onnx.load(str(target), load_external_data=True))
         onnx_graph = onnx_to_graph(model)
         strip_provenance(model)
         assert record.torchscript_graph is not None
@@ -69,20 +72,22 @@ class TorchScriptExporter(Exporter):
         local_functions = {(f.domain, f.name) for f in model.functions}
         unsupported += nodes_without_runtime_kernel(onnx_graph, local_functions, record.torchscript_graph)
         check_cancelled(cancelled)
+        outputs = None
         if run_check and not unsupported:
             report(progress, 0.85, "running the model once in ONNX Runtime")
-            error = run_once(model, loaded.input_names, loaded.example_inputs)
-            if error:
-                unsupported.append(runtime_error_problem(error, onnx_graph, record.torchscript_graph))
+            run = run_on_cpu(model, loaded.input_names, loaded.example_inputs)
+            outputs = run.outputs
+            if run.error:
+                unsupported.append(runtime_error_problem(run.error, onnx_graph, record.torchscript_graph))
         report(progress, 1.0, "done")
-        return ExportResult(model, record.torchscript_graph, onnx_graph, unsupported, caught)
+        return ExportResult(model, record.torchscript_graph, onnx_graph, unsupported, caught, outputs)
 
     @staticmethod
     def _traced(graph: Graph, progress: ProgressCallback | None) -> None:
         report_partial(progress, TracedGraph(graph))
         report(progress, 0.3, CONVERTING_STAGE)
 
-    def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path, diagnose: bool,
+    def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path | io.BytesIO, diagnose: bool,
                           on_traced: Callable[[Graph], None] | None = None) -> tuple[ConversionRecord, list[str]]:
         kwargs: dict[str, Any] = dict(
             opset_version=options.opset,
@@ -105,7 +110,8 @@ class TorchScriptExporter(Exporter):
             try:
                 # No torch.no_grad(): it would switch modules such as MultiheadAttention to
                 # fast paths that a plain export never sees.
-                torch.onnx.export(loaded.module, loaded.example_inputs, str(path), **kwargs)
+                torch.onnx.export(loaded.module, loaded.example_inputs,
+                                  path if isinstance(path, io.BytesIO) else str(path), **kwargs)
             except Exception as exc:
                 raise self._explain_failure(exc, record, loaded) from exc
         notes = sorted({f"{w.category.__name__}: {w.message}" for w in caught
@@ -123,6 +129,23 @@ class TorchScriptExporter(Exporter):
         hint = ("ONNX has no complex tensors: return torch.view_as_real(...) from forward() (and take real inputs)"
                 if "Complex" in str(exc) else "The exporter's traceback is in the log.")
         return _FailedAfterConversion(f"{type(exc).__name__}: {exc}", hint, details=details, record=record)
+
+
+# One protobuf holds at most 2 GB; bigger models go through a file with external data.
+IN_MEMORY_EXPORT_LIMIT_BYTES = 1 << 30
+
+
+@contextmanager
+def _export_target(loaded: LoadedModel) -> Iterator[Path | io.BytesIO]:
+    """Where torch writes the export: memory for models under 1 GB of weights (no disk round trip
+    on every re-export), otherwise a temporary file."""
+    state = loaded.module.state_dict() if isinstance(loaded.module, torch.nn.Module) else {}
+    weights = sum(t.numel() * t.element_size() for t in state.values() if isinstance(t, torch.Tensor))
+    if weights < IN_MEMORY_EXPORT_LIMIT_BYTES:
+        yield io.BytesIO()
+        return
+    with tempfile.TemporaryDirectory(prefix="fixport-export-") as temp_dir:
+        yield Path(temp_dir) / "model.onnx"
 
 
 class _FailedAfterConversion(Exception):

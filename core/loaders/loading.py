@@ -38,6 +38,7 @@ class LoadedModel:
     input_names: list[str]
     settings: dict[str, Any] = field(default_factory=dict)  # the file's FIXPORT_EXAMPLE, if any
     notes: list[str] = field(default_factory=list)
+    memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)  # results worth keeping per model
 
 
 def load_model(path: str | Path, inputs: InputOptions | None = None, *, trust: bool = False,

@@ -94,10 +94,23 @@ def feeds_for(session: ort.InferenceSession, names: Sequence[str], arrays: Seque
 
 def run_once(model: onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> str | None:
     """Load and run ``model`` on CPU once; the ORT error text, or None when it runs."""
+    return run_on_cpu(model, input_names, inputs).error
+
+
+@dataclass
+class CpuRun:
+    """One CPU run of a model: its outputs, or ORT's error text."""
+
+    outputs: list[Any] | None = None
+    error: str | None = None
+
+
+def run_on_cpu(model: onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> CpuRun:
+    """Load and run ``model`` on CPU once, keeping the outputs (the analysis compares them with torch)."""
     arrays = [t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t) for t in inputs]
     try:
         session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
-        session.run(None, feeds_for(session, input_names, arrays))
+        outputs = session.run(None, feeds_for(session, input_names, arrays))
     except Exception as exc:  # ORT raises its own exception types for load and run failures
-        return str(exc)
-    return None
+        return CpuRun(error=str(exc))
+    return CpuRun(outputs=list(outputs))
