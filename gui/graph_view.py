@@ -51,6 +51,7 @@ SCENE_MARGIN = 800.0  # room to pan beyond the graph
 CLICK_SLOP_PX = 4  # a press and release closer than this is a click, not a drag
 HIT_TOLERANCE_PX = 5.0  # hover distance to an edge for its tooltip
 CENTER_ZOOM = 0.9  # zoom used when centring on a found/selected node that was too small
+INLINE_LAYOUT_MAX_NODES = 1500  # laid out on the UI thread: under ~15 ms even fully expanded
 
 
 class _LayoutSignals(QObject):
@@ -270,7 +271,11 @@ class GraphPane(QWidget):
         if then is not None:
             self._after_layout.append(then)
         cached = LAYOUT_CACHE.get(self.graph, expanded) if expanded is not None else None
-        if cached is not None or (self.synchronous if synchronous is None else synchronous):
+        inline = self.synchronous if synchronous is None else synchronous
+        # A small graph lays out in a few ms: inline, it is on screen with the result that brought it,
+        # without a thread hop that waits for the UI thread's other work (the GIL is shared).
+        inline = inline or len(self.graph.nodes) <= INLINE_LAYOUT_MAX_NODES
+        if cached is not None or inline:
             self._pending = False
             started = time.perf_counter()
             if cached is None:

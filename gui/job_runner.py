@@ -99,10 +99,12 @@ class JobRunner(QObject):
         submitted = self._pending.pop(0)
         self._running = submitted
         self._cancel_flag.clear()
-        self.busy_changed.emit(True)
-        self.started.emit(submitted)
+        # The job goes to the worker first: the UI's reaction to `started` (showing the progress
+        # bar re-lays out the status bar) then overlaps the worker's time instead of adding to it.
         threading.Thread(target=self._run, args=(submitted,), daemon=True,
                          name=f"fixport-{submitted.job.name}").start()
+        self.busy_changed.emit(True)
+        self.started.emit(submitted)
 
     def _run(self, submitted: SubmittedJob) -> None:
         def report(fraction: float, message: str) -> None:
@@ -146,10 +148,12 @@ class JobRunner(QObject):
             return
         self._running = None
         if kind == "finished" and self.is_current(submitted):
-            self.finished.emit(submitted, payload)
             handler = self._handlers.get(type(submitted.request))
-            if handler is not None:
-                handler(payload)
+            try:
+                if handler is not None:  # first: the result on screen before the progress bar goes
+                    handler(payload)
+            finally:
+                self.finished.emit(submitted, payload)
         elif kind == "failed" and self.is_current(submitted):
             self.failed.emit(submitted, payload)
         elif kind == "cancelled":

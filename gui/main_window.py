@@ -4,7 +4,7 @@ from __future__ import annotations
 from pathlib import Path
 from typing import Any
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
@@ -77,6 +77,11 @@ class MainWindow(QMainWindow):
         self.compare_tolerances: dict[str, float | None] = {"rtol": None, "atol": None}
         self.highlight_after_export: set[str] = set()
         self.fix_outcomes: list[FixedKind] | None = None  # what the last Fix all chose per kind
+        # What the worker said about an op kind depends on torch only: asked once per kind (and
+        # opset), not again after every re-export that re-selects the node.
+        self._op_infos: dict[str, OpInfo] = {}
+        self._synthesized: dict[tuple[str, int], list] = {}
+        self._synthesizing: tuple[str, int] | None = None
 
         self.graphs = SideBySideGraphs()
         self.restore_bar = RestoreBar()
@@ -270,6 +275,13 @@ class MainWindow(QMainWindow):
         for path in result.saved_files:
             self.log.log(f"Wrote {path}")
             self.statusBar().showMessage(f"Wrote {path}", STATUS_TIMEOUT_MS)
+        # The selection's docks (templates, inspector) follow in the next turn of the event loop,
+        # after the panes have painted the new graphs.
+        QTimer.singleShot(0, self, lambda: self._reselect_after(result))
+
+    def _reselect_after(self, result: AnalysisResult) -> None:
+        if self.workbench.analysis is not result:
+            return  # a newer analysis arrived meanwhile and reselects for itself
         if self.selected is not None:
             self.select_node(*self.selected)
         elif result.unsupported:  # start where the work is: the first problem, with its templates
@@ -330,10 +342,17 @@ class MainWindow(QMainWindow):
         self.reexport(keep_view=True)
 
     def _on_op_info_finished(self, info: OpInfo) -> None:
+        self._op_infos[info.kind] = info
         if self.selected is not None:
             self._show_in_inspector(*self.selected, op_info=info)
 
     def _on_synthesized(self, offers: list) -> None:
+        if self._synthesizing is not None:
+            self._synthesized[self._synthesizing] = offers
+            self._synthesizing = None
+        self._show_synthesized(offers)
+
+    def _show_synthesized(self, offers: list) -> None:
         if offers:
             self.template.add_synthesized(offers[0].template.fits[0], offers)
 
@@ -397,7 +416,8 @@ class MainWindow(QMainWindow):
         if ts_node is not None:
             self.problems.select_instance(ts_node.id)
             self._offer_templates(ts_node)
-            self.runner.submit(OpInfoRequest(ts_node.kind))
+            if ts_node.kind not in self._op_infos:
+                self.runner.submit(OpInfoRequest(ts_node.kind))
         else:
             self.template.set_target(None)
         self._show_in_inspector(kind, node_id)
@@ -424,6 +444,7 @@ class MainWindow(QMainWindow):
         from fixport.core.onnx_io.op_docs import onnx_ops_in_source
 
         targets = onnx_ops_in_source(self.template.editor.source()) if ts_node else []
+        op_info = op_info or (self._op_infos.get(ts_node.kind) if ts_node else None)
         self.inspector.show_node(graph, node, problem, op_info, targets, self.workbench.opset or DEFAULT_OPSET)
 
     def _offer_templates(self, ts_node: Node) -> None:
@@ -435,7 +456,13 @@ class MainWindow(QMainWindow):
         target = TemplateTarget(ts_node.kind, ts_node.id, python_op or None, opset, input_types,
                                 suggested_opset=opset_that_works(problem, opset) if problem else None)
         self.template.set_target(target, self._mapping_for(ts_node, python_op))
-        if not python_op:  # generated fixes need torch: the worker makes them, the dock shows them first
+        if python_op:
+            return
+        key = (ts_node.kind, opset)
+        if key in self._synthesized:
+            self._show_synthesized(self._synthesized[key])
+        else:  # generated fixes need torch: the worker makes them, the dock shows them first
+            self._synthesizing = key
             self.runner.submit(SynthesizeRequest(ts_node.kind, opset), topic="synthesize")
 
     def _mapping_for(self, ts_node: Node, python_op: str | None) -> FixMapping | None:

@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fixport.core.fixing.dynamo_fix_script import write_dynamo_fix_script
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.export_options import EXPORT_TYPES
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
@@ -140,7 +141,9 @@ def export_script(window: ActionWindow) -> None:
     path, _ = QFileDialog.getSaveFileName(_dialog_parent(window), "Export fix script", "fix_export.py",
                                           "Python (*.py)")
     if path:
-        write_fix_script(workbench.project, path, output_onnx=str(Path(path).with_suffix(".onnx")))
+        dynamo = workbench.project.export_options.get("exporter") == "dynamo"
+        write = write_dynamo_fix_script if dynamo else write_fix_script
+        write(workbench.project, path, output_onnx=str(Path(path).with_suffix(".onnx")))
         window.log.log(f"Wrote fix script {path}")
         window.statusBar().showMessage(f"Wrote fix script {path}", STATUS_MESSAGE_MS)
 
@@ -330,9 +333,13 @@ class WindowActions:
         self.cancel_button.setVisible(busy)
 
     def show_progress(self, fraction: float, message: str) -> None:
+        text = f"{message} %p%" if message else "%p%"
+        value = int(fraction * 100)
+        if self.progress.isVisible() and value == self.progress.value() and text == self.progress.format():
+            return  # each repaint of the status bar costs the UI thread about a millisecond
         self.progress.show()
-        self.progress.setValue(int(fraction * 100))
-        self.progress.setFormat(f"{message} %p%" if message else "%p%")
+        self.progress.setValue(value)
+        self.progress.setFormat(text)
         self.cancel_button.show()
 
     def hide_progress(self) -> None:
