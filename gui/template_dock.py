@@ -26,6 +26,7 @@ from PySide6.QtWidgets import (
 
 from fixport.core.model.project import FixMapping
 from fixport.gui.code_editor import CodeEditor
+from fixport.symbolics.dynamo.library import dynamo_library, is_fx_kind
 from fixport.symbolics.library import (
     STUB_TEMPLATE_ID,
     RankedTemplate,
@@ -61,6 +62,7 @@ class TemplateDock(QDockWidget):
         super().__init__("Template", parent)
         self.setObjectName("TemplateDock")
         self.library = library
+        self._libraries = {False: library, True: None}  # by is_fx_kind: TorchScript, dynamo (made when needed)
         self.target: TemplateTarget | None = None
         self.current: TemplateInfo | None = None
         self.current_mapping: FixMapping | None = None
@@ -137,6 +139,7 @@ class TemplateDock(QDockWidget):
         state = f" — fixed by <b>{mapping.template_id}</b>" if mapping else ""
         self.heading.setText(f"<b>{label}</b> at opset {target.opset}{state}")
         self.apply_kind_button.setText(f"Apply to all {label}")
+        self.library = self._library_for(target.kind)
         offers = self.library.templates_for(target.kind, target.opset, target.python_op_name)
         raise_row = target.suggested_opset is not None and mapping is None
         if raise_row:  # the exporter's own advice comes first: one click, no template
@@ -149,6 +152,13 @@ class TemplateDock(QDockWidget):
         if mapping is not None:
             self.editor.set_source(mapping.source)
             self._set_param_values(mapping.params)
+
+    def _library_for(self, kind: str) -> TemplateLibrary:
+        """The dynamo exporter's templates for an FX op overload, the TorchScript ones otherwise."""
+        fx = is_fx_kind(kind)
+        if self._libraries[fx] is None:
+            self._libraries[fx] = dynamo_library()
+        return self._libraries[fx]
 
     def _on_offer_clicked(self, _item: QListWidgetItem) -> None:
         self._user_picked = True

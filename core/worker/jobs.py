@@ -9,8 +9,9 @@ worker process resolves them with importlib. Every job function has the same sha
 from __future__ import annotations
 
 import importlib
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.requests import (
@@ -46,9 +47,9 @@ JOBS: tuple[Job, ...] = (
     Job("analyze", AnalyzeRequest, "fixport.core.exporters.analysis:analyze", AnalysisResult),
     Job("compare", CompareRequest, "fixport.core.comparison.compare_job:compare", CompareResult),
     Job("auto_fix", AutoFixRequest, "fixport.core.fixing.auto_fix:auto_fix", AutoFixResult),
-    Job("stub", StubRequest, "fixport.core.fixing.auto_fix:stub", str),
+    Job("stub", StubRequest, "fixport.core.fixing.dynamo_offers:stub_for_either_exporter", str),
     Job("op_info", OpInfoRequest, "fixport.core.exporters.op_info:op_info", OpInfo),
-    Job("synthesize", SynthesizeRequest, "fixport.core.fixing.synthesized_offers:synthesized_offers", list),
+    Job("synthesize", SynthesizeRequest, "fixport.core.fixing.dynamo_offers:offers_for_either_exporter", list),
 )
 
 _JOB_BY_REQUEST_TYPE = {job.request_type: job for job in JOBS}
