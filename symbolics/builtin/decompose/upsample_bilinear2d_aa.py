@@ -26,8 +26,9 @@ TEMPLATE = {
 
 
 def _axis_matrix(size, out_size, align_corners, dtype):
-    basis = torch.eye(size, dtype=torch.float64).reshape(size, 1, size, 1)
-    resized = torch.ops.aten._upsample_bilinear2d_aa(basis, [out_size, 1], align_corners)
+    # two identical columns: torch's antialiased kernel mis-resizes a width of 1
+    basis = torch.eye(size, dtype=torch.float64).reshape(size, 1, size, 1).expand(size, 1, size, 2).contiguous()
+    resized = torch.ops.aten._upsample_bilinear2d_aa(basis, [out_size, 2], align_corners)
     return resized[:, 0, :, 0].t().to(dtype).contiguous()  # (out_size, size)
 
 

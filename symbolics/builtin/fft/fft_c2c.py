@@ -31,11 +31,44 @@ def _const(g, value):
     return g.op("Constant", value_t=torch.tensor(value, dtype=torch.int64))
 
 
-def _list(value):
+_ARITHMETIC = {"aten::add": lambda a, b, alpha=1: a + alpha * b, "aten::sub": lambda a, b, alpha=1: a - alpha * b,
+               "aten::mul": lambda a, b: a * b, "aten::floor_divide": lambda a, b: a // b}
+
+
+def _traced_int(value):
+    """An int the trace computed from static shapes (kornia pads to x.shape[-1] + k // 2), else None."""
+    node = value.node()
+    if node.kind() == "prim::Constant":
+        found = value.toIValue()
+        found = found.item() if isinstance(found, torch.Tensor) else found
+        return int(found) if isinstance(found, (int, float)) else None
+    if node.kind() == "aten::size":
+        sizes, dim = node.inputsAt(0).type().sizes(), _traced_int(node.inputsAt(1))
+        return sizes[dim] if sizes and dim is not None else None
+    if node.kind() in ("aten::Int", "prim::NumToTensor", "aten::ScalarImplicit"):
+        return _traced_int(node.inputsAt(0))
+    if node.kind() in _ARITHMETIC:
+        operands = [_traced_int(v) for v in node.inputs()]
+        return None if None in operands else int(_ARITHMETIC[node.kind()](*operands))
+    return None
+
+
+def _list(g, value, index):
+    """The ints of an optional int-list argument, read from the trace: a constant, or sizes the
+    model computed from static shapes."""
     if value is None or symbolic_helper._is_none(value):
         return None
-    found = symbolic_helper._maybe_get_const(value, "is")
-    return [int(v) for v in found] if isinstance(found, (list, tuple)) else [int(found)]
+    traced = g.original_node.inputsAt(index)
+    if traced.node().kind() == "prim::Constant":
+        found = traced.toIValue()
+        if found is None:
+            return None
+        return [int(v) for v in found] if isinstance(found, (list, tuple)) else [int(found)]
+    items = list(traced.node().inputs()) if traced.node().kind() == "prim::ListConstruct" else [traced]
+    ints = [_traced_int(item) for item in items]
+    if any(v is None for v in ints):
+        raise RuntimeError("the FFT sizes are computed at run time; a static shape is needed")
+    return ints
 
 
 def symbolic(g, self, sizes=None, dims=None, norm=None):
@@ -44,10 +77,11 @@ def symbolic(g, self, sizes=None, dims=None, norm=None):
     is_complex = source.dtype() is not None and source.dtype().is_complex
     inverse = "ifft" in g.original_node.kind()
     single = g.original_node.kind() in ("aten::fft_fft", "aten::fft_ifft")
-    dims = _list(dims)
-    dims = ([-1] if single else list(range(rank))) if dims is None else dims
+    dims, given = _list(g, dims, 2), _list(g, sizes, 1)
+    if dims is None:  # torch: the last len(s) dims when only s is given, else all (or -1 for 1-D)
+        dims = [-1] if single else list(range(rank - len(given), rank)) if given else list(range(rank))
     dims = [d % rank for d in dims]  # positive: still right with the trailing (real, imaginary) axis
-    lengths = _list(sizes)
+    lengths = given
     value = self if is_complex else symbolic_helper._unsqueeze_helper(g, self, [rank])
     shape = source.sizes()
     total = 1
