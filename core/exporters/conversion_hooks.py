@@ -26,6 +26,7 @@ from fixport.core.loaders.torchscript_graph import (
 )
 from fixport.core.model.graph import Graph
 from fixport.core.model.vocabulary import (
+    COMPLEX_TENSORS_NOTE,
     PYTHON_OP_KIND,
     base_of_instance_key,
     kind_of_instance_base,
@@ -171,6 +172,8 @@ def _hooks(diagnose: bool, user_input_count: int | None,
         key = record.key_for(node)
         record.converting = (node, key)
         try:
+            if diagnose:
+                _refuse_complex_blind_symbolic(node)
             outputs = original_run(graph, block, node, inputs, env, values_in_env, new_nodes,
                                    operator_export_type)
         except Exception as exc:
@@ -190,6 +193,36 @@ def _hooks(diagnose: bool, user_input_count: int | None,
         torch._C._jit_pass_onnx = original_pass
         exporter_utils._run_symbolic_function = original_run
         _active_record = None
+
+
+class ComplexIgnored(RuntimeError):
+    """torch's symbolic would convert an op on complex tensors as if they were real."""
+
+
+def _refuse_complex_blind_symbolic(node: torch._C.Node) -> None:
+    """An aten op taking complex tensors, about to run torch's own symbolic: ONNX has no complex
+    type, the tensor is a real one with a trailing (real, imaginary) axis, and torch's symbolics
+    (Mul, Slice, Reshape, ...) treat that axis as data, so the numbers would silently be wrong.
+    A fix registered for the op (a complex-aware template) is trusted."""
+    if not node.kind().startswith("aten::") or not any(_is_complex(v) for v in node.inputs()):
+        return
+    group = registration.registry.get_function_group(node.kind())
+    if group is None:
+        return  # no symbolic at all: the exporter says so itself
+    opset = exporter_utils.GLOBALS.export_onnx_opset_version
+    version = registration._dispatch_opset_version(opset, list(group._functions))
+    if version is None or group._functions.overridden(version):
+        return
+    raise ComplexIgnored(f"{node.kind()} {COMPLEX_TENSORS_NOTE}: torch's symbolic would treat the (real, imaginary) "
+                         "pair ONNX carries them as as plain numbers; it needs a complex-aware fix")
+
+
+def _is_complex(value: torch._C.Value) -> bool:
+    value_type = value.type()
+    if not isinstance(value_type, torch._C.TensorType):
+        return False
+    dtype = value_type.dtype()
+    return dtype is not None and dtype.is_complex
 
 
 def tag_new_nodes(new_nodes: list[torch._C.Node], key: str) -> None:

@@ -21,6 +21,7 @@ import re
 from dataclasses import dataclass
 
 from fixport.core.model.project import FixMapping
+from fixport.core.model.vocabulary import COMPLEX_TENSORS_NOTE
 from fixport.symbolics.library import (
     BRIDGE_TEMPLATE_ID,
     STUB_TEMPLATE_ID,
@@ -94,6 +95,8 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
               if o.template is not None and o.template_id != STUB_TEMPLATE_ID and o.template.opset_ok(opset)]
     standard, decomposition, materialised = _synthesized(problem, opset)
     generic = [o for o in offers if "*" in o.template.fits]
+    if COMPLEX_TENSORS_NOTE in problem.message:  # generated and generic fixes ignore the (real, imag) axis
+        standard, decomposition, materialised, generic = None, None, None, []
     made_for_op = [o for o in offers if o not in generic and o.tier < TIER_EXACT_OPSET]
     found: list[Candidate] = []
     if standard is not None:
