@@ -16,8 +16,10 @@ FIXPORT_EXAMPLE = {
     "opset": 17,
     "export_options": {},
     "expected_unsupported": [
+        {"kind": "aten::_conj", "reason": "symbolic_rejected", "count": 1},
         {"kind": "aten::fft_irfftn", "reason": "no_symbolic", "count": 1},
         {"kind": "aten::fft_rfftn", "reason": "no_symbolic", "count": 2},
+        {"kind": "aten::mul", "reason": "symbolic_rejected", "count": 1},
     ],
     "fix_tolerance": 1e-3,
     "notes": "The complex product and conjugate between the transforms must be done in real arithmetic.",

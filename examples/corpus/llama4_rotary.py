@@ -17,9 +17,11 @@ FIXPORT_EXAMPLE = {
     "export_options": {},
     "expected_unsupported": [
         {"kind": "aten::diff", "reason": "no_symbolic", "count": 1},
+        {"kind": "aten::mul", "reason": "symbolic_rejected", "count": 5},
         {"kind": "aten::polar", "reason": "no_symbolic", "count": 1},
-        {"kind": "aten::to", "reason": "symbolic_rejected", "count": 1},
-        {"kind": "aten::unsqueeze", "reason": "symbolic_rejected", "count": 1},
+        {"kind": "aten::slice", "reason": "symbolic_rejected", "count": 6},
+        {"kind": "aten::to", "reason": "symbolic_rejected", "count": 2},
+        {"kind": "aten::unsqueeze", "reason": "symbolic_rejected", "count": 2},
         {"kind": "aten::view_as_complex", "reason": "no_symbolic", "count": 4},
         {"kind": "aten::view_as_real", "reason": "no_symbolic", "count": 4},
     ],

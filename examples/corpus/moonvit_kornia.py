@@ -18,6 +18,7 @@ FIXPORT_EXAMPLE = {
     "expected_unsupported": [
         {"kind": "aten::complex", "reason": "no_symbolic", "count": 4},
         {"kind": "aten::imag", "reason": "no_symbolic", "count": 1},
+        {"kind": "aten::mul", "reason": "symbolic_rejected", "count": 4},
         {"kind": "aten::polar", "reason": "no_symbolic", "count": 1},
         {"kind": "aten::real", "reason": "no_symbolic", "count": 1},
         {"kind": "aten::view_as_complex", "reason": "no_symbolic", "count": 4},
