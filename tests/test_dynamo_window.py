@@ -73,3 +73,15 @@ def test_apply_a_dynamo_template_reexports_compares_and_writes_the_script(qtbot,
     compare_and_check_plots(qtbot, window)
     script = save_fix_script(qtbot, window, tmp_path, monkeypatch)
     assert "custom_translation_table" in script.read_text()
+
+
+def test_fix_all_with_the_dynamo_exporter(qtbot, window: MainWindow) -> None:
+    open_example(qtbot, window, "custom_ops_dynamo")
+    switch_to_dynamo(qtbot, window)
+    assert {p.kind for p in window.workbench.analysis.unsupported} == {"mydyn::softclip.default",
+                                                                      "mydyn::gate.default"}
+    run_job(qtbot, window, window.actions["fix_all"].trigger)
+    assert window.workbench.analysis.unsupported == [], window.log.contents()
+    assert window.workbench.analysis.options.exporter == "dynamo"
+    assert {m.template_id for m in window.workbench.project.mappings} == {"dynamo.inline_implementation"}
+    assert "Fix all: 2 kind(s) fixed" in window.log.contents()
