@@ -133,14 +133,18 @@ def _configure_templates(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--op", metavar="KIND", help="rank templates for this op kind, e.g. aten::threshold "
                                                      "or prim::PythonOp[MyClip]")
     parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
+    parser.add_argument("--exporter", choices=("torchscript", "dynamo"), default=None,
+                        help="whose templates (default: dynamo for an FX op overload such as aten::pow.Tensor_Scalar)")
     parser.add_argument("--json", action="store_true")
 
 
 @command("templates", "List the symbolic templates, or rank them for one op kind.", _configure_templates)
 def run_templates(args: argparse.Namespace) -> int:
+    from fixport.symbolics.dynamo.library import dynamo_library, is_fx_kind
     from fixport.symbolics.library import TemplateLibrary
 
-    library = TemplateLibrary()
+    dynamo = args.exporter == "dynamo" or (args.exporter is None and bool(args.op) and is_fx_kind(args.op))
+    library = dynamo_library() if dynamo else TemplateLibrary()
     if args.op:
         offers = library.templates_for(args.op, args.opset)
         rows = [{"id": o.template_id, "tier": o.tier, "why": o.why,

@@ -195,8 +195,9 @@ class TemplateDock(QDockWidget):
     def show_stub(self, source: str) -> None:
         self.current = None
         self._build_form({})
-        self.description.setText("A starting point generated from the op's schema: "
-                                 "replace the TODO with g.op(...) calls.")
+        calls = "op.Xxx(...) calls (onnxscript, opset 18)" if self.target and is_fx_kind(self.target.kind) \
+            else "g.op(...) calls"
+        self.description.setText(f"A starting point generated from the op's schema: replace the TODO with {calls}.")
         self.editor.set_source(source)
 
     def show_error(self, message: str, line: int | None = None) -> None:

@@ -178,3 +178,12 @@ def test_a_broken_fix_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
                          "--project", str(project), "-o", str(tmp_path / "x.onnx"))
     assert completed.returncode == 2 and "Traceback" not in completed.stderr
     assert "mine" in completed.stderr and "line 2" in completed.stderr
+
+
+def test_templates_ranks_dynamo_templates_for_an_op_overload() -> None:
+    listed = run_main("templates", "--op", "aten::pow.Tensor_Scalar", "--opset", "17", "--json")
+    assert listed.returncode == 0, listed.stderr
+    rows = json.loads(listed.stdout)
+    assert rows[0]["id"] == "dynamo.pow_as_mul" and rows[0]["tier"] == 0  # ranked at torch_lib's opset 18
+    every = json.loads(run_main("templates", "--exporter", "dynamo", "--json").stdout)
+    assert {r["family"] for r in every} == {"dynamo_translation", "dynamo_decomposition"}
