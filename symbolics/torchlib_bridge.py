@@ -282,6 +282,28 @@ def _node_arguments(schema: torch._C.FunctionSchema, args: Sequence[Any]) -> lis
 _IGNORED_TYPES = ("Layout", "Device", "MemoryFormat")
 
 
+class _RecordedArithmetic:
+    """``a + b``, ``-a``, ... on recorded values, as torch_lib functions write them, recorded as ONNX ops."""
+
+    def __init__(self, opset) -> None:
+        self.opset = opset
+
+    def Add(self, lhs, rhs):  # noqa: N802 -- onnx_ir's handler protocol names
+        return self.opset.Add(lhs, rhs)
+
+    def Sub(self, lhs, rhs):  # noqa: N802
+        return self.opset.Sub(lhs, rhs)
+
+    def Mul(self, lhs, rhs):  # noqa: N802
+        return self.opset.Mul(lhs, rhs)
+
+    def Div(self, lhs, rhs):  # noqa: N802
+        return self.opset.Div(lhs, rhs)
+
+    def Neg(self, operand):  # noqa: N802
+        return self.opset.Neg(operand)
+
+
 def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
     """Run torch_lib ``function`` on ``arguments`` (graph values, lists of them, Python constants)
     with torch's ONNX-IR recorder and emit what it recorded into ``g``; the output values."""
@@ -302,6 +324,7 @@ def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
         return value
 
     recorder = _building.OpRecorder(opset18, {})
+    previous_handler = ir.set_value_magic_handler(_RecordedArithmetic(opset18))
     try:
         with evaluator.default_as(recorder):
             result = function(*[to_ir(a) for a in arguments])  # ATen order; 'self' cannot be a keyword
@@ -310,6 +333,8 @@ def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
     except Exception as error:  # noqa: BLE001 -- torch_lib or the recorder refusing these arguments
         raise BridgeError(f"torch_lib's {function.name} cannot be recorded for these arguments: "
                           f"{type(error).__name__}: {str(error)[:200]}") from error
+    finally:
+        ir.set_value_magic_handler(previous_handler)
     outputs = list(result) if isinstance(result, (tuple, list)) else [result]
     model = ir.serde.serialize_graph(ir.Graph([], [], nodes=recorder.nodes, name="bridge"))
     env: dict[str, Any] = {}

@@ -30,11 +30,15 @@ def decomposition_sources(kind: str) -> list[str]:
     """Where torch's decomposition of ``kind`` comes from; empty when torch has none."""
     from torch._decomp import decomposition_table
 
+    from fixport.symbolics.synthesis.extra_decompositions import EXTRA_DECOMPOSITIONS
+
     sources = []
     for op in _overloads(kind):
         if op._schema.overload_name == "out" or any(a.is_out for a in op._schema.arguments):
             continue
-        if op in decomposition_table:
+        if op in EXTRA_DECOMPOSITIONS:
+            sources.append(f"Fixport's decomposition of {op} (symbolics/synthesis/extra_decompositions.py)")
+        elif op in decomposition_table:
             sources.append(f"torch._decomp decomposition of {op}")
         elif _is_composite(op):
             sources.append(f"CompositeImplicitAutograd kernel of {op}")
@@ -56,9 +60,10 @@ Replays, for the node's overload:
 At export time the decomposition is traced with the node's real input shapes, dtypes and
 constant arguments, and each ATen op it calls is converted by the exporter's own symbolic at
 the export's opset (ops without one are decomposed too, or taken from onnxscript's torch_lib).
-Shape-specialised: the input shapes
-are baked in.{types} A step that cannot be converted stops the export with its name.
+Shape-specialised: the input shapes are baked in.{types}
+A step that cannot be converted stops the export with its name.
 """
+from fixport.symbolics.synthesis.extra_decompositions import EXTRA_DECOMPOSITIONS
 from fixport.symbolics.synthesis.replay import emit_decomposition
 from fixport.symbolics.torchlib_bridge import TorchlibSteps
 
@@ -78,6 +83,7 @@ TEMPLATE = {{
 
 
 def symbolic(g, *args):
-    # Steps that have no symbolic at this opset are emitted from onnxscript's torch_lib.
-    return emit_decomposition(g, args, step_fallback=TorchlibSteps())
+    # Steps without a symbolic at this opset come from onnxscript's torch_lib; Fixport's own
+    # decompositions cover ops torch decomposes into nothing that converts.
+    return emit_decomposition(g, args, step_fallback=TorchlibSteps(), extra_decompositions=EXTRA_DECOMPOSITIONS)
 '''

@@ -176,23 +176,37 @@ def _has_symbolic(name: str, opset: int) -> bool:
     return name == "prims::convert_element_type" or _registered_symbolic(name, opset) is not None
 
 
-def _decompositions(op, opset: int, with_refs: bool) -> dict:
-    """The op's own decomposition plus those of every op without a symbolic at ``opset``.
+def _aten_twin(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
+    """The ATen op of a ``prims`` op's name taking the same arguments (``prims::signbit`` ->
+    ``aten::signbit``): torch._refs end in prims, which the exporter knows by their ATen names."""
+    namespace, _, name = op._schema.name.partition("::")
+    packet = getattr(torch.ops.aten, name, None) if namespace == "prims" else None
+    twin = getattr(packet, "default", None)
+    if twin is None or [a.name for a in twin._schema.arguments] != [a.name for a in op._schema.arguments] and \
+            len(twin._schema.arguments) != len(op._schema.arguments):
+        return None
+    return twin
+
+
+def _decompositions(op, opset: int, with_refs: bool, extra: dict | None = None) -> dict:
+    """The op's own decomposition plus those of every op without a symbolic at ``opset``; ``extra``
+    (Fixport's own, for ops torch has none that converts) wins over torch's.
 
     ``torch._refs`` entries often end in ``prims`` ops that nothing converts: they are used only
     ``with_refs``, after the ATen-level decompositions alone failed."""
     from torch._decomp import decomposition_table
 
-    table = {other: fn for other, fn in decomposition_table.items()
+    known = {**decomposition_table, **(extra or {})}
+    table = {other: fn for other, fn in known.items()
              if isinstance(other, torch._ops.OpOverload) and not _has_symbolic(other._schema.name, opset)
              and (with_refs or not fn.__module__.startswith("torch._refs"))}
-    if op in decomposition_table:
-        table[op] = decomposition_table[op]
+    if op in known:
+        table[op] = known[op]
     return table
 
 
 def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool = False,
-                        tracing_mode: str = "real") -> torch.fx.GraphModule:
+                        tracing_mode: str = "real", extra: dict | None = None) -> torch.fx.GraphModule:
     """``op`` on the example arguments, traced into the ATen ops its decomposition calls.
 
     ``fake`` tracing never looks at the values (a decomposition that branches on them fails);
@@ -218,7 +232,7 @@ def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool 
 
     examples = [python_args[i] if j is None else python_args[i][j] for i, j in tensor_slots]
     with torch.no_grad():
-        return make_fx(call, decomposition_table=_decompositions(op, opset, with_refs),
+        return make_fx(call, decomposition_table=_decompositions(op, opset, with_refs, extra),
                        tracing_mode=tracing_mode)(*examples)
 
 
@@ -296,6 +310,9 @@ class _Emitter:
             return self.g.op("Cast", env[node.args[0]], to_i=to)
         arguments = self.step_arguments(node)
         symbolic = _registered_symbolic(name, self.opset)
+        twin = _aten_twin(op)
+        if symbolic is None and twin is not None and twin._schema.name != self.kind:  # prims::signbit is aten::signbit
+            op, name, symbolic = twin, twin._schema.name, _registered_symbolic(twin._schema.name, self.opset)
         if symbolic is None and self.step_fallback is not None:
             return self.fallback(op, arguments, env)
         if symbolic is None:
@@ -358,18 +375,27 @@ def _unconvertible_steps(traced: torch.fx.GraphModule, op, opset: int,
                          step_fallback: StepFallback | None = None) -> list[str]:
     return sorted({n.target._schema.name for n in traced.graph.nodes
                    if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
-                   and (n.target is op or not _has_symbolic(n.target._schema.name, opset)
-                        and not (step_fallback is not None and step_fallback.handles(n.target)))})
+                   and (n.target is op or not _convertible(n.target, op, opset, step_fallback))})
 
 
-def _best_trace(op, python_args: list[Any], opset: int, step_fallback: StepFallback | None) -> torch.fx.GraphModule:
+def _convertible(step: torch._ops.OpOverload, op: torch._ops.OpOverload, opset: int,
+                 step_fallback: StepFallback | None) -> bool:
+    for candidate in (step, _aten_twin(step)):
+        if candidate is not None and candidate is not op and (_has_symbolic(candidate._schema.name, opset) or
+                                      step_fallback is not None and step_fallback.handles(candidate)):
+            return True
+    return False
+
+
+def _best_trace(op, python_args: list[Any], opset: int, step_fallback: StepFallback | None,
+                extra: dict | None) -> torch.fx.GraphModule:
     """The first trace whose every step converts: ATen-level decompositions before ``torch._refs``
     (whose prims few things convert), each traced on fake tensors before real ones."""
     first_error, first_trace = None, None
     for with_refs in (False, True):
         for mode in ("fake", "real"):
             try:
-                traced = trace_decomposition(op, python_args, opset, with_refs, mode)
+                traced = trace_decomposition(op, python_args, opset, with_refs, mode, extra)
             except Exception as error:  # noqa: BLE001 -- a decomposition that cannot trace this way
                 first_error = first_error or error
                 continue
@@ -382,14 +408,16 @@ def _best_trace(op, python_args: list[Any], opset: int, step_fallback: StepFallb
     return first_trace
 
 
-def emit_decomposition(g, args: Sequence[Any], step_fallback: StepFallback | None = None) -> Any:
+def emit_decomposition(g, args: Sequence[Any], step_fallback: StepFallback | None = None,
+                       extra_decompositions: dict | None = None) -> Any:
     """Emit ``g.original_node`` as torch's decomposition of it (see the module docstring);
-    ``step_fallback`` emits the steps that have no symbolic."""
+    ``step_fallback`` emits the steps that have no symbolic; ``extra_decompositions`` adds to
+    torch's table (op overload -> function in torch ops)."""
     node = g.original_node
     schema = _node_schema(node, len(args))
     op = _op_overload(schema)
     python_args, tensor_values = _trace_inputs(schema, args)
-    traced = _best_trace(op, python_args, g.opset, step_fallback)
+    traced = _best_trace(op, python_args, g.opset, step_fallback, extra_decompositions)
     if any(n.op == "call_function" and n.target is op for n in traced.graph.nodes):
         raise ReplayError(f"torch has no decomposition of {op._schema.name}")
     result = _Emitter(g, g.opset, node.kind(), step_fallback).graph(traced, tensor_values)

@@ -1,0 +1,249 @@
+"""Fixport's decompositions of ATen ops that torch decomposes into nothing the exporter converts.
+
+Written in plain torch ops, they are traced and converted by the decomposition replay exactly
+like ``torch._decomp``'s (``EXTRA_DECOMPOSITIONS`` is added to its table). Two kinds:
+
+- scans and order statistics along one axis of static size n (cummax, cumprod, kthvalue,
+  median, ...) as an n x n lower-triangular mask and one reduction, or a sort: exact, O(n^2);
+- special functions by their textbook numerics (Lanczos ``lgamma``, the asymptotic series of
+  ``digamma``, Euler-Maclaurin for the Hurwitz zeta and ``polygamma``, Giles' ``erfinv`` with
+  a Newton step): accurate to float32 rounding on ordinary inputs, not bit-exact.
+
+Add your own the same way: ``EXTRA_DECOMPOSITIONS[torch.ops.aten.<op>.<overload>] = function``.
+Self-contained (torch only): Fixport's fix script carries this file as it is.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _lower_triangle(n: int) -> torch.Tensor:
+    """mask[i, j] = j <= i: row i sees the prefix that ends at i."""
+    positions = torch.arange(n)
+    return positions.unsqueeze(1) >= positions.unsqueeze(0)
+
+
+def _prefix_rows(x: torch.Tensor, dim: int, fill: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """x moved so ``dim`` is last, repeated as rows (..., n, n) where row i holds x[..., :i+1] and
+    ``fill`` elsewhere; and the mask."""
+    last = x.movedim(dim, -1)
+    mask = _lower_triangle(last.shape[-1])
+    return torch.where(mask, last.unsqueeze(-2), torch.full((), fill, dtype=x.dtype)), mask
+
+
+def _lowest(dtype: torch.dtype) -> float:
+    return -math.inf if dtype.is_floating_point else torch.iinfo(dtype).min
+
+
+def _scan_extreme(x: torch.Tensor, dim: int, largest: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    fill = _lowest(x.dtype) if largest else -_lowest(x.dtype)
+    rows, mask = _prefix_rows(x, dim, fill)
+    values = rows.amax(-1) if largest else rows.amin(-1)
+    # torch keeps the last position that reaches the running extreme
+    hits = (rows == values.unsqueeze(-1)) & mask
+    indices = torch.where(hits, torch.arange(rows.shape[-1]), -1).amax(-1)
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+def cummax(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _scan_extreme(x, dim, largest=True)
+
+
+def cummin(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _scan_extreme(x, dim, largest=False)
+
+
+def logcumsumexp(x: torch.Tensor, dim: int) -> torch.Tensor:
+    if x.dim() == 0:
+        return x.clone()
+    rows, _ = _prefix_rows(x, dim, -math.inf)
+    top = rows.amax(-1, keepdim=True)
+    top = torch.where(torch.isinf(top), torch.zeros_like(top), top)  # all -inf rows stay -inf
+    return (torch.log(torch.exp(rows - top).sum(-1)) + top.squeeze(-1)).movedim(-1, dim)
+
+
+def cumprod(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    x = x.to(dtype) if dtype is not None else x
+    if x.dim() == 0:
+        return x.clone()
+    rows, _ = _prefix_rows(x, dim, 1)
+    return rows.prod(-1).movedim(-1, dim)
+
+
+def _order_statistic(x: torch.Tensor, position: torch.Tensor | int, dim: int,
+                     keepdim: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The value at sorted ``position`` along ``dim`` and where it was."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    ordered, order = torch.sort(x, dim=dim)
+    if isinstance(position, int):
+        position = torch.full_like(ordered.narrow(dim, 0, 1), position, dtype=torch.int64)
+    values, indices = ordered.gather(dim, position), order.gather(dim, position)
+    return (values, indices) if keepdim else (values.squeeze(dim), indices.squeeze(dim))
+
+
+def kthvalue(x: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _order_statistic(x, k - 1, dim, keepdim)
+
+
+def median_dim(x: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    size = x.shape[dim] if x.dim() else 1
+    return _order_statistic(x, (size - 1) // 2, dim, keepdim)  # torch's median is the lower one
+
+
+def nanmedian_dim(x: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    counted = (~torch.isnan(x)).sum(dim, keepdim=True)  # sort puts NaN last: the median of the rest
+    return _order_statistic(x, torch.clamp(counted - 1, min=0) // 2, dim, keepdim)
+
+
+def fmax(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.where(torch.isnan(a), b, torch.where(torch.isnan(b), a, torch.maximum(a, b)))
+
+
+def fmin(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.where(torch.isnan(a), b, torch.where(torch.isnan(b), a, torch.minimum(a, b)))
+
+
+def hypot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.sqrt(a * a + b * b)
+
+
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61503916999185, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+            1.5056327351493116e-7)
+
+
+def _lgamma_right(z: torch.Tensor) -> torch.Tensor:
+    """log|Gamma(z)| for z >= 0.5 (Lanczos)."""
+    z = z - 1
+    series = torch.full_like(z, _LANCZOS[0])
+    for i, c in enumerate(_LANCZOS[1:], start=1):
+        series = series + c / (z + i)
+    t = z + _LANCZOS_G + 0.5
+    return 0.5 * math.log(2 * math.pi) + (z + 0.5) * torch.log(t) - t + torch.log(series)
+
+
+def lgamma(x: torch.Tensor) -> torch.Tensor:
+    left = x < 0.5
+    right = _lgamma_right(torch.where(left, 1 - x, x))
+    # reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x)
+    reflected = math.log(math.pi) - torch.log(torch.abs(torch.sin(math.pi * x))) - right
+    return torch.where(left, reflected, right)
+
+
+_DIGAMMA_SHIFT = 6
+_DIGAMMA_SERIES = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132)  # Bernoulli terms of the asymptotic series
+
+
+def _digamma_right(x: torch.Tensor) -> torch.Tensor:
+    """digamma(x) for x > 0: shift past 6, then the asymptotic series."""
+    total = torch.zeros_like(x)
+    for k in range(_DIGAMMA_SHIFT):
+        total = total + 1 / (x + k)
+    y = x + _DIGAMMA_SHIFT
+    inverse_square = 1 / (y * y)
+    series, power = torch.zeros_like(x), inverse_square
+    for coefficient in _DIGAMMA_SERIES:
+        series = series + coefficient * power
+        power = power * inverse_square
+    return torch.log(y) - 0.5 / y - series - total
+
+
+def digamma(x: torch.Tensor) -> torch.Tensor:
+    left = x <= 0
+    right = _digamma_right(torch.where(left, 1 - x, x))
+    reflected = right - math.pi / torch.tan(math.pi * x)  # digamma(1 - x) - pi cot(pi x)
+    result = torch.where(left, reflected, right)
+    return torch.where(x == 0, torch.full_like(x, -math.inf), result)
+
+
+_ZETA_TERMS = 9  # terms summed before the Euler-Maclaurin tail, for q > 0
+_POLYGAMMA_TERMS = 30  # polygamma sums from x itself, which may be negative: accurate for x > -20
+_BERNOULLI_OVER_FACTORIAL = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 1307674368000)
+
+
+def _hurwitz_zeta(s: torch.Tensor, q: torch.Tensor, terms: int = _ZETA_TERMS) -> torch.Tensor:
+    """sum over k >= 0 of (q + k)^-s for s > 1: ``terms`` terms, then the Euler-Maclaurin tail
+    (which needs q + terms well above zero)."""
+    total = torch.zeros_like(q + s)
+    for k in range(terms):
+        total = total + torch.pow(q + k, -s)
+    a = q + terms
+    total = total + torch.pow(a, 1 - s) / (s - 1) + 0.5 * torch.pow(a, -s)
+    rising, power = s, torch.pow(a, -s - 1)
+    for j, coefficient in enumerate(_BERNOULLI_OVER_FACTORIAL):
+        total = total + coefficient * rising * power
+        rising = rising * (s + 2 * j + 1) * (s + 2 * j + 2)
+        power = power / (a * a)
+    return total
+
+
+def zeta(s: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    result = _hurwitz_zeta(s, q)
+    result = torch.where(s == 1, torch.full_like(result, math.inf), result)
+    return torch.where((s < 1) | (q <= 0), torch.full_like(result, math.nan), result)
+
+
+def polygamma(n: int, x: torch.Tensor) -> torch.Tensor:
+    if n == 0:
+        return digamma(x)
+    scale = (-1) ** (n + 1) * math.factorial(n)
+    return scale * _hurwitz_zeta(torch.full_like(x, n + 1.0), x, _POLYGAMMA_TERMS)
+
+
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                   -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _polynomial(coefficients: tuple[float, ...], w: torch.Tensor) -> torch.Tensor:
+    result = torch.full_like(w, coefficients[0])
+    for c in coefficients[1:]:
+        result = result * w + c
+    return result
+
+
+def erfinv(y: torch.Tensor) -> torch.Tensor:
+    """Giles' single-precision approximation, then one Newton step on erf."""
+    w = -torch.log((1 - y) * (1 + y))
+    central = _polynomial(_ERFINV_CENTRAL, w - 2.5)
+    tail = _polynomial(_ERFINV_TAIL, torch.sqrt(w) - 3)
+    x = torch.where(w < 5, central, tail) * y
+    x = x - (torch.erf(x) - y) / (2 / math.sqrt(math.pi) * torch.exp(-x * x))
+    edge = torch.where(y > 0, torch.full_like(y, math.inf), torch.full_like(y, -math.inf))
+    x = torch.where(torch.abs(y) == 1, edge, x)
+    return torch.where(torch.abs(y) > 1, torch.full_like(y, math.nan), x)
+
+
+def ndtri(p: torch.Tensor) -> torch.Tensor:
+    return math.sqrt(2) * erfinv(2 * p - 1)
+
+
+EXTRA_DECOMPOSITIONS = {
+    aten.cummax.default: cummax,
+    aten.cummin.default: cummin,
+    aten.logcumsumexp.default: logcumsumexp,
+    aten.cumprod.default: cumprod,
+    aten.kthvalue.default: kthvalue,
+    aten.median.dim: median_dim,
+    aten.nanmedian.dim: nanmedian_dim,
+    aten.fmax.default: fmax,
+    aten.fmin.default: fmin,
+    aten.hypot.default: hypot,
+    aten.lgamma.default: lgamma,
+    aten.digamma.default: digamma,
+    aten.polygamma.default: polygamma,
+    aten.special_zeta.default: zeta,
+    aten.erfinv.default: erfinv,
+    aten.special_ndtri.default: ndtri,
+}
