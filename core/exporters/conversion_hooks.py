@@ -64,6 +64,7 @@ class ConversionRecord:
     converting: tuple[torch._C.Node, str] | None = None  # the node whose symbolic runs now
     diagnose: bool = False
     on_traced: Callable[[Graph], None] | None = None  # told as soon as the traced graph is known
+    has_complex: bool = True  # whether any traced value is complex (False skips a per-node check)
     _unclaimed: dict[str, list[str]] = field(default_factory=dict)
 
     def set_graph_keys(self, keys: dict[torch._C.Node, str]) -> None:
@@ -160,8 +161,10 @@ def _hooks(diagnose: bool, user_input_count: int | None,
     original_run = exporter_utils._run_symbolic_function
 
     def jit_pass_onnx(graph: torch._C.Graph, operator_export_type: Any) -> torch._C.Graph:
-        record.set_graph_keys(instance_keys(all_nodes(graph)))
-        record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of, user_input_count)
+        nodes = all_nodes(graph)
+        record.set_graph_keys(instance_keys(nodes))
+        record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of, user_input_count, nodes)
+        record.has_complex = any((v.dtype or "").startswith("complex") for v in record.torchscript_graph.values.values())
         if record.on_traced is not None:
             record.on_traced(record.torchscript_graph)
         return original_pass(graph, operator_export_type)
@@ -172,7 +175,7 @@ def _hooks(diagnose: bool, user_input_count: int | None,
         key = record.key_for(node)
         record.converting = (node, key)
         try:
-            if diagnose:
+            if diagnose and record.has_complex:
                 _refuse_complex_blind_symbolic(node)
             outputs = original_run(graph, block, node, inputs, env, values_in_env, new_nodes,
                                    operator_export_type)

@@ -97,7 +97,7 @@ def all_nodes(graph: torch._C.Graph) -> list[torch._C.Node]:
     return result
 
 
-def value_info(value: torch._C.Value) -> Value:
+def value_info(value: torch._C.Value, name: str | None = None) -> Value:
     """Dtype and shape of a TorchScript value, where the trace recorded them."""
     value_type = value.type()
     dtype = None
@@ -110,7 +110,7 @@ def value_info(value: torch._C.Value) -> Value:
     elif value_type.kind() in ("IntType", "FloatType", "BoolType"):
         dtype = value_type.kind().removesuffix("Type").lower()
         shape = ()
-    return Value(name=value.debugName(), dtype=dtype, shape=shape)
+    return Value(name=name if name is not None else value.debugName(), dtype=dtype, shape=shape)
 
 
 _TORCH_TO_NUMPY_DTYPE = {
@@ -135,10 +135,11 @@ def _attribute_value(node: torch._C.Node, name: str) -> Any:
 
 
 def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] | None = None,
-                         user_input_count: int | None = None) -> Graph:
+                         user_input_count: int | None = None, nodes: list[torch._C.Node] | None = None) -> Graph:
     """Convert a TorchScript graph; node ids are instance keys. The exporter lifts weights into
-    graph inputs after the user's ones: with ``user_input_count``, those stay plain values."""
-    nodes = all_nodes(graph)
+    graph inputs after the user's ones: with ``user_input_count``, those stay plain values.
+    ``nodes`` is :func:`all_nodes` of the graph when the caller has it already."""
+    nodes = nodes if nodes is not None else all_nodes(graph)
     keys = keys if keys is not None else instance_keys(nodes)
     result = Graph(kind="torchscript")
     for value in graph.inputs():
@@ -148,8 +149,11 @@ def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] |
         if user_input_count is None or len(result.inputs) < user_input_count:
             result.inputs.append(value.debugName())
     for node in nodes:
+        outputs = []
         for value in node.outputs():
-            result.values[value.debugName()] = value_info(value)
+            name = value.debugName()
+            result.values[name] = value_info(value, name)
+            outputs.append(name)
         attributes = {name: _attribute_value(node, name) for name in node.attributeNames()}
         if node.kind() == PYTHON_OP_KIND:
             attributes["name"] = python_op_name(node)
@@ -158,7 +162,7 @@ def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] |
             kind=node.kind(),
             name=display_kind(node),
             inputs=[value.debugName() for value in node.inputs()],
-            outputs=[value.debugName() for value in node.outputs()],
+            outputs=outputs,
             attributes=attributes,
             scope=scope_from_torchscript(node.scopeName()),
             source=user_source_line(node.sourceRange()),
