@@ -187,3 +187,11 @@ def test_templates_ranks_dynamo_templates_for_an_op_overload() -> None:
     assert rows[0]["id"] == "dynamo.pow_as_mul" and rows[0]["tier"] == 0  # ranked at torch_lib's opset 18
     every = json.loads(run_main("templates", "--exporter", "dynamo", "--json").stdout)
     assert {r["family"] for r in every} == {"dynamo_translation", "dynamo_decomposition"}
+
+
+def test_inspector_gets_the_schema_of_an_fx_op_overload(worker) -> None:
+    from fixport.core.model.requests import OpInfoRequest
+
+    info = worker.run(OpInfoRequest("aten::median.dim"))
+    schema = "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
+    assert info.schemas == [schema]

@@ -11,7 +11,16 @@ def torch_op_info(kind: str) -> OpInfo:
     import torch
 
     from fixport.core.exporters.registry import builtin_opsets
+    from fixport.symbolics.dynamo.library import is_fx_kind
 
+    if is_fx_kind(kind):  # an FX op overload (dynamo exporter): its one schema; no TorchScript symbolics
+        from fixport.core.exporters.dynamo_fixes import op_overload
+        from fixport.core.model.errors import TemplateValidationError
+
+        try:
+            return OpInfo(kind, [str(op_overload(kind)._schema)], [])
+        except TemplateValidationError:
+            return OpInfo(kind, [], [])
     try:
         schemas = [str(s) for s in torch._C._jit_get_schemas_for_operator(kind)]
     except RuntimeError:
