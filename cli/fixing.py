@@ -48,6 +48,11 @@ def run_fix(args: argparse.Namespace) -> int:
     if not args.auto:
         raise FixportError("Only automatic fixing runs headless.",
                            f"Add --auto, or fix by hand in the window: python main.py gui {args.model}")
+    if Path(args.output).suffix.lower() == ".onnx":
+        stem = Path(args.output).stem
+        raise FixportError(f"-o names the project file to save, not the fixed model: {args.output} would "
+                           "hold the project's JSON.",
+                           f"Write both: -o {stem}.fixport.json --onnx {args.output}")
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
         result = worker.run(AutoFixRequest(model_request(args), export_overrides(args), output=args.onnx,

@@ -78,6 +78,8 @@ CASES = [
                                                      "-o", "{out}/fix.py"], 2,
          ("does not compile at line 1", "decompose.threshold_where"), absent=("fix.py",)),
     Case("fix without --auto", ["fix", "{bench}/tiny.py", "-o", "{out}/p.fixport.json"], 2, ("--auto",)),
+    Case("fix -o naming the model to write", ["fix", "{bench}/tiny.py", "--auto", "-o", "{out}/fixed.onnx"], 2,
+         ("names the project file", "-o fixed.fixport.json --onnx"), absent=("fixed.onnx",)),
     # ---- outputs ----
     Case("export over the model", ["export", "{bench}/tiny.py", "-o", "{bench}/tiny.py"], 2,
          ("is the model file", "Nothing was written")),
