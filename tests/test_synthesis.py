@@ -48,6 +48,8 @@ FAST_SUBSET = {
     "aten::linalg_vecdot": ("torch.linalg.vecdot(x, x)", "decomposition_replay"),
     "aten::unbind_copy": ("torch.unbind_copy(x, 1)", "decomposition_replay"),  # a list of outputs
     "aten::exp2": ("torch.exp2(x)", "torchlib_bridge"),  # Constant(value_int) recorded by torch_lib
+    "aten::cummax": ("torch.cummax(x, 1)", "decomposition_replay"),  # Fixport's decomposition, two outputs
+    "aten::lgamma": ("torch.lgamma(x)", "decomposition_replay"),
     "aten::deg2rad": ("torch.deg2rad(x)", "torchlib_bridge"),
     "aten::_native_batch_norm_legit_no_training": (
         "torch.ops.aten._native_batch_norm_legit_no_training(x[None], None, None, torch.zeros(3), torch.ones(3), "
@@ -106,18 +108,18 @@ def test_fix_auto_cli_names_the_family_and_the_script_reproduces_it(tmp_path: Pa
 
 
 def test_fix_auto_reports_an_op_nothing_fixes_without_a_custom_node(worker, tmp_path: Path) -> None:
-    model = _one_op_file(tmp_path, "torch.cummax(x, 1)")  # no 1:1 op, no torch_lib, no decomposition
+    model = _one_op_file(tmp_path, "torch.frexp(x)")  # no 1:1 op, no torch_lib, no decomposition, not linear
     result = worker.run(AutoFixRequest(ModelRequest(str(model)), keep_opset=False))
-    assert [p.kind for p in result.after.unsupported] == ["aten::cummax"]
+    assert [p.kind for p in result.after.unsupported] == ["aten::frexp"]
     assert all(c.family != "custom_domain" for c in result.choices)
-    assert "aten::cummax" in result.no_template
+    assert "aten::frexp" in result.no_template
 
 
 def test_fix_auto_with_keep_opset_falls_back_to_a_custom_node_with_all_outputs(worker, tmp_path: Path) -> None:
-    model = _one_op_file(tmp_path, "torch.cummax(x, 1)")
+    model = _one_op_file(tmp_path, "torch.frexp(x)")
     result = worker.run(AutoFixRequest(ModelRequest(str(model)), keep_opset=True))
     assert [(c.kind, c.family, c.runs_in_onnxruntime) for c in result.choices] == [
-        ("aten::cummax", "custom_domain", False)]
+        ("aten::frexp", "custom_domain", False)]
     (node,) = [n for n in result.after.onnx_graph.nodes if n.kind.startswith("custom::")]
     assert len(node.outputs) == 2
     assert {p.reason for p in result.after.unsupported} == {"runtime_error"}

@@ -61,7 +61,7 @@ class _AutoFixer:
         opset = current.options.opset
         allow_custom = self.request.keep_opset or (last_resort and problem.reason == ProblemReason.CUSTOM_OP)
         for candidate in candidates_for(problem, opset, self.library, allow_custom):
-            outcome = self.try_candidate(candidate, problem, opset)
+            outcome = self.try_candidate(candidate, problem, current)
             if isinstance(outcome, str):
                 result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
                                        f"{problem.display_kind}: {outcome}")
@@ -70,10 +70,11 @@ class _AutoFixer:
             return candidate, candidate.choice(max_abs), trial
         return None
 
-    def try_candidate(self, candidate: Candidate, problem, opset: int) -> str | tuple[AnalysisResult, float | None]:
+    def try_candidate(self, candidate: Candidate, problem, current: AnalysisResult
+                      ) -> str | tuple[AnalysisResult, float | None]:
         """The trial export and the match against torch; a string says why the candidate failed."""
         try:
-            validate_mappings([candidate.mapping], opset)
+            validate_mappings([candidate.mapping], current.options.opset)
         except TemplateValidationError as error:
             return error.message
         self.trials += 1
@@ -93,6 +94,9 @@ class _AutoFixer:
         if refused and not all(p.kind.startswith("aten::") for p in refused):
             # ONNX Runtime runs a model only when everything converts: this fix broke it
             return f"ONNX Runtime cannot run the result: {refused[0].message.splitlines()[0][:300]}"
+        mismatches = [p for p in trial.unsupported if p.reason == ProblemReason.MISMATCH]
+        if len(mismatches) > len([p for p in current.unsupported if p.reason == ProblemReason.MISMATCH]):
+            return mismatches[0].message.splitlines()[0][:300]  # the export's own check: numbers differ
         if candidate.family == FAMILY_GENERIC and (trial.unsupported or not trial.saved_files):
             return "a generic template is kept only when the whole model can be compared with torch"
         if refused:  # ORT ran for the first time and refused another aten op (e.g. CumSum on bool after
