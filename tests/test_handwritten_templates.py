@@ -103,12 +103,13 @@ def test_histc_counts_expert_ids_like_a_moe_router() -> None:
     _assert_close(model, (ids,), [spec_for("moe.histc", "aten::histc")], atol=0, rtol=0)
 
 
-def test_grouped_mm_ragged_rows_per_expert() -> None:
+@pytest.mark.parametrize("opset", [13, OPSET])
+def test_grouped_mm_ragged_rows_per_expert(opset: int) -> None:
     """Rows sorted by expert, offs the cumulative row ends: the call transformers' MoE layers make."""
     weights = torch.randn(4, 8, 8)  # torch's kernel wants 16-byte strides
     model = Lambda(lambda rows, offs: torch._grouped_mm(rows, weights, offs=offs))
     inputs = (torch.randn(10, 8), torch.tensor([3, 3, 7, 10], dtype=torch.int32))  # expert 1 gets no rows
-    _assert_close(model, inputs, [spec_for("moe.grouped_mm", "aten::_grouped_mm")])
+    _assert_close(model, inputs, [spec_for("moe.grouped_mm", "aten::_grouped_mm")], opset=opset)
 
 
 # -- fft (DFT, opset 17) -------------------------------------------------------------------------
@@ -156,7 +157,8 @@ def _complex_specs() -> list:
     return [spec_for(template_id, kind) for template_id, kind in _COMPLEX_SPECS]
 
 
-def test_llama4_style_rotary_embedding() -> None:
+@pytest.mark.parametrize("opset", [13, OPSET])
+def test_llama4_style_rotary_embedding(opset: int) -> None:
     """view_as_complex(q) * polar(1, angles)[:, None, :] -> view_as_real, as Llama 4 rotates q and k."""
     def rotate(q: torch.Tensor, positions: torch.Tensor) -> torch.Tensor:
         angles = positions[:, None] * torch.tensor([1.0, 0.1, 0.01, 0.001])[None, :]
@@ -164,7 +166,7 @@ def test_llama4_style_rotary_embedding() -> None:
         rotated = torch.view_as_complex(q.reshape(*q.shape[:-1], -1, 2)) * freqs
         return torch.view_as_real(rotated).flatten(-2)
 
-    _assert_close(Lambda(rotate), (torch.randn(6, 2, 8), torch.arange(6).float()), _complex_specs())
+    _assert_close(Lambda(rotate), (torch.randn(6, 2, 8), torch.arange(6).float()), _complex_specs(), opset=opset)
 
 
 def test_complex_product_conjugate_real_and_imaginary_parts() -> None:

@@ -8,7 +8,7 @@ torch's own symbolic, unchanged.
 """
 
 import torch
-from torch.onnx._internal.torchscript_exporter import registration
+from torch.onnx._internal.torchscript_exporter import _type_utils, registration
 
 TEMPLATE = {
     "id": "complex.mul",
@@ -63,4 +63,7 @@ def symbolic(g, self, other):
     complex_value, real_value, traced_real = (self, other, traced_other) if left else (other, self, traced_self)
     if _is_tensor(traced_real):  # broadcast the real tensor over the (real, imaginary) axis
         real_value = g.op("Unsqueeze", real_value, g.op("Constant", value_t=torch.tensor([-1], dtype=torch.int64)))
-    return g.op("Mul", complex_value, g.op("CastLike", real_value, complex_value))
+    part_type = {torch.complex128: torch.float64, torch.complex32: torch.float16}.get(
+        (traced_self if left else traced_other).type().dtype(), torch.float32)
+    return g.op("Mul", complex_value, g.op("Cast", real_value, to_i=_type_utils.JitScalarType.from_dtype(part_type)
+                                           .onnx_type()))

@@ -46,7 +46,8 @@ def symbolic(g, self, mat2, offs=None, bias=None, out_dtype=None):
         experts = g.op("Range", _const(g, 0), g.op("Gather", g.op("Shape", mat2), _const(g, 0), axis_i=0),
                        _const(g, 1))
         mask = g.op("Equal", g.op("Unsqueeze", experts, _const(g, [1])), g.op("Unsqueeze", group, _const(g, [0])))
-        mask = g.op("CastLike", g.op("Unsqueeze", mask, _const(g, [2])), every)  # (E, S, 1)
+        dtype = _type_utils.JitScalarType.from_value(self, _type_utils.JitScalarType.FLOAT).onnx_type()
+        mask = g.op("Cast", g.op("Unsqueeze", mask, _const(g, [2])), to_i=dtype)  # (E, S, 1)
         result = g.op("ReduceSum", g.op("Mul", every, mask), _const(g, [0]), keepdims_i=0)
     if bias is not None and not symbolic_helper._is_none(bias):
         raise RuntimeError("a bias is not covered")
