@@ -3,9 +3,10 @@
 `fix --auto` chooses by running: for each unsupported op kind it tries the candidates of
 :func:`fixport.core.fixing.planning.candidates_for` in order and keeps the first whose export
 leaves the node supported, runs in plain ONNX Runtime and, once nothing else is left, matches
-torch (:mod:`fixport.core.fixing.verification`). A custom-domain node is a candidate only with
-``keep_opset`` or for an op of the user's own namespace (a ``torch.library`` op), and its choice
-says ONNX Runtime cannot run it. The opset is raised only when nothing works at the one asked.
+torch (:mod:`fixport.core.fixing.verification`). Each trial export runs in a forked copy of the
+worker (:mod:`fixport.core.fixing.isolation`): a candidate that crashes torch is skipped. A
+custom-domain node is a candidate only with ``keep_opset`` or for an op of the user's own
+namespace (a ``torch.library`` op), and its choice says ONNX Runtime cannot run it. The opset is raised only when nothing works at the one asked.
 """
 from __future__ import annotations
 
@@ -22,6 +23,7 @@ from fixport.core.fixing.planning import (
     candidates_for,
     opset_that_fixes,
 )
+from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.fixing.verification import matches_torch
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
@@ -79,8 +81,12 @@ class _AutoFixer:
             return error.message
         self.trials += 1
         path = str(self.scratch / f"trial_{self.trials}.onnx")
+        check_cancelled(self.cancelled)
         try:
-            trial = self.export([candidate.mapping], output=path)
+            trial = run_isolated(lambda: analyze(AnalyzeRequest(self.request.model, self.options,
+                                                                self.mappings + [candidate.mapping], path)))
+        except TrialCrashed as error:
+            return str(error)
         except FixportError as error:
             return f"the export failed: {error}"
         except Exception as error:  # a fix's own code can raise anything while the exporter registers it
