@@ -237,3 +237,14 @@ def test_nms_at_opset_10_keeps_torchvisions_boxes_in_order() -> None:
     model = Lambda(lambda b, s: torchvision.ops.nms(b, s, 0.4))
     proto = export(model, (boxes, scores), [spec_for("torchvision.nms_opset10", "torchvision::nms")], 10)
     np.testing.assert_array_equal(run_ort(proto, (boxes, scores))[0], model(boxes, scores).numpy())
+
+
+@pytest.mark.parametrize("opset", [13, 16])
+def test_roi_align_aligned_before_and_after_opset_16(opset: int) -> None:
+    torchvision = pytest.importorskip("torchvision")
+    features = torch.randn(2, 4, 16, 16)
+    boxes = torch.tensor([[0, 1.0, 2.0, 30.0, 28.0], [1, 0.0, 0.0, 31.0, 31.0], [1, 8.5, 3.0, 20.0, 12.5]])
+    model = Lambda(lambda f, b: torchvision.ops.roi_align(f, b, (3, 3), spatial_scale=0.5, sampling_ratio=2,
+                                                          aligned=True))
+    _assert_close(model, (features, boxes), [spec_for("torchvision.roi_align_aligned", "torchvision::roi_align")],
+                  opset=opset)
