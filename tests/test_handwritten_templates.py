@@ -248,3 +248,16 @@ def test_roi_align_aligned_before_and_after_opset_16(opset: int) -> None:
                                                           aligned=True))
     _assert_close(model, (features, boxes), [spec_for("torchvision.roi_align_aligned", "torchvision::roi_align")],
                   opset=opset)
+
+
+@pytest.mark.parametrize("align_corners", [False, True])
+def test_affine_grid_then_grid_sample_like_kornia_rotate(align_corners: bool) -> None:
+    def rotate(image: torch.Tensor, theta: torch.Tensor) -> torch.Tensor:
+        grid = F.affine_grid(theta, [2, 3, 9, 13], align_corners=align_corners)
+        return F.grid_sample(image, grid, align_corners=align_corners)
+
+    angle = torch.tensor([0.3, -1.1])
+    theta = torch.stack([torch.stack([angle.cos(), -angle.sin(), 0.1 * angle], 1),
+                         torch.stack([angle.sin(), angle.cos(), -0.2 * angle], 1)], 1)
+    _assert_close(Lambda(rotate), (torch.rand(2, 3, 12, 10), theta),
+                  [spec_for("decompose.affine_grid_generator_matmul", "aten::affine_grid_generator")])
