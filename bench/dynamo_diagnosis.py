@@ -3,7 +3,9 @@
 Usage: python bench/dynamo_diagnosis.py [--repeats 5]
 Both sides export (and the Fixport side also diagnoses and runs the model once in ONNX Runtime).
 A plain export that fails is timed up to its exception, as a user would wait for it.
-Prints medians (min-max) and the ratio diagnosis / plain export.
+Prints medians (min-max) and the ratio diagnosis / plain export; then, once per failing example,
+how long `fix --auto --exporter dynamo` takes (trial exports, ONNX Runtime runs and torch
+comparisons included) and what it chose.
 """
 from __future__ import annotations
 
@@ -31,6 +33,8 @@ CASES = [  # (model file, opset): the clean control case and one per failure sta
     ("examples/branch_on_value_dynamo.py", 18),
     ("examples/custom_ops_dynamo.py", 18),
     ("examples/int16_square_dynamo.py", 18),
+    ("examples/median_pooling_dynamo.py", 18),
+    ("examples/nan_gap_max_dynamo.py", 18),
 ]
 
 
@@ -69,6 +73,30 @@ def main() -> None:
         ratios.append(ratio)
         print(f"{Path(relative).stem:<28} {_fmt(plain):>22} {_fmt(diagnosis):>22} {ratio:>6.2f}x")
     print(f"median ratio {statistics.median(ratios):.2f}x (median of {args.repeats} runs per model)")
+    _bench_auto_fix()
+
+
+def _bench_auto_fix() -> None:
+    """One `fix --auto` per failing example in a warm worker process, as the window's Fix all runs it."""
+    from fixport.core.model.requests import AutoFixRequest, PingRequest
+    from fixport.core.model.results import ModelRequest
+    from fixport.core.worker.client import ExportWorker
+
+    worker = ExportWorker(job_timeout_s=600)
+    try:
+        worker.run(PingRequest())
+        print(f"\n{'model':<28} {'fix --auto':>10}  chosen (warm worker)")
+        for relative, _ in CASES[1:]:
+            start = time.perf_counter()
+            result = worker.run(AutoFixRequest(ModelRequest(str(REPO / relative)), {"exporter": "dynamo"}))
+            seconds = time.perf_counter() - start
+            chosen = ", ".join(f"{c.kind} -> {c.template_id}" for c in result.choices) or "none (capture failure)"
+            left = f"; {len(result.after.unsupported)} left" if result.after.unsupported else ""
+            print(f"{Path(relative).stem:<28} {seconds:>9.1f}s  {chosen}{left}")
+            for line in result.rejected:
+                print(f"{'':<40}rejected {line[:200]}")
+    finally:
+        worker.stop()
 
 
 def _fmt(times: list[float]) -> str:

@@ -8,6 +8,8 @@ node the registry has no ONNX function for, then what ONNX Runtime refuses.
 from __future__ import annotations
 
 import ast
+import contextlib
+import io
 import logging
 import operator
 import re
@@ -70,7 +72,7 @@ class DynamoExporter(Exporter):
         options.validate()
         refuse_onnx_files(loaded)
         report(progress, 0.05, "capturing with torch.export")
-        with _quiet_torch():
+        with _quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
             program, problems = capture(loaded, options)
             check_cancelled(cancelled)
             if program is None:
