@@ -417,6 +417,60 @@ def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -
     return _substitute(lower.transpose(-2, -1), middle, upper=True, unit=False)
 
 
+# ---- Chebyshev polynomials T, U, V, W (and the shifted ones, of 2x - 1) of a tensor degree n:
+# torch's recurrence for degrees up to _CHEBYSHEV_RECURRENCE, closed forms beyond (trigonometric
+# inside [-1, 1], hyperbolic outside), which is what the recurrence converges to.
+_CHEBYSHEV_RECURRENCE = 8
+_CHEBYSHEV_START = {"t": (1.0, 0.0), "u": (2.0, 0.0), "v": (2.0, -1.0), "w": (2.0, 1.0)}  # p1 = a x + b
+
+
+def _chebyshev_closed(kind: str, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    theta = torch.acos(torch.clamp(x, -1.0, 1.0))
+    inside = {"t": torch.cos(n * theta), "u": torch.sin((n + 1) * theta) / torch.sin(theta),
+              "v": torch.cos((n + 0.5) * theta) / torch.cos(theta / 2),
+              "w": torch.sin((n + 0.5) * theta) / torch.sin(theta / 2)}[kind]
+    t = torch.acosh(torch.clamp(torch.abs(x), min=1.0))
+    odd = torch.remainder(n, 2) == 1
+    flip = torch.where((x < 0) & odd, -1.0, 1.0).to(x.dtype)
+    grows, half = {"t": (torch.cosh(n * t), None), "u": (torch.sinh((n + 1) * t) / torch.sinh(t), None),
+                   "v": (torch.cosh((n + 0.5) * t) / torch.cosh(t / 2), torch.sinh((n + 0.5) * t) / torch.sinh(t / 2)),
+                   "w": (torch.sinh((n + 0.5) * t) / torch.sinh(t / 2),
+                         torch.cosh((n + 0.5) * t) / torch.cosh(t / 2))}[kind]
+    outside = grows if half is None else torch.where(x > 0, grows, half)  # V(-x) = (-1)^n W(x)
+    return torch.where(torch.abs(x) < 1, inside, flip * outside)
+
+
+def _chebyshev_at_one(kind: str, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    """torch's values at x = +-1 (where the closed forms divide by zero)."""
+    odd = torch.remainder(n, 2) == 1
+    sign = torch.where(odd, -1.0, 1.0).to(x.dtype)
+    positive, negative = {"t": (torch.ones_like(n), sign), "u": (n + 1, sign * (n + 1)),
+                          "v": (torch.ones_like(n), sign * (2 * n + 1)), "w": (2 * n + 1, sign)}[kind]
+    return torch.where(x > 0, positive, negative)
+
+
+def _chebyshev(kind: str, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    n = torch.trunc(torch.as_tensor(n, dtype=x.dtype))
+    a, b = _CHEBYSHEV_START[kind]
+    previous, current = torch.ones_like(x), a * x + b
+    result = torch.where(n == 0, previous, _chebyshev_closed(kind, x, n))
+    result = torch.where(n == 1, current, result)
+    for degree in range(2, _CHEBYSHEV_RECURRENCE + 1):
+        previous, current = current, 2 * x * current - previous
+        result = torch.where(n == degree, current, result)
+    result = torch.where(torch.abs(x) == 1, _chebyshev_at_one(kind, x, n), result)
+    return torch.where(n < 0, torch.zeros_like(result), result)
+
+
+def _chebyshev_op(kind: str, shifted: bool):
+    def polynomial(x, n):
+        x, n = torch.as_tensor(x), torch.as_tensor(n)
+        dtype = torch.promote_types(x.dtype, n.dtype)
+        x = x.to(dtype)
+        return _chebyshev(kind, 2 * x - 1 if shifted else x, n.to(dtype))
+    return polynomial
+
+
 EXTRA_DECOMPOSITIONS = {
     aten.cummax.default: cummax,
     aten.cummin.default: cummin,
@@ -447,4 +501,6 @@ EXTRA_DECOMPOSITIONS = {
     aten._linalg_slogdet.default: _linalg_slogdet,
     aten._linalg_check_errors.default: _linalg_check_errors,
     aten.linalg_lu_solve.default: linalg_lu_solve,
+    **{getattr(aten, f"special_{prefix}chebyshev_polynomial_{kind}").default: _chebyshev_op(kind, bool(prefix))
+       for kind in "tuvw" for prefix in ("", "shifted_")},
 }
