@@ -16,7 +16,7 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from fixport.core.model.project import FixMapping, load_project
+from fixport.core.model.project import FixMapping, Project, load_project, save_project
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
 from fixport.examples.catalog import example_path, list_examples
@@ -129,8 +129,7 @@ def test_check_prints_the_opset_the_model_really_has() -> None:
     assert "opset 18," in checked.stdout and "wrote opset 18" in checked.stdout
 
 
-def test_a_fix_for_one_node_leaves_the_others_to_torch_lib(worker, model_file) -> None:
-    path = model_file("two_squares.py", """
+TWO_SQUARES = """
         import torch
 
         class TwoSquares(torch.nn.Module):
@@ -140,7 +139,19 @@ def test_a_fix_for_one_node_leaves_the_others_to_torch_lib(worker, model_file) -
 
         def build():
             return TwoSquares(), (torch.rand(2, 4),)
-    """)
+    """
+
+
+def _one_node_fix(worker, path: Path) -> tuple[FixMapping, str]:
+    before = worker.run(AnalyzeRequest(ModelRequest(str(path)), options=DYNAMO))
+    (problem,) = before.unsupported
+    template = dynamo_library().get("dynamo.pow_as_mul")
+    return FixMapping(problem.kind, template.id, template.source, template.default_params(),
+                      instance=problem.instance), problem.instance
+
+
+def test_a_fix_for_one_node_leaves_the_others_to_torch_lib(worker, model_file) -> None:
+    path = model_file("two_squares.py", TWO_SQUARES)
     before = worker.run(AnalyzeRequest(ModelRequest(str(path)), options=DYNAMO))
     (problem,) = before.unsupported
     template = dynamo_library().get("dynamo.pow_as_mul")
@@ -195,3 +206,22 @@ def test_inspector_gets_the_schema_of_an_fx_op_overload(worker) -> None:
     info = worker.run(OpInfoRequest("aten::median.dim"))
     schema = "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"
     assert info.schemas == [schema]
+
+
+def test_script_of_a_fix_for_one_node(worker, model_file, tmp_path: Path) -> None:
+    path = model_file("two_squares.py", TWO_SQUARES)
+    mapping, instance = _one_node_fix(worker, path)
+    project = Project(model_path=str(path), export_options=dict(DYNAMO), mappings=[mapping])
+    save_project(project, tmp_path / "two.fixport.json")
+    script = tmp_path / "two_export.py"
+    assert run_main("script", str(tmp_path / "two.fixport.json"), "-o", str(script)).returncode == 0
+    assert f"{instance!r}: fix_1" in script.read_text()
+    output = tmp_path / "two.onnx"
+    completed = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300, check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    session = ort.InferenceSession(str(output), providers=["CPUExecutionProvider"])
+    x = torch.rand(2, 4)
+    (actual,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+    expected = torch.square(torch.round(x * 10).to(torch.int16)).float() + torch.square(x)
+    np.testing.assert_allclose(actual, expected.numpy(), rtol=1e-6)

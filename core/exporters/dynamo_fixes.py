@@ -39,7 +39,7 @@ class DynamoFixes:
 
 
 _ACTIVE: contextvars.ContextVar[DynamoFixes | None] = contextvars.ContextVar("fixport_dynamo_fixes", default=None)
-_TRANSLATING: contextvars.ContextVar[str] = contextvars.ContextVar("fixport_translating_node", default="")
+_TRANSLATING = contextvars.ContextVar("fixport_translating_node", default="")
 
 
 def active_fixes() -> DynamoFixes:
