@@ -225,3 +225,19 @@ def test_script_of_a_fix_for_one_node(worker, model_file, tmp_path: Path) -> Non
     (actual,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
     expected = torch.square(torch.round(x * 10).to(torch.int16)).float() + torch.square(x)
     np.testing.assert_allclose(actual, expected.numpy(), rtol=1e-6)
+
+
+def test_a_custom_domain_node_for_a_backend_plugin(worker) -> None:
+    """The custom-domain template writes the op as one node of its own domain; ONNX Runtime (without
+    the plugin) says it has no kernel for it, naming the FX node it came from."""
+    library = dynamo_library()
+    custom, inline = library.get("dynamo.custom_domain_node"), library.get("dynamo.inline_implementation")
+    mappings = [FixMapping("mydyn::gate.default", custom.id, custom.source,
+                           {**custom.default_params(), "domain": "mydyn", "op_name": "Gate"}),
+                FixMapping("mydyn::softclip.default", inline.id, inline.source, {"kind": "mydyn::softclip.default"})]
+    result = worker.run(AnalyzeRequest(ModelRequest(str(example_path("custom_ops_dynamo"))), options=DYNAMO,
+                                       mappings=mappings))
+    (problem,) = result.unsupported
+    assert problem.reason == "runtime_error" and "domain 'mydyn' op 'Gate'" in problem.message
+    gate = next(n for n in result.onnx_graph.nodes if n.kind == "mydyn::Gate")
+    assert gate.origin == ["gate"] and "Tanh" in {n.op_type for n in result.onnx_graph.nodes}
