@@ -1,4 +1,4 @@
-"""Fixport's own decompositions (symbolics/synthesis/extra_decompositions.py) against torch, eagerly.
+"""Fixport's own decompositions (symbolics/synthesis/extra_*.py) against torch, eagerly.
 
 The replay traces these functions, so each must compute what the ATen op computes; `fix --auto`
 on them is covered in tests/test_synthesis.py.
@@ -8,9 +8,10 @@ from __future__ import annotations
 import pytest
 import torch
 
-from fixport.symbolics.synthesis.extra_decompositions import EXTRA_DECOMPOSITIONS
+from fixport.symbolics.synthesis.decomposition import extra_decompositions
 
 aten = torch.ops.aten
+EXTRA_DECOMPOSITIONS = extra_decompositions()
 RELATIVE_TOLERANCE = 1e-5
 
 

@@ -6,7 +6,8 @@ the user can read, edit and save like a built-in one:
 - :mod:`.standard_op` -- the ONNX op of the same name and tensor inputs (``aten::cosh`` -> Cosh);
 - :mod:`.decomposition` -- torch's own decomposition of the op, replayed at export time by
   :mod:`.replay` through the exporter's registered symbolics (steps without one through
-  onnxscript's torch_lib);
+  onnxscript's torch_lib), with Fixport's own decompositions (:mod:`.extra_scans`,
+  :mod:`.extra_linalg`, :mod:`.extra_special`) where torch's convert to nothing;
 - :mod:`.materialise` -- for ops linear in their inputs at static shapes, one MatMul with the
   constant matrix torch computes (shape-specialised).
 

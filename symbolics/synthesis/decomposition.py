@@ -26,18 +26,26 @@ def _is_composite(op) -> bool:
         return False
 
 
+def extra_decompositions() -> dict:
+    """Fixport's own decompositions (symbolics/synthesis/extra_*.py), for ops torch has none that converts."""
+    from fixport.symbolics.synthesis.extra_linalg import LINALG_DECOMPOSITIONS
+    from fixport.symbolics.synthesis.extra_scans import SCAN_DECOMPOSITIONS
+    from fixport.symbolics.synthesis.extra_special import SPECIAL_DECOMPOSITIONS
+
+    return {**SCAN_DECOMPOSITIONS, **LINALG_DECOMPOSITIONS, **SPECIAL_DECOMPOSITIONS}
+
+
 def decomposition_sources(kind: str) -> list[str]:
     """Where torch's decomposition of ``kind`` comes from; empty when torch has none."""
     from torch._decomp import decomposition_table
 
-    from fixport.symbolics.synthesis.extra_decompositions import EXTRA_DECOMPOSITIONS
-
+    extra = extra_decompositions()
     sources = []
     for op in _overloads(kind):
         if op._schema.overload_name == "out" or any(a.is_out for a in op._schema.arguments):
             continue
-        if op in EXTRA_DECOMPOSITIONS:
-            sources.append(f"Fixport's decomposition of {op} (symbolics/synthesis/extra_decompositions.py)")
+        if op in extra:
+            sources.append(f"Fixport's decomposition of {op} ({extra[op].__module__.rpartition('.')[2]}.py)")
         elif op in decomposition_table:
             sources.append(f"torch._decomp decomposition of {op}")
         elif _is_composite(op):
@@ -63,7 +71,9 @@ the export's opset (ops without one are decomposed too, or taken from onnxscript
 Shape-specialised: the input shapes are baked in.{types}
 A step that cannot be converted stops the export with its name.
 """
-from fixport.symbolics.synthesis.extra_decompositions import EXTRA_DECOMPOSITIONS
+from fixport.symbolics.synthesis.extra_linalg import LINALG_DECOMPOSITIONS
+from fixport.symbolics.synthesis.extra_scans import SCAN_DECOMPOSITIONS
+from fixport.symbolics.synthesis.extra_special import SPECIAL_DECOMPOSITIONS
 from fixport.symbolics.synthesis.replay import emit_decomposition
 from fixport.symbolics.torchlib_bridge import TorchlibSteps
 
@@ -85,5 +95,6 @@ TEMPLATE = {{
 def symbolic(g, *args):
     # Steps without a symbolic at this opset come from onnxscript's torch_lib; Fixport's own
     # decompositions cover ops torch decomposes into nothing that converts.
-    return emit_decomposition(g, args, step_fallback=TorchlibSteps(), extra_decompositions=EXTRA_DECOMPOSITIONS)
+    extra = {{**SCAN_DECOMPOSITIONS, **LINALG_DECOMPOSITIONS, **SPECIAL_DECOMPOSITIONS}}
+    return emit_decomposition(g, args, step_fallback=TorchlibSteps(), extra_decompositions=extra)
 '''

@@ -1,0 +1,215 @@
+"""Small static linear algebra, unrolled over the matrix size, batched over leading dimensions.
+
+LU with partial pivoting (ties to the first row, as in LAPACK), Cholesky and triangular
+substitutions: solve, inv, slogdet, lu_factor, lu, lu_solve, cholesky, cholesky_solve,
+solve_triangular, triangular_solve. Matrices of a few dozen rows; each step is a few ONNX nodes.
+
+Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
+decomposition replay traces them like ``torch._decomp``'s (see
+:mod:`fixport.symbolics.synthesis.decomposition`). Add your own the same way:
+``LINALG_DECOMPOSITIONS[torch.ops.aten.<op>.<overload>] = function``.
+Self-contained (torch only): Fixport's fix script carries this file as it is.
+"""
+from __future__ import annotations
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _swap_order(rows: torch.Tensor, j: int, p: torch.Tensor) -> torch.Tensor:
+    """Row order that swaps row j with row p (per batch)."""
+    p = p.unsqueeze(-1)
+    return torch.where(rows == j, p, torch.where(rows == p, torch.full_like(rows, j), rows))
+
+
+def _lu(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor, torch.Tensor, torch.Tensor]:
+    """L (m x k, unit diagonal), U (k x n), the row order ``perm`` (A[perm] = L U) and the
+    0-based LAPACK pivots (k), for A of shape (..., m, n), k = min(m, n)."""
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    batch = a.shape[:-2]
+    rows = torch.arange(m).expand(*batch, m)
+    u, lower, perm, pivots = a, torch.zeros(*batch, m, k, dtype=a.dtype), rows, []
+    for j in range(k):
+        p = u[..., j:, j].abs().argmax(-1) + j
+        pivots.append(p)
+        order = _swap_order(rows, j, p)
+        u = u.gather(-2, order.unsqueeze(-1).expand(u.shape))
+        lower = lower.gather(-2, order.unsqueeze(-1).expand(lower.shape))
+        perm = perm.gather(-1, order)
+        factors = u[..., j + 1:, j:j + 1] / u[..., j:j + 1, j:j + 1]
+        u = torch.cat([u[..., :j + 1, :], u[..., j + 1:, :] - factors * u[..., j:j + 1, :]], -2)
+        column = torch.cat([torch.zeros(*batch, j, 1, dtype=a.dtype), torch.ones(*batch, 1, 1, dtype=a.dtype),
+                            factors], -2)
+        lower = torch.cat([lower[..., :j], column, lower[..., j + 1:]], -1)
+    stacked = torch.stack(pivots, -1) if pivots else torch.zeros(*batch, 0, dtype=torch.int64)
+    return lower, u[..., :k, :], perm, stacked
+
+
+def _substitute(t: torch.Tensor, b: torch.Tensor, upper: bool, unit: bool) -> torch.Tensor:
+    """Solve T X = B for triangular T (..., n, n), reading only its ``upper`` or lower triangle."""
+    n = t.shape[-1]
+    solved: dict[int, torch.Tensor] = {}
+    for i in (range(n - 1, -1, -1) if upper else range(n)):
+        row = b[..., i:i + 1, :]
+        for j, known in solved.items():
+            row = row - t[..., i:i + 1, j:j + 1] * known
+        solved[i] = row if unit else row / t[..., i:i + 1, i:i + 1]
+    if not solved:
+        return b.clone()
+    return torch.cat([solved[i] for i in range(n)], -2)
+
+
+def _is_vector_rhs(a: torch.Tensor, b: torch.Tensor) -> bool:
+    return b.dim() == 1 or (b.dim() == a.dim() - 1 and b.shape == a.shape[:-1])
+
+
+def _compact_lu(lower: torch.Tensor, upper: torch.Tensor, m: int, n: int) -> torch.Tensor:
+    """LAPACK's single matrix: U on and above the diagonal, L's multipliers below."""
+    batch, k = upper.shape[:-2], upper.shape[-2]
+    padded_l = torch.cat([lower, torch.zeros(*batch, m, n - k, dtype=lower.dtype)], -1)
+    padded_u = torch.cat([upper, torch.zeros(*batch, m - k, n, dtype=upper.dtype)], -2)
+    strictly_lower = torch.arange(m).unsqueeze(1) > torch.arange(n).unsqueeze(0)
+    return torch.where(strictly_lower, padded_l, padded_u)
+
+
+def _lu_solve_perm(lower, upper, perm, b: torch.Tensor) -> torch.Tensor:
+    permuted = b.gather(-2, perm.unsqueeze(-1).expand(*perm.shape, b.shape[-1]))
+    return _substitute(upper, _substitute(lower, permuted, upper=False, unit=True), upper=True, unit=False)
+
+
+def _info(a: torch.Tensor) -> torch.Tensor:
+    return torch.zeros(a.shape[:-2], dtype=torch.int32)
+
+
+def linalg_lu_factor_ex(a: torch.Tensor, pivot: bool = True, check_errors: bool = False):
+    lower, upper, _, pivots = _lu(a)
+    m, n = a.shape[-2:]
+    return _compact_lu(lower, upper, m, n), (pivots + 1).to(torch.int32), _info(a)
+
+
+def linalg_lu(a: torch.Tensor, pivot: bool = True):
+    lower, upper, perm, _ = _lu(a)
+    m = a.shape[-2]
+    # A = P L U with P[perm[i], i] = 1
+    permutation = (perm.unsqueeze(-1) == torch.arange(m)).to(a.dtype).transpose(-2, -1)
+    return permutation, lower, upper
+
+
+def _linalg_solve_ex(a: torch.Tensor, b: torch.Tensor, left: bool = True, check_errors: bool = False):
+    vector = _is_vector_rhs(a, b)
+    rhs = b.unsqueeze(-1) if vector else b
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        a, rhs = a.transpose(-2, -1), rhs.transpose(-2, -1)
+    lower, upper, perm, pivots = _lu(a)
+    result = _lu_solve_perm(lower, upper, perm, rhs)
+    result = result if left else result.transpose(-2, -1)
+    n = a.shape[-1]
+    return ((result.squeeze(-1) if vector else result), _compact_lu(lower, upper, n, n),
+            (pivots + 1).to(torch.int32), _info(a))
+
+
+def linalg_solve_ex(a: torch.Tensor, b: torch.Tensor, left: bool = True, check_errors: bool = False):
+    result, _, _, info = _linalg_solve_ex(a, b, left, check_errors)
+    return result, info
+
+
+def linalg_inv_ex(a: torch.Tensor, check_errors: bool = False):
+    identity = torch.eye(a.shape[-1], dtype=a.dtype).expand(a.shape)
+    return linalg_solve_ex(a, identity)[0], _info(a)
+
+
+def linalg_slogdet(a: torch.Tensor):
+    _, upper, _, pivots = _lu(a)
+    diagonal = upper.diagonal(dim1=-2, dim2=-1)
+    swaps = (pivots != torch.arange(pivots.shape[-1])).sum(-1)
+    sign = torch.sign(diagonal).prod(-1) * (1 - 2 * (swaps % 2)).to(a.dtype)
+    return sign, torch.log(diagonal.abs()).sum(-1)
+
+
+def _linalg_slogdet(a: torch.Tensor):
+    sign, logabsdet = linalg_slogdet(a)
+    factors, pivots, _ = linalg_lu_factor_ex(a.transpose(-2, -1))  # torch factors A^T (column-major LAPACK)
+    return sign, logabsdet, factors, pivots
+
+
+def _linalg_check_errors(info: torch.Tensor, api_name: str, *, is_matrix: bool) -> None:
+    """torch raises on a failed factorization; an exported graph has no way to: nothing to emit."""
+
+
+def _perm_from_pivots(pivots: torch.Tensor, m: int) -> torch.Tensor:
+    """LAPACK's sequential 1-based row swaps as the row order ``perm`` (A[perm] = L U)."""
+    rows = torch.arange(m).expand(*pivots.shape[:-1], m)
+    perm = rows
+    for j in range(pivots.shape[-1]):
+        perm = perm.gather(-1, _swap_order(rows, j, pivots[..., j].long() - 1))
+    return perm
+
+
+def linalg_lu_solve(lu: torch.Tensor, pivots: torch.Tensor, b: torch.Tensor, *, left: bool = True,
+                    adjoint: bool = False) -> torch.Tensor:
+    n = lu.shape[-1]
+    strictly_lower = torch.arange(n).unsqueeze(1) > torch.arange(n).unsqueeze(0)
+    lower = torch.where(strictly_lower, lu, torch.eye(n, dtype=lu.dtype))
+    upper = torch.where(strictly_lower, torch.zeros_like(lu), lu)
+    perm = _perm_from_pivots(pivots, n)
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return linalg_lu_solve(lu, pivots, b.transpose(-2, -1), adjoint=not adjoint).transpose(-2, -1)
+    if not adjoint:
+        return _lu_solve_perm(lower, upper, perm, b)
+    # A^T X = B with A[perm] = L U: U^T L^T (X[perm]) = B
+    middle = _substitute(upper.transpose(-2, -1), b, upper=False, unit=False)
+    solved = _substitute(lower.transpose(-2, -1), middle, upper=True, unit=True)
+    inverse = torch.argsort(perm, dim=-1)
+    return solved.gather(-2, inverse.unsqueeze(-1).expand(solved.shape))
+
+
+def linalg_cholesky_ex(a: torch.Tensor, upper: bool = False, check_errors: bool = False):
+    n = a.shape[-1]
+    source = a.transpose(-2, -1) if upper else a  # LAPACK reads the triangle it is asked for
+    columns: list[torch.Tensor] = []
+    for j in range(n):
+        done = torch.stack(columns, -1) if columns else torch.zeros(*a.shape[:-1], 0, dtype=a.dtype)
+        pivot = torch.sqrt(source[..., j, j] - (done[..., j, :] ** 2).sum(-1))
+        below = (source[..., j + 1:, j] - (done[..., j + 1:, :] * done[..., j:j + 1, :]).sum(-1)) / \
+            pivot.unsqueeze(-1)
+        columns.append(torch.cat([torch.zeros(*a.shape[:-2], j, dtype=a.dtype), pivot.unsqueeze(-1), below], -1))
+    lower = torch.stack(columns, -1) if columns else a.clone()
+    return (lower.transpose(-2, -1) if upper else lower), _info(a)
+
+
+def linalg_solve_triangular(a: torch.Tensor, b: torch.Tensor, *, upper: bool, left: bool = True,
+                            unitriangular: bool = False) -> torch.Tensor:
+    if not left:  # X A = B  <=>  A^T X^T = B^T
+        return _substitute(a.transpose(-2, -1), b.transpose(-2, -1), not upper, unitriangular).transpose(-2, -1)
+    return _substitute(a, b, upper, unitriangular)
+
+
+def triangular_solve(b: torch.Tensor, a: torch.Tensor, upper: bool = True, transpose: bool = False,
+                     unitriangular: bool = False):
+    t = a.transpose(-2, -1) if transpose else a
+    return _substitute(t, b, upper != transpose, unitriangular), a.clone()
+
+
+def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    lower = factor.transpose(-2, -1) if upper else factor
+    middle = _substitute(lower, b, upper=False, unit=False)
+    return _substitute(lower.transpose(-2, -1), middle, upper=True, unit=False)
+
+
+LINALG_DECOMPOSITIONS = {
+    aten.linalg_lu_factor_ex.default: linalg_lu_factor_ex,
+    aten.linalg_lu.default: linalg_lu,
+    aten.linalg_solve_ex.default: linalg_solve_ex,
+    aten._linalg_solve_ex.default: _linalg_solve_ex,
+    aten.linalg_inv_ex.default: linalg_inv_ex,
+    aten.linalg_slogdet.default: linalg_slogdet,
+    aten._linalg_slogdet.default: _linalg_slogdet,
+    aten._linalg_check_errors.default: _linalg_check_errors,
+    aten.linalg_cholesky_ex.default: linalg_cholesky_ex,
+    aten.linalg_solve_triangular.default: linalg_solve_triangular,
+    aten.triangular_solve.default: triangular_solve,
+    aten.cholesky_solve.default: cholesky_solve,
+    aten.linalg_lu_solve.default: linalg_lu_solve,
+}

@@ -1,0 +1,127 @@
+"""Scans and order statistics along one axis of static size n, and NaN-aware elementwise ops.
+
+cummax, cumprod, logcumsumexp, ... as an n x n lower-triangular mask and one reduction;
+kthvalue and medians as a sort: exact, O(n^2) memory along the axis.
+
+Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
+decomposition replay traces them like ``torch._decomp``'s (see
+:mod:`fixport.symbolics.synthesis.decomposition`). Add your own the same way:
+``SCAN_DECOMPOSITIONS[torch.ops.aten.<op>.<overload>] = function``.
+Self-contained (torch only): Fixport's fix script carries this file as it is.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+aten = torch.ops.aten
+
+
+def _lower_triangle(n: int) -> torch.Tensor:
+    """mask[i, j] = j <= i: row i sees the prefix that ends at i."""
+    positions = torch.arange(n)
+    return positions.unsqueeze(1) >= positions.unsqueeze(0)
+
+
+def _prefix_rows(x: torch.Tensor, dim: int, fill: float) -> tuple[torch.Tensor, torch.Tensor]:
+    """x moved so ``dim`` is last, repeated as rows (..., n, n) where row i holds x[..., :i+1] and
+    ``fill`` elsewhere; and the mask."""
+    last = x.movedim(dim, -1)
+    mask = _lower_triangle(last.shape[-1])
+    return torch.where(mask, last.unsqueeze(-2), torch.full((), fill, dtype=x.dtype)), mask
+
+
+def _lowest(dtype: torch.dtype) -> float:
+    return -math.inf if dtype.is_floating_point else torch.iinfo(dtype).min
+
+
+def _scan_extreme(x: torch.Tensor, dim: int, largest: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    fill = _lowest(x.dtype) if largest else -_lowest(x.dtype)
+    rows, mask = _prefix_rows(x, dim, fill)
+    values = rows.amax(-1) if largest else rows.amin(-1)
+    # torch keeps the last position that reaches the running extreme
+    hits = (rows == values.unsqueeze(-1)) & mask
+    indices = torch.where(hits, torch.arange(rows.shape[-1]), -1).amax(-1)
+    return values.movedim(-1, dim), indices.movedim(-1, dim)
+
+
+def cummax(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _scan_extreme(x, dim, largest=True)
+
+
+def cummin(x: torch.Tensor, dim: int) -> tuple[torch.Tensor, torch.Tensor]:
+    return _scan_extreme(x, dim, largest=False)
+
+
+def logcumsumexp(x: torch.Tensor, dim: int) -> torch.Tensor:
+    if x.dim() == 0:
+        return x.clone()
+    rows, _ = _prefix_rows(x, dim, -math.inf)
+    top = rows.amax(-1, keepdim=True)
+    top = torch.where(torch.isinf(top), torch.zeros_like(top), top)  # all -inf rows stay -inf
+    return (torch.log(torch.exp(rows - top).sum(-1)) + top.squeeze(-1)).movedim(-1, dim)
+
+
+def cumprod(x: torch.Tensor, dim: int, dtype: torch.dtype | None = None) -> torch.Tensor:
+    x = x.to(dtype) if dtype is not None else x
+    if x.dim() == 0:
+        return x.clone()
+    rows, _ = _prefix_rows(x, dim, 1)
+    return rows.prod(-1).movedim(-1, dim)
+
+
+def _order_statistic(x: torch.Tensor, position: torch.Tensor | int, dim: int,
+                     keepdim: bool) -> tuple[torch.Tensor, torch.Tensor]:
+    """The value at sorted ``position`` along ``dim`` and where it was."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    ordered, order = torch.sort(x, dim=dim)
+    if isinstance(position, int):
+        position = torch.full_like(ordered.narrow(dim, 0, 1), position, dtype=torch.int64)
+    values, indices = ordered.gather(dim, position), order.gather(dim, position)
+    return (values, indices) if keepdim else (values.squeeze(dim), indices.squeeze(dim))
+
+
+def kthvalue(x: torch.Tensor, k: int, dim: int = -1, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    return _order_statistic(x, k - 1, dim, keepdim)
+
+
+def median_dim(x: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    size = x.shape[dim] if x.dim() else 1
+    return _order_statistic(x, (size - 1) // 2, dim, keepdim)  # torch's median is the lower one
+
+
+def nanmedian_dim(x: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    counted = (~torch.isnan(x)).sum(dim, keepdim=True)  # sort puts NaN last: the median of the rest
+    return _order_statistic(x, torch.clamp(counted - 1, min=0) // 2, dim, keepdim)
+
+
+def fmax(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.where(torch.isnan(a), b, torch.where(torch.isnan(b), a, torch.maximum(a, b)))
+
+
+def fmin(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.where(torch.isnan(a), b, torch.where(torch.isnan(b), a, torch.minimum(a, b)))
+
+
+def hypot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    return torch.sqrt(a * a + b * b)
+
+
+SCAN_DECOMPOSITIONS = {
+    aten.cummax.default: cummax,
+    aten.cummin.default: cummin,
+    aten.logcumsumexp.default: logcumsumexp,
+    aten.cumprod.default: cumprod,
+    aten.kthvalue.default: kthvalue,
+    aten.median.dim: median_dim,
+    aten.nanmedian.dim: nanmedian_dim,
+    aten.fmax.default: fmax,
+    aten.fmin.default: fmin,
+    aten.hypot.default: hypot,
+}

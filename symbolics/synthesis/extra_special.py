@@ -1,0 +1,294 @@
+"""Special functions by their textbook numerics: accurate to float32 rounding, not bit-exact.
+
+Lanczos lgamma, digamma's asymptotic series, Euler-Maclaurin for the Hurwitz zeta and
+polygamma, Giles' erfinv with a Newton step, Chebyshev polynomials (torch's recurrence, then
+closed forms), and Cephes' expansions of the modified Bessel functions as torch has them.
+
+Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
+decomposition replay traces them like ``torch._decomp``'s (see
+:mod:`fixport.symbolics.synthesis.decomposition`). Add your own the same way:
+``SPECIAL_DECOMPOSITIONS[torch.ops.aten.<op>.<overload>] = function``.
+Self-contained (torch only): Fixport's fix script carries this file as it is.
+"""
+from __future__ import annotations
+
+import math
+
+import torch
+
+aten = torch.ops.aten
+
+
+_LANCZOS_G = 7.0
+_LANCZOS = (0.99999999999980993, 676.5203681218851, -1259.1392167224028, 771.32342877765313,
+            -176.61503916999185, 12.507343278686905, -0.13857109526572012, 9.9843695780195716e-6,
+            1.5056327351493116e-7)
+
+
+def _lgamma_right(z: torch.Tensor) -> torch.Tensor:
+    """log|Gamma(z)| for z >= 0.5 (Lanczos)."""
+    z = z - 1
+    series = torch.full_like(z, _LANCZOS[0])
+    for i, c in enumerate(_LANCZOS[1:], start=1):
+        series = series + c / (z + i)
+    t = z + _LANCZOS_G + 0.5
+    return 0.5 * math.log(2 * math.pi) + (z + 0.5) * torch.log(t) - t + torch.log(series)
+
+
+def lgamma(x: torch.Tensor) -> torch.Tensor:
+    left = x < 0.5
+    right = _lgamma_right(torch.where(left, 1 - x, x))
+    # reflection: Gamma(x) Gamma(1 - x) = pi / sin(pi x)
+    reflected = math.log(math.pi) - torch.log(torch.abs(torch.sin(math.pi * x))) - right
+    return torch.where(left, reflected, right)
+
+
+_DIGAMMA_SHIFT = 6
+_DIGAMMA_SERIES = (1 / 12, -1 / 120, 1 / 252, -1 / 240, 1 / 132)  # Bernoulli terms of the asymptotic series
+
+
+def _digamma_right(x: torch.Tensor) -> torch.Tensor:
+    """digamma(x) for x > 0: shift past 6, then the asymptotic series."""
+    total = torch.zeros_like(x)
+    for k in range(_DIGAMMA_SHIFT):
+        total = total + 1 / (x + k)
+    y = x + _DIGAMMA_SHIFT
+    inverse_square = 1 / (y * y)
+    series, power = torch.zeros_like(x), inverse_square
+    for coefficient in _DIGAMMA_SERIES:
+        series = series + coefficient * power
+        power = power * inverse_square
+    return torch.log(y) - 0.5 / y - series - total
+
+
+def digamma(x: torch.Tensor) -> torch.Tensor:
+    left = x <= 0
+    right = _digamma_right(torch.where(left, 1 - x, x))
+    reflected = right - math.pi / torch.tan(math.pi * x)  # digamma(1 - x) - pi cot(pi x)
+    result = torch.where(left, reflected, right)
+    return torch.where(x == 0, torch.full_like(x, -math.inf), result)
+
+
+_ZETA_TERMS = 9  # terms summed before the Euler-Maclaurin tail, for q > 0
+_POLYGAMMA_TERMS = 30  # polygamma sums from x itself, which may be negative: accurate for x > -20
+_BERNOULLI_OVER_FACTORIAL = (1 / 12, -1 / 720, 1 / 30240, -1 / 1209600, 1 / 47900160, -691 / 1307674368000)
+
+
+def _hurwitz_zeta(s: torch.Tensor, q: torch.Tensor, terms: int = _ZETA_TERMS) -> torch.Tensor:
+    """sum over k >= 0 of (q + k)^-s for s > 1: ``terms`` terms, then the Euler-Maclaurin tail
+    (which needs q + terms well above zero)."""
+    total = torch.zeros_like(q + s)
+    for k in range(terms):
+        total = total + torch.pow(q + k, -s)
+    a = q + terms
+    total = total + torch.pow(a, 1 - s) / (s - 1) + 0.5 * torch.pow(a, -s)
+    rising, power = s, torch.pow(a, -s - 1)
+    for j, coefficient in enumerate(_BERNOULLI_OVER_FACTORIAL):
+        total = total + coefficient * rising * power
+        rising = rising * (s + 2 * j + 1) * (s + 2 * j + 2)
+        power = power / (a * a)
+    return total
+
+
+def zeta(s: torch.Tensor, q: torch.Tensor) -> torch.Tensor:
+    result = _hurwitz_zeta(s, q)
+    result = torch.where(s == 1, torch.full_like(result, math.inf), result)
+    return torch.where((s < 1) | (q <= 0), torch.full_like(result, math.nan), result)
+
+
+def polygamma(n: int, x: torch.Tensor) -> torch.Tensor:
+    if n == 0:
+        return digamma(x)
+    scale = (-1) ** (n + 1) * math.factorial(n)
+    return scale * _hurwitz_zeta(torch.full_like(x, n + 1.0), x, _POLYGAMMA_TERMS)
+
+
+_ERFINV_CENTRAL = (2.81022636e-08, 3.43273939e-07, -3.5233877e-06, -4.39150654e-06, 0.00021858087,
+                   -0.00125372503, -0.00417768164, 0.246640727, 1.50140941)
+_ERFINV_TAIL = (-0.000200214257, 0.000100950558, 0.00134934322, -0.00367342844, 0.00573950773,
+                -0.0076224613, 0.00943887047, 1.00167406, 2.83297682)
+
+
+def _polynomial(coefficients: tuple[float, ...], w: torch.Tensor) -> torch.Tensor:
+    result = torch.full_like(w, coefficients[0])
+    for c in coefficients[1:]:
+        result = result * w + c
+    return result
+
+
+def erfinv(y: torch.Tensor) -> torch.Tensor:
+    """Giles' single-precision approximation, then one Newton step on erf."""
+    w = -torch.log((1 - y) * (1 + y))
+    central = _polynomial(_ERFINV_CENTRAL, w - 2.5)
+    tail = _polynomial(_ERFINV_TAIL, torch.sqrt(w) - 3)
+    x = torch.where(w < 5, central, tail) * y
+    x = x - (torch.erf(x) - y) / (2 / math.sqrt(math.pi) * torch.exp(-x * x))
+    edge = torch.where(y > 0, torch.full_like(y, math.inf), torch.full_like(y, -math.inf))
+    x = torch.where(torch.abs(y) == 1, edge, x)
+    return torch.where(torch.abs(y) > 1, torch.full_like(y, math.nan), x)
+
+
+def ndtri(p: torch.Tensor) -> torch.Tensor:
+    return math.sqrt(2) * erfinv(2 * p - 1)
+
+
+# ---- Chebyshev polynomials T, U, V, W (and the shifted ones, of 2x - 1) of a tensor degree n:
+# torch's recurrence for degrees up to _CHEBYSHEV_RECURRENCE, closed forms beyond (trigonometric
+# inside [-1, 1], hyperbolic outside), which is what the recurrence converges to.
+_CHEBYSHEV_RECURRENCE = 8
+_CHEBYSHEV_START = {"t": (1.0, 0.0), "u": (2.0, 0.0), "v": (2.0, -1.0), "w": (2.0, 1.0)}  # p1 = a x + b
+
+
+def _chebyshev_closed(kind: str, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    theta = torch.acos(torch.clamp(x, -1.0, 1.0))
+    inside = {"t": torch.cos(n * theta), "u": torch.sin((n + 1) * theta) / torch.sin(theta),
+              "v": torch.cos((n + 0.5) * theta) / torch.cos(theta / 2),
+              "w": torch.sin((n + 0.5) * theta) / torch.sin(theta / 2)}[kind]
+    t = torch.acosh(torch.clamp(torch.abs(x), min=1.0))
+    odd = torch.remainder(n, 2) == 1
+    flip = torch.where((x < 0) & odd, -1.0, 1.0).to(x.dtype)
+    grows, half = {"t": (torch.cosh(n * t), None), "u": (torch.sinh((n + 1) * t) / torch.sinh(t), None),
+                   "v": (torch.cosh((n + 0.5) * t) / torch.cosh(t / 2), torch.sinh((n + 0.5) * t) / torch.sinh(t / 2)),
+                   "w": (torch.sinh((n + 0.5) * t) / torch.sinh(t / 2),
+                         torch.cosh((n + 0.5) * t) / torch.cosh(t / 2))}[kind]
+    outside = grows if half is None else torch.where(x > 0, grows, half)  # V(-x) = (-1)^n W(x)
+    return torch.where(torch.abs(x) < 1, inside, flip * outside)
+
+
+def _chebyshev_at_one(kind: str, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    """torch's values at x = +-1 (where the closed forms divide by zero)."""
+    odd = torch.remainder(n, 2) == 1
+    sign = torch.where(odd, -1.0, 1.0).to(x.dtype)
+    positive, negative = {"t": (torch.ones_like(n), sign), "u": (n + 1, sign * (n + 1)),
+                          "v": (torch.ones_like(n), sign * (2 * n + 1)), "w": (2 * n + 1, sign)}[kind]
+    return torch.where(x > 0, positive, negative)
+
+
+def _chebyshev(kind: str, x: torch.Tensor, n: torch.Tensor) -> torch.Tensor:
+    n = torch.trunc(torch.as_tensor(n, dtype=x.dtype))
+    a, b = _CHEBYSHEV_START[kind]
+    previous, current = torch.ones_like(x), a * x + b
+    result = torch.where(n == 0, previous, _chebyshev_closed(kind, x, n))
+    result = torch.where(n == 1, current, result)
+    for degree in range(2, _CHEBYSHEV_RECURRENCE + 1):
+        previous, current = current, 2 * x * current - previous
+        result = torch.where(n == degree, current, result)
+    result = torch.where(torch.abs(x) == 1, _chebyshev_at_one(kind, x, n), result)
+    return torch.where(n < 0, torch.zeros_like(result), result)
+
+
+def _chebyshev_op(kind: str, shifted: bool):
+    def polynomial(x, n):
+        x, n = torch.as_tensor(x), torch.as_tensor(n)
+        dtype = torch.promote_types(x.dtype, n.dtype)
+        x = x.to(dtype)
+        return _chebyshev(kind, 2 * x - 1 if shifted else x, n.to(dtype))
+    return polynomial
+
+
+# ---- modified Bessel functions of the first kind: Cephes' Chebyshev expansions, as torch has them
+# (ATen/native/Math.h), on [0, 8] and beyond.
+_I0E_A = (  # 30 coefficients
+    -4.41534164647933937950E-18, 3.33079451882223809783E-17, -2.43127984654795469359E-16,
+    1.71539128555513303061E-15, -1.16853328779934516808E-14, 7.67618549860493561688E-14,
+    -4.85644678311192946090E-13, 2.95505266312963983461E-12, -1.72682629144155570723E-11,
+    9.67580903537323691224E-11, -5.18979560163526290666E-10, 2.65982372468238665035E-9,
+    -1.30002500998624804212E-8, 6.04699502254191894932E-8, -2.67079385394061173391E-7,
+    1.11738753912010371815E-6, -4.41673835845875056359E-6, 1.64484480707288970893E-5,
+    -5.75419501008210370398E-5, 1.88502885095841655729E-4, -5.76375574538582365885E-4,
+    1.63947561694133579842E-3, -4.32430999505057594430E-3, 1.05464603945949983183E-2,
+    -2.37374148058994688156E-2, 4.93052842396707084878E-2, -9.49010970480476444210E-2,
+    1.71620901522208775349E-1, -3.04682672343198398683E-1, 6.76795274409476084995E-1)
+_I0E_B = (  # 25 coefficients
+    -7.23318048787475395456E-18, -4.83050448594418207126E-18, 4.46562142029675999901E-17,
+    3.46122286769746109310E-17, -2.82762398051658348494E-16, -3.42548561967721913462E-16,
+    1.77256013305652638360E-15, 3.81168066935262242075E-15, -9.55484669882830764870E-15,
+    -4.15056934728722208663E-14, 1.54008621752140982691E-14, 3.85277838274214270114E-13,
+    7.18012445138366623367E-13, -1.79417853150680611778E-12, -1.32158118404477131188E-11,
+    -3.14991652796324136454E-11, 1.18891471078464383424E-11, 4.94060238822496958910E-10,
+    3.39623202570838634515E-9, 2.26666899049817806459E-8, 2.04891858946906374183E-7, 2.89137052083475648297E-6,
+    6.88975834691682398426E-5, 3.36911647825569408990E-3, 8.04490411014108831608E-1)
+_I1E_A = (  # 29 coefficients
+    2.77791411276104639959E-18, -2.11142121435816608115E-17, 1.55363195773620046921E-16,
+    -1.10559694773538630805E-15, 7.60068429473540693410E-15, -5.04218550472791168711E-14,
+    3.22379336594557470981E-13, -1.98397439776494371520E-12, 1.17361862988909016308E-11,
+    -6.66348972350202774223E-11, 3.62559028155211703701E-10, -1.88724975172282928790E-9,
+    9.38153738649577178388E-9, -4.44505912879632808065E-8, 2.00329475355213526229E-7,
+    -8.56872026469545474066E-7, 3.47025130813767847674E-6, -1.32731636560394358279E-5,
+    4.78156510755005422638E-5, -1.61760815825896745588E-4, 5.12285956168575772895E-4,
+    -1.51357245063125314899E-3, 4.15642294431288815669E-3, -1.05640848946261981558E-2,
+    2.47264490306265168283E-2, -5.29459812080949914269E-2, 1.02643658689847095384E-1,
+    -1.76416518357834055153E-1, 2.52587186443633654823E-1)
+_I1E_B = (  # 25 coefficients
+    7.51729631084210481353E-18, 4.41434832307170791151E-18, -4.65030536848935832153E-17,
+    -3.20952592199342395980E-17, 2.96262899764595013876E-16, 3.30820231092092828324E-16,
+    -1.88035477551078244854E-15, -3.81440307243700780478E-15, 1.04202769841288027642E-14,
+    4.27244001671195135429E-14, -2.10154184277266431302E-14, -4.08355111109219731823E-13,
+    -7.19855177624590851209E-13, 2.03562854414708950722E-12, 1.41258074366137813316E-11,
+    3.25260358301548823856E-11, -1.89749581235054123450E-11, -5.58974346219658380687E-10,
+    -3.83538038596423702205E-9, -2.63146884688951950684E-8, -2.51223623787020892529E-7,
+    -3.88256480887769039346E-6, -1.10588938762623716291E-4, -9.76109749136146840777E-3,
+    7.78576235018280120474E-1)
+
+
+def _chbevl(x: torch.Tensor, coefficients: tuple[float, ...]) -> torch.Tensor:
+    b0, b1, b2 = torch.full_like(x, coefficients[0]), torch.zeros_like(x), torch.zeros_like(x)
+    for c in coefficients[1:]:
+        b2, b1 = b1, b0
+        b0 = x * b1 - b2 + c
+    return 0.5 * (b0 - b2)
+
+
+def _bessel_scaled(x: torch.Tensor, small: tuple[float, ...], large: tuple[float, ...]) -> torch.Tensor:
+    """exp(-|x|) I(|x|) over [0, 8] and (8, inf) (the order's 1/x factor left to the caller)."""
+    a = torch.abs(x)
+    near = _chbevl(a / 2 - 2, small)
+    far = _chbevl(32 / torch.clamp(a, min=8.0) - 2, large) / torch.sqrt(torch.clamp(a, min=8.0))
+    return torch.where(a <= 8, near, far)
+
+
+def i0e(x: torch.Tensor) -> torch.Tensor:
+    return _bessel_scaled(x, _I0E_A, _I0E_B)
+
+
+def i0(x: torch.Tensor) -> torch.Tensor:
+    return torch.exp(torch.abs(x)) * i0e(x)
+
+
+def i1e(x: torch.Tensor) -> torch.Tensor:
+    a = torch.abs(x)
+    scaled = _bessel_scaled(x, _I1E_A, _I1E_B)
+    value = torch.where(a <= 8, scaled * a, scaled)  # the [0, 8] expansion is of exp(-x) I1(x) / x
+    return torch.where(x < 0, -value, value)
+
+
+def i1(x: torch.Tensor) -> torch.Tensor:
+    return torch.exp(torch.abs(x)) * i1e(x)
+
+
+def spherical_bessel_j0(x: torch.Tensor) -> torch.Tensor:
+    """sin(x) / x; its Taylor series near 0, as torch has it, and 0 at infinity."""
+    square = x * x
+    series = 1 - square / 6 * (1 - square / 20 * (1 - square / 42 * (1 - square / 72 * (1 - square / 110 * (
+        1 - square / 156)))))
+    value = torch.where(torch.abs(x) < 0.5, series, torch.sin(x) / x)
+    return torch.where(torch.isinf(x), torch.zeros_like(x), value)
+
+
+SPECIAL_DECOMPOSITIONS = {
+    aten.lgamma.default: lgamma,
+    aten.digamma.default: digamma,
+    aten.polygamma.default: polygamma,
+    aten.special_zeta.default: zeta,
+    aten.erfinv.default: erfinv,
+    aten.special_ndtri.default: ndtri,
+    aten.i0.default: i0,
+    aten.special_i0e.default: i0e,
+    aten.special_i1.default: i1,
+    aten.special_i1e.default: i1e,
+    aten.special_modified_bessel_i0.default: i0,
+    aten.special_modified_bessel_i1.default: i1,
+    aten.special_spherical_bessel_j0.default: spherical_bessel_j0,
+    **{getattr(aten, f"special_{prefix}chebyshev_polynomial_{kind}").default: _chebyshev_op(kind, bool(prefix))
+       for kind in "tuvw" for prefix in ("", "shifted_")},
+}
