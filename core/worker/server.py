@@ -85,6 +85,9 @@ def worker_main(connection: Connection, parent_pid: int | None = None) -> None:
     from fixport.core.exporters.registry import restore_registry, snapshot_registry
 
     functions = {job.request_type: job.resolve() for job in JOBS}
+    # torchvision registers its ONNX symbolics (nms, roi_align, ...) when first imported: before the
+    # snapshot, or the restore after the first job importing it would drop them for good
+    import torchvision  # noqa: F401
     registry = snapshot_registry()
     while True:
         try:
