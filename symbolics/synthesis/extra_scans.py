@@ -1,7 +1,8 @@
 """Scans and order statistics along one axis of static size n, and NaN-aware elementwise ops.
 
 cummax, cumprod, logcumsumexp, ... as an n x n lower-triangular mask and one reduction;
-kthvalue and medians as a sort: exact, O(n^2) memory along the axis.
+kthvalue and medians as a sort; scatter and index reductions (amax, amin, prod, mean) as a
+one-hot index mask: exact, O(n^2) memory along the axis.
 
 Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
 decomposition replay traces them like ``torch._decomp``'s (see
@@ -113,6 +114,57 @@ def hypot(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.sqrt(a * a + b * b)
 
 
+def _dense_scatter(base: torch.Tensor, index: torch.Tensor, source: torch.Tensor, reduce: str,
+                   include_self: bool) -> torch.Tensor:
+    """Scatter ``source`` (..., n_in) into ``base`` (..., n_out) at ``index`` (..., n_in) along the last
+    axis, reducing collisions: a one-hot (n_in x n_out) mask and one reduction, no ScatterElements
+    (whose min/max reductions need opset 18)."""
+    hits = index.unsqueeze(-1) == torch.arange(base.shape[-1])  # (..., n_in, n_out)
+    spread = source.unsqueeze(-1)
+    count = hits.sum(-2)
+    if reduce in ("amax", "amin"):
+        fill = _lowest(source.dtype) if reduce == "amax" else -_lowest(source.dtype)
+        rows = torch.where(hits, spread, torch.full((), fill, dtype=source.dtype))
+        reduced = rows.amax(-2) if reduce == "amax" else rows.amin(-2)
+        if include_self:
+            reduced = torch.maximum(reduced, base) if reduce == "amax" else torch.minimum(reduced, base)
+    elif reduce == "prod":
+        reduced = torch.where(hits, spread, torch.ones((), dtype=source.dtype)).prod(-2)
+        reduced = reduced * base if include_self else reduced
+    else:  # sum, mean
+        reduced = torch.where(hits, spread, torch.zeros((), dtype=source.dtype)).sum(-2)
+        reduced = reduced + base if include_self else reduced
+        if reduce == "mean":
+            reduced = reduced / (count + int(include_self)).clamp(min=1).to(reduced.dtype)
+            if not source.dtype.is_floating_point:
+                reduced = torch.floor(reduced)
+    return torch.where(count > 0, reduced.to(base.dtype), base)
+
+
+def scatter_reduce(x: torch.Tensor, dim: int, index: torch.Tensor, src: torch.Tensor, reduce: str, *,
+                   include_self: bool = True) -> torch.Tensor:
+    if x.dim() == 0:
+        return scatter_reduce(x.reshape(1), 0, index.reshape(1), src.reshape(1), reduce,
+                              include_self=include_self).reshape(())
+    dim = dim % x.dim()
+    if [s for d, s in enumerate(index.shape) if d != dim] != [s for d, s in enumerate(x.shape) if d != dim]:
+        raise NotImplementedError("scatter_reduce with an index narrower than self is not decomposed")
+    source = src.narrow(dim, 0, index.shape[dim]) if src.shape[dim] != index.shape[dim] else src
+    result = _dense_scatter(x.movedim(dim, -1), index.movedim(dim, -1), source.movedim(dim, -1), reduce,
+                            include_self)
+    return result.movedim(-1, dim)
+
+
+def index_reduce(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.Tensor, reduce: str, *,
+                 include_self: bool = True) -> torch.Tensor:
+    if x.dim() == 0:
+        return index_reduce(x.reshape(1), 0, index.reshape(-1), source.reshape(-1), reduce,
+                            include_self=include_self).reshape(())
+    dim = dim % x.dim()
+    result = _dense_scatter(x.movedim(dim, -1), index, source.movedim(dim, -1), reduce, include_self)
+    return result.movedim(-1, dim)
+
+
 SCAN_DECOMPOSITIONS = {
     aten.cummax.default: cummax,
     aten.cummin.default: cummin,
@@ -124,4 +176,6 @@ SCAN_DECOMPOSITIONS = {
     aten.fmax.default: fmax,
     aten.fmin.default: fmin,
     aten.hypot.default: hypot,
+    aten.scatter_reduce.two: scatter_reduce,
+    aten.index_reduce.default: index_reduce,
 }
