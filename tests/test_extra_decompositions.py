@@ -37,6 +37,9 @@ def _inputs() -> dict:
         **{op: (x * 4,) for op in (aten.i0.default, aten.special_i0e.default, aten.special_i1.default,
                                    aten.special_i1e.default, aten.special_modified_bessel_i0.default,
                                    aten.special_modified_bessel_i1.default, aten.special_spherical_bessel_j0.default)},
+        **{op: (positive * 2,) for op in (aten.special_modified_bessel_k0.default, aten.special_modified_bessel_k1.default,
+                                           aten.special_scaled_modified_bessel_k0.default,
+                                           aten.special_scaled_modified_bessel_k1.default)},
         **{getattr(aten, f"special_{prefix}chebyshev_polynomial_{kind}").default: (
             (x + 1) / 2 if prefix else x / 2, torch.randint(-1, 14, (4, 7), generator=generator).float())
            for kind in "tuvw" for prefix in ("", "shifted_")},
