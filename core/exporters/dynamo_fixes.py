@@ -31,7 +31,7 @@ class DynamoFixes:
     decompositions per op overload."""
 
     translations: dict[Any, dict[str | None, Callable]] = field(default_factory=dict)
-    decompositions: dict[Any, Callable] = field(default_factory=dict)
+    decompositions: dict[str, Callable] = field(default_factory=dict)  # by kind: see apply_decompositions
     custom_opsets: dict[str, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
@@ -91,7 +91,7 @@ def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
         function = compile_mapping(mapping)
         fixes.custom_opsets.update(mapping.domain_opsets())
         if template_family(mapping.source) == FAMILY_DECOMPOSITION:
-            fixes.decompositions[target] = function
+            fixes.decompositions[mapping.target_kind] = function
         else:
             fixes.translations.setdefault(target, {})[mapping.instance] = function
     return fixes
@@ -157,8 +157,14 @@ def apply_decompositions(program: torch.export.ExportedProgram, fixes: DynamoFix
     """The program with the fixes' decompositions run (only those: other ops stay as captured)."""
     if not fixes.decompositions:
         return program
+    from fixport.core.loaders.fx_graph import fx_kind
+
+    # Keyed by the captured nodes' own targets: a model file run again defines its torch.library
+    # ops again, and the OpOverload objects torch.ops hands out then need not be the captured ones.
+    table = {node.target: fixes.decompositions[fx_kind(node.target)] for node in program.graph.nodes
+             if node.op == "call_function" and fx_kind(node.target) in fixes.decompositions}
     try:
-        return program.run_decompositions(dict(fixes.decompositions))
+        return program.run_decompositions(table)
     except Exception as error:
         raise TemplateValidationError(f"A decomposition fix failed while decomposing: {type(error).__name__}: "
                                       f"{str(error).splitlines()[0][:300] if str(error) else ''}",
