@@ -33,6 +33,7 @@ def _inputs() -> dict:
         aten.scatter_reduce.two: ((torch.randn(10, 5, generator=generator), 0,
                                    torch.randint(0, 10, (5, 5), generator=generator), x[:, :5].repeat(2, 1)[:5],
                                    "amax"), {"include_self": False}),
+        aten.squeeze.dims: (x[None, :, None], [0, 2, -1]),
         aten.index_reduce.default: ((x, 1, torch.tensor([5, 0, 5]), x[:, :3], "prod"), {"include_self": True}),
         **{op: (x * 4,) for op in (aten.i0.default, aten.special_i0e.default, aten.special_i1.default,
                                    aten.special_i1e.default, aten.special_modified_bessel_i0.default,

@@ -44,7 +44,6 @@ def build():
 ONLY_MATERIALISATION_FIXES = {
     "aten::adaptive_avg_pool3d": ("torch.nn.functional.adaptive_avg_pool3d(x, (3, 2, 5))", "1, 2, 5, 4, 7"),
     "aten::diagonal_scatter": ("torch.diagonal_scatter(x, x[0] * 2)", "4, 4"),
-    "aten::adaptive_avg_pool1d": ("torch.nn.functional.interpolate(x, size=5, mode='area')", "2, 3, 7"),
 }
 
 

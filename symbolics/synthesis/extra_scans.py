@@ -165,6 +165,12 @@ def index_reduce(x: torch.Tensor, dim: int, index: torch.Tensor, source: torch.T
     return result.movedim(-1, dim)
 
 
+def squeeze_dims(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
+    """squeeze over a list of dims (the exporter's squeeze takes one) as a reshape to the static shape."""
+    dropped = {d % x.dim() for d in dims if x.dim() and x.shape[d % x.dim()] == 1}
+    return x.reshape([size for axis, size in enumerate(x.shape) if axis not in dropped])
+
+
 SCAN_DECOMPOSITIONS = {
     aten.cummax.default: cummax,
     aten.cummin.default: cummin,
@@ -178,4 +184,5 @@ SCAN_DECOMPOSITIONS = {
     aten.hypot.default: hypot,
     aten.scatter_reduce.two: scatter_reduce,
     aten.index_reduce.default: index_reduce,
+    aten.squeeze.dims: squeeze_dims,
 }

@@ -15,7 +15,8 @@ from __future__ import annotations
 
 import operator
 from dataclasses import dataclass
-from typing import Any, Protocol, Sequence
+from collections.abc import Sequence
+from typing import Any, Protocol
 
 import torch
 from torch.onnx._internal.torchscript_exporter import _type_utils, registration, symbolic_helper
@@ -189,20 +190,21 @@ def _aten_twin(op: torch._ops.OpOverload) -> torch._ops.OpOverload | None:
 
 
 def _decompositions(op, opset: int, with_refs: bool, extra: dict | None = None) -> dict:
-    """The op's own decomposition plus those of every op without a symbolic at ``opset``; ``extra``
-    (Fixport's own, for ops torch has none that converts) wins over torch's.
+    """The op's own decomposition plus those of every op without a symbolic at ``opset``, and all of
+    ``extra`` (Fixport's own, for ops torch has none that converts), which win over torch's.
 
     ``torch._refs`` entries often end in ``prims`` ops that nothing converts: they are used only
     ``with_refs``, after the ATen-level decompositions alone failed."""
     from torch._decomp import decomposition_table
 
-    known = {**decomposition_table, **(extra or {})}
-    table = {other: fn for other, fn in known.items()
+    table = {other: fn for other, fn in decomposition_table.items()
              if isinstance(other, torch._ops.OpOverload) and not _has_symbolic(other._schema.name, opset)
              and (with_refs or not fn.__module__.startswith("torch._refs"))}
-    if op in known:
-        table[op] = known[op]
-    return table
+    if op in decomposition_table:
+        table[op] = decomposition_table[op]
+    # Fixport's own apply even where a symbolic exists: they exist because that symbolic refuses
+    # an overload (squeeze.dims) or a reduction (scatter_reduce amax) at the opsets that matter.
+    return {**table, **(extra or {})}
 
 
 def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool = False,
@@ -245,6 +247,20 @@ def _non_negative_dims(node: torch.fx.Node, argument: torch._C.Argument, value: 
     if not isinstance(example, torch.Tensor):
         return value
     return [d + example.dim() if isinstance(d, int) and d < 0 else d for d in value]
+
+
+def _dead_mutation(node: torch.fx.Node) -> bool:
+    """An in-place step nothing reads afterwards (batch norm's running statistics): an ONNX graph
+    cannot update its inputs, and no output depends on it."""
+    if not node.target._schema.name.endswith("_") or node.users or not node.args \
+            or not isinstance(node.args[0], torch.fx.Node):
+        return False
+    seen, later = False, set()
+    for following in node.graph.nodes:
+        if seen:
+            later.add(following)
+        seen = seen or following is node
+    return not any(user in later for user in node.args[0].users)
 
 
 class _Emitter:
@@ -323,6 +339,8 @@ class _Emitter:
         try:
             return symbolic(self.g, *inputs)
         except Exception as error:
+            if self.step_fallback is not None and self.step_fallback.handles(op):  # e.g. squeeze.dims
+                return self.fallback(op, arguments, env)  # (a list of dims) that the symbolic refuses
             raise ReplayError(f"torch's decomposition of {self.kind} uses {name}, whose symbolic failed at "
                               f"opset {self.opset}: {type(error).__name__}: {error}") from error
 
@@ -361,7 +379,7 @@ class _Emitter:
             elif node.op == "call_function" and node.target is operator.getitem:
                 env[node] = self.item(env[node.args[0]], node.args[1])
             elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
-                env[node] = self.call(node, env)
+                env[node] = env[node.args[0]] if _dead_mutation(node) else self.call(node, env)
             elif node.op == "output":
                 result = node.args[0]
                 return tuple(self.argument(v, env) for v in result) if isinstance(result, (list, tuple)) \
