@@ -14,8 +14,8 @@ Self-contained (torch only): Fixport's fix script carries this file as it is.
 from __future__ import annotations
 
 import operator
-from dataclasses import dataclass
 from collections.abc import Sequence
+from dataclasses import dataclass
 from typing import Any, Protocol
 
 import torch
