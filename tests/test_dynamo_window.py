@@ -7,6 +7,8 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from PySide6.QtCore import Qt
+
 from fixport.gui.main_window import MainWindow
 from tests.test_gui_flow import (
     apply_to_kind,
@@ -51,6 +53,14 @@ def test_fx_graph_beside_onnx_graph_with_selection_synced(qtbot, window: MainWin
     cast = next(n for n in onnx_graph.nodes if n.op_type == "Round")  # ONNX -> FX
     click_node(qtbot, window, "onnx", cast.id)
     qtbot.waitUntil(lambda: window.graphs.left.pane.selection == cast.origin, timeout=WAIT_MS)
+
+    window.select_node("torchscript", problem.instance)  # apply to this node only, re-exported live
+    choose_template(qtbot, window, "dynamo.pow_as_mul")
+    run_job(qtbot, window, lambda: qtbot.mouseClick(window.template.apply_node_button, Qt.MouseButton.LeftButton))
+    assert window.workbench.analysis.unsupported == [], window.log.contents()
+    (mapping,) = window.workbench.project.mappings
+    assert mapping.instance == problem.instance and mapping.template_id == "dynamo.pow_as_mul"
+    assert not any(n.op_type == "Pow" for n in window.graphs.graphs["onnx"].nodes)
 
 
 def test_apply_a_dynamo_template_reexports_compares_and_writes_the_script(qtbot, window: MainWindow,
