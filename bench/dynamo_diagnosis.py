@@ -18,14 +18,14 @@ import sys
 import time
 import warnings
 from pathlib import Path
-from typing import Callable
+from collections.abc import Callable
 
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from fixport.core.exporters.dynamo import DynamoExporter  # noqa: E402
-from fixport.core.loaders.loading import load_model  # noqa: E402
-from fixport.core.model.export_options import ExportOptions  # noqa: E402
+from fixport.core.exporters.dynamo import DynamoExporter
+from fixport.core.loaders.loading import load_model
+from fixport.core.model.export_options import ExportOptions
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = [  # (model file, opset): the clean control case and one per failure stage
@@ -68,7 +68,8 @@ def main() -> None:
         loaded = load_model(REPO / relative)
         plain = _time(_plain(loaded.module, loaded.example_inputs, opset), args.repeats)
         options = ExportOptions(opset=opset, exporter="dynamo")
-        diagnosis = _time(lambda: DynamoExporter().export(loaded, options), args.repeats)
+        diagnosis = _time(lambda loaded=loaded, options=options: DynamoExporter().export(loaded, options),
+                          args.repeats)
         ratio = statistics.median(diagnosis) / statistics.median(plain)
         ratios.append(ratio)
         print(f"{Path(relative).stem:<28} {_fmt(plain):>22} {_fmt(diagnosis):>22} {ratio:>6.2f}x")

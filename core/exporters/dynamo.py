@@ -144,8 +144,8 @@ def _opset_warnings(model: onnx.ModelProto, asked: int) -> list[str]:
     actual = model_opset(model, asked)
     if actual == asked:
         return []
-    return [f"The dynamo exporter wrote opset {actual}: converting its opset-{_constants.TORCHLIB_OPSET} "
-            f"functions down to opset {asked} failed, so the model was kept at {actual}."]
+    return [(f"The dynamo exporter wrote opset {actual}: converting its opset-{_constants.TORCHLIB_OPSET} "
+             f"functions down to opset {asked} failed, so the model was kept at {actual}.")]
 
 
 def registry_opset(opset: int) -> int:
