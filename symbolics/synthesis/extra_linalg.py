@@ -2,7 +2,9 @@
 
 LU with partial pivoting (ties to the first row, as in LAPACK), Cholesky and triangular
 substitutions: solve, inv, slogdet, lu_factor, lu, lu_solve, cholesky, cholesky_solve,
-solve_triangular, triangular_solve. Matrices of a few dozen rows; each step is a few ONNX nodes.
+solve_triangular, triangular_solve, lu_unpack; matrix_exp by scaling and squaring; and small
+products and statistics (addbmm, bilinear, cov, corrcoef, dist, pdist). Matrices of a few
+dozen rows; each step is a few ONNX nodes.
 
 Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
 decomposition replay traces them like ``torch._decomp``'s (see
@@ -11,6 +13,8 @@ decomposition replay traces them like ``torch._decomp``'s (see
 Self-contained (torch only): Fixport's fix script carries this file as it is.
 """
 from __future__ import annotations
+
+import math
 
 import torch
 
@@ -198,6 +202,90 @@ def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -
     return _substitute(lower.transpose(-2, -1), middle, upper=True, unit=False)
 
 
+def lu_unpack(lu: torch.Tensor, pivots: torch.Tensor, unpack_data: bool = True, unpack_pivots: bool = True):
+    m, n = lu.shape[-2:]
+    k = min(m, n)
+    rows, columns = torch.arange(m).unsqueeze(1), torch.arange(n).unsqueeze(0)
+    lower = torch.where(rows > columns, lu, (rows == columns).to(lu.dtype))[..., :, :k]
+    upper = torch.where(rows <= columns, lu, torch.zeros_like(lu))[..., :k, :]
+    perm = _perm_from_pivots(pivots, m)
+    permutation = (perm.unsqueeze(-1) == torch.arange(m)).to(lu.dtype).transpose(-2, -1)
+    return permutation, lower, upper
+
+
+def addbmm(x: torch.Tensor, batch1: torch.Tensor, batch2: torch.Tensor, *, beta=1, alpha=1) -> torch.Tensor:
+    product = torch.matmul(batch1, batch2).sum(0)
+    return (beta * x if beta != 0 else torch.zeros_like(x)) + alpha * product
+
+
+def bilinear(x1: torch.Tensor, x2: torch.Tensor, weight: torch.Tensor, bias: torch.Tensor | None = None):
+    """x1^T W_o x2 for each output o: two matmuls instead of torch's _trilinear."""
+    left = torch.matmul(x1.unsqueeze(-2).unsqueeze(-3), weight)  # (..., out, 1, in2)
+    result = torch.matmul(left, x2.unsqueeze(-2).unsqueeze(-1)).squeeze(-1).squeeze(-1)
+    return result + bias if bias is not None else result
+
+
+def cov(x: torch.Tensor, *, correction: int = 1, fweights=None, aweights=None) -> torch.Tensor:
+    if fweights is not None or aweights is not None:
+        raise NotImplementedError("cov with weights is not decomposed")
+    observations = x if x.dim() == 2 else x.reshape(1, -1)
+    count = observations.shape[-1]
+    centered = observations - observations.mean(-1, keepdim=True)
+    result = torch.matmul(centered, centered.transpose(-2, -1)) / max(count - correction, 0)
+    return result.reshape(()) if x.dim() < 2 else result
+
+
+def corrcoef(x: torch.Tensor) -> torch.Tensor:
+    c = cov(x)
+    if c.dim() == 0:
+        return c / c
+    scale = torch.sqrt(c.diagonal())
+    return torch.clamp(c / scale.unsqueeze(1) / scale.unsqueeze(0), -1, 1)
+
+
+def dist(a: torch.Tensor, b: torch.Tensor, p=2) -> torch.Tensor:
+    difference = torch.abs(a - b).reshape(-1)
+    if p == 0:
+        return (difference != 0).sum().to(difference.dtype)
+    if p == math.inf:
+        return difference.amax() if difference.numel() else torch.zeros((), dtype=difference.dtype)
+    return torch.pow(torch.pow(difference, p).sum(), 1 / p)
+
+
+def pdist(x: torch.Tensor, p: float = 2) -> torch.Tensor:
+    """Distances between every pair of rows i < j, in torch's order."""
+    n = x.shape[0]
+    first, second = torch.triu_indices(n, n, 1)
+    if first.numel() == 0:
+        return torch.zeros(0, dtype=x.dtype)
+    difference = torch.abs(x[first] - x[second])
+    if p == math.inf:
+        return difference.amax(-1)
+    return torch.pow(torch.pow(difference, p).sum(-1), 1 / p)
+
+
+_EXP_TAYLOR_DEGREE = 18
+_EXP_MAX_SQUARINGS = 24  # scales norms up to 2^24; the squarings past what a matrix needs are skipped
+
+
+def matrix_exp(a: torch.Tensor) -> torch.Tensor:
+    """Scaling and squaring: A / 2^s through a degree-18 Taylor series, then squared s times,
+    with s chosen per matrix from its 1-norm (the unneeded squarings select the unsquared value)."""
+    n = a.shape[-1]
+    norm = torch.abs(a).sum(-2).amax(-1)  # the 1-norm, per matrix
+    squarings = torch.clamp(torch.ceil(torch.log2(torch.clamp(norm, min=1e-30))) + 1, 0, _EXP_MAX_SQUARINGS)
+    scaled = a / torch.pow(2.0, squarings).unsqueeze(-1).unsqueeze(-1).to(a.dtype)
+    identity = torch.eye(n, dtype=a.dtype).expand(a.shape)
+    result, term = identity, identity
+    for k in range(1, _EXP_TAYLOR_DEGREE + 1):
+        term = torch.matmul(term, scaled) / k
+        result = result + term
+    for step in range(_EXP_MAX_SQUARINGS):
+        squared = torch.matmul(result, result)
+        result = torch.where((step < squarings).unsqueeze(-1).unsqueeze(-1), squared, result)
+    return result
+
+
 LINALG_DECOMPOSITIONS = {
     aten.linalg_lu_factor_ex.default: linalg_lu_factor_ex,
     aten.linalg_lu.default: linalg_lu,
@@ -212,4 +300,13 @@ LINALG_DECOMPOSITIONS = {
     aten.triangular_solve.default: triangular_solve,
     aten.cholesky_solve.default: cholesky_solve,
     aten.linalg_lu_solve.default: linalg_lu_solve,
+    aten.lu_unpack.default: lu_unpack,
+    aten.addbmm.default: addbmm,
+    aten.bilinear.default: bilinear,
+    aten.cov.default: cov,
+    aten.corrcoef.default: corrcoef,
+    aten.dist.default: dist,
+    aten._pdist_forward.default: pdist,
+    aten.pdist.default: pdist,
+    aten.linalg_matrix_exp.default: matrix_exp,
 }

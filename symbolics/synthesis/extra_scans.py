@@ -12,6 +12,7 @@ Self-contained (torch only): Fixport's fix script carries this file as it is.
 """
 from __future__ import annotations
 
+import itertools
 import math
 
 import torch
@@ -171,6 +172,90 @@ def squeeze_dims(x: torch.Tensor, dims: list[int]) -> torch.Tensor:
     return x.reshape([size for axis, size in enumerate(x.shape) if axis not in dropped])
 
 
+def copysign(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
+    negative = (b < 0) | ((b == 0) & (1 / b < 0))  # -0.0 counts as negative, as its sign bit says
+    return torch.where(negative, -torch.abs(a), torch.abs(a))
+
+
+
+def frexp(x: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """x = mantissa * 2^exponent with 0.5 <= |mantissa| < 1; log2 rounds near powers of two, so the
+    exponent is corrected by one either way."""
+    finite = torch.isfinite(x) & (x != 0)
+    magnitude = torch.where(finite, torch.abs(x), torch.ones_like(x))
+    exponent = torch.floor(torch.log2(magnitude)) + 1
+    mantissa = magnitude / torch.pow(2.0, exponent)
+    exponent = torch.where(mantissa >= 1, exponent + 1, torch.where(mantissa < 0.5, exponent - 1, exponent))
+    mantissa = torch.where(finite, torch.sign(x) * magnitude / torch.pow(2.0, exponent), x)
+    return mantissa, torch.where(finite, exponent, torch.zeros_like(exponent)).to(torch.int32)
+
+
+def searchsorted(sorted_sequence: torch.Tensor, values: torch.Tensor, *, out_int32: bool = False,
+                 right: bool = False, side: str | None = None, sorter: torch.Tensor | None = None) -> torch.Tensor:
+    """How many sequence elements lie below each value (at or below with ``right``): a comparison
+    of every pair, summed."""
+    if sorter is not None:
+        sorted_sequence = sorted_sequence.gather(-1, sorter)
+    right = right or side == "right"
+    sequence = sorted_sequence.unsqueeze(-2)  # (..., 1, n)
+    probe = values.unsqueeze(-1)  # (..., m, 1)
+    below = (sequence <= probe) if right else (sequence < probe)
+    return below.sum(-1).to(torch.int32 if out_int32 else torch.int64)
+
+
+def index_fill(x: torch.Tensor, dim: int, index: torch.Tensor, value) -> torch.Tensor:
+    if x.dim() == 0:
+        return index_fill(x.reshape(1), 0, index, value).reshape(())
+    dim = dim % x.dim()
+    hit = (index.reshape(-1, 1) == torch.arange(x.shape[dim])).any(0)  # (size along dim,)
+    shape = [1] * x.dim()
+    shape[dim] = x.shape[dim]
+    return torch.where(hit.reshape(shape), torch.as_tensor(value, dtype=x.dtype), x)
+
+
+def nonzero_static(x: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:
+    """The first ``size`` nonzero positions in row-major order, padded with ``fill_value``: each
+    output row picks the element whose running count of nonzeros equals it."""
+    flat = (x.reshape(-1) != 0)
+    rank = torch.cumsum(flat.to(torch.int64), 0) - 1
+    positions = torch.arange(flat.numel())
+    slots = torch.arange(size).unsqueeze(1)  # (size, 1)
+    chosen = (rank.unsqueeze(0) == slots) & flat.unsqueeze(0)  # (size, numel)
+    found = chosen.any(1)
+    linear = (chosen.to(torch.int64) * positions).sum(1)
+    coordinates = []
+    for extent in reversed(x.shape):
+        coordinates.append(torch.remainder(linear, extent))
+        linear = torch.div(linear, extent, rounding_mode="floor")
+    indices = torch.stack(coordinates[::-1], 1) if coordinates else torch.zeros(size, 0, dtype=torch.int64)
+    return torch.where(found.unsqueeze(1), indices, torch.full_like(indices, fill_value))
+
+
+def _adaptive_max_pool(x: torch.Tensor, output_size: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each output cell's window (torch's floor/ceil bounds), its max and the flat spatial index of it."""
+    spatial = list(x.shape[x.dim() - len(output_size):])
+    lead = x.shape[:x.dim() - len(output_size)]
+    flat = x.reshape(*lead, -1) if spatial else x
+    positions = torch.arange(math.prod(spatial)).reshape(spatial)
+    values, indices = [], []
+    for cell in itertools.product(*[range(o) for o in output_size]):
+        inside = torch.ones(spatial, dtype=torch.bool)
+        for axis, (i, n, o) in enumerate(zip(cell, spatial, output_size)):
+            along = torch.arange(n).reshape([n if a == axis else 1 for a in range(len(spatial))])
+            inside = inside & (along >= (i * n) // o) & (along < -(-((i + 1) * n) // o))
+        rows = torch.where(inside.reshape(-1), flat, torch.full((), -math.inf, dtype=x.dtype))
+        best = rows.amax(-1, keepdim=True)
+        first = torch.where((rows == best) & inside.reshape(-1), positions.reshape(-1), math.prod(spatial)).amin(-1)
+        values.append(best.squeeze(-1))
+        indices.append(first)
+    shape = (*lead, *output_size)
+    return torch.stack(values, -1).reshape(shape), torch.stack(indices, -1).reshape(shape)
+
+
+def adaptive_max_pool2d(x: torch.Tensor, output_size: list[int]) -> tuple[torch.Tensor, torch.Tensor]:
+    return _adaptive_max_pool(x, list(output_size))
+
+
 SCAN_DECOMPOSITIONS = {
     aten.cummax.default: cummax,
     aten.cummin.default: cummin,
@@ -185,4 +270,12 @@ SCAN_DECOMPOSITIONS = {
     aten.scatter_reduce.two: scatter_reduce,
     aten.index_reduce.default: index_reduce,
     aten.squeeze.dims: squeeze_dims,
+    aten.copysign.Tensor: copysign,
+    aten.frexp.Tensor: frexp,
+    aten.searchsorted.Tensor: searchsorted,
+    aten.index_fill.int_Scalar: index_fill,
+    aten.index_fill.int_Tensor: index_fill,
+    aten.nonzero_static.default: nonzero_static,
+    aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
+    aten.adaptive_max_pool3d.default: adaptive_max_pool2d,
 }

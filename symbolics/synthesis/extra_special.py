@@ -2,7 +2,8 @@
 
 Lanczos lgamma, digamma's asymptotic series, Euler-Maclaurin for the Hurwitz zeta and
 polygamma, Giles' erfinv with a Newton step, Chebyshev polynomials (torch's recurrence, then
-closed forms), and Cephes' expansions of the modified Bessel functions as torch has them.
+closed forms), Hermite, Laguerre and Legendre polynomials (the recurrence unrolled to degree
+128), and Cephes' expansions of the modified Bessel functions as torch has them.
 
 Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
 decomposition replay traces them like ``torch._decomp``'s (see
@@ -328,6 +329,52 @@ def _bessel_k_op(order: int, scaled: bool):
     return bessel
 
 
+# Hermite (H, He), Laguerre and Legendre polynomials of a tensor degree: torch's three-term
+# recurrences unrolled to _RECURRENCE_DEGREES, each degree picked where n equals it. torch gives
+# NaN past degree 128 for float32 Hermite; past that bound these give NaN for all four.
+_RECURRENCE_DEGREES = 128
+
+
+def _recurrence(x: torch.Tensor, n: torch.Tensor, first: torch.Tensor, step) -> torch.Tensor:
+    """P_n(x) for n in 0.._RECURRENCE_DEGREES, from P_0 = 1, P_1 = ``first`` and
+    ``P_{k+1} = step(k, P_k, P_{k-1})``; NaN above, 0 for negative n."""
+    previous, current = torch.ones_like(x), first
+    result = torch.where(n == 0, previous, torch.where(n == 1, current, torch.full_like(x, math.nan)))
+    for k in range(1, _RECURRENCE_DEGREES):
+        previous, current = current, step(k, current, previous)
+        result = torch.where(n == k + 1, current, result)
+    return torch.where(n < 0, torch.zeros_like(result), result)
+
+
+def _degree(x, n) -> tuple[torch.Tensor, torch.Tensor]:
+    x, n = torch.as_tensor(x), torch.as_tensor(n)
+    dtype = torch.promote_types(x.dtype, n.dtype)
+    return x.to(dtype), torch.trunc(n.to(dtype))
+
+
+def hermite_h(x, n) -> torch.Tensor:
+    x, n = _degree(x, n)
+    return _recurrence(x, n, x + x, lambda k, q, p: (x + x) * q - (2 * k) * p)
+
+
+def hermite_he(x, n) -> torch.Tensor:
+    x, n = _degree(x, n)
+    return _recurrence(x, n, x, lambda k, q, p: x * q - k * p)
+
+
+def laguerre_l(x, n) -> torch.Tensor:
+    x, n = _degree(x, n)
+    value = _recurrence(x, n, 1 - x, lambda k, q, p: ((2 * k + (1 - x)) * q - k * p) / (k + 1))
+    return torch.where((x == 0) & (n >= 0), torch.ones_like(value), value)
+
+
+def legendre_p(x, n) -> torch.Tensor:
+    x, n = _degree(x, n)
+    value = _recurrence(x, n, x, lambda k, q, p: ((2 * k + 1) * x * q - k * p) / (k + 1))
+    at_one = torch.where((x > 0) | (torch.remainder(n, 2) == 0), 1.0, -1.0).to(x.dtype)
+    return torch.where((torch.abs(x) == 1) & (n >= 0), at_one, value)
+
+
 SPECIAL_DECOMPOSITIONS = {
     aten.lgamma.default: lgamma,
     aten.digamma.default: digamma,
@@ -346,6 +393,10 @@ SPECIAL_DECOMPOSITIONS = {
     aten.special_modified_bessel_k1.default: _bessel_k_op(1, scaled=False),
     aten.special_scaled_modified_bessel_k0.default: _bessel_k_op(0, scaled=True),
     aten.special_scaled_modified_bessel_k1.default: _bessel_k_op(1, scaled=True),
+    aten.special_hermite_polynomial_h.default: hermite_h,
+    aten.special_hermite_polynomial_he.default: hermite_he,
+    aten.special_laguerre_polynomial_l.default: laguerre_l,
+    aten.special_legendre_polynomial_p.default: legendre_p,
     **{getattr(aten, f"special_{prefix}chebyshev_polynomial_{kind}").default: _chebyshev_op(kind, bool(prefix))
        for kind in "tuvw" for prefix in ("", "shifted_")},
 }

@@ -220,6 +220,9 @@ def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool 
                      range(len(a)) if isinstance(a, list) and a and isinstance(a[0], torch.Tensor) else [])]
 
     keyword_only = [a.kwarg_only for a in op._schema.arguments]
+    # Fixport's decomposition of the op itself is called directly: a CompositeImplicitAutograd op
+    # (cov, bilinear) decomposes in C++ before the tracer could look it up in the table.
+    target = (extra or {}).get(op, op)
 
     def call(*tensors):
         filled = [list(a) if isinstance(a, list) else a for a in python_args]
@@ -230,7 +233,7 @@ def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool 
                 filled[i][j] = tensor
         positional = [v for v, only in zip(filled, keyword_only) if not only]
         keywords = {a.name: v for a, v in zip(op._schema.arguments, filled) if a.kwarg_only}
-        return op(*positional, **keywords)
+        return target(*positional, **keywords)
 
     examples = [python_args[i] if j is None else python_args[i][j] for i, j in tensor_slots]
     with torch.no_grad():
@@ -253,8 +256,8 @@ def _dead_mutation(node: torch.fx.Node) -> bool:
     """An in-place step nothing reads afterwards (batch norm's running statistics): an ONNX graph
     cannot update its inputs, and no output depends on it."""
     if not node.target._schema.name.endswith("_") or node.users or not node.args \
-            or not isinstance(node.args[0], torch.fx.Node):
-        return False
+            or not isinstance(node.args[0], torch.fx.Node) or node.args[0].op != "placeholder":
+        return False  # only an input (never a view, whose base other steps may read) is left as it was
     seen, later = False, set()
     for following in node.graph.nodes:
         if seen:
