@@ -28,7 +28,7 @@ from fixport.core.model.requests import (
     StubRequest,
     SynthesizeRequest,
 )
-from fixport.core.model.results import AnalysisResult, AutoFixResult, TracedGraph, WorkerInfo
+from fixport.core.model.results import AnalysisResult, AutoFixResult, ExportedGraph, TracedGraph, WorkerInfo
 from fixport.core.model.vocabulary import DEFAULT_OPSET, PYTHON_OP_KIND, ProblemReason
 from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import OpInfo
@@ -74,6 +74,7 @@ class MainWindow(QMainWindow):
         self.selected: tuple[str, str] | None = None  # (graph kind, node id)
         self._keep_view = False  # the running export keeps the current view
         self._traced: Graph | None = None  # the running export's traced graph, drawn before it ends
+        self._exported: Graph | None = None  # its ONNX graph, drawn while ONNX Runtime checks it
         self.compare_tolerances: dict[str, float | None] = {"rtol": None, "atol": None}
         self.highlight_after_export: set[str] = set()
         self.fix_outcomes: list[FixedKind] | None = None  # what the last Fix all chose per kind
@@ -180,7 +181,7 @@ class MainWindow(QMainWindow):
         if self.workbench.project is None:
             return None
         self._keep_view = keep_view
-        self._traced = None
+        self._traced = self._exported = None
         return self.runner.submit(self.workbench.analyze_request(output))
 
     # ---- job results ----
@@ -229,7 +230,16 @@ class MainWindow(QMainWindow):
         self.actions.set_available_providers(info.providers)
 
     def _on_job_partial(self, submitted: SubmittedJob, piece: object) -> None:
-        """The traced graph arrives before the export ends: draw it at once."""
+        """The traced graph arrives before the export ends, the ONNX graph before ONNX Runtime's
+        check and the comparison with torch: draw each at once."""
+        if isinstance(piece, ExportedGraph) and isinstance(submitted.request, AnalyzeRequest):
+            self._exported = piece.graph
+            traced = self._traced or self.graphs.graphs["torchscript"]
+            self.graphs.set_graphs(traced, piece.graph, keep_view=self._keep_view,
+                                   onnx_title="ONNX (exported; checking it in ONNX Runtime…)")
+            self.graphs.pane("torchscript").set_marks(unsupported=set())
+            created = {n.id for n in piece.graph.nodes if self.highlight_after_export & set(n.origin)}
+            self.graphs.pane("onnx").set_marks(unsupported=set(), highlighted=created)
         if isinstance(piece, TracedGraph) and isinstance(submitted.request, AnalyzeRequest):
             shown = self.graphs.graphs["torchscript"]
             if _same_nodes(shown, piece.graph):  # a re-export traced the same graph: keep the drawing
@@ -260,7 +270,8 @@ class MainWindow(QMainWindow):
             self.graphs.adopt_graphs(None, result.onnx_graph, onnx_title="ONNX (file)")
         else:
             traced = self._traced if _same_nodes(self._traced, result.torchscript_graph) else result.torchscript_graph
-            self.graphs.set_graphs(traced, result.onnx_graph, keep_view=keep_view, onnx_title=title)
+            exported = self._exported if _same_drawing(self._exported, result.onnx_graph) else result.onnx_graph
+            self.graphs.set_graphs(traced, exported, keep_view=keep_view, onnx_title=title)
         self._mark_problems(result)
         fixed = [m.label for m in self.workbench.project.mappings] if self.workbench.project else []
         self.problems.set_problems(result.unsupported, fixed, self.fix_outcomes)
@@ -549,6 +560,12 @@ class MainWindow(QMainWindow):
         self.settings.sync()
         self.runner.shutdown()
         super().closeEvent(event)
+
+
+def _same_drawing(drawn: Graph | None, analysed: Graph | None) -> bool:
+    """Whether the ONNX graph drawn early is the analysed one, flags included (a runtime error marks a node)."""
+    return drawn is not None and analysed is not None and (
+        [(n.id, n.kind, n.unsupported) for n in drawn.nodes] == [(n.id, n.kind, n.unsupported) for n in analysed.nodes])
 
 
 def _same_nodes(drawn: Graph | None, analysed: Graph | None) -> bool:

@@ -64,6 +64,26 @@ def test_a_model_files_traced_graph_is_drawn_before_its_export_ends(qtbot, windo
     assert [n.id for n in traced.nodes] == [n.id for n in window.workbench.analysis.torchscript_graph.nodes]
 
 
+def test_a_clean_exports_onnx_graph_is_drawn_before_ort_checks_it(qtbot, window: MainWindow) -> None:
+    """A clean export's ONNX graph is on screen while ONNX Runtime runs it and torch is compared;
+    the analysis then keeps that drawing."""
+    from fixport.core.model.results import ExportedGraph
+    from fixport.examples.catalog import example_path
+
+    seen: list[tuple[object, object]] = []  # (analysis, drawn ONNX graph) when the ONNX graph arrived
+    window.runner.partial.connect(lambda _job, piece: seen.append(
+        (window.workbench.analysis, window.graphs.graphs["onnx"])) if isinstance(piece, ExportedGraph) else None)
+    with qtbot.waitSignal(window.runner.partial, timeout=JOB_TIMEOUT_MS,
+                          check_params_cb=lambda _job, piece: isinstance(piece, ExportedGraph)) as partial:
+        window.open_path(example_path("resnet18_clean"))
+    exported = partial.args[1].graph
+    assert seen == [(None, exported)]  # drawn before the analysis came back
+    qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
+    assert window.workbench.analysis.unsupported == []
+    assert window.graphs.graphs["onnx"] is exported  # the same drawing, no second layout
+    assert "checking" not in window.graphs.right.header.text()
+
+
 def test_the_cuda_choice_follows_what_the_worker_reports(qtbot, window: MainWindow) -> None:
     """The window loads no onnxruntime: CUDA is offered once the warm worker lists its providers."""
     qtbot.waitUntil(lambda: "Checking" not in window.actions.provider.toolTip(), timeout=JOB_TIMEOUT_MS)

@@ -33,7 +33,7 @@ from fixport.core.model.errors import ExportError, TraceError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.results import TracedGraph
+from fixport.core.model.results import ExportedGraph, TracedGraph
 from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.ort_session import run_on_cpu
@@ -74,6 +74,7 @@ class TorchScriptExporter(Exporter):
         check_cancelled(cancelled)
         outputs = None
         if run_check and not unsupported:
+            report_partial(progress, ExportedGraph(onnx_graph))  # on screen while ORT checks it
             report(progress, 0.85, "running the model once in ONNX Runtime")
             run = run_on_cpu(model, loaded.input_names, loaded.example_inputs)
             outputs = run.outputs

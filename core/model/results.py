@@ -93,3 +93,11 @@ class TracedGraph:
     """An early piece of an analysis: the traced TorchScript graph, sent before the export ends."""
 
     graph: Graph
+
+
+@dataclass
+class ExportedGraph:
+    """An early piece of an analysis: the exported ONNX graph, sent when it converted cleanly and
+    ONNX Runtime's check and the comparison with torch are still to come."""
+
+    graph: Graph
