@@ -104,3 +104,14 @@ def test_fix_auto_materialises_linear_ops_at_opset_17(worker, kind: str, tmp_pat
     (actual,) = session.run(None, {session.get_inputs()[0].name: loaded.example_inputs[0].numpy()})
     assert actual.shape == expected.shape
     assert float(np.max(np.abs(actual - expected))) <= 1e-5
+
+
+def test_the_template_dock_offers_the_matrix_after_the_decomposition() -> None:
+    from fixport.core.fixing.synthesized_offers import synthesized_offers
+    from fixport.core.model.requests import SynthesizeRequest
+
+    offers = synthesized_offers(SynthesizeRequest("aten::adaptive_avg_pool2d", 17))
+    ids = [offer.template_id for offer in offers]
+    assert ids[-1] == "synthesized.materialised.adaptive_avg_pool2d"
+    assert "synthesized.decomposition.adaptive_avg_pool2d" in ids
+    assert "emit_materialised" in offers[-1].template.source  # readable and editable like any template
