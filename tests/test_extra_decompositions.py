@@ -88,6 +88,8 @@ def _linear_algebra(generator: torch.Generator) -> dict:
         aten.cov.default: (rectangle,), aten.corrcoef.default: (rectangle,),
         aten.dist.default: (square, definite[:2], 3), aten._pdist_forward.default: (rectangle.mT.contiguous(), 1.5),
         aten.pdist.default: (rectangle,), aten.linalg_matrix_exp.default: (square,),
+        aten._linalg_eigh.default: (square, "U", False),  # values only: vectors come back NaN
+        aten._linalg_svd.default: (rectangle, False, False),
         aten._linalg_check_errors.default: ((torch.zeros(2, dtype=torch.int32), "linalg.solve"), {"is_matrix": True}),
     }
 
@@ -116,3 +118,13 @@ def test_extra_decomposition_computes_what_torch_computes(op) -> None:
 
 def test_every_extra_decomposition_is_tested() -> None:
     assert set(_inputs()) == set(EXTRA_DECOMPOSITIONS)
+
+
+def test_vectors_that_are_not_computed_are_nan_so_no_comparison_can_pass() -> None:
+    square = torch.randn(4, 4, generator=torch.Generator().manual_seed(1))
+    values, vectors = EXTRA_DECOMPOSITIONS[aten._linalg_eigh.default](square, "L", True)
+    assert torch.allclose(values, torch.linalg.eigvalsh(square), atol=1e-5)
+    assert vectors.shape == (4, 4) and torch.isnan(vectors).all()
+    left, singular, right = EXTRA_DECOMPOSITIONS[aten._linalg_svd.default](square[:3], False, True)
+    assert torch.allclose(singular, torch.linalg.svdvals(square[:3]), atol=1e-5)
+    assert left.shape == (3, 3) and right.shape == (3, 4) and torch.isnan(left).all() and torch.isnan(right).all()

@@ -3,8 +3,9 @@
 LU with partial pivoting (ties to the first row, as in LAPACK), Cholesky and triangular
 substitutions: solve, inv, slogdet, lu_factor, lu, lu_solve, cholesky, cholesky_solve,
 solve_triangular, triangular_solve, lu_unpack; matrix_exp by scaling and squaring; and small
-products and statistics (addbmm, bilinear, cov, corrcoef, dist, pdist). Matrices of a few
-dozen rows; each step is a few ONNX nodes.
+products and statistics (addbmm, bilinear, cov, corrcoef, dist, pdist); eigenvalues and singular
+values (no vectors) by Jacobi rotations. Matrices of a few dozen rows; each step is a few ONNX
+nodes.
 
 Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
 decomposition replay traces them like ``torch._decomp``'s (see
@@ -286,6 +287,57 @@ def matrix_exp(a: torch.Tensor) -> torch.Tensor:
     return result
 
 
+# Eigenvalues of symmetric matrices by cyclic Jacobi rotations (in float64, a fixed number of
+# sweeps: quadratic convergence makes 10 ample up to _JACOBI_MAX_SIZE); singular values as the
+# square roots of the smaller Gram matrix's eigenvalues. Values only: eigenvector and singular
+# vector signs are LAPACK's choice, which a rotation sequence does not reproduce.
+_JACOBI_SWEEPS = 10
+_JACOBI_MAX_SIZE = 16
+
+
+def _jacobi_eigenvalues(symmetric: torch.Tensor) -> torch.Tensor:
+    n = symmetric.shape[-1]
+    if n > _JACOBI_MAX_SIZE:
+        raise NotImplementedError(f"Jacobi eigenvalues are unrolled up to {_JACOBI_MAX_SIZE} x {_JACOBI_MAX_SIZE}")
+    a = symmetric.to(torch.float64)
+    eye = torch.eye(n, dtype=torch.float64)
+    for _ in range(_JACOBI_SWEEPS if n > 1 else 0):
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                theta = 0.5 * torch.atan2(2 * a[..., p, q], a[..., q, q] - a[..., p, p])
+                c, s = torch.cos(theta)[..., None, None], torch.sin(theta)[..., None, None]
+                diagonal = eye[p].outer(eye[p]) + eye[q].outer(eye[q])
+                rotation = eye + (c - 1) * diagonal + s * (eye[p].outer(eye[q]) - eye[q].outer(eye[p]))
+                a = torch.matmul(torch.matmul(rotation.transpose(-2, -1), a), rotation)
+    return torch.sort((a * eye).sum(-1), dim=-1)[0]  # the diagonal (the exporter's diagonal emits an If)
+
+
+def _not_computed(a: torch.Tensor, rows: int, columns: int, wanted: bool) -> torch.Tensor:
+    """Vectors this decomposition does not compute: NaN where they are asked for, so that any
+    output that uses them fails the comparison with torch (callers such as svdvals never read them)."""
+    if not wanted:
+        return torch.zeros(0, dtype=a.dtype)
+    return torch.full((*a.shape[:-2], rows, columns), math.nan, dtype=a.dtype)
+
+
+def _linalg_eigh(a: torch.Tensor, UPLO: str = "L", compute_v: bool = True):
+    lower = torch.tril(a) if UPLO == "L" else torch.triu(a).transpose(-2, -1)
+    symmetric = lower + torch.tril(lower, -1).transpose(-2, -1)
+    n = a.shape[-1]
+    return _jacobi_eigenvalues(symmetric).to(a.dtype), _not_computed(a, n, n, compute_v)
+
+
+def _linalg_svd(a: torch.Tensor, full_matrices: bool = True, compute_uv: bool = True, *, driver=None):
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    wide = a.to(torch.float64)
+    gram = torch.matmul(wide, wide.transpose(-2, -1)) if m <= n else torch.matmul(wide.transpose(-2, -1), wide)
+    values = torch.sqrt(torch.clamp(_jacobi_eigenvalues(gram), min=0)).flip(-1)
+    left = _not_computed(a, m, m if full_matrices else k, compute_uv)
+    right = _not_computed(a, n if full_matrices else k, n, compute_uv)
+    return left, values.to(a.dtype), right
+
+
 LINALG_DECOMPOSITIONS = {
     aten.linalg_lu_factor_ex.default: linalg_lu_factor_ex,
     aten.linalg_lu.default: linalg_lu,
@@ -309,4 +361,6 @@ LINALG_DECOMPOSITIONS = {
     aten._pdist_forward.default: pdist,
     aten.pdist.default: pdist,
     aten.linalg_matrix_exp.default: matrix_exp,
+    aten._linalg_eigh.default: _linalg_eigh,
+    aten._linalg_svd.default: _linalg_svd,
 }
