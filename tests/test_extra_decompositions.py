@@ -90,6 +90,9 @@ def _linear_algebra(generator: torch.Generator) -> dict:
         aten.pdist.default: (rectangle,), aten.linalg_matrix_exp.default: (square,),
         aten._linalg_eigh.default: (square, "U", False),  # values only: vectors come back NaN
         aten._linalg_svd.default: (rectangle, False, False),
+        aten.geqrf.default: (rectangle.mT,), aten.linalg_qr.default: (rectangle, "complete"),
+        aten.linalg_householder_product.default: tuple(torch.geqrf(rectangle.mT)),
+        aten.ormqr.default: (*torch.geqrf(square[0]), right[0], True, True),
         aten._linalg_check_errors.default: ((torch.zeros(2, dtype=torch.int32), "linalg.solve"), {"is_matrix": True}),
     }
 

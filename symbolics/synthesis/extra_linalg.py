@@ -3,8 +3,9 @@
 LU with partial pivoting (ties to the first row, as in LAPACK), Cholesky and triangular
 substitutions: solve, inv, slogdet, lu_factor, lu, lu_solve, cholesky, cholesky_solve,
 solve_triangular, triangular_solve, lu_unpack; matrix_exp by scaling and squaring; and small
-products and statistics (addbmm, bilinear, cov, corrcoef, dist, pdist); eigenvalues and singular
-values (no vectors) by Jacobi rotations. Matrices of a few dozen rows; each step is a few ONNX
+products and statistics (addbmm, bilinear, cov, corrcoef, dist, pdist); Householder QR with
+LAPACK's conventions (geqrf, householder_product, ormqr, qr); eigenvalues and singular values
+(no vectors) by Jacobi rotations. Matrices of a few dozen rows; each step is a few ONNX
 nodes.
 
 Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
@@ -338,6 +339,63 @@ def _linalg_svd(a: torch.Tensor, full_matrices: bool = True, compute_uv: bool = 
     return left, values.to(a.dtype), right
 
 
+# Householder QR with LAPACK's conventions (dgeqrf/dlarfg: beta = -sign(alpha) |x|, v[0] = 1,
+# tau = (beta - alpha) / beta), so Q and R come out as torch's, not merely equivalent.
+
+
+def geqrf(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    m, n = a.shape[-2:]
+    rows = torch.arange(m)
+    taus = []
+    for j in range(min(m, n)):
+        alpha, below = a[..., j, j], torch.where(rows > j, a[..., :, j], torch.zeros_like(a[..., :, j]))
+        norm = torch.sqrt((below * below).sum(-1))
+        beta = -torch.where(alpha >= 0, 1.0, -1.0).to(a.dtype) * torch.sqrt(alpha * alpha + norm * norm)
+        reflect = norm > 0
+        tau = torch.where(reflect, (beta - alpha) / beta, torch.zeros_like(alpha))
+        scale = torch.where(reflect, 1 / (alpha - beta), torch.zeros_like(alpha))
+        v = torch.where(rows == j, torch.ones_like(below), below * scale.unsqueeze(-1))  # zero above j
+        update = tau[..., None, None] * v.unsqueeze(-1) * torch.matmul(v.unsqueeze(-2), a).squeeze(-2).unsqueeze(-2)
+        reflected = a - update
+        column = torch.where(rows == j, torch.where(reflect, beta, alpha).unsqueeze(-1),
+                             torch.where(rows > j, v, a[..., :, j]))
+        a = torch.cat([a[..., :, :j], column.unsqueeze(-1), reflected[..., :, j + 1:]], -1)  # stored v's stay
+        taus.append(tau)
+    return a, torch.stack(taus, -1) if taus else torch.zeros(*a.shape[:-2], 0, dtype=a.dtype)
+
+
+def householder_product(a: torch.Tensor, tau: torch.Tensor) -> torch.Tensor:
+    """H_1 H_2 ... H_k applied to the first n columns of the identity (orgqr)."""
+    m, n = a.shape[-2:]
+    rows = torch.arange(m)
+    q = torch.eye(m, n, dtype=a.dtype).expand(*a.shape[:-2], m, n)
+    for j in reversed(range(tau.shape[-1])):
+        v = torch.where(rows == j, torch.ones_like(a[..., :, j]),
+                        torch.where(rows > j, a[..., :, j], torch.zeros_like(a[..., :, j])))
+        q = q - tau[..., j, None, None] * v.unsqueeze(-1) * torch.matmul(v.unsqueeze(-2), q)
+    return q
+
+
+def ormqr(a: torch.Tensor, tau: torch.Tensor, c: torch.Tensor, left: bool = True, transpose: bool = False):
+    m = a.shape[-2]
+    full = torch.cat([a, torch.zeros(*a.shape[:-2], m, max(m - a.shape[-1], 0), dtype=a.dtype)], -1)[..., :m]
+    q = householder_product(full, tau)  # the m x m Q
+    q = q.transpose(-2, -1) if transpose else q
+    return torch.matmul(q, c) if left else torch.matmul(c, q)
+
+
+def linalg_qr(a: torch.Tensor, mode: str = "reduced") -> tuple[torch.Tensor, torch.Tensor]:
+    m, n = a.shape[-2:]
+    k = min(m, n)
+    factors, tau = geqrf(a)
+    upper = torch.triu(factors)
+    if mode == "r":
+        return torch.zeros(0, dtype=a.dtype), upper[..., :k, :]
+    if mode == "complete" and m > n:
+        return ormqr(factors, tau, torch.eye(m, dtype=a.dtype).expand(*a.shape[:-2], m, m)), upper
+    return householder_product(factors[..., :, :k], tau), upper[..., :k, :]
+
+
 LINALG_DECOMPOSITIONS = {
     aten.linalg_lu_factor_ex.default: linalg_lu_factor_ex,
     aten.linalg_lu.default: linalg_lu,
@@ -363,4 +421,8 @@ LINALG_DECOMPOSITIONS = {
     aten.linalg_matrix_exp.default: matrix_exp,
     aten._linalg_eigh.default: _linalg_eigh,
     aten._linalg_svd.default: _linalg_svd,
+    aten.geqrf.default: geqrf,
+    aten.linalg_householder_product.default: householder_product,
+    aten.ormqr.default: ormqr,
+    aten.linalg_qr.default: linalg_qr,
 }
