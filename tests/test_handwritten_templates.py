@@ -53,6 +53,23 @@ def test_diff_of_booleans_is_xor_and_cumsum_of_booleans_counts() -> None:
     np.testing.assert_array_equal(run_ort(proto, (x,))[0], model(x).numpy())
 
 
+@pytest.mark.parametrize("op", ["amax", "amin"])
+@pytest.mark.parametrize("index", range(5))
+@pytest.mark.parametrize("opset", [13, 18])
+def test_amax_amin_propagate_nan_on_opinfo_samples(op: str, index: int, opset: int) -> None:
+    """ONNX Runtime's ReduceMax/ReduceMin skip NaN; the template puts it back where torch keeps it."""
+    samples = opinfo_inputs(op)
+    if index >= len(samples):
+        pytest.skip("fewer OpInfo samples")
+    x, args, kwargs = samples[index]
+    if x.numel():
+        x = x.clone()
+        x.view(-1)[:: max(x.numel() // 3, 1)] = float("nan")  # a few slices with a gap
+    model = Lambda(lambda t: getattr(torch, op)(t, *args, **kwargs))
+    proto = export(model, (x,), [spec_for("decompose.reduce_max_nan", f"aten::{op}")], opset)
+    np.testing.assert_array_equal(run_ort(proto, (x,))[0], model(x).numpy())
+
+
 @pytest.mark.parametrize("index", range(4))
 def test_cumsum_template_matches_torch_on_opinfo_samples(index: int) -> None:
     samples = opinfo_inputs("cumsum")
