@@ -75,6 +75,7 @@ class MainWindow(QMainWindow):
         self._keep_view = False  # the running export keeps the current view
         self._traced: Graph | None = None  # the running export's traced graph, drawn before it ends
         self._exported: Graph | None = None  # its ONNX graph, drawn while ONNX Runtime checks it
+        self._closed = False
         self.compare_tolerances: dict[str, float | None] = {"rtol": None, "atol": None}
         self.highlight_after_export: set[str] = set()
         self.fix_outcomes: list[FixedKind] | None = None  # what the last Fix all chose per kind
@@ -291,8 +292,8 @@ class MainWindow(QMainWindow):
         QTimer.singleShot(0, self, lambda: self._reselect_after(result))
 
     def _reselect_after(self, result: AnalysisResult) -> None:
-        if self.workbench.analysis is not result:
-            return  # a newer analysis arrived meanwhile and reselects for itself
+        if self.workbench.analysis is not result or self._closed:
+            return  # a newer analysis arrived meanwhile and reselects for itself, or the window closed
         if self.selected is not None:
             self.select_node(*self.selected)
         elif result.unsupported:  # start where the work is: the first problem, with its templates
@@ -558,6 +559,7 @@ class MainWindow(QMainWindow):
         self.settings.setValue("window/geometry", self.saveGeometry())
         self.settings.setValue("window/state", self.saveState())
         self.settings.sync()
+        self._closed = True  # nothing deferred starts new jobs from here on
         self.runner.shutdown()
         super().closeEvent(event)
 
