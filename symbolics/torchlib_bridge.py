@@ -31,7 +31,7 @@ class BridgeError(RuntimeError):
 
 def torchlib_function(kind: str, overload: str = ""):
     """The torch_lib OnnxFunction/TracedOnnxFunction for 'aten::op' (overload first)."""
-    import onnxscript.function_libs.torch_lib.ops  # noqa: F401  (fills the registry)
+    import onnxscript.function_libs.torch_lib.ops
     from onnxscript.function_libs.torch_lib.registration import default_registry
 
     for name in ([f"{kind}.{overload}"] if overload else []) + [kind, f"{kind}.default"]:
@@ -288,19 +288,19 @@ class _RecordedArithmetic:
     def __init__(self, opset) -> None:
         self.opset = opset
 
-    def Add(self, lhs, rhs):  # noqa: N802 -- onnx_ir's handler protocol names
+    def Add(self, lhs, rhs):
         return self.opset.Add(lhs, rhs)
 
-    def Sub(self, lhs, rhs):  # noqa: N802
+    def Sub(self, lhs, rhs):
         return self.opset.Sub(lhs, rhs)
 
-    def Mul(self, lhs, rhs):  # noqa: N802
+    def Mul(self, lhs, rhs):
         return self.opset.Mul(lhs, rhs)
 
-    def Div(self, lhs, rhs):  # noqa: N802
+    def Div(self, lhs, rhs):
         return self.opset.Div(lhs, rhs)
 
-    def Neg(self, operand):  # noqa: N802
+    def Neg(self, operand):
         return self.opset.Neg(operand)
 
 
@@ -330,7 +330,7 @@ def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
             result = function(*[to_ir(a) for a in arguments])  # ATen order; 'self' cannot be a keyword
     except BridgeError:
         raise
-    except Exception as error:  # noqa: BLE001 -- torch_lib or the recorder refusing these arguments
+    except Exception as error:
         raise BridgeError(f"torch_lib's {function.name} cannot be recorded for these arguments: "
                           f"{type(error).__name__}: {str(error)[:200]}") from error
     finally:

@@ -15,6 +15,7 @@ from pathlib import Path
 
 from fixport.core.exporters.analysis import analyze
 from fixport.core.exporters.applied_fixes import validate_mappings
+from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.fixing.planning import (
     FAMILY_GENERIC,
     MAX_AUTO_FIX_ROUNDS,
@@ -23,7 +24,6 @@ from fixport.core.fixing.planning import (
     candidates_for,
     opset_that_fixes,
 )
-from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.fixing.verification import matches_torch
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
