@@ -235,3 +235,38 @@ def test_ranking_always_offers_something():
     assert bridge and "torch_lib" in bridge[0].why
     assert library.templates_for("weird::thing", 12)[-1].template_id == "stub"
     assert all(o.why for o in offers)
+
+
+def test_a_re_export_reuses_the_traced_graph_only_for_the_same_module_and_options(model_file) -> None:
+    """Apply re-exports the same module: its traced graph is converted once; another opset, or the
+    file edited (a new module), converts afresh and shows the edit."""
+    import os
+
+    from fixport.core.exporters.analysis import analyze
+    from fixport.core.model.requests import AnalyzeRequest
+    from fixport.core.model.results import ModelRequest
+
+    source = """
+        import torch
+
+        class Scale(torch.nn.Module):
+            def forward(self, x):
+                return torch.relu(x) * 2.5
+
+        def build():
+            return Scale().eval(), (torch.randn(2, 3),)
+    """
+    path = model_file("scale.py", source)
+    request = ModelRequest(str(path))
+    first = analyze(AnalyzeRequest(request)).torchscript_graph
+    assert analyze(AnalyzeRequest(request)).torchscript_graph is first
+    other_opset = analyze(AnalyzeRequest(request, {"opset": 13})).torchscript_graph
+    assert other_opset is not first and [n.id for n in other_opset.nodes] == [n.id for n in first.nodes]
+
+    edited = model_file("scale.py", source.replace("2.5", "7.5"))
+    stat = edited.stat()
+    os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # a new file to the cache
+    again = analyze(AnalyzeRequest(request)).torchscript_graph
+    assert again is not first
+    constants = [n.attributes.get("value") for n in again.nodes if n.kind == "prim::Constant"]
+    assert 7.5 in constants and 2.5 not in constants

@@ -21,7 +21,7 @@ from fixport.core.loaders.torchscript_graph import (
     instance_base,
     instance_keys,
     python_op_name,
-    torchscript_to_graph,
+    torchscript_graph_of,
     user_source_line,
 )
 from fixport.core.model.graph import Graph
@@ -140,21 +140,23 @@ def current_instance_key(node: torch._C.Node) -> str:
 
 @contextmanager
 def conversion_hooks(*, diagnose: bool, opset: int, autograd_inlining: bool, user_input_count: int | None = None,
+                     traced_from: Any = None, trace_context: tuple = (),
                      on_traced: Callable[[Graph], None] | None = None) -> Iterator[ConversionRecord]:
     """Install the hooks for the duration of one export (exports are not re-entrant)."""
     # With inlining on, torch inlines every Function that has no symbolic -- but only while no
     # prim::PythonOp symbolic is registered; registering one would turn them into failures.
     if diagnose and not autograd_inlining:
-        with _python_ops_reach_symbolic_function(opset), _hooks(True, user_input_count, on_traced) as record:
+        with _python_ops_reach_symbolic_function(opset), _hooks(True, user_input_count, on_traced,
+                                                                 traced_from, trace_context) as record:
             yield record
     else:
-        with _hooks(diagnose, user_input_count, on_traced) as record:
+        with _hooks(diagnose, user_input_count, on_traced, traced_from, trace_context) as record:
             yield record
 
 
 @contextmanager
-def _hooks(diagnose: bool, user_input_count: int | None,
-           on_traced: Callable[[Graph], None] | None = None) -> Iterator[ConversionRecord]:
+def _hooks(diagnose: bool, user_input_count: int | None, on_traced: Callable[[Graph], None] | None = None,
+           traced_from: Any = None, trace_context: tuple = ()) -> Iterator[ConversionRecord]:
     global _active_record
     record = ConversionRecord(diagnose=diagnose, on_traced=on_traced)
     original_pass = torch._C._jit_pass_onnx
@@ -163,7 +165,8 @@ def _hooks(diagnose: bool, user_input_count: int | None,
     def jit_pass_onnx(graph: torch._C.Graph, operator_export_type: Any) -> torch._C.Graph:
         nodes = all_nodes(graph)
         record.set_graph_keys(instance_keys(nodes))
-        record.torchscript_graph = torchscript_to_graph(graph, record.instance_key_of, user_input_count, nodes)
+        record.torchscript_graph = torchscript_graph_of(traced_from, trace_context, graph, record.instance_key_of,
+                                                        user_input_count, nodes)
         record.has_complex = any((v.dtype or "").startswith("complex") for v in record.torchscript_graph.values.values())
         if record.on_traced is not None:
             record.on_traced(record.torchscript_graph)

@@ -103,7 +103,8 @@ class TorchScriptExporter(Exporter):
         )
         with warnings.catch_warnings(record=True) as caught, conversion_hooks(
                 diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining,
-                user_input_count=len(loaded.example_inputs), on_traced=on_traced) as record:
+                user_input_count=len(loaded.example_inputs), on_traced=on_traced,
+                traced_from=loaded.module, trace_context=(repr(sorted(kwargs.items())),)) as record:
             warnings.simplefilter("always")
             warnings.filterwarnings("ignore", category=DeprecationWarning)
             warnings.filterwarnings("ignore", category=FutureWarning)

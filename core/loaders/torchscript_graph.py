@@ -9,6 +9,7 @@ from __future__ import annotations
 import functools
 import os
 import re
+import weakref
 from collections import Counter
 from typing import Any, Iterable
 
@@ -169,3 +170,25 @@ def torchscript_to_graph(graph: torch._C.Graph, keys: dict[torch._C.Node, str] |
         ))
     result.outputs = [value.debugName() for value in graph.outputs()]
     return result
+
+
+_last_conversion: tuple[weakref.ref, tuple, Graph] | None = None
+
+
+def torchscript_graph_of(source: Any, context: tuple, graph: torch._C.Graph, keys: dict[torch._C.Node, str],
+                         user_input_count: int | None, nodes: list[torch._C.Node]) -> Graph:
+    """:func:`torchscript_to_graph`, or the last result when the same ``source`` module traced to
+    the same nodes, with the same input types, in the same ``context`` (export options): a
+    re-export after Apply traces what it traced before."""
+    global _last_conversion
+    signature = (context, tuple(keys[node] for node in nodes), tuple(str(v.type()) for v in graph.inputs()),
+                 user_input_count)
+    last = _last_conversion
+    if source is not None and last is not None and last[0]() is source and last[1] == signature:
+        return last[2]
+    converted = torchscript_to_graph(graph, keys, user_input_count, nodes)
+    try:
+        _last_conversion = (weakref.ref(source), signature, converted) if source is not None else None
+    except TypeError:  # an object that takes no weak reference: convert every time
+        _last_conversion = None
+    return converted
