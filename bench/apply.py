@@ -36,6 +36,7 @@ CASES = (("vit_tiny", (), UNFLATTEN_FIX, "vit_tiny, first fix"),
          ("vit_tiny", (SDPA_FIX,), UNFLATTEN_FIX, "vit_tiny, last fix"),
          ("threshold", (), ("aten::threshold", "decompose.threshold_where"), "threshold toy"))
 WAIT_LIMIT_S = 300.0
+SETTLE_S = 0.2
 
 _BARE_EXPORT = """
 import io, statistics, sys, time, importlib.util, torch
@@ -104,12 +105,20 @@ def open_to_panes_s(app, window, path: Path) -> tuple[float, float, float]:
 
 
 def wait_until(app, condition) -> None:
+    """Run the event loop as the app does (sleeping until an event comes, not polling, which would
+    take CPU from the worker) until ``condition`` holds."""
+    from PySide6.QtCore import QEventLoop, QTimer
+
     deadline = time.monotonic() + WAIT_LIMIT_S
-    while not condition():
-        if time.monotonic() > deadline:
-            raise RuntimeError("the window did not finish in time")
-        app.processEvents()
-        time.sleep(0.001)
+    tick = QTimer()  # wakes the loop now and then, so a condition no event announces is seen too
+    tick.start(20)
+    try:
+        while not condition():
+            if time.monotonic() > deadline:
+                raise RuntimeError("the window did not finish in time")
+            app.processEvents(QEventLoop.ProcessEventsFlag.WaitForMoreEvents)
+    finally:
+        tick.stop()
 
 
 def mapping_for(window, kind: str, template_id: str):
@@ -148,7 +157,15 @@ def apply_to_panes_s(app, window, kind: str, template_id: str) -> tuple[float, f
     window.workbench.remove_mapping(mapping.target_kind, mapping.python_op_name, mapping.instance)
     window.reexport(keep_view=True)
     wait_until(app, lambda: not window.runner.busy)
+    settle(app)
     return elapsed
+
+
+def settle(app, seconds: float = SETTLE_S) -> None:
+    """Let the window finish what follows an analysis (the docks refresh after the paint), as it
+    has by the time a user clicks again."""
+    until = time.monotonic() + seconds
+    wait_until(app, lambda: time.monotonic() > until)
 
 
 class BareExporter:
@@ -212,6 +229,7 @@ def main() -> None:
             window.workbench.apply_mapping(mapping_for(window, earlier_kind, earlier_id))
         window.reexport(keep_view=True)
         wait_until(app, lambda: not window.runner.busy)
+        settle(app)
         bare_exporter = BareExporter(example_path(name))
         pairs = []
         for _ in range(args.runs):  # each Apply beside a bare export taken just after it

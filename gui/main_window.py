@@ -49,6 +49,7 @@ from fixport.symbolics.library import TemplateLibrary
 WINDOW_TITLE = "Fixport"
 DEFAULT_SIZE = (1500, 920)
 STATUS_TIMEOUT_MS = 8000
+DOCKS_AFTER_PAINT_MS = 15
 PROBLEMS_WIDTH, TEMPLATE_WIDTH, COMPARE_HEIGHT = 260, 520, 230
 TEMPLATE_HEIGHT, INSPECTOR_HEIGHT = 560, 260
 PROBLEMS_MIN_WIDTH = 220
@@ -287,9 +288,9 @@ class MainWindow(QMainWindow):
         for path in result.saved_files:
             self.log.log(f"Wrote {path}")
             self.statusBar().showMessage(f"Wrote {path}", STATUS_TIMEOUT_MS)
-        # The selection's docks (templates, inspector) follow in the next turn of the event loop,
-        # after the panes have painted the new graphs.
-        QTimer.singleShot(0, self, lambda: self._reselect_after(result))
+        # The selection's docks (templates, inspector) follow once the panes have painted the new
+        # graphs (a zero timer would run before the paint events).
+        QTimer.singleShot(DOCKS_AFTER_PAINT_MS, self, lambda: self._reselect_after(result))
 
     def _reselect_after(self, result: AnalysisResult) -> None:
         if self.workbench.analysis is not result or self._closed:

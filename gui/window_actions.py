@@ -10,7 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
 
-from PySide6.QtCore import QSettings, Qt
+from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
 from PySide6.QtWidgets import (
     QComboBox,
@@ -47,6 +47,9 @@ MODEL_FILTER = "Model files (" + " ".join(f"*{s}" for s in MODEL_FILE_SUFFIXES) 
 PROJECT_FILTER = f"Fixport projects (*{PROJECT_SUFFIX})"
 BANNER_STYLE = "background: #ffebee; color: #b71c1c; padding: 4px 8px; border-top: 1px solid #ef9a9a;"
 STATUS_MESSAGE_MS = 5000
+# A job shorter than this (a re-export after Apply) never flashes the progress bar and Cancel:
+# showing them re-lays out the status bar while the worker runs.
+PROGRESS_DELAY_MS = 150
 
 
 class ActionWindow(Protocol):
@@ -325,21 +328,42 @@ class WindowActions:
         self.cancel_button.hide()
         status.addPermanentWidget(self.progress)
         status.addPermanentWidget(self.cancel_button)
+        self._latest_progress: tuple[float, str] = (0.0, "")
+        self._reveal_timer = QTimer(self._qt_window)
+        self._reveal_timer.setSingleShot(True)
+        self._reveal_timer.timeout.connect(self._reveal_progress)
         self._qt_window.centralWidget().layout().addWidget(self.banner)
 
     # ---- state sync ----
     def set_busy(self, busy: bool) -> None:
         self["cancel"].setEnabled(busy)
-        self.cancel_button.setVisible(busy)
+        if not busy:
+            self._reveal_timer.stop()
+            self.cancel_button.hide()
+        elif not self.cancel_button.isVisible() and not self._reveal_timer.isActive():
+            self._reveal_timer.start(PROGRESS_DELAY_MS)
 
     def show_progress(self, fraction: float, message: str) -> None:
+        """The job's progress; the bar and Cancel appear once the job has run PROGRESS_DELAY_MS."""
+        self._latest_progress = (fraction, message)
+        if not self.progress.isVisible():
+            if not self._reveal_timer.isActive():
+                self._reveal_timer.start(PROGRESS_DELAY_MS)
+            return
         text = f"{message} %p%" if message else "%p%"
         value = int(fraction * 100)
-        if self.progress.isVisible() and value == self.progress.value() and text == self.progress.format():
+        if value == self.progress.value() and text == self.progress.format():
             return  # each repaint of the status bar costs the UI thread about a millisecond
-        self.progress.show()
         self.progress.setValue(value)
         self.progress.setFormat(text)
+
+    def _reveal_progress(self) -> None:
+        if not self.window.runner.busy:
+            return
+        fraction, message = self._latest_progress
+        self.progress.setValue(int(fraction * 100))
+        self.progress.setFormat(f"{message} %p%" if message else "%p%")
+        self.progress.show()
         self.cancel_button.show()
 
     def hide_progress(self) -> None:

@@ -72,7 +72,7 @@ def test_cancel_in_the_middle_leaves_the_project_unchanged(qtbot, window: MainWi
         with qtbot.waitSignal(window.runner.progress, timeout=JOB_TIMEOUT_MS,
                               check_params_cb=lambda job, fraction, message: message.startswith("trying fixes")):
             window.actions["fix_all"].trigger()  # the Run menu's entry
-        assert window.actions.cancel_button.isVisible() and window.actions.progress.isVisible()
+        qtbot.waitUntil(lambda: window.actions.cancel_button.isVisible() and window.actions.progress.isVisible())
         qtbot.mouseClick(window.actions.cancel_button, Qt.MouseButton.LeftButton)
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=JOB_TIMEOUT_MS)
     assert window.workbench.project == before
