@@ -56,7 +56,7 @@ class ExampleInfo:
 def list_examples(directory: Path | None = None) -> list[ExampleInfo]:
     """Return every example in ``directory`` (default: this package), sorted by name."""
     folder = EXAMPLES_DIR if directory is None else Path(directory)
-    paths = [p for p in folder.glob("*.py") if p.stem not in NOT_EXAMPLES]
+    paths = [p for p in folder.glob("*.py") if p.stem not in NOT_EXAMPLES and not p.stem.startswith("_")]
     return [read_example(p) for p in sorted(paths, key=lambda p: p.stem)]
 
 

@@ -6,6 +6,8 @@ import torch
 from torch import nn
 from transformers import Gemma3ForCausalLM, Gemma3TextConfig
 
+from fixport.examples.corpus._causal_lm import LogitsOnly
+
 FIXPORT_EXAMPLE = {
     "title": "Gemma 3 causal LM (aten::diff)",
     "description": ('transformers 5 checks input_ids-only calls for packed sequences with torch.diff over the position ids: aten::diff has no symbolic at any opset.'),
@@ -18,17 +20,6 @@ FIXPORT_EXAMPLE = {
     "notes": ('Gemma 3 mixes sliding-window and global attention layers; same aten::diff as every decoder LM.'),
     "library": "transformers",
 }
-
-
-class LogitsOnly(nn.Module):
-    """The causal LM called with input_ids only, as a deployment calls it: logits out."""
-
-    def __init__(self, model: nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, use_cache=False).logits
 
 
 def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:

@@ -6,6 +6,8 @@ import torch
 from torch import nn
 from transformers import GPT2Config, GPT2LMHeadModel
 
+from fixport.examples.corpus._causal_lm import LogitsOnly
+
 FIXPORT_EXAMPLE = {
     "title": "GPT-2 LM (aten::diff)",
     "description": (
@@ -21,17 +23,6 @@ FIXPORT_EXAMPLE = {
     "notes": "The oldest decoder architecture in transformers fails the same way as the newest.",
     "library": "transformers",
 }
-
-
-class LogitsOnly(nn.Module):
-    """The LM called with input_ids only: logits out."""
-
-    def __init__(self, model: nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, use_cache=False).logits
 
 
 def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:

@@ -6,6 +6,8 @@ import torch
 from torch import nn
 from transformers import Llama4ForCausalLM, Llama4TextConfig
 
+from fixport.examples.corpus._causal_lm import LogitsOnly
+
 FIXPORT_EXAMPLE = {
     "title": "Llama 4 LM (complex rotary: polar, view_as_complex, view_as_real)",
     "description": (
@@ -29,17 +31,6 @@ FIXPORT_EXAMPLE = {
     "notes": "The fixes carry complex tensors as (..., 2) real tensors and multiply them in real arithmetic.",
     "library": "transformers",
 }
-
-
-class LogitsOnly(nn.Module):
-    """The LM called with input_ids only: logits out."""
-
-    def __init__(self, model: nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, use_cache=False).logits
 
 
 def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:

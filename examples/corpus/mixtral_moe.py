@@ -6,6 +6,8 @@ import torch
 from torch import nn
 from transformers import MixtralConfig, MixtralForCausalLM
 
+from fixport.examples.corpus._causal_lm import LogitsOnly
+
 FIXPORT_EXAMPLE = {
     "title": "Mixtral MoE LM (diff, histc, _grouped_mm)",
     "description": ('Besides aten::diff, the experts count their tokens with torch.histc and run as one ragged torch._grouped_mm per projection: neither has a symbolic.'),
@@ -20,17 +22,6 @@ FIXPORT_EXAMPLE = {
     "notes": ("transformers 5's default experts implementation on CPU is grouped_mm."),
     "library": "transformers",
 }
-
-
-class LogitsOnly(nn.Module):
-    """The causal LM called with input_ids only, as a deployment calls it: logits out."""
-
-    def __init__(self, model: nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, use_cache=False).logits
 
 
 def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:

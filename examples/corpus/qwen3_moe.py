@@ -6,6 +6,8 @@ import torch
 from torch import nn
 from transformers import Qwen3MoeConfig, Qwen3MoeForCausalLM
 
+from fixport.examples.corpus._causal_lm import LogitsOnly
+
 FIXPORT_EXAMPLE = {
     "title": "Qwen3-MoE LM (diff, histc, _grouped_mm)",
     "description": ('Qwen3-MoE routes each token to its top-2 experts; the expert dispatch uses torch.histc and torch._grouped_mm, and the input_ids-only call aten::diff.'),
@@ -20,17 +22,6 @@ FIXPORT_EXAMPLE = {
     "notes": ('Same routing code as Mixtral, with per-head q/k RMSNorm.'),
     "library": "transformers",
 }
-
-
-class LogitsOnly(nn.Module):
-    """The causal LM called with input_ids only, as a deployment calls it: logits out."""
-
-    def __init__(self, model: nn.Module) -> None:
-        super().__init__()
-        self.model = model
-
-    def forward(self, input_ids: torch.Tensor) -> torch.Tensor:
-        return self.model(input_ids=input_ids, use_cache=False).logits
 
 
 def build() -> tuple[nn.Module, tuple[torch.Tensor, ...]]:
