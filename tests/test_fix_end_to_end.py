@@ -22,8 +22,9 @@ from tests.conftest import run_main
 
 EXAMPLES = {e.name: e for e in list_examples()}
 FAILING = [e for e in EXAMPLES.values() if e.expected_unsupported]
-# Only a custom-domain op makes sense for these with what ONNX offers at their opset.
-NEEDS_CUSTOM_RUNTIME = {"library_custom_op"}
+# Only a custom-domain op makes sense for these with what ONNX offers at their opset (a
+# torch.library op written in torch ops is inlined instead: library_custom_op).
+NEEDS_CUSTOM_RUNTIME: set[str] = set()
 # No template handles these yet: fix --auto must say so, not fail (fft_token_mixer is fixed by the
 # hand-written fft/complex templates since the real-model corpus).
 NO_FIX_YET: dict[str, str] = {}
@@ -284,3 +285,17 @@ def test_fix_script_carries_fixports_own_functions(tmp_path: Path) -> None:
     script_keys = script.instance_keys(script.all_nodes(graph))
     assert list(script_keys.values()) == list(fixport_keys.values())
     assert any("threshold.py:" in key for key in fixport_keys.values())
+
+
+def test_a_torch_library_op_is_inlined_from_its_python_implementation(worker, tmp_path: Path) -> None:
+    """mylib::softclip is written in torch ops: fix --auto inlines that code (ONNX Runtime runs it)
+    instead of a custom-domain node, and says so."""
+    example = EXAMPLES["library_custom_op"]
+    onnx_path = tmp_path / "fixed.onnx"
+    result = worker.run(AutoFixRequest(ModelRequest(str(example.path)), output=str(onnx_path)))
+    assert result.after.unsupported == []
+    (choice,) = result.choices
+    assert (choice.kind, choice.family) == ("mylib::softclip", "inlined_implementation")
+    ops = {node.op_type for node in onnx.load(str(onnx_path)).graph.node}
+    assert "Tanh" in ops and "softclip" not in {op.lower() for op in ops}
+    _ort_matches_torch(onnx_path, example.path, example.fix_tolerance)

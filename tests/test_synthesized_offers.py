@@ -25,3 +25,17 @@ def test_a_generated_fix_is_offered_first_and_fixes_the_node(qtbot, window: Main
     run_job(qtbot, window, window.template.apply_kind_button.click)
     assert window.workbench.analysis.unsupported == []
     assert window.workbench.project.mappings[0].template_id == "synthesized.standard_op.cosh"
+
+
+def test_a_torch_library_op_is_offered_its_python_code_inlined(qtbot, window: MainWindow) -> None:
+    """The Template dock offers a torch.library op's own Python implementation, inlined, first."""
+    from fixport.examples.catalog import example_path
+
+    run_job(qtbot, window, lambda: window.open_path(example_path("library_custom_op")))
+    assert [p.kind for p in window.workbench.analysis.unsupported] == ["mylib::softclip"]
+    click_problem(qtbot, window, 0)
+    qtbot.waitUntil(lambda: window.template.offer_ids()[0].startswith("synthesized."), timeout=JOB_TIMEOUT_MS)
+    assert window.template.offer_ids()[0] == "synthesized.inlined.mylib_softclip"
+    assert "emit_decomposition" in window.template.editor.source()
+    run_job(qtbot, window, window.template.apply_kind_button.click)
+    assert window.workbench.analysis.unsupported == []

@@ -39,6 +39,7 @@ FAMILY_STANDARD_OP = "standard_op"
 FAMILY_HAND_WRITTEN = "hand_written"
 FAMILY_BRIDGE = "torchlib_bridge"
 FAMILY_DECOMPOSITION = "decomposition_replay"
+FAMILY_INLINED = "inlined_implementation"
 FAMILY_MATERIALISED = "static_materialisation"
 FAMILY_GENERIC = "generic"
 FAMILY_CUSTOM_DOMAIN = "custom_domain"
@@ -80,10 +81,19 @@ def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -
 
 
 def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, ...]:
-    """The generated 1:1, decomposition and materialisation offers (these import torch: worker only)."""
-    if problem.python_op_name or not problem.kind.startswith("aten::"):
+    """The generated 1:1, decomposition (or, for a torch.library op, its Python code inlined) and
+    materialisation offers (these import torch: worker only)."""
+    if problem.python_op_name:
         return None, None, None
-    from fixport.symbolics.synthesis.offers import decomposition_offer, materialised_offer, standard_op_offer
+    from fixport.symbolics.synthesis.offers import (
+        decomposition_offer,
+        inlined_offer,
+        materialised_offer,
+        standard_op_offer,
+    )
+
+    if not problem.kind.startswith("aten::"):
+        return None, inlined_offer(problem.kind, opset), None
 
     return (standard_op_offer(problem.kind, opset), decomposition_offer(problem.kind, opset),
             materialised_offer(problem.kind, opset))
@@ -106,7 +116,8 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
     found += [Candidate(_mapping(problem, o), FAMILY_BRIDGE, o.why)
               for o in generic if o.template_id == BRIDGE_TEMPLATE_ID and o.tier < TIER_GENERIC]
     if decomposition is not None:
-        found.append(Candidate(_mapping(problem, decomposition), FAMILY_DECOMPOSITION, decomposition.why))
+        family = FAMILY_DECOMPOSITION if problem.kind.startswith("aten::") else FAMILY_INLINED
+        found.append(Candidate(_mapping(problem, decomposition), family, decomposition.why))
     if materialised is not None:
         found.append(Candidate(_mapping(problem, materialised), FAMILY_MATERIALISED, materialised.why))
     found += [Candidate(_mapping(problem, o), FAMILY_GENERIC, o.why) for o in generic
