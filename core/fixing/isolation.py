@@ -8,6 +8,7 @@ and the next candidate is tried. Where ``fork`` is missing the trial runs in-pro
 """
 from __future__ import annotations
 
+import faulthandler
 import os
 import pickle
 import signal
@@ -53,6 +54,7 @@ def run_isolated(function: Callable[[], Result]) -> Result:
     pid = os.fork()
     if pid == 0:  # the child: never returns into the worker's loop
         os.close(read_fd)
+        faulthandler.disable()  # a crash is expected and reported by the parent, not dumped on stderr
         try:
             _child(function, write_fd)
         finally:
