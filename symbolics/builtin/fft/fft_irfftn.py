@@ -12,6 +12,8 @@ import math
 import torch
 from torch.onnx._internal.torchscript_exporter import symbolic_helper
 
+from fixport.symbolics.builtin.fft._traced_sizes import traced_int_list
+
 TEMPLATE = {
     "id": "fft.fft_irfftn",
     "title": "inverse real FFT via DFT",
@@ -31,46 +33,6 @@ def _const(g, value, dtype=torch.int64):
     return g.op("Constant", value_t=torch.tensor(value, dtype=dtype))
 
 
-_ARITHMETIC = {"aten::add": lambda a, b, alpha=1: a + alpha * b, "aten::sub": lambda a, b, alpha=1: a - alpha * b,
-               "aten::mul": lambda a, b: a * b, "aten::floor_divide": lambda a, b: a // b}
-
-
-def _traced_int(value):
-    """An int the trace computed from static shapes (kornia pads to x.shape[-1] + k // 2), else None."""
-    node = value.node()
-    if node.kind() == "prim::Constant":
-        found = value.toIValue()
-        found = found.item() if isinstance(found, torch.Tensor) else found
-        return int(found) if isinstance(found, (int, float)) else None
-    if node.kind() == "aten::size":
-        sizes, dim = node.inputsAt(0).type().sizes(), _traced_int(node.inputsAt(1))
-        return sizes[dim] if sizes and dim is not None else None
-    if node.kind() in ("aten::Int", "prim::NumToTensor", "aten::ScalarImplicit"):
-        return _traced_int(node.inputsAt(0))
-    if node.kind() in _ARITHMETIC:
-        operands = [_traced_int(v) for v in node.inputs()]
-        return None if None in operands else int(_ARITHMETIC[node.kind()](*operands))
-    return None
-
-
-def _list(g, value, index):
-    """The ints of an optional int-list argument, read from the trace: a constant, or sizes the
-    model computed from static shapes."""
-    if value is None or symbolic_helper._is_none(value):
-        return None
-    traced = g.original_node.inputsAt(index)
-    if traced.node().kind() == "prim::Constant":
-        found = traced.toIValue()
-        if found is None:
-            return None
-        return [int(v) for v in found] if isinstance(found, (list, tuple)) else [int(found)]
-    items = list(traced.node().inputs()) if traced.node().kind() == "prim::ListConstruct" else [traced]
-    ints = [_traced_int(item) for item in items]
-    if any(v is None for v in ints):
-        raise RuntimeError("the FFT sizes are computed at run time; a static shape is needed")
-    return ints
-
-
 def _slice(g, value, axis, start, end, step=1):
     return g.op("Slice", value, _const(g, [start]), _const(g, [end]), _const(g, [axis]), _const(g, [step]))
 
@@ -79,7 +41,7 @@ def symbolic(g, self, sizes=None, dims=None, norm=None):
     source = g.original_node.inputsAt(0).type()
     rank, shape = source.dim(), source.sizes()
     single = g.original_node.kind() == "aten::fft_irfft"
-    dims, given = _list(g, dims, 2), _list(g, sizes, 1)
+    dims, given = traced_int_list(g, dims, 2), traced_int_list(g, sizes, 1)
     if dims is None:  # torch: the last len(s) dims when only s is given, else all (or -1 for 1-D)
         dims = [-1] if single else list(range(rank - len(given), rank)) if given else list(range(rank))
     dims = [d % rank for d in dims]
