@@ -1,6 +1,6 @@
 """Does a fixed export compute what torch computes? ONNX Runtime (CPU) against the torch model.
 
-Reuses the comparison's pieces (``flatten_outputs``, ``compare_arrays``, the tolerance table,
+Reuses the check's pieces (torch's outputs kept per model, the per-dtype tolerances, ``compare_arrays``,
 ``create_session``) on the example inputs; the model file's ``fix_tolerance`` is the absolute
 tolerance when it declares one. ``fix --auto`` keeps a candidate fix only when this passes.
 """
@@ -9,12 +9,11 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 import numpy as np
-import torch
 
+from fixport.core.exporters.output_check import tolerances_for, torch_outputs
 from fixport.core.loaders.model_cache import open_model
-from fixport.core.model.output_stats import compare_arrays, flatten_outputs, to_numpy
+from fixport.core.model.output_stats import compare_arrays, to_numpy
 from fixport.core.model.results import ModelRequest
-from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.onnx_io.ort_session import create_session, feeds_for
 
 
@@ -30,16 +29,14 @@ class Verdict:
 def matches_torch(model: ModelRequest, onnx_path: str) -> Verdict:
     """Run ``onnx_path`` in plain ONNX Runtime and compare it with the torch model's outputs."""
     loaded = open_model(model)
-    atol = loaded.settings.get("fix_tolerance")
-    tolerances = ToleranceTable(atol=float(atol) if atol is not None else None)
+    tolerances = tolerances_for(loaded)
     try:
         session = create_session(onnx_path, "cpu").session
         feeds = feeds_for(session, loaded.input_names, [to_numpy(t) for t in loaded.example_inputs])
         actual = session.run(None, feeds)
     except Exception as error:  # ORT refuses the model or fails to run it
         return Verdict(False, float("nan"), f"ONNX Runtime: {type(error).__name__}: {str(error)[:300]}")
-    with torch.no_grad():
-        expected = flatten_outputs(loaded.module(*loaded.example_inputs))
+    expected = torch_outputs(loaded)
     if len(actual) != len(expected):
         return Verdict(False, float("nan"), f"ONNX has {len(actual)} output(s), torch {len(expected)}")
     worst = 0.0
