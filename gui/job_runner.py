@@ -51,6 +51,7 @@ class JobRunner(QObject):
         self._pending: list[SubmittedJob] = []
         self._running: SubmittedJob | None = None
         self._cancel_flag = threading.Event()
+        self._shut_down = False
         self._relay.connect(self._on_relay)
 
     @property
@@ -86,7 +87,10 @@ class JobRunner(QObject):
             self.cancelled.emit(submitted)
 
     def shutdown(self) -> None:
+        """Stop for good: the running job's outcome, when it comes, reaches no one (its window is
+        gone, and a signal into deleted widgets would raise in the event loop)."""
         self.cancel()
+        self._shut_down = True
         if self._owns_worker:
             self.worker.stop()
 
@@ -94,7 +98,7 @@ class JobRunner(QObject):
         return self._latest.is_current(submitted.serial, submitted.topic)
 
     def _start_next(self) -> None:
-        if self._running is not None or not self._pending:
+        if self._shut_down or self._running is not None or not self._pending:
             return
         submitted = self._pending.pop(0)
         self._running = submitted
@@ -139,6 +143,10 @@ class JobRunner(QObject):
 
     def _on_relay(self, outcome: tuple[str, SubmittedJob, Any]) -> None:
         kind, submitted, payload = outcome
+        if self._shut_down:
+            if kind not in ("progress", "partial"):
+                self._running = None
+            return
         if kind == "progress":
             self.progress.emit(submitted, *payload)
             return

@@ -322,6 +322,23 @@ def test_runner_hands_results_to_the_handler_registered_for_their_job(qtbot, wor
     assert [info.kind for info in infos] == ["aten::threshold"]
 
 
+def test_a_shut_down_runner_signals_nothing_when_its_last_job_ends(qtbot, worker: ExportWorker) -> None:
+    """A window closed while a job runs: the job's end must not reach the window's deleted widgets."""
+    from fixport.gui.job_runner import JobRunner
+
+    runner = JobRunner(worker=worker)
+    heard: list[str] = []
+    for name in ("started", "progress", "partial", "finished", "failed", "busy_changed"):
+        getattr(runner, name).connect(lambda *args, name=name: heard.append(name))
+    runner.submit(OpInfoRequest("aten::relu"))
+    heard.clear()
+    runner.shutdown()
+    runner.submit(PingRequest())  # a deferred request after the close starts nothing
+    qtbot.waitUntil(lambda: not runner.busy, timeout=60_000)
+    qtbot.wait(50)
+    assert heard == []
+
+
 def test_cancel_reports_the_jobs_it_drops(qtbot, worker: ExportWorker) -> None:
     """Cancel while an export waits behind the warm-up: the export is what the user stopped."""
     from fixport.gui.job_runner import JobRunner
