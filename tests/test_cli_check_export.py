@@ -2,11 +2,14 @@
 from __future__ import annotations
 
 import json
+import subprocess
+import sys
 from pathlib import Path
 
 import onnx
 import pytest
 
+from fixport.core.model.project import Project, save_project
 from tests.conftest import run_main
 
 CHECK_KEYS = {"model", "opset", "exporter", "torchscript_nodes", "onnx_nodes", "unsupported"}
@@ -77,6 +80,42 @@ def test_trace_failure_names_the_users_line(model_file) -> None:
     assert result.returncode == 2
     assert "trace_fails.py line 6" in result.stderr
     assert "Traceback" not in result.stderr
+
+
+BOOL_DEFAULT_MODEL = """
+    import torch
+    from torch import nn
+    import torch.nn.functional as F
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(8, 24)
+
+        def forward(self, x, attn_mask=None, is_causal: bool = False):  # like timm's EVA
+            q, k, v = self.qkv(x).unflatten(-1, (3, 2, 4)).permute(2, 0, 3, 1, 4)
+            return F.scaled_dot_product_attention(q, k, v, attn_mask=attn_mask, is_causal=is_causal)
+
+    def build():
+        torch.manual_seed(0)
+        return Attention().eval(), (torch.randn(1, 5, 8),)
+"""
+
+
+def test_forward_defaults_stay_python_values(model_file, tmp_path: Path) -> None:
+    """torch.onnx.export alone fails here: it passes the bool default as a traced tensor."""
+    model = model_file("bool_default.py", BOOL_DEFAULT_MODEL)
+    checked = run_main("check", str(model))
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+    project = tmp_path / "bool_default.fixport.json"
+    save_project(Project(model_path=str(model)), project)  # no fixes: the script is the plain export
+    script = tmp_path / "export_bool_default.py"
+    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    output = tmp_path / "bool_default.onnx"
+    completed = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300, check=False)
+    assert completed.returncode == 0 and output.exists(), completed.stderr[-3000:]
+    assert [i.name for i in onnx.load(str(output)).graph.input] == ["x"]
 
 
 def test_export_writes_a_checked_model_atomically(model_file, tmp_path: Path) -> None:

@@ -20,6 +20,7 @@ from fixport.core.exporters.diagnosis import (
     nodes_without_runtime_kernel,
     runtime_error_problem,
 )
+from fixport.core.exporters.given_inputs import given_inputs_only
 from fixport.core.exporters.registry import first_supported_opset
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import (
@@ -112,8 +113,9 @@ class TorchScriptExporter(Exporter):
             try:
                 # No torch.no_grad(): it would switch modules such as MultiheadAttention to
                 # fast paths that a plain export never sees.
-                torch.onnx.export(loaded.module, loaded.example_inputs,
-                                  path if isinstance(path, io.BytesIO) else str(path), **kwargs)
+                with given_inputs_only(loaded.module, len(loaded.example_inputs)):
+                    torch.onnx.export(loaded.module, loaded.example_inputs,
+                                      path if isinstance(path, io.BytesIO) else str(path), **kwargs)
             except Exception as exc:
                 raise self._explain_failure(exc, record, loaded) from exc
         notes = sorted({f"{w.category.__name__}: {w.message}" for w in caught

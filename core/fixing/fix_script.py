@@ -36,6 +36,7 @@ INSTANCE_KEY_PARTS = ("fixport.core.loaders.torchscript_graph", (
     "instance_keys", "all_nodes"))
 INPUT_PARTS = ("fixport.core.loaders.input_tensors", ("random_inputs",))
 FUNCTION_FIX_PARTS = ("fixport.core.exporters.function_symbolics", ("autograd_functions_named", "_keyword_arguments"))
+GIVEN_INPUTS_PARTS = ("fixport.core.exporters.given_inputs", ("given_inputs_only", "_trimmed_signature"))
 PYTHON_OP_PARTS = ("fixport.core.exporters.symbolic_registration", ("_accepts_kwargs", "_copy_output_types"))
 
 
@@ -108,6 +109,7 @@ import os
 import re
 import sys
 import types
+from contextlib import contextmanager
 from typing import Any, Callable, Iterable  # annotations in Fixport's code below
 
 import numpy as np
@@ -258,8 +260,9 @@ def main():
     opset = OPSET or settings.get("opset") or {default_opset}
     register_fixes(opset)
     options = {{"input_names": input_names(model, inputs), **settings.get("export_options", {{}}), **EXPORT_OPTIONS}}
-    torch.onnx.export(model, inputs, args.output, opset_version=opset, custom_opsets=CUSTOM_OPSETS or None,
-                      dynamo=False, **options)
+    with given_inputs_only(model, len(inputs)):  # forward()'s other parameters keep their defaults
+        torch.onnx.export(model, inputs, args.output, opset_version=opset, custom_opsets=CUSTOM_OPSETS or None,
+                          dynamo=False, **options)
     onnx.checker.check_model(args.output, full_check=True)
     print(f"Wrote {{args.output}}")
 
@@ -374,7 +377,8 @@ def fix_script_text(project: Project, script_path: str | Path, output_onnx: str,
                            input_specs="[" + ", ".join(f"InputSpec{dataclasses.astuple(spec)!r}" for spec in specs) + "]",
                            input_file=project.input_file, seed=project.seed, opset=opset,
                            export_options=options_text, custom_opsets=custom_opsets),
-             LOADER.replace("{trust!r}", repr(project.trust)), fixport_source(*INPUT_PARTS)]
+             LOADER.replace("{trust!r}", repr(project.trust)), fixport_source(*INPUT_PARTS),
+             fixport_source(*GIVEN_INPUTS_PARTS)]
     if any(m.instance for m in project.mappings):
         parts += [INSTANCE_KEY_CONSTANTS, fixport_namespace("vocabulary", *VOCABULARY_PARTS),
                   imported_names(INSTANCE_KEY_PARTS[0], VOCABULARY_PARTS[0]), fixport_source(*INSTANCE_KEY_PARTS),
