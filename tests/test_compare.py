@@ -104,6 +104,33 @@ TUPLE_OUTPUT_MODEL = """
 """
 
 
+# What real models do (torchvision's Swin assigns into a slice of its attention mask, timm's LeViT
+# splits qkv and indexes biases with x[:, idx]): the exporter rewrites these into forms the
+# TorchScript interpreter cannot run (onnx::Placeholder, split fused with its ListUnpack).
+INTERPRETER_HOSTILE_MODEL = """
+    import torch
+    from torch import nn
+
+    class Net(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.biases = nn.Parameter(torch.randn(3, 6))
+            self.register_buffer("idx", torch.tensor([[0, 5], [2, 3]]), persistent=False)
+
+        def forward(self, x):
+            q, k = x.split([2, 2], dim=1)
+            mask = x.new_zeros((4, 4))
+            for count, (start, stop) in enumerate(((0, 2), (2, 4))):
+                mask[start:stop, start:stop] = count + 1.0
+            bias = self.biases[:, self.idx].sum()
+            return (q * k + bias) @ mask[:2, :2]
+
+    def build():
+        torch.manual_seed(0)
+        return Net().eval(), (torch.randn(2, 4),)
+"""
+
+
 def _compare(worker, path: Path | str, **arguments) -> CompareResult:
     return worker.run(CompareRequest(ModelRequest(path=str(path)), **arguments))
 
@@ -149,6 +176,17 @@ def test_conv_batchnorm_is_not_blamed(worker, model_file) -> None:
     assert "onnx::Conv" in kinds and "onnx::BatchNormalization" in kinds  # compared one by one
     assert not kinds["onnx::Conv"].exceeds
     assert any("without constant folding" in m for m in result.messages)
+
+
+def test_per_node_analysis_runs_where_the_exporter_rewrites_the_trace(worker, model_file) -> None:
+    result = _compare(worker, model_file("hostile.py", INTERPRETER_HOSTILE_MODEL))
+    assert result.passed, result.to_json()
+    assert not [m for m in result.messages if m.startswith(("Per-node analysis failed", "Per-node analysis skipped"))], result.messages
+    analysis = result.node_analysis
+    assert analysis is not None and analysis.first_divergent is None
+    compared = {n.torchscript_kind for n in analysis.nodes}
+    assert {"aten::index", "aten::mul", "aten::matmul"} <= compared, compared
+    assert not any(n.exceeds for n in analysis.nodes)  # slices renumbered by the rewrite are not paired wrongly
 
 
 def test_numpy_autograd_function_fails_only_on_a_second_input(worker) -> None:
