@@ -67,12 +67,24 @@ def _type_text(argument: torch._C.Argument) -> str:
     return {"number": "Scalar"}.get(text, text)
 
 
-def _example_tensor(value: torch._C.Value) -> torch.Tensor:
+def _static_type(value: torch._C.Value | None) -> tuple[list[int], torch.dtype] | None:
+    if value is None:
+        return None
     sizes = symbolic_helper._get_tensor_sizes(value)
     scalar = _type_utils.JitScalarType.from_value(value, _type_utils.JitScalarType.UNDEFINED)
     if sizes is None or any(size is None for size in sizes) or scalar == _type_utils.JitScalarType.UNDEFINED:
+        return None
+    return sizes, scalar.dtype()
+
+
+def _example_tensor(value: torch._C.Value, traced: torch._C.Value | None = None) -> torch.Tensor:
+    """A tensor of ``value``'s static shape and dtype; ``traced``, the same input of the traced
+    node, speaks where the converted value has lost them (it comes out of another fix's nodes,
+    which ONNX shape inference does not see through)."""
+    static = _static_type(value) or _static_type(traced)
+    if static is None:
         raise ReplayError(f"input {value.debugName()} has no static shape and dtype to replay with")
-    dtype = scalar.dtype()
+    sizes, dtype = static
     # ones for values, zeros for integers: an index of 0 is valid along any non-empty axis
     return torch.ones(sizes, dtype=dtype) if dtype.is_floating_point else torch.zeros(sizes, dtype=dtype)
 
@@ -106,23 +118,32 @@ def _python_argument(value: torch._C.Value, argument: torch._C.Argument) -> Any:
     return constant
 
 
-def _trace_inputs(schema: torch._C.FunctionSchema, args: Sequence[Any]) -> tuple[list[Any], list[torch._C.Value]]:
-    """Python arguments for the op (example tensors for tensors) and the graph values they stand for."""
+def _trace_inputs(schema: torch._C.FunctionSchema, args: Sequence[Any], node: torch._C.Node | None = None,
+                  ) -> tuple[list[Any], list[torch._C.Value]]:
+    """Python arguments for the op (example tensors for tensors) and the graph values they stand
+    for; ``node``, the traced node, supplies static types the converted values have lost."""
+    traced_inputs = list(node.inputs()) if node is not None else []
+    if len(traced_inputs) != len(args):
+        traced_inputs = [None] * len(args)
     python_args: list[Any] = []
     tensor_values: list[torch._C.Value] = []
-    for argument, value in zip(schema.arguments, args):
+    for argument, value, traced in zip(schema.arguments, args, traced_inputs):
         type_text = _type_text(argument)
         if type_text == "Tensor":
             if symbolic_helper._is_none(value):
                 python_args.append(None)
                 continue
-            python_args.append(_example_tensor(value))
+            python_args.append(_example_tensor(value, traced))
             tensor_values.append(value)
         elif type_text == "Tensor[]":
             if not symbolic_helper._is_packed_list(value):
                 raise ReplayError(f"argument {argument.name} is not a list built in the graph")
             items = symbolic_helper._unpack_list(value)
-            python_args.append([_example_tensor(item) for item in items])
+            traced_items = (symbolic_helper._unpack_list(traced)
+                            if traced is not None and symbolic_helper._is_packed_list(traced) else [])
+            if len(traced_items) != len(items):
+                traced_items = [None] * len(items)
+            python_args.append([_example_tensor(item, twin) for item, twin in zip(items, traced_items)])
             tensor_values += items
         else:
             python_args.append(_python_argument(value, argument))
@@ -160,7 +181,7 @@ def node_call(g, args: Sequence[Any]) -> NodeCall:
     """``g.original_node`` as a :class:`NodeCall` (raises ReplayError when its inputs have no static
     shape or an argument is not a constant)."""
     schema = _node_schema(g.original_node, len(args))
-    python_args, tensor_values = _trace_inputs(schema, args)
+    python_args, tensor_values = _trace_inputs(schema, args, g.original_node)
     return NodeCall(_op_overload(schema), python_args, tensor_values)
 
 
@@ -437,7 +458,7 @@ def emit_decomposition(g, args: Sequence[Any], step_fallback: StepFallback | Non
     node = g.original_node
     schema = _node_schema(node, len(args))
     op = _op_overload(schema)
-    python_args, tensor_values = _trace_inputs(schema, args)
+    python_args, tensor_values = _trace_inputs(schema, args, node)
     traced = _best_trace(op, python_args, g.opset, step_fallback, extra_decompositions)
     if any(n.op == "call_function" and n.target is op for n in traced.graph.nodes):
         raise ReplayError(f"torch has no decomposition of {op._schema.name}")
