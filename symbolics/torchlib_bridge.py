@@ -14,6 +14,7 @@ dropped when it holds its default. Anything else that differs raises BridgeError
 """
 from __future__ import annotations
 
+import re
 from typing import Any, Sequence
 
 import onnx
@@ -55,8 +56,21 @@ _DESCRIPTOR = {"int": "i", "float": "f", "bool": "b", "str": "s", "int[]": "is",
                "MemoryFormat": "i"}
 
 
+def _schema_type(type_text: str) -> str:
+    """A schema argument's type as _DESCRIPTOR spells it: 'Optional[List[int]]' and 'int[2]?' are
+    'int[]', 'number' is 'Scalar'."""
+    text = type_text
+    while text.startswith("Optional["):
+        text = text[len("Optional["):-1]
+    text = text.rstrip("?")
+    if text.startswith("List["):
+        text = text[len("List["):-1] + "[]"
+    text = re.sub(r"\[\d+\]", "[]", text)
+    return {"number": "Scalar"}.get(text, text)
+
+
 def _python_argument(value: torch._C.Value, type_text: str) -> Any:
-    base = type_text.rstrip("?").replace("[2]", "[]").replace("[1]", "[]").replace("[3]", "[]")
+    base = _schema_type(type_text)
     if symbolic_helper._is_none(value):
         return None
     if base == "Scalar":
@@ -260,14 +274,14 @@ def _node_arguments(schema: torch._C.FunctionSchema, args: Sequence[Any]) -> lis
     graph values, tensor lists become Python lists of them, constants Python values."""
     found: list[Any] = []
     for argument, value in zip(schema.arguments, args):
-        type_text = str(argument.type)
+        type_text = _schema_type(str(argument.type))
         if symbolic_helper._is_none(value):
             found.append(None)
-        elif "Tensor" in type_text and ("[]" in type_text or type_text.startswith("List[")):
+        elif type_text == "Tensor[]":
             if not symbolic_helper._is_packed_list(value):
                 raise BridgeError(f"argument {argument.name} is not a list built in the graph")
             found.append([None if symbolic_helper._is_none(v) else v for v in symbolic_helper._unpack_list(value)])
-        elif "Tensor" in type_text:
+        elif type_text == "Tensor":
             found.append(value)
         elif any(word in type_text for word in _IGNORED_TYPES):
             found.append(None)  # torch_lib ignores layout, device and memory format
