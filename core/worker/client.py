@@ -112,7 +112,10 @@ class ExportWorker:
             self._connection = None
         if process is not None and process.poll() is None:
             process.kill()
-            process.wait(SHUTDOWN_GRACE_S)
+            try:
+                process.wait(SHUTDOWN_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass  # killed, still releasing a large memory: the kernel finishes it without us
 
     def run(self, request: object, progress: ProgressCallback | None = None,
             cancelled: CancelCallback | None = None, timeout_s: float | None = None,
