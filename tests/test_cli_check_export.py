@@ -118,6 +118,22 @@ def test_forward_defaults_stay_python_values(model_file, tmp_path: Path) -> None
     assert [i.name for i in onnx.load(str(output)).graph.input] == ["x"]
 
 
+def test_a_model_that_returns_nothing_is_told_so(model_file) -> None:
+    model = model_file("returns_none.py", """
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                self.last = x * 2  # kept, not returned
+
+        def build():
+            return Model(), (torch.randn(2, 3),)
+    """)
+    checked = run_main("check", str(model))
+    assert checked.returncode == 2, checked.stdout + checked.stderr
+    assert "returned no tensor" in checked.stderr and "Traceback" not in checked.stderr
+
+
 def test_export_writes_a_checked_model_atomically(model_file, tmp_path: Path) -> None:
     out = tmp_path / "out" / "clean.onnx"
     result = run_main("export", str(model_file("clean.py", CLEAN_MODEL)), "--opset", "13", "-o", str(out),

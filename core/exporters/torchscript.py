@@ -66,6 +66,11 @@ class TorchScriptExporter(Exporter):
             report(progress, 0.7, "reading the exported graph")
             model = (onnx.load_model_from_string(target.getvalue()) if isinstance(target, io.BytesIO)
                      else onnx.load(str(target), load_external_data=True))
+        if not model.graph.output:
+            raise TraceError("The model's forward() returned no tensor (None, or containers without tensors), "
+                             "so the exported ONNX graph has no outputs.",
+                             "Return the tensors you want from forward() (for a transformers model, "
+                             "check that the output field you return is set), and open the model again.")
         onnx_graph = onnx_to_graph(model)
         strip_provenance(model)
         assert record.torchscript_graph is not None
