@@ -381,7 +381,8 @@ class MainWindow(QMainWindow):
         # Nodes ONNX Runtime cannot run (custom domains) still compare, through reference kernels.
         # A mismatch is what Compare explains: it never blocks it.
         blocking = [p for p in analysis.unsupported
-                    if p.reason not in (ProblemReason.RUNTIME_ERROR, ProblemReason.MISMATCH)] if analysis else []
+                    if p.reason not in (ProblemReason.RUNTIME_ERROR, ProblemReason.MISMATCH,
+                                        ProblemReason.RANDOM_OUTPUT)] if analysis else []
         if blocking and analysis.source_kind != "onnx":
             count = len(blocking)
             self.show_error(FixportError(f"Nothing to compare yet: {count} node(s) are still unsupported.",

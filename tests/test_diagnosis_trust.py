@@ -35,6 +35,33 @@ def test_check_flags_a_silent_mismatch_with_its_own_reason(model_file) -> None:
     assert "max abs" in problem["message"] and "compare" in problem["message"]
 
 
+RANDOM_MASK_MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            noise = torch.rand(x.shape)  # ViTMAE's random masking: torch draws anew on every call
+            keep = noise.argsort(dim=-1)[:, :3]
+            return torch.gather(x, 1, keep)
+
+    def build():
+        return Model(), (torch.randn(2, 6),)
+"""
+
+
+def test_a_random_model_is_named_for_its_randomness_not_blamed_on_the_export(model_file, tmp_path) -> None:
+    path = model_file("random_mask.py", RANDOM_MASK_MODEL)
+    ran = run_main("check", str(path), "--json")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    (problem,) = json.loads(ran.stdout)["unsupported"]
+    assert (problem["reason"], problem["kind"], problem["source"]) == ("random_output", "aten::rand", "random_mask.py:6")
+    assert "changes from run to run" in problem["message"] and "input of forward()" in problem["message"]
+    fixed = run_main("fix", str(path), "--auto", "-o", str(tmp_path / "random.fixport.json"), "--json")
+    assert fixed.returncode == 1
+    report = json.loads(fixed.stdout)
+    assert report["fixed"] == [] and report["rejected"] == []  # nothing tried: no symbolic can match it
+
+
 def test_matching_numbers_stay_clean(worker, model_file) -> None:
     path = model_file("softplus_plain.py", SOFTPLUS_MODEL.replace(", beta=2, threshold=1", ""))
     result = worker.run(AnalyzeRequest(ModelRequest(str(path))))

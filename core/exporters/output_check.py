@@ -80,13 +80,61 @@ def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: 
             message=f"Comparing ONNX Runtime with torch failed ({type(exc).__name__}: {first_line}); "
                     "this is a Fixport bug, please report it with the model.")]
     model_name = Path(loaded.path).name
+    failing = [index for index, output in enumerate(stats) if not output.passed]
+    unstable = _outputs_torch_does_not_repeat(loaded, failing) if failing else {}
     problems = []
-    for index, output in enumerate(stats):
-        if output.passed:
+    for index in failing:
+        if index in unstable:
+            problems.append(_random_output_problem(unstable[index], torchscript_graph))
             continue
         onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
-        problems.append(_mismatch_problem(output, onnx_output, onnx_graph, torchscript_graph, model_name))
+        problems.append(_mismatch_problem(stats[index], onnx_output, onnx_graph, torchscript_graph, model_name))
     return problems
+
+
+# Ops that draw random numbers (in-place forms end in "_"): torch and ONNX Runtime draw different ones.
+# Not dropout: a model in eval mode traces it as the identity.
+RANDOM_OPS = frozenset({"rand", "randn", "rand_like", "randn_like", "randint", "randint_like", "randperm",
+                        "bernoulli", "normal", "multinomial", "uniform", "exponential", "poisson",
+                        "rrelu_with_noise", "random", "cauchy", "log_normal", "geometric"})
+
+
+def _outputs_torch_does_not_repeat(loaded: LoadedModel, indices: list[int]) -> dict[int, OutputStats]:
+    """Of the outputs ``indices``, those a second torch run on the same inputs does not reproduce
+    (by the same tolerances): a random model, which no export can match."""
+    first = torch_outputs(loaded)
+    try:
+        with torch.no_grad():
+            second = flatten_outputs(loaded.module(*loaded.example_inputs))
+    except Exception:  # a model that cannot run twice (state kept between calls): no verdict
+        return {}
+    tolerances = tolerances_for(loaded)
+    unstable = {}
+    for index in indices:
+        if index >= len(first) or index >= len(second):
+            continue
+        name, reference = first[index]
+        rtol, atol = tolerances.for_dtype(str(reference.dtype))
+        again = compare_arrays(name, reference, np.asarray(second[index][1]), rtol, atol, keep_plot_data=False)
+        if not again.passed:
+            unstable[index] = again
+    return unstable
+
+
+def _random_output_problem(again: OutputStats, torchscript_graph: Graph | None) -> UnsupportedNode:
+    """The output changes between two torch runs; named after the first op that draws random numbers."""
+    drawing = next((node for node in (torchscript_graph.nodes if torchscript_graph else [])
+                    if node.kind.split("::")[-1].split(".")[0].rstrip("_") in RANDOM_OPS), None)
+    how = again.problem or f"max abs {again.max_abs:.3g}"
+    where = (f"it draws random numbers ({drawing.kind} at {drawing.source or drawing.scope or 'the model'}), "
+             if drawing else "it draws random numbers or keeps state between calls, ")
+    message = (f"torch's own output {again.name} changes from run to run on the same inputs ({how} between two "
+               f"torch runs): {where}so ONNX Runtime cannot match it and no fix can. Make the randomness an "
+               "input of forward() (pass the noise in), or turn it off for export, and check again.")
+    return UnsupportedNode(
+        kind=drawing.kind if drawing else OUTPUT_KIND, instance=drawing.id if drawing else "",
+        reason=ProblemReason.RANDOM_OUTPUT, message=message, scope=drawing.scope if drawing else "",
+        source=drawing.source if drawing else "")
 
 
 def _mismatch_problem(output: OutputStats, onnx_output: str, onnx_graph: Graph, torchscript_graph: Graph | None,

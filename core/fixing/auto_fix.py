@@ -183,6 +183,8 @@ def _pending(current: AnalysisResult, taken: set) -> list:
             continue
         if problem.reason == ProblemReason.RUNTIME_ERROR and not problem.kind.startswith("aten::"):
             continue  # an ONNX node ORT refuses with no TorchScript op to re-convert
+        if problem.reason == ProblemReason.RANDOM_OUTPUT:
+            continue  # the model's own randomness: no symbolic can match it
         seen.add(_key(problem))
         pending.append(problem)
     return pending

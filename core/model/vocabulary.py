@@ -30,6 +30,7 @@ class ProblemReason(StrEnum):
     NO_ONNX_FUNCTION = "no_onnx_function"  # dynamo: no ONNX function in the registry for the op
     TRANSLATION_FAILED = "translation_failed"  # dynamo: the op's ONNX function raised
     MISMATCH = "mismatch"  # exports and runs, but ONNX Runtime's numbers differ from torch's
+    RANDOM_OUTPUT = "random_output"  # torch's own output changes from run to run: nothing to match
     WORKER_CRASH = "worker_crash"  # the export took the worker process down (torch or a fix crashed)
     EXPORT_FAILED = "export_failed"  # the exporter raised after converting every node
 
@@ -49,6 +50,7 @@ _REASON_DESCRIPTIONS = {
     ProblemReason.NO_ONNX_FUNCTION: "no ONNX function for this op",
     ProblemReason.TRANSLATION_FAILED: "ONNX function failed on these arguments",
     ProblemReason.MISMATCH: "ONNX Runtime's numbers differ from torch's",
+    ProblemReason.RANDOM_OUTPUT: "torch's own output is random",
     ProblemReason.WORKER_CRASH: "the export crashed the worker process",
     ProblemReason.EXPORT_FAILED: "the exporter failed after converting the nodes",
 }
