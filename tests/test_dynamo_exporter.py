@@ -109,3 +109,37 @@ def test_catalog_rejects_a_bad_dynamo_declaration(tmp_path: Path) -> None:
                    " 'expected_unsupported_dynamo': [{'kind': 'aten::x', 'reason': 'broken', 'count': 1}]}\n")
     with pytest.raises(ExampleFormatError, match="broken"):
         read_example(bad)
+
+
+T5_MODEL = """
+import torch
+from transformers import T5Config, T5ForConditionalGeneration
+
+
+class Seq2Seq(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = T5Config(vocab_size=64, d_model=32, d_kv=8, d_ff=64, num_layers=1, num_heads=4)
+        self.model = T5ForConditionalGeneration(config).eval()
+
+    def forward(self, input_ids, decoder_input_ids):
+        return self.model(input_ids=input_ids, decoder_input_ids=decoder_input_ids, use_cache=False).logits
+
+
+def build():
+    torch.manual_seed(0)
+    return Seq2Seq().eval(), (torch.randint(0, 64, (1, 8)), torch.randint(0, 64, (1, 4)))
+"""
+
+
+def test_a_failing_exporter_pass_is_a_problem_at_the_users_line(model_file) -> None:
+    """transformers' T5: torch.onnx's type-promotion pass replays a reshape as a view of a
+    non-contiguous tensor and raises; check lists it (exit 1) instead of failing (exit 2)."""
+    pytest.importorskip("transformers")
+    ran = run_main("check", str(model_file("t5_tiny.py", T5_MODEL)), "--exporter", "dynamo", "--json")
+    if ran.returncode == 0:
+        pytest.skip("this torch's exporter prepares T5's graph: nothing to diagnose")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    problems = json.loads(ran.stdout)["unsupported"]
+    assert [(p["reason"], p["kind"]) for p in problems] == [("export_failed", "aten::view.default")]
+    assert problems[0]["source"].startswith("modeling_t5.py:") and "--exporter torchscript" in problems[0]["message"]

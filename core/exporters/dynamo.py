@@ -17,6 +17,7 @@ import warnings
 from collections.abc import Iterator
 from contextlib import contextmanager
 from dataclasses import replace
+from pathlib import Path
 from typing import Any
 
 import onnx
@@ -56,6 +57,8 @@ from fixport.core.onnx_io.ort_session import run_once
 CAPTURE_KIND_PREFIX = "torch.export::"
 FX_NODE_METADATA = "pkg.torch.onnx.name_scopes"  # repr of [module scopes..., FX node name]
 _TRANSLATING_NODE_RE = re.compile(r"Error when translating node %(\w+)")
+_EXECUTING_TARGET_RE = re.compile(r"While executing %\w+ : .*?target=torch\.ops\.aten\.([\w.]+)")
+_SOURCE_FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
 _DATA_DEPENDENT_MARKERS = ("GuardOnDataDependentSymNode", "Data-dependent", "data-dependent", "DATA_DEPENDENT")
 _DYNAMIC_SHAPE_MARKERS = ("ConstraintViolation", "Constraints violated", "dynamic_shapes")
 
@@ -82,7 +85,11 @@ class DynamoExporter(Exporter):
             program = apply_decompositions(program, fixes)
             registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
             register_translations(registry, fixes)
-            decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
+            try:
+                decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
+            except Exception as exc:  # torch's own passes over the captured graph (type promotion, ...)
+                fx_graph = fx_to_graph(program)
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), [_preparation_problem(exc, fx_graph)])
             self.last_program = decomposed  # compare runs it node by node
             missing = nodes_without_onnx_function(decomposed, registry)
             fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
@@ -314,6 +321,27 @@ def translate(program: torch.export.ExportedProgram, registry: _registration.ONN
     if options.output_names:
         _ir_passes.rename_outputs(onnx_program.model, list(options.output_names))
     return onnx_program.model_proto
+
+
+def _preparation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
+    """The exporter's own passes over the captured graph (type promotion runs it on fake tensors)
+    failed at one node: a problem at that node, not a crash. The message names the node's target
+    and its source ("Original traceback"); node names there are those of the pass's own copy."""
+    text = str(exc)
+    target = _EXECUTING_TARGET_RE.search(text)
+    kind = f"aten::{target[1]}" if target else "onnx::?"
+    frames = _SOURCE_FRAME_RE.findall(text.split("Original traceback:", 1)[-1]) if "Original traceback:" in text else []
+    source = f"{Path(frames[-1][0]).name}:{frames[-1][1]}" if frames else ""
+    node = next((n for n in fx_graph.nodes if n.kind == kind and source and n.source == source), None)
+    if node is not None:
+        node.unsupported = True
+    first_line = text.splitlines()[0] if text else ""
+    return UnsupportedNode(
+        kind=kind, instance=node.id if node else "", reason=ProblemReason.EXPORT_FAILED,
+        message=(f"torch.onnx's preparation of the captured graph failed at {kind}: {type(exc).__name__}: "
+                 f"{first_line} This is the exporter's own pass, not your model: the TorchScript exporter "
+                 "(--exporter torchscript) may export it, or rewrite the line named here."),
+        scope=node.scope if node else "", source=source)
 
 
 def _translation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:

@@ -305,7 +305,9 @@ def _jacobi_eigenvalues(symmetric: torch.Tensor) -> torch.Tensor:
     for _ in range(_JACOBI_SWEEPS if n > 1 else 0):
         for p in range(n - 1):
             for q in range(p + 1, n):
-                theta = 0.5 * torch.atan2(2 * a[..., p, q], a[..., q, q] - a[..., p, p])
+                # The angle in float32: ONNX Runtime has no float64 Atan. Each sweep re-aims at what
+                # is left off the diagonal, so the angle's rounding does not limit the result.
+                theta = 0.5 * torch.atan2((2 * a[..., p, q]).float(), (a[..., q, q] - a[..., p, p]).float()).double()
                 c, s = torch.cos(theta)[..., None, None], torch.sin(theta)[..., None, None]
                 diagonal = eye[p].outer(eye[p]) + eye[q].outer(eye[q])
                 rotation = eye + (c - 1) * diagonal + s * (eye[p].outer(eye[q]) - eye[q].outer(eye[p]))
