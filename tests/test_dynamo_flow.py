@@ -241,3 +241,37 @@ def test_a_custom_domain_node_for_a_backend_plugin(worker) -> None:
     assert problem.reason == "runtime_error" and "domain 'mydyn' op 'Gate'" in problem.message
     gate = next(n for n in result.onnx_graph.nodes if n.kind == "mydyn::Gate")
     assert gate.origin == ["gate"] and "Tanh" in {n.op_type for n in result.onnx_graph.nodes}
+
+
+LU_MODEL = """
+import torch
+
+
+class LuSolve(torch.nn.Module):
+    def forward(self, a, b):
+        lu, pivots, _ = torch.linalg.lu_factor_ex(a + 4 * torch.eye(4))  # as kornia solves homographies
+        return torch.linalg.lu_solve(lu, pivots, b)
+
+
+def build():
+    torch.manual_seed(0)
+    return LuSolve(), (torch.randn(2, 4, 4), torch.randn(2, 4, 3))
+"""
+
+
+def test_fixports_own_decompositions_fix_linalg_for_the_dynamo_exporter(worker, model_file, tmp_path: Path) -> None:
+    """torch has no decomposition of lu_factor_ex and no ONNX function: Fixport's unrolled LU is inlined."""
+    from fixport.core.loaders.loading import load_model
+
+    output, model = tmp_path / "lu.onnx", model_file("lu.py", LU_MODEL)
+    result = worker.run(AutoFixRequest(ModelRequest(str(model)), dict(DYNAMO), output=str(output)))
+    assert "aten::linalg_lu_factor_ex.default" in {p.kind for p in result.before.unsupported}
+    assert result.after.unsupported == [], [p.message for p in result.after.unsupported]
+    assert {c.kind: c.template_id for c in result.choices}["aten::linalg_lu_factor_ex.default"] == \
+        "dynamo.inline_implementation"
+    loaded = load_model(model)
+    module, inputs = loaded.module, loaded.example_inputs
+    session = ort.InferenceSession(str(output), providers=["CPUExecutionProvider"])
+    (actual,) = session.run(None, {i.name: t.numpy() for i, t in zip(session.get_inputs(), inputs)})
+    np.testing.assert_allclose(actual, module(*inputs).numpy(), atol=1e-4)
+
