@@ -51,9 +51,9 @@ class TorchCapture:
     params: list[torch.Tensor]
     outputs: list[ValueKey]
     function: Any  # torch._C.ScriptFunction
-    # The same values from the graph as traced (before the exporter's in-place removal and
-    # preprocessing): used when the graph above does not run in the interpreter.
-    fallback: tuple[Any, list[ValueKey]] | None = None
+    # The graph as traced (before the exporter's in-place removal and preprocessing): made
+    # runnable only when the graph above does not run in the interpreter.
+    traced_graph: torch._C.Graph | None = None
 
     def run(self, inputs: Sequence[torch.Tensor], device: str = "cpu") -> dict[ValueKey, np.ndarray]:
         """All captured values for one input set."""
@@ -63,9 +63,10 @@ class TorchCapture:
                 values = self.function(*arguments)
             except RuntimeError:
                 # onnx::Placeholder nodes, or split fused with its ListUnpack: ONNX-only forms
-                if self.fallback is None:
+                if self.traced_graph is None:
                     raise
-                (self.function, self.outputs), self.fallback = self.fallback, None
+                self.function, self.outputs = _runnable_traced(self.traced_graph, self.graph)
+                self.traced_graph = None
                 values = self.function(*arguments)
         values = values if isinstance(values, tuple) else (values,)
         return {key: to_numpy(value) for key, value in zip(self.outputs, values)}
@@ -118,21 +119,24 @@ class TorchGraphRecorder:
         if input_count != self.user_input_count + len(self.params):
             raise TorchCaptureError(f"The traced graph has {input_count} inputs, expected "
                                     f"{self.user_input_count} inputs plus {len(self.params)} parameters.")
-        fallback = None
-        if self.traced_graph is not None and len(list(self.traced_graph.inputs())) == input_count:
-            try:
-                fallback = _runnable(self.traced_graph, _bases_counted_alike(self.traced_graph, self.graph))
-            except TorchCaptureError:
-                pass
+        traced = self.traced_graph
+        if traced is not None and len(list(traced.inputs())) != input_count:
+            traced = None
         try:
             function, outputs = _runnable(self.graph)
         except TorchCaptureError:
-            if fallback is None:
+            if traced is None:
                 raise
-            (function, outputs), fallback = fallback, None
+            (function, outputs), traced = _runnable_traced(traced, self.graph), None
         pristine_keys = instance_keys(all_nodes(self.graph))
         return TorchCapture(self.graph, {key: node for node, key in pristine_keys.items()},
-                            self.params, outputs, function, fallback)
+                            self.params, outputs, function, traced)
+
+
+def _runnable_traced(traced: torch._C.Graph, converted: torch._C.Graph) -> tuple[Any, list[ValueKey]]:
+    """The traced graph made runnable, keeping only values whose keys name the same node in the
+    graph the exporter converted (the keys its ONNX nodes carry)."""
+    return _runnable(traced, _bases_counted_alike(traced, converted))
 
 
 def _bases_counted_alike(traced: torch._C.Graph, converted: torch._C.Graph) -> set[str]:

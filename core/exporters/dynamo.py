@@ -330,7 +330,7 @@ def _preparation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
     text = str(exc)
     target = _EXECUTING_TARGET_RE.search(text)
     kind = f"aten::{target[1]}" if target else "onnx::?"
-    frames = _SOURCE_FRAME_RE.findall(text.split("Original traceback:", 1)[-1]) if "Original traceback:" in text else []
+    frames = _SOURCE_FRAME_RE.findall(text.partition("Original traceback:")[2])
     source = f"{Path(frames[-1][0]).name}:{frames[-1][1]}" if frames else ""
     node = next((n for n in fx_graph.nodes if n.kind == kind and source and n.source == source), None)
     if node is not None:

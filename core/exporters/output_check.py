@@ -71,8 +71,9 @@ def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: 
                        torchscript_graph: Graph | None, runtime_outputs: list[Any] | None = None,
                        ) -> list[UnsupportedNode]:
     """A ``mismatch`` problem per output beyond tolerance; a crash while comparing is a problem too."""
+    tolerances = tolerances_for(loaded)
     try:
-        stats = compare_outputs(loaded, model, tolerances_for(loaded), runtime_outputs)
+        stats = compare_outputs(loaded, model, tolerances, runtime_outputs)
     except Exception as exc:  # torch or ORT failing here is a Fixport bug: report it, do not crash `check`
         first_line = (str(exc).strip().splitlines() or [""])[0][:300]
         return [UnsupportedNode(
@@ -81,7 +82,7 @@ def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: 
                     "this is a Fixport bug, please report it with the model.")]
     model_name = Path(loaded.path).name
     failing = [index for index, output in enumerate(stats) if not output.passed]
-    unstable = _outputs_torch_does_not_repeat(loaded, failing) if failing else {}
+    unstable = _outputs_torch_does_not_repeat(loaded, failing, tolerances) if failing else {}
     problems = []
     for index in failing:
         if index in unstable:
@@ -99,7 +100,8 @@ RANDOM_OPS = frozenset({"rand", "randn", "rand_like", "randn_like", "randint", "
                         "rrelu_with_noise", "random", "cauchy", "log_normal", "geometric"})
 
 
-def _outputs_torch_does_not_repeat(loaded: LoadedModel, indices: list[int]) -> dict[int, OutputStats]:
+def _outputs_torch_does_not_repeat(loaded: LoadedModel, indices: list[int], tolerances: ToleranceTable,
+                                   ) -> dict[int, OutputStats]:
     """Of the outputs ``indices``, those a second torch run on the same inputs does not reproduce
     (by the same tolerances): a random model, which no export can match."""
     first = torch_outputs(loaded)
@@ -108,7 +110,6 @@ def _outputs_torch_does_not_repeat(loaded: LoadedModel, indices: list[int]) -> d
             second = flatten_outputs(loaded.module(*loaded.example_inputs))
     except Exception:  # a model that cannot run twice (state kept between calls): no verdict
         return {}
-    tolerances = tolerances_for(loaded)
     unstable = {}
     for index in indices:
         if index >= len(first) or index >= len(second):
