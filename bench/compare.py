@@ -74,7 +74,7 @@ def main() -> None:
         "torch capture (all values)": median_seconds(lambda: capture.run((example,))),
         "ORT capture (all node outputs)": median_seconds(lambda: all_outputs.run(None, feeds)),
         "node analysis (whole)": median_seconds(lambda: analyze_nodes(
-            result.model, result.onnx_graph, result.torchscript_graph, capture, (example,), ["x"],
+            result.model, result.onnx_graph, result.source_graph, capture, (example,), ["x"],
             lambda m: create_session(m, "cpu").session, tolerances, {})),
     }
     bare_pair = rows["bare torch"] + rows["bare ORT"]

@@ -30,8 +30,8 @@ def analysis_json(result: AnalysisResult) -> dict[str, Any]:
         "model": result.model_path,
         "opset": result.options.opset,
         "exporter": result.options.exporter,
-        "torchscript_nodes": len(result.torchscript_graph.nodes) if result.torchscript_graph else 0,
-        "source_graph": result.torchscript_graph.kind if result.torchscript_graph else None,
+        "source_nodes": len(result.source_graph.nodes) if result.source_graph else 0,
+        "source_graph": result.source_graph.kind if result.source_graph else None,
         "onnx_nodes": len(result.onnx_graph.nodes) if result.onnx_graph else 0,
         "unsupported": [problem.to_json() for problem in result.unsupported],
         "warnings": result.warnings,
@@ -43,7 +43,7 @@ def analysis_json(result: AnalysisResult) -> dict[str, Any]:
 
 def print_analysis(result: AnalysisResult) -> None:
     """A readable report: one block per unsupported node."""
-    ts_nodes = len(result.torchscript_graph.nodes) if result.torchscript_graph else 0
+    ts_nodes = len(result.source_graph.nodes) if result.source_graph else 0
     onnx_nodes = len(result.onnx_graph.nodes) if result.onnx_graph else 0
     source = "FX (torch.export)" if result.options.exporter == "dynamo" else "TorchScript"
     traced = "" if result.source_kind == "onnx" else f"{ts_nodes} {source} nodes, "

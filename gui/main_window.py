@@ -271,7 +271,7 @@ class MainWindow(QMainWindow):
         if result.source_kind == "onnx" and previewed:
             self.graphs.adopt_graphs(None, result.onnx_graph, onnx_title="ONNX (file)")
         else:
-            traced = self._traced if _same_nodes(self._traced, result.torchscript_graph) else result.torchscript_graph
+            traced = self._traced if _same_nodes(self._traced, result.source_graph) else result.source_graph
             exported = self._exported if _same_drawing(self._exported, result.onnx_graph) else result.onnx_graph
             self.graphs.set_graphs(traced, exported, keep_view=keep_view, onnx_title=title)
         self._mark_problems(result)

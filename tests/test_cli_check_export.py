@@ -12,7 +12,7 @@ import pytest
 from fixport.core.model.project import Project, save_project
 from tests.conftest import run_main
 
-CHECK_KEYS = {"model", "opset", "exporter", "torchscript_nodes", "onnx_nodes", "unsupported"}
+CHECK_KEYS = {"model", "opset", "exporter", "source_nodes", "onnx_nodes", "unsupported"}
 PROBLEM_KEYS = {"kind", "instance", "reason", "message", "scope", "source", "first_supported_opset"}
 
 FAILING_MODEL = """

@@ -26,7 +26,7 @@ def test_example_reports_exactly_its_declared_problems(worker, example: ExampleI
     assert result.options.opset == example.opset
     for problem in result.unsupported:
         assert problem.message and problem.instance
-        assert problem.instance in result.torchscript_graph.node_by_id
+        assert problem.instance in result.source_graph.node_by_id
     placeholders = [n for n in result.onnx_graph.nodes if n.unsupported]
     assert len(placeholders) == sum(n for (_, reason, _), n in found.items() if reason != "mismatch")  # runs, differs
     assert all(n.origin for n in placeholders)
@@ -44,13 +44,13 @@ def test_first_supported_opset_is_reported(worker) -> None:
 def test_provenance_links_onnx_nodes_to_torchscript_nodes(worker) -> None:
     resnet = next(e for e in EXAMPLES if e.name == "resnet18_clean")
     result = worker.run(AnalyzeRequest(ModelRequest(str(resnet.path))))
-    ts_ids = set(result.torchscript_graph.node_by_id)
+    ts_ids = set(result.source_graph.node_by_id)
     convs = [n for n in result.onnx_graph.nodes if n.op_type == "Conv"]
     assert len(convs) == 20
     assert all(n.origin and n.origin[0] in ts_ids for n in convs)
-    assert {result.torchscript_graph.node_by_id[n.origin[0]].kind for n in convs} == {"aten::_convolution"}
+    assert {result.source_graph.node_by_id[n.origin[0]].kind for n in convs} == {"aten::_convolution"}
     conv1 = next(n for n in convs if n.name == "/conv1/Conv")
-    assert result.torchscript_graph.node_by_id[conv1.origin[0]].scope == "conv1"
+    assert result.source_graph.node_by_id[conv1.origin[0]].scope == "conv1"
 
 
 def test_runtime_errors_name_the_onnx_and_torchscript_node(worker, model_file) -> None:

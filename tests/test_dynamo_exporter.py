@@ -38,12 +38,12 @@ def test_dynamo_example_reports_exactly_its_declared_problems(worker, example) -
     assert result.options.exporter == "dynamo"
     found = Counter((p.kind, p.reason) for p in result.unsupported)
     assert found == Counter({(e["kind"], e["reason"]): e["count"] for e in example.expected_unsupported_dynamo})
-    assert result.torchscript_graph is not None and result.torchscript_graph.kind == "fx"
+    assert result.source_graph is not None and result.source_graph.kind == "fx"
     for problem in result.unsupported:
         assert problem.message and problem.instance
         assert problem.source.startswith(f"{example.path.name}:"), problem  # the user's line, not torch's
         if problem.reason != "capture_failed":
-            node = result.torchscript_graph.node_by_id[problem.instance]  # names its FX node
+            node = result.source_graph.node_by_id[problem.instance]  # names its FX node
             assert node.unsupported or problem.reason in ("runtime_error", "mismatch")  # runs, but fails or differs
 
 
@@ -54,7 +54,7 @@ def test_capture_failure_names_each_line_and_what_to_do(worker) -> None:
     assert all("torch._check" in p.message and "draft_export" in p.message for p in result.unsupported)
     assert "if scores.max() > 0.5:" in " ".join(p.message for p in result.unsupported)
     # draft_export still gives a graph to look at, with the user's lines and module scopes
-    assert {n.scope for n in result.torchscript_graph.nodes} >= {"linear"}
+    assert {n.scope for n in result.source_graph.nodes} >= {"linear"}
 
 
 def test_clean_resnet_exports_runs_and_maps_onnx_nodes_to_fx_nodes(worker, tmp_path: Path) -> None:
@@ -62,7 +62,7 @@ def test_clean_resnet_exports_runs_and_maps_onnx_nodes_to_fx_nodes(worker, tmp_p
     result = worker.run(AnalyzeRequest(ModelRequest(str(example_path("resnet18_clean"))), options=DYNAMO,
                                        output=str(output)))
     assert result.unsupported == [] and result.saved_files == [str(output)]
-    fx = result.torchscript_graph
+    fx = result.source_graph
     assert {"layer1/0/conv1", "layer4/1/bn2", "fc"} <= {n.scope for n in fx.nodes}
     assert Counter(n.kind for n in fx.nodes)["aten::conv2d.default"] == 20
     assert all(n.source.startswith("resnet.py:") for n in fx.nodes if n.kind == "aten::conv2d.default")

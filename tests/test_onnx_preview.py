@@ -61,7 +61,7 @@ def test_a_model_files_traced_graph_is_drawn_before_its_export_ends(qtbot, windo
     assert seen_when_traced == [(None, traced)]  # drawn while the export still ran
     qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
     assert window.graphs.graphs["torchscript"] is traced  # the same drawing, no second layout
-    assert [n.id for n in traced.nodes] == [n.id for n in window.workbench.analysis.torchscript_graph.nodes]
+    assert [n.id for n in traced.nodes] == [n.id for n in window.workbench.analysis.source_graph.nodes]
 
 
 def test_a_clean_exports_onnx_graph_is_drawn_before_ort_checks_it(qtbot, window: MainWindow) -> None:

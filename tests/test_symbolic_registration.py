@@ -258,15 +258,15 @@ def test_a_re_export_reuses_the_traced_graph_only_for_the_same_module_and_option
     """
     path = model_file("scale.py", source)
     request = ModelRequest(str(path))
-    first = analyze(AnalyzeRequest(request)).torchscript_graph
-    assert analyze(AnalyzeRequest(request)).torchscript_graph is first
-    other_opset = analyze(AnalyzeRequest(request, {"opset": 13})).torchscript_graph
+    first = analyze(AnalyzeRequest(request)).source_graph
+    assert analyze(AnalyzeRequest(request)).source_graph is first
+    other_opset = analyze(AnalyzeRequest(request, {"opset": 13})).source_graph
     assert other_opset is not first and [n.id for n in other_opset.nodes] == [n.id for n in first.nodes]
 
     edited = model_file("scale.py", source.replace("2.5", "7.5"))
     stat = edited.stat()
     os.utime(edited, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000_000))  # a new file to the cache
-    again = analyze(AnalyzeRequest(request)).torchscript_graph
+    again = analyze(AnalyzeRequest(request)).source_graph
     assert again is not first
     constants = [n.attributes.get("value") for n in again.nodes if n.kind == "prim::Constant"]
     assert 7.5 in constants and 2.5 not in constants

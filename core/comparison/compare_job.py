@@ -136,10 +136,10 @@ def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str
     seconds: dict[str, float] = {}
     messages: list[str] = []
     report(progress, 0.1, "exporting" if onnx_path is None else "reading the ONNX file")
-    model, onnx_graph, torchscript_graph, recorder = _model_to_compare(loaded, export_options, onnx_path, cancelled)
+    model, onnx_graph, source_graph, recorder = _model_to_compare(loaded, export_options, onnx_path, cancelled)
     check_cancelled(cancelled)
-    if torchscript_graph is not None:
-        templates = {**templates_by_node(torchscript_graph, mappings), **templates}
+    if source_graph is not None:
+        templates = {**templates_by_node(source_graph, mappings), **templates}
     capture = _build_capture(recorder, messages) if recorder is not None else None
     plan = _runnable(plan_references(model, onnx_graph, capture))
     messages += plan.messages
@@ -195,10 +195,10 @@ def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str
         tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement)
 
 
-def templates_by_node(torchscript_graph: Graph, mappings: list[FixMapping]) -> dict[str, str]:
+def templates_by_node(source_graph: Graph, mappings: list[FixMapping]) -> dict[str, str]:
     """Instance key -> id of the template that converts that node, for every mapped node."""
     templates: dict[str, str] = {}
-    for node in torchscript_graph.nodes:
+    for node in source_graph.nodes:
         for mapping in mappings:
             same_function = mapping.python_op_name in (None, node.attributes.get("name"))
             if mapping.instance == node.id or (mapping.instance is None and mapping.target_kind == node.kind
@@ -226,7 +226,7 @@ def _model_to_compare(loaded: LoadedModel, options: Any, onnx_path: str | None, 
                                                   cancelled=cancelled)
     except ExportError as exc:
         raise _why_the_export_failed(exc, loaded) from exc
-    return result.model, result.onnx_graph, result.torchscript_graph, recorder
+    return result.model, result.onnx_graph, result.source_graph, recorder
 
 
 def refuse_mismatched_inputs(model: onnx.ModelProto, loaded: LoadedModel, file_name: str) -> None:
@@ -407,7 +407,7 @@ def _analyze_nodes(loaded: LoadedModel, export_options: Any, inputs: tuple[torch
 
     try:
         # The capture re-runs where the exporter traced it, on CPU: its constants and parameters live there.
-        analysis = analyze_nodes(plan.model, result.onnx_graph, result.torchscript_graph, capture, inputs,
+        analysis = analyze_nodes(plan.model, result.onnx_graph, result.source_graph, capture, inputs,
                                  loaded.input_names, session_factory, tolerances, templates, run, "cpu")
     except Cancelled:
         raise

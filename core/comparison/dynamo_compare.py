@@ -67,7 +67,7 @@ def dynamo_export_to_compare(loaded: LoadedModel, options: Any, cancelled: Cance
                           "no ONNX model to compare.",
                           f"Run `python main.py fix {loaded.path.name} --exporter dynamo --auto -o fixes.fixport.json`"
                           " (or `check --exporter dynamo` to list the problems), then compare with --project.")
-    return result.model, result.onnx_graph, result.torchscript_graph, exporter.last_program
+    return result.model, result.onnx_graph, result.source_graph, exporter.last_program
 
 
 def dynamo_analyze_nodes(loaded: LoadedModel, export_options: Any, inputs: tuple[torch.Tensor, ...], run: int,

@@ -261,9 +261,9 @@ def _topological_position(graph: Graph) -> dict[str, int]:
     return {node_id: position for position, node_id in enumerate(graph.topological_order)}
 
 
-def _torchscript_details(key: str, torchscript_graph: Graph | None) -> tuple[str, str, str]:
+def _torchscript_details(key: str, source_graph: Graph | None) -> tuple[str, str, str]:
     """(kind, scope, source) of a TorchScript node, from the export's graph or the key itself."""
-    node = torchscript_graph.node_by_id.get(key) if torchscript_graph is not None else None
+    node = source_graph.node_by_id.get(key) if source_graph is not None else None
     if node is not None:
         return node.name or node.kind, node.scope, node.source
     scope, source, kind = split_instance_key(key)
@@ -271,7 +271,7 @@ def _torchscript_details(key: str, torchscript_graph: Graph | None) -> tuple[str
 
 
 def node_errors(onnx_graph: Graph, matches: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
-                onnx_values: dict[str, np.ndarray], tolerances: ToleranceTable, torchscript_graph: Graph | None,
+                onnx_values: dict[str, np.ndarray], tolerances: ToleranceTable, source_graph: Graph | None,
                 templates_by_instance: dict[str, str], analysis: NodeAnalysis) -> None:
     """Fill ``analysis.nodes`` with one entry per matched value whose shapes agree."""
     for match in matches:
@@ -284,7 +284,7 @@ def node_errors(onnx_graph: Graph, matches: list[ValueMatch], torch_values: dict
             continue
         rtol, atol = tolerances.for_dtype(str(expected.dtype))
         metrics = difference_metrics(expected, actual, rtol, atol)
-        kind, scope, source = _torchscript_details(match.key, torchscript_graph)
+        kind, scope, source = _torchscript_details(match.key, source_graph)
         analysis.nodes.append(NodeError(
             onnx_node=match.onnx_node.id, onnx_kind=match.onnx_node.kind, output=match.onnx_value,
             torchscript_node=match.key, torchscript_kind=kind, scope=scope, source=source,
@@ -394,7 +394,7 @@ def find_first_divergent(analysis: NodeAnalysis, onnx_graph: Graph) -> NodeError
     return min(diverging, key=lambda error: order[error.onnx_node], default=None)
 
 
-def analyze_nodes(model: onnx.ModelProto, onnx_graph: Graph, torchscript_graph: Graph | None,
+def analyze_nodes(model: onnx.ModelProto, onnx_graph: Graph, source_graph: Graph | None,
                   capture: TorchCapture, inputs: Sequence[torch.Tensor], input_names: Sequence[str],
                   session_factory: SessionFactory, tolerances: ToleranceTable,
                   templates_by_instance: dict[str, str], run: int = 0, device: str = "cpu") -> NodeAnalysis:
@@ -413,7 +413,7 @@ def analyze_nodes(model: onnx.ModelProto, onnx_graph: Graph, torchscript_graph: 
     onnx_values = dict(feeds)
     onnx_values.update(zip(names, session.run(None, feeds)))
     matches = match_values(onnx_graph, set(torch_values))
-    node_errors(onnx_graph, matches, torch_values, onnx_values, tolerances, torchscript_graph,
+    node_errors(onnx_graph, matches, torch_values, onnx_values, tolerances, source_graph,
                 templates_by_instance, analysis)
     mark_inherited_errors(onnx_graph, analysis.nodes)
     measure_introduced_errors(model, onnx_graph, analysis, matches, torch_values, onnx_values, session_factory)

@@ -45,7 +45,7 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     check_cancelled(cancelled)
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
-        result.unsupported += mismatched_outputs(loaded, result.model, result.onnx_graph, result.torchscript_graph,
+        result.unsupported += mismatched_outputs(loaded, result.model, result.onnx_graph, result.source_graph,
                                                  result.runtime_outputs)
     compared_at = time.perf_counter()
     output = request.output
@@ -77,7 +77,7 @@ def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportRe
                    saved: list[str], seconds: dict[str, float]) -> AnalysisResult:
     return AnalysisResult(
         model_path=str(loaded.path), source_kind=loaded.source_kind, options=options,
-        torchscript_graph=result.torchscript_graph, onnx_graph=result.onnx_graph,
+        source_graph=result.source_graph, onnx_graph=result.onnx_graph,
         unsupported=result.unsupported, input_names=list(loaded.input_names),
         input_shapes=[tuple(t.shape) for t in loaded.example_inputs], warnings=result.warnings,
         notes=list(loaded.notes), seconds=seconds, saved_files=saved)

@@ -25,7 +25,7 @@ class ExportResult:
     """An exported model with both graphs, their provenance, and every problem found."""
 
     model: onnx.ModelProto
-    torchscript_graph: Graph  # the source graph: TorchScript, or the FX graph (kind "fx") for dynamo
+    source_graph: Graph  # the source graph: TorchScript, or the FX graph (kind "fx") for dynamo
     onnx_graph: Graph
     unsupported: list[UnsupportedNode]
     warnings: list[str] = field(default_factory=list)

@@ -47,14 +47,14 @@ def classify_failure(failure: ConversionFailure, first_supported: int | None) ->
         python_op_name=failure.python_op_name)
 
 
-def _origin_node(node: Node, torchscript_graph: Graph | None) -> Node | None:
-    if torchscript_graph is None or not node.origin:
+def _origin_node(node: Node, source_graph: Graph | None) -> Node | None:
+    if source_graph is None or not node.origin:
         return None
-    return torchscript_graph.node_by_id.get(node.origin[0])
+    return source_graph.node_by_id.get(node.origin[0])
 
 
-def _runtime_problem(node: Node, torchscript_graph: Graph | None, message: str) -> UnsupportedNode:
-    origin = _origin_node(node, torchscript_graph)
+def _runtime_problem(node: Node, source_graph: Graph | None, message: str) -> UnsupportedNode:
+    origin = _origin_node(node, source_graph)
     return UnsupportedNode(
         kind=origin.kind if origin else node.kind,
         instance=origin.id if origin else node.id,
@@ -66,7 +66,7 @@ def _runtime_problem(node: Node, torchscript_graph: Graph | None, message: str) 
 
 
 def nodes_without_runtime_kernel(onnx_graph: Graph, local_functions: set[tuple[str, str]],
-                                 torchscript_graph: Graph | None) -> list[UnsupportedNode]:
+                                 source_graph: Graph | None) -> list[UnsupportedNode]:
     """Nodes in a custom domain that ONNX Runtime has no kernel or function body for."""
     problems = []
     for node in onnx_graph.nodes:
@@ -76,19 +76,19 @@ def nodes_without_runtime_kernel(onnx_graph: Graph, local_functions: set[tuple[s
             continue
         node.unsupported = True
         problems.append(_runtime_problem(
-            node, torchscript_graph,
+            node, source_graph,
             f"ONNX Runtime has no kernel for domain '{node.domain}' op '{node.op_type}'. "
             "A backend plugin may implement it; to run here, map the node to standard ONNX ops."))
     return problems
 
 
-def runtime_error_problem(error_text: str, onnx_graph: Graph, torchscript_graph: Graph | None) -> UnsupportedNode:
+def runtime_error_problem(error_text: str, onnx_graph: Graph, source_graph: Graph | None) -> UnsupportedNode:
     """Name the ONNX node (and its TorchScript origin) in an ONNX Runtime error message."""
     node = _node_named_in(error_text, onnx_graph)
     short = error_text.strip().splitlines()[0] if error_text.strip() else "unknown error"
     if node is not None:
         node.unsupported = True
-        return _runtime_problem(node, torchscript_graph, short)
+        return _runtime_problem(node, source_graph, short)
     return UnsupportedNode(kind="onnx::?", instance="", reason=ProblemReason.RUNTIME_ERROR,
                            message=f"ONNX Runtime failed: {short}", scope="", source="")
 

@@ -68,7 +68,7 @@ def tolerances_for(loaded: LoadedModel) -> ToleranceTable:
 
 
 def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: Graph,
-                       torchscript_graph: Graph | None, runtime_outputs: list[Any] | None = None,
+                       source_graph: Graph | None, runtime_outputs: list[Any] | None = None,
                        ) -> list[UnsupportedNode]:
     """A ``mismatch`` problem per output beyond tolerance; a crash while comparing is a problem too."""
     tolerances = tolerances_for(loaded)
@@ -86,10 +86,10 @@ def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: 
     problems = []
     for index in failing:
         if index in unstable:
-            problems.append(_random_output_problem(unstable[index], torchscript_graph))
+            problems.append(_random_output_problem(unstable[index], source_graph))
             continue
         onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
-        problems.append(_mismatch_problem(stats[index], onnx_output, onnx_graph, torchscript_graph, model_name))
+        problems.append(_mismatch_problem(stats[index], onnx_output, onnx_graph, source_graph, model_name))
     return problems
 
 
@@ -122,9 +122,9 @@ def _outputs_torch_does_not_repeat(loaded: LoadedModel, indices: list[int], tole
     return unstable
 
 
-def _random_output_problem(again: OutputStats, torchscript_graph: Graph | None) -> UnsupportedNode:
+def _random_output_problem(again: OutputStats, source_graph: Graph | None) -> UnsupportedNode:
     """The output changes between two torch runs; named after the first op that draws random numbers."""
-    drawing = next((node for node in (torchscript_graph.nodes if torchscript_graph else [])
+    drawing = next((node for node in (source_graph.nodes if source_graph else [])
                     if node.kind.split("::")[-1].split(".")[0].rstrip("_") in RANDOM_OPS), None)
     how = again.problem or f"max abs {again.max_abs:.3g}"
     where = (f"it draws random numbers ({drawing.kind} at {drawing.source or drawing.scope or 'the model'}), "
@@ -138,15 +138,15 @@ def _random_output_problem(again: OutputStats, torchscript_graph: Graph | None) 
         source=drawing.source if drawing else "")
 
 
-def _mismatch_problem(output: OutputStats, onnx_output: str, onnx_graph: Graph, torchscript_graph: Graph | None,
+def _mismatch_problem(output: OutputStats, onnx_output: str, onnx_graph: Graph, source_graph: Graph | None,
                       model_name: str) -> UnsupportedNode:
     detail = output.problem or (f"max abs {output.max_abs:.3g}, {output.mismatch_count} of {output.element_count} "
                                 f"elements beyond tolerance (rtol {output.rtol:g}, atol {output.atol:g} "
                                 f"for {output.dtype})")
     producer_id = onnx_graph.producer_of.get(onnx_output) if onnx_output else None
     producer = onnx_graph.node_by_id.get(producer_id) if producer_id else None
-    origin = (torchscript_graph.node_by_id.get(producer.origin[0])
-              if producer is not None and producer.origin and torchscript_graph is not None else None)
+    origin = (source_graph.node_by_id.get(producer.origin[0])
+              if producer is not None and producer.origin and source_graph is not None else None)
     where = f"; it comes out of {origin.kind} (ONNX {producer.name or producer.id})" if origin else ""
     message = (f"Output {output.name} of ONNX Runtime differs from torch's: {detail}{where}. The error may start "
                f"earlier: `python main.py compare {model_name}` names the first divergent node.")

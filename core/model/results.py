@@ -38,7 +38,7 @@ class AnalysisResult:
     model_path: str
     source_kind: str
     options: ExportOptions
-    torchscript_graph: Graph | None
+    source_graph: Graph | None
     onnx_graph: Graph | None
     unsupported: list[UnsupportedNode]
     input_names: list[str]
