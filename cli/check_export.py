@@ -15,6 +15,7 @@ from fixport.cli.arguments import (
     job_arguments,
 )
 from fixport.cli.output import print_json, progress_printer
+from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.errors import WorkerCrashed
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
@@ -45,7 +46,7 @@ def print_analysis(result: AnalysisResult) -> None:
     """A readable report: one block per unsupported node."""
     ts_nodes = len(result.source_graph.nodes) if result.source_graph else 0
     onnx_nodes = len(result.onnx_graph.nodes) if result.onnx_graph else 0
-    source = "FX (torch.export)" if result.options.exporter == "dynamo" else "TorchScript"
+    source = profile_for(result.options.exporter).source_graph_title
     traced = "" if result.source_kind == "onnx" else f"{ts_nodes} {source} nodes, "
     print(f"{Path(result.model_path).name}: opset {result.options.opset}, {traced}{onnx_nodes} ONNX nodes")
     for note in result.notes:

@@ -48,10 +48,6 @@ class ExampleInfo:
     # What `check --exporter dynamo` must report; None: the example makes no claim for that exporter.
     expected_unsupported_dynamo: list[dict[str, Any]] | None = None
 
-    def expected_for(self, exporter: str) -> list[dict[str, Any]] | None:
-        """The declared problems for ``exporter`` ("torchscript" or "dynamo")."""
-        return self.expected_unsupported_dynamo if exporter == "dynamo" else self.expected_unsupported
-
 
 def list_examples(directory: Path | None = None) -> list[ExampleInfo]:
     """Return every example in ``directory`` (default: this package), sorted by name."""

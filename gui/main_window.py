@@ -8,6 +8,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
+from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import (
     FixportError,
@@ -83,8 +84,9 @@ class MainWindow(QMainWindow):
         # What the worker said about an op kind depends on torch only: asked once per kind (and
         # opset), not again after every re-export that re-selects the node.
         self._op_infos: dict[str, OpInfo] = {}
-        self._synthesized: dict[tuple[str, int], list] = {}
-        self._synthesizing: tuple[str, int] | None = None
+        self._synthesized: dict[tuple[str, int, str], list] = {}  # (kind, opset, exporter) -> offers
+        self._synthesizing: tuple[str, int, str] | None = None
+        self._analyzed_request: AnalyzeRequest | None = None
 
         self.graphs = SideBySideGraphs()
         self.restore_bar = RestoreBar()
@@ -196,6 +198,8 @@ class MainWindow(QMainWindow):
 
     def _on_job_finished(self, submitted: SubmittedJob, result: Any) -> None:
         self.actions.hide_progress()  # the runner calls the job's own handler next
+        if isinstance(submitted.request, AnalyzeRequest):
+            self._analyzed_request = submitted.request  # what the held analysis answers (Fix all reuses it)
 
     def _on_job_failed(self, submitted: SubmittedJob, error: FixportError) -> None:
         self.actions.hide_progress()
@@ -316,8 +320,9 @@ class MainWindow(QMainWindow):
         if project is None:
             return None
         self.log.log("Fix all: searching a fix for every problem…")
-        return self.runner.submit(AutoFixRequest(self.workbench.model_request(), dict(project.export_options),
-                                                 list(project.mappings)))
+        request = self.workbench.analyze_request()
+        held = self.workbench.analysis if request == self._analyzed_request else None  # the search starts there
+        return self.runner.submit(AutoFixRequest(request.model, request.options, request.mappings, analysis=held))
 
     def _on_fix_all_finished(self, result: AutoFixResult) -> None:
         """Only now does the project change: the chosen mappings (autosaved), the opset, then re-export."""
@@ -330,9 +335,12 @@ class MainWindow(QMainWindow):
             self.workbench.set_export_option("opset", plan.opset)
         self.fix_outcomes = plan.outcomes
         self.log.log(plan.summary(), "\n".join(result.rejected))
-        self.statusBar().showMessage(plan.summary(), STATUS_TIMEOUT_MS)
         self.actions.sync_from_project()
-        self.reexport(keep_view=True)
+        # The search's last analysis is the export of the project as it now stands: no re-export.
+        self._keep_view = True
+        self._analyzed_request = self.workbench.analyze_request()
+        self._on_analysis_finished(result.after)
+        self.statusBar().showMessage(plan.summary(), STATUS_TIMEOUT_MS)
 
     def _on_fix_activated(self, mapping: object) -> None:
         """A fixed kind's row: select one of its nodes, so the Template dock shows the fix's source."""
@@ -467,26 +475,20 @@ class MainWindow(QMainWindow):
         input_types = [ts_graph.value(v).describe() for v in ts_node.inputs] if ts_graph else []
         opset = self.workbench.opset or DEFAULT_OPSET
         problem = self._problem_for(ts_node.id)
+        exporter = profile_for(self.workbench.exporter_name)
         target = TemplateTarget(ts_node.kind, ts_node.id, python_op or None, opset, input_types,
-                                suggested_opset=opset_that_works(problem, opset) if problem else None)
-        self.template.set_target(target, self._mapping_for(ts_node, python_op))
+                                suggested_opset=opset_that_works(problem, opset) if problem else None,
+                                exporter=exporter)
+        project = self.workbench.project
+        self.template.set_target(target, project.mapping_for(ts_node) if project is not None else None)
         if python_op:
             return
-        key = (ts_node.kind, opset)
+        key = (ts_node.kind, opset, exporter.name)
         if key in self._synthesized:
             self._show_synthesized(self._synthesized[key])
         else:  # generated fixes need torch: the worker makes them, the dock shows them first
             self._synthesizing = key
-            self.runner.submit(SynthesizeRequest(ts_node.kind, opset), topic="synthesize")
-
-    def _mapping_for(self, ts_node: Node, python_op: str | None) -> FixMapping | None:
-        project = self.workbench.project
-        if project is None:
-            return None
-        candidates = [m for m in project.mappings if m.target_kind == ts_node.kind
-                      and (m.python_op_name or None) == (python_op or None)]
-        exact = [m for m in candidates if m.instance == ts_node.id]
-        return (exact or [m for m in candidates if m.instance is None] or [None])[0]
+            self.runner.submit(SynthesizeRequest(ts_node.kind, opset, exporter.name), topic="synthesize")
 
     def _on_problem_activated(self, problem: UnsupportedNode) -> None:
         if problem.reason == ProblemReason.RUNTIME_ERROR and problem.onnx_node:
@@ -514,7 +516,8 @@ class MainWindow(QMainWindow):
 
     def _on_stub_requested(self, target: TemplateTarget) -> None:
         self.runner.submit(StubRequest(target.kind, target.opset, list(target.input_types), target.python_op_name,
-                                       self.workbench.model_request() if self.workbench.project else None))
+                                       self.workbench.model_request() if self.workbench.project else None,
+                                       target.exporter.name))
 
     # ---- autosave restore ----
     def _on_restore_autosave(self) -> None:

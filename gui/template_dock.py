@@ -24,9 +24,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fixport.core.exporters.profiles import TORCHSCRIPT, ExporterProfile
 from fixport.core.model.project import FixMapping
 from fixport.gui.code_editor import CodeEditor
-from fixport.symbolics.dynamo.library import dynamo_library, is_fx_kind
 from fixport.symbolics.library import (
     STUB_TEMPLATE_ID,
     RankedTemplate,
@@ -50,6 +50,7 @@ class TemplateTarget:
     opset: int
     input_types: list[str]
     suggested_opset: int | None = None  # an opset the exporter names as working for this node
+    exporter: ExporterProfile = TORCHSCRIPT  # whose templates and fix language
 
 
 class TemplateDock(QDockWidget):
@@ -62,7 +63,7 @@ class TemplateDock(QDockWidget):
         super().__init__("Template", parent)
         self.setObjectName("TemplateDock")
         self.library = library
-        self._libraries = {False: library, True: None}  # by is_fx_kind: TorchScript, dynamo (made when needed)
+        self._libraries = {TORCHSCRIPT.name: library}  # by exporter; the others' made when first needed
         self.target: TemplateTarget | None = None
         self.current: TemplateInfo | None = None
         self.current_mapping: FixMapping | None = None
@@ -139,7 +140,7 @@ class TemplateDock(QDockWidget):
         state = f" — fixed by <b>{mapping.template_id}</b>" if mapping else ""
         self.heading.setText(f"<b>{label}</b> at opset {target.opset}{state}")
         self.apply_kind_button.setText(f"Apply to all {label}")
-        self.library = self._library_for(target.kind)
+        self.library = self._library_for(target.exporter)
         offers = self.library.templates_for(target.kind, target.opset, target.python_op_name)
         raise_row = target.suggested_opset is not None and mapping is None
         if raise_row:  # the exporter's own advice comes first: one click, no template
@@ -153,12 +154,11 @@ class TemplateDock(QDockWidget):
             self.editor.set_source(mapping.source)
             self._set_param_values(mapping.params)
 
-    def _library_for(self, kind: str) -> TemplateLibrary:
-        """The dynamo exporter's templates for an FX op overload, the TorchScript ones otherwise."""
-        fx = is_fx_kind(kind)
-        if self._libraries[fx] is None:
-            self._libraries[fx] = dynamo_library()
-        return self._libraries[fx]
+    def _library_for(self, exporter: ExporterProfile) -> TemplateLibrary:
+        """The exporter's template library (each read once)."""
+        if exporter.name not in self._libraries:
+            self._libraries[exporter.name] = exporter.template_library()
+        return self._libraries[exporter.name]
 
     def _on_offer_clicked(self, _item: QListWidgetItem) -> None:
         self._user_picked = True
@@ -195,8 +195,7 @@ class TemplateDock(QDockWidget):
     def show_stub(self, source: str) -> None:
         self.current = None
         self._build_form({})
-        calls = "op.Xxx(...) calls (onnxscript, opset 18)" if self.target and is_fx_kind(self.target.kind) \
-            else "g.op(...) calls"
+        calls = (self.target.exporter if self.target else TORCHSCRIPT).stub_calls
         self.description.setText(f"A starting point generated from the op's schema: replace the TODO with {calls}.")
         self.editor.set_source(source)
 

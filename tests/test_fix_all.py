@@ -53,8 +53,16 @@ def test_fix_all_fixes_swin_in_one_click(qtbot, window: MainWindow) -> None:
     open_example(qtbot, window, "swin_tiny")
     seen: list[str] = []
     window.runner.progress.connect(lambda job, fraction, message: seen.append(f"{job.job.name}: {message}"))
+    started: list[str] = []
+    window.runner.started.connect(lambda job: started.append(job.job.name))
+    searches: list = []
+    window.runner.finished.connect(lambda job, result: searches.append(result) if job.job.name == "auto_fix" else None)
     run_job(qtbot, window, lambda: qtbot.mouseClick(toolbar_button(window, "fix_all"), Qt.MouseButton.LeftButton))
     assert any(m.startswith("auto_fix: trying fixes") for m in seen), seen
+    # The search starts from the window's analysis and ends with its own: one whole-model export,
+    # after raising the opset (the candidates' trials are not exports of the model as it stands).
+    assert "analyze" not in started, started
+    assert searches[0].whole_model_exports == 1 and searches[0].before is not None
     analysis = window.workbench.analysis
     assert analysis.unsupported == [], window.log.contents()
     assert analysis.options.opset == window.workbench.project.export_options["opset"] == 11

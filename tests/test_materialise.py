@@ -107,10 +107,10 @@ def test_fix_auto_materialises_linear_ops_at_opset_17(worker, kind: str, tmp_pat
 
 
 def test_the_template_dock_offers_the_matrix_after_the_decomposition() -> None:
-    from fixport.core.fixing.synthesized_offers import synthesized_offers
+    from fixport.core.fixing.generated_fixes import generated_offers
     from fixport.core.model.requests import SynthesizeRequest
 
-    offers = synthesized_offers(SynthesizeRequest("aten::adaptive_avg_pool2d", 17))
+    offers = generated_offers(SynthesizeRequest("aten::adaptive_avg_pool2d", 17))
     ids = [offer.template_id for offer in offers]
     assert ids[-1] == "synthesized.materialised.adaptive_avg_pool2d"
     assert "synthesized.decomposition.adaptive_avg_pool2d" in ids

@@ -7,28 +7,22 @@ without constant folding is compared node by node to find where the outputs star
 """
 from __future__ import annotations
 
-import os
-import sys
 import time
-import traceback
 from contextlib import contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Iterator, Sequence
 
-import numpy as np
 import onnx
 import torch
 
 from fixport.core.comparison.custom_op_reference import ReferencePlan, plan_references
 from fixport.core.comparison.intermediates import (
     NodeAnalysis,
-    TorchCaptureError,
-    TorchGraphRecorder,
     analyze_nodes,
 )
-from fixport.core.exporters.analysis import fixes_applied
-from fixport.core.exporters.torchscript import TorchScriptExporter
+from fixport.core.exporters.base import ComparableExport, Exporter
+from fixport.core.exporters.choice import exporter_for
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
@@ -43,19 +37,17 @@ from fixport.core.model.errors import (
     ExportError,
     FixportError,
     ModelLoadError,
-    TemplateValidationError,
 )
 from fixport.core.model.export_options import resolve_export_options
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import (
     OutputStats,
-    compare_arrays,
+    compare_output_lists,
     flatten_outputs,
-    missing_output,
     to_numpy,
     worst_of_runs,
 )
-from fixport.core.model.project import FixMapping
+from fixport.core.model.project import FixMapping, mapping_for
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
@@ -71,9 +63,6 @@ TORCH_DEVICES = ("cpu", "cuda")
 PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
                          "TorchScript graph re-ran on CPU, where the exporter traced it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
-DIAGNOSING_EXPORT_NOTE = ("Per-node analysis re-exported the model without constant folding, so fused "
-                          "nodes (Conv+BatchNorm) are compared one by one against their own torch ops.")
-
 
 def input_sets(example_inputs: Sequence[torch.Tensor], runs: int) -> list[tuple[torch.Tensor, ...]]:
     """Run 0: the example inputs; run k: random tensors like them (seed k), ints in the same range."""
@@ -121,14 +110,16 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         raise ModelLoadError(f"{loaded.path.name} is an ONNX file: there is no torch model to compare with.",
                              "Open the PyTorch model and pass the ONNX file with --onnx FILE.")
     export_options = resolve_export_options(loaded.settings, request.options)
-    with fixes_applied(mappings, export_options) as custom_opsets:
+    exporter = exporter_for(export_options.exporter)
+    with exporter.fixes_applied(mappings, export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
-        return _compare_with_fixes(loaded, export_options, onnx_path, request.provider, runs, tolerances, templates,
-                                   mappings, request.analyze_nodes, started, progress, cancelled,
+        return _compare_with_fixes(loaded, exporter, export_options, onnx_path, request.provider, runs, tolerances,
+                                   templates, mappings, request.analyze_nodes, started, progress, cancelled,
                                    precision=request.precision, torch_device=request.torch_device)
 
 
-def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str | None, provider: str,
+def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options: Any, onnx_path: str | None,
+                        provider: str,
                         runs: int, tolerances: ToleranceTable, templates: dict[str, str],
                         mappings: list[FixMapping], analyze_nodes_enabled: bool, started: float,
                         progress: ProgressCallback | None, cancelled: CancelCallback | None,
@@ -136,12 +127,12 @@ def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str
     seconds: dict[str, float] = {}
     messages: list[str] = []
     report(progress, 0.1, "exporting" if onnx_path is None else "reading the ONNX file")
-    model, onnx_graph, source_graph, recorder = _model_to_compare(loaded, export_options, onnx_path, cancelled)
+    comparable = _model_to_compare(loaded, exporter, export_options, onnx_path, cancelled)
     check_cancelled(cancelled)
-    if source_graph is not None:
-        templates = {**templates_by_node(source_graph, mappings), **templates}
-    capture = _build_capture(recorder, messages) if recorder is not None else None
-    plan = _runnable(plan_references(model, onnx_graph, capture))
+    messages += comparable.notes
+    if onnx_path is None:
+        templates = {**templates_by_node(comparable.source_graph, mappings), **templates}
+    plan = _runnable(plan_references(comparable.model, comparable.onnx_graph, comparable.custom_node_references))
     messages += plan.messages
     seconds["prepare"] = time.perf_counter() - started
 
@@ -176,7 +167,7 @@ def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str
         node_started = time.perf_counter()
         failing = [run for run, stats in enumerate(per_run) if not all(s.passed for s in stats)]
         run = failing[0] if failing else 0
-        analysis = _analyze_nodes(loaded, export_options, sets[run], run, provider, precision, tolerances,
+        analysis = _analyze_nodes(loaded, exporter, export_options, sets[run], run, provider, precision, tolerances,
                                   templates, messages, cancelled)
         if analysis is not None and device == "cuda" and CUDA_PROVIDER not in session_info.providers_used:
             messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(session_info.providers_used)))
@@ -196,37 +187,25 @@ def _compare_with_fixes(loaded: LoadedModel, export_options: Any, onnx_path: str
 
 
 def templates_by_node(source_graph: Graph, mappings: list[FixMapping]) -> dict[str, str]:
-    """Instance key -> id of the template that converts that node, for every mapped node."""
+    """Node id -> id of the template that converts that node, for every mapped node (the one
+    :func:`~fixport.core.model.project.mapping_for` picks: a per-node fix over a per-kind one)."""
     templates: dict[str, str] = {}
     for node in source_graph.nodes:
-        for mapping in mappings:
-            same_function = mapping.python_op_name in (None, node.attributes.get("name"))
-            if mapping.instance == node.id or (mapping.instance is None and mapping.target_kind == node.kind
-                                               and same_function):
-                templates[node.id] = mapping.template_id
+        name = node.attributes.get("name")
+        mapping = mapping_for(mappings, node.kind, node.id, str(name) if name else None)
+        if mapping is not None:
+            templates[node.id] = mapping.template_id
     return templates
 
 
-def _model_to_compare(loaded: LoadedModel, options: Any, onnx_path: str | None, cancelled: CancelCallback | None
-                      ) -> tuple[onnx.ModelProto, Graph, Graph | None, TorchGraphRecorder | None]:
-    """The ONNX model to compare: a fresh export (with provenance and a recorded torch graph) or a file."""
-    if onnx_path is not None:
-        model = read_model_file(onnx_path, "--onnx file", load_external_data=True)
-        refuse_mismatched_inputs(model, loaded, Path(onnx_path).name)
-        return model, onnx_to_graph(model), None, None
-    if options.exporter == "dynamo":
-        from fixport.core.comparison.dynamo_compare import dynamo_export_to_compare
-
-        model, onnx_graph, fx_graph, _ = dynamo_export_to_compare(loaded, options, cancelled)
-        return model, onnx_graph, fx_graph, None
-    recorder = TorchGraphRecorder()
-    try:
-        with recorder.hooks(len(loaded.example_inputs)), _torch_onnx_log_silenced():
-            result = TorchScriptExporter().export(loaded, options, diagnose=False, run_check=False,
-                                                  cancelled=cancelled)
-    except ExportError as exc:
-        raise _why_the_export_failed(exc, loaded) from exc
-    return result.model, result.onnx_graph, result.source_graph, recorder
+def _model_to_compare(loaded: LoadedModel, exporter: Exporter, options: Any, onnx_path: str | None,
+                      cancelled: CancelCallback | None) -> ComparableExport:
+    """The ONNX model to compare: a fresh export (with provenance and the torch side's capture) or a file."""
+    if onnx_path is None:
+        return exporter.export_for_comparison(loaded, options, cancelled)
+    model = read_model_file(onnx_path, "--onnx file", load_external_data=True)
+    refuse_mismatched_inputs(model, loaded, Path(onnx_path).name)
+    return ComparableExport(model, onnx_to_graph(model), Graph("onnx"), None, list(loaded.input_names))
 
 
 def refuse_mismatched_inputs(model: onnx.ModelProto, loaded: LoadedModel, file_name: str) -> None:
@@ -252,51 +231,6 @@ def refuse_mismatched_inputs(model: onnx.ModelProto, loaded: LoadedModel, file_n
 
 def _shape_text(dims: Sequence[int | None]) -> str:
     return "x".join("?" if d is None else str(d) for d in dims) or "a scalar"
-
-
-@contextmanager
-def _torch_onnx_log_silenced() -> Iterator[None]:
-    """torch.onnx.export turns its C++ log on for good (a truthiness bug in setup_onnx_logging) and
-    prints the whole TorchScript graph to stdout when an export fails; the error says what matters."""
-    sys.stdout.flush()
-    saved = os.dup(1)
-    try:
-        with open(os.devnull, "wb") as devnull:
-            os.dup2(devnull.fileno(), 1)
-        yield
-    finally:
-        sys.stdout.flush()
-        os.dup2(saved, 1)
-        os.close(saved)
-
-
-def _why_the_export_failed(exc: ExportError, loaded: LoadedModel) -> FixportError:
-    """Compare needs a complete export: blame a fix that raised, or point at `fix` for unsupported nodes."""
-    cause = exc.__cause__
-    in_fix = [f for f in traceback.extract_tb(cause.__traceback__) if f.filename.startswith("<template ")] \
-        if cause is not None else []
-    if cause is not None and in_fix:
-        frame = in_fix[-1]
-        return TemplateValidationError(
-            f"The fix {frame.filename.strip('<>').removeprefix('template ')} raised at line {frame.lineno} "
-            f"while exporting for compare: {type(cause).__name__}: {str(cause).splitlines()[0][:200]}",
-            "Fix that line in the project's template source, then compare again.", details=exc.details,
-            line=frame.lineno)
-    if "Unsupported: ONNX export" in exc.message or "is not supported" in exc.message:
-        return ExportError(f"{loaded.path.name} still has nodes torch.onnx.export cannot convert, so there is "
-                           "no ONNX model to compare.",
-                           f"Run `python main.py fix {loaded.path.name} --auto -o fixes.fixport.json` (or "
-                           "`check` to list the nodes), then compare with --project fixes.fixport.json.",
-                           details=exc.details)
-    return exc
-
-
-def _build_capture(recorder: TorchGraphRecorder, messages: list[str]):
-    try:
-        return recorder.build()
-    except TorchCaptureError as exc:
-        messages.append(f"Torch values cannot be captured node by node: {exc}")
-        return None
 
 
 def _runnable(plan: ReferencePlan) -> ReferencePlan:
@@ -348,21 +282,9 @@ def _tolerances_for(tolerances: ToleranceTable, precision: str, providers_used: 
 def _compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
                  tolerances: ToleranceTable, run: int, device: str) -> list[OutputStats]:
     with torch.no_grad():
-        torch_outputs = flatten_outputs(module(*[t.to(device) for t in inputs]))
-    feeds = feeds_for(session, input_names, [to_numpy(t) for t in inputs])
-    onnx_outputs = session.run(None, feeds)
-    stats: list[OutputStats] = []
-    for index, (name, expected) in enumerate(torch_outputs):
-        rtol, atol = tolerances.for_dtype(str(expected.dtype))
-        if index < len(onnx_outputs):
-            stats.append(compare_arrays(name, expected, np.asarray(onnx_outputs[index]), rtol, atol, run))
-        else:
-            stats.append(missing_output(name, expected, rtol, atol, run, "ONNX has no output at this position"))
-    for extra in onnx_outputs[len(torch_outputs):]:
-        array = np.asarray(extra)
-        stats.append(missing_output(f"onnx_only[{len(stats)}]", array, 0.0, 0.0, run,
-                                    "ONNX has an output torch does not return"))
-    return stats
+        expected = flatten_outputs(module(*[t.to(device) for t in inputs]))
+    actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
+    return compare_output_lists(expected, actual, tolerances, run)
 
 
 def _without_plot_data(stats: OutputStats) -> OutputStats:
@@ -371,31 +293,26 @@ def _without_plot_data(stats: OutputStats) -> OutputStats:
     return replace(stats, histogram=ErrorHistogram(), scatter=ValuePairs())
 
 
-def _analyze_nodes(loaded: LoadedModel, export_options: Any, inputs: tuple[torch.Tensor, ...], run: int,
-                   provider: str, precision: str, tolerances: ToleranceTable, templates: dict[str, str],
+def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any, inputs: tuple[torch.Tensor, ...],
+                   run: int, provider: str, precision: str, tolerances: ToleranceTable, templates: dict[str, str],
                    messages: list[str], cancelled: CancelCallback | None) -> NodeAnalysis | None:
-    """Diagnosing export (no constant folding), both sides captured, compared node by node."""
-    if export_options.exporter == "dynamo":
-        from fixport.core.comparison.dynamo_compare import dynamo_analyze_nodes
-
-        return dynamo_analyze_nodes(loaded, export_options, inputs, run, provider, precision, tolerances,
-                                    templates, messages, cancelled)
+    """Diagnosing export (no constant folding, so fused nodes are compared one by one), both
+    sides captured, compared node by node."""
     check_cancelled(cancelled)
-    diagnosing_options = replace(export_options, do_constant_folding=False)
-    recorder = TorchGraphRecorder()
     try:
-        with recorder.hooks(len(loaded.example_inputs)):
-            result = TorchScriptExporter().export(loaded, diagnosing_options, diagnose=False, run_check=False,
-                                                  cancelled=cancelled)
-        capture = recorder.build()
-    except (FixportError, TorchCaptureError) as exc:
+        comparable = exporter.export_for_comparison(loaded, replace(export_options, do_constant_folding=False),
+                                                    cancelled)
+    except FixportError as exc:
         messages.append(f"Per-node analysis skipped: the diagnosing export failed: {exc}")
         return None
-    plan = plan_references(result.model, result.onnx_graph, capture)
+    if comparable.capture is None:
+        messages.append("Per-node analysis skipped: " + " ".join(comparable.notes))
+        return None
+    plan = plan_references(comparable.model, comparable.onnx_graph, comparable.custom_node_references)
     if plan.missing:
         messages.append("Per-node analysis skipped: " + "; ".join(plan.missing))
         return None
-    messages.append(DIAGNOSING_EXPORT_NOTE)
+    messages.append(exporter.per_node_note)
 
     used: list[str] = []
 
@@ -407,8 +324,8 @@ def _analyze_nodes(loaded: LoadedModel, export_options: Any, inputs: tuple[torch
 
     try:
         # The capture re-runs where the exporter traced it, on CPU: its constants and parameters live there.
-        analysis = analyze_nodes(plan.model, result.onnx_graph, result.source_graph, capture, inputs,
-                                 loaded.input_names, session_factory, tolerances, templates, run, "cpu")
+        analysis = analyze_nodes(plan.model, comparable.onnx_graph, comparable.source_graph, comparable.capture,
+                                 inputs, comparable.input_names, session_factory, tolerances, templates, run, "cpu")
     except Cancelled:
         raise
     except Exception as exc:  # ORT or the torch interpreter on an unusual graph: report, keep the outputs

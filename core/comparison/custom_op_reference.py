@@ -23,8 +23,8 @@ import onnx
 import onnxruntime as ort
 import torch
 
-from fixport.core.comparison.intermediates import TorchCapture
 from fixport.core.exporters.diagnosis import ORT_NATIVE_DOMAINS
+from fixport.core.exporters.torchscript_capture import TorchCapture
 from fixport.core.model.graph import Graph
 
 CONTRIB_DOMAIN = "ai.onnx.contrib"

@@ -2,13 +2,11 @@
 from __future__ import annotations
 
 import time
-from contextlib import AbstractContextManager
 
-from fixport.core.exporters.applied_fixes import applied_mappings
-from fixport.core.exporters.base import Exporter, ExportResult
+from fixport.core.exporters.base import ExportResult
+from fixport.core.exporters.choice import exporter_for
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
 from fixport.core.exporters.output_check import mismatched_outputs
-from fixport.core.exporters.torchscript import ExportOptions, TorchScriptExporter
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
@@ -17,7 +15,7 @@ from fixport.core.model.cancel import (
     check_cancelled,
     report,
 )
-from fixport.core.model.export_options import resolve_export_options
+from fixport.core.model.export_options import ExportOptions, resolve_export_options
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import LOADING_STAGE
@@ -36,51 +34,35 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     export_options = resolve_export_options(loaded.settings, request.options)
     if loaded.module is None:
         return _analyze_onnx_file(loaded, export_options, {"load": loaded_at - started})
-    with fixes_applied(list(request.mappings), export_options) as custom_opsets:
+    exporter = exporter_for(export_options.exporter)
+    with exporter.fixes_applied(list(request.mappings), export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
-        exporter = exporter_for(export_options.exporter)
         result = exporter.export(loaded, export_options, run_check=request.run_check, progress=progress,
                                  cancelled=cancelled)
     exported_at = time.perf_counter()
     check_cancelled(cancelled)
+    max_abs = None
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
-        result.unsupported += mismatched_outputs(loaded, result.model, result.onnx_graph, result.source_graph,
+        mismatches, max_abs = mismatched_outputs(loaded, result.model, result.onnx_graph, result.source_graph,
                                                  result.runtime_outputs)
+        result.unsupported += mismatches
     compared_at = time.perf_counter()
     output = request.output
     saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
-    return _analysis_from(loaded, export_options, result, saved, {
+    return _analysis_from(loaded, export_options, result, saved, max_abs, {
         "load": loaded_at - started, "export": exported_at - loaded_at, "compare": compared_at - exported_at,
         "save": time.perf_counter() - compared_at})
 
 
-def exporter_for(name: str) -> Exporter:
-    """The exporter the options name; the dynamo one is imported only when asked for (onnxscript is slow to load)."""
-    if name == "dynamo":
-        from fixport.core.exporters.dynamo import DynamoExporter
-
-        return DynamoExporter()
-    return TorchScriptExporter()
-
-
-def fixes_applied(mappings: list, options: ExportOptions) -> AbstractContextManager[dict[str, int]]:
-    """The project's fixes, registered the way the options' exporter takes them."""
-    if options.exporter == "dynamo":
-        from fixport.core.exporters.dynamo_fixes import applied_dynamo_mappings
-
-        return applied_dynamo_mappings(mappings)
-    return applied_mappings(mappings, options.opset)
-
-
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,
-                   saved: list[str], seconds: dict[str, float]) -> AnalysisResult:
+                   saved: list[str], max_abs: float | None, seconds: dict[str, float]) -> AnalysisResult:
     return AnalysisResult(
         model_path=str(loaded.path), source_kind=loaded.source_kind, options=options,
         source_graph=result.source_graph, onnx_graph=result.onnx_graph,
         unsupported=result.unsupported, input_names=list(loaded.input_names),
         input_shapes=[tuple(t.shape) for t in loaded.example_inputs], warnings=result.warnings,
-        notes=list(loaded.notes), seconds=seconds, saved_files=saved)
+        notes=list(loaded.notes), seconds=seconds, saved_files=saved, output_max_abs=max_abs)
 
 
 def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dict[str, float]) -> AnalysisResult:

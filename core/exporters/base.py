@@ -1,23 +1,34 @@
 """One contract for every exporter: what an export returns and how it is called.
 
 The TorchScript exporter (``torchscript.py``) is the first; the torch.export-based one
-(``dynamo.py``) is the second, beside it, with the same :class:`Exporter` protocol.
+(``dynamo.py``) is the second, beside it, with the same :class:`Exporter` protocol. Callers get
+one with :func:`fixport.core.exporters.choice.exporter_for` and never ask which one it is.
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
 
+import numpy as np
+
+from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.model.cancel import CancelCallback, ProgressCallback
+from fixport.core.model.compare_result import ValueKey
 from fixport.core.model.errors import ExportError
 from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
+from fixport.core.model.requests import StubRequest
 
 if TYPE_CHECKING:
     import onnx
 
     from fixport.core.loaders.loading import LoadedModel
+    from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
 
 @dataclass
@@ -36,16 +47,82 @@ class ExportResult:
         return not self.unsupported
 
 
-class Exporter(Protocol):
-    """What callers need from an exporter."""
+class NodeCapture(Protocol):
+    """The source graph as a function of the model's inputs returning every node's tensor
+    outputs, keyed the way ONNX nodes name their origin: what per-node comparison runs."""
 
-    name: str
+    def run(self, inputs: Sequence[Any], device: str = "cpu") -> dict[ValueKey, np.ndarray]:
+        ...
+
+
+@dataclass
+class ComparableExport:
+    """A complete export to compare with torch: the model, both graphs, and the torch side's
+    per-node capture (None, with ``notes`` saying why, when it cannot be made)."""
+
+    model: onnx.ModelProto
+    onnx_graph: Graph
+    source_graph: Graph
+    capture: NodeCapture | None
+    input_names: list[str]  # the ONNX model's graph inputs, in the model's order
+    notes: list[str] = field(default_factory=list)
+    # torch's own function per custom-domain node, so ONNX Runtime can run them (TorchScript only)
+    custom_node_references: Any = None
+
+
+class Exporter(Protocol):
+    """Everything Fixport does that depends on the exporter, behind one object per exporter.
+
+    Its torch-free face is ``profile`` (what the window and the command line know of it); the
+    methods run in the worker. A third exporter is a new class and a new profile, nothing else.
+    """
+
+    profile: ExporterProfile
+    per_node_note: str  # what per-node comparison did to line the two graphs up, for the report
 
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,
                cancelled: CancelCallback | None = None) -> ExportResult:
         """Export ``loaded`` with ``options``; with ``diagnose``, every unsupported node is
         listed instead of stopping at the first; with ``run_check``, ONNX Runtime runs it once."""
+        ...
+
+    def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
+                      ) -> AbstractContextManager[dict[str, int]]:
+        """The project's fixes registered the way this exporter takes them, for the exports run
+        inside; yields the custom-domain opsets they need."""
+        ...
+
+    def export_for_comparison(self, loaded: LoadedModel, options: ExportOptions,
+                              cancelled: CancelCallback | None = None) -> ComparableExport:
+        """A complete export with the per-node capture of its source graph; a FixportError that
+        says what to fix when the model does not export completely."""
+        ...
+
+    def validate_fix(self, mapping: FixMapping, opset: int) -> None:
+        """Raise TemplateValidationError when ``mapping`` cannot work at ``opset`` (before a trial)."""
+        ...
+
+    def can_fix(self, problem: UnsupportedNode) -> bool:
+        """Whether a fix in the library could remove ``problem`` (not a capture failure, say)."""
+        ...
+
+    def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
+                       allow_custom: bool) -> list[Candidate]:
+        """Every fix worth trying for ``problem``, in the order ``fix --auto`` tries them."""
+        ...
+
+    def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:
+        """An opset above ``opset`` at which ``problem`` goes away without a fix, or None."""
+        ...
+
+    def generated_offers(self, kind: str, opset: int, cancelled: CancelCallback | None = None
+                         ) -> list[RankedTemplate]:
+        """Fixes generated for ``kind`` (the Template dock shows them first)."""
+        ...
+
+    def stub(self, request: StubRequest) -> str:
+        """A starting fix generated from the op's schema."""
         ...
 
 

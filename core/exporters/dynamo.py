@@ -15,7 +15,7 @@ import operator
 import re
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -33,26 +33,34 @@ from torch.onnx._internal.exporter import (
     _registration,
 )
 
-from fixport.core.exporters.base import Exporter, ExportResult, refuse_onnx_files
+from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult, refuse_onnx_files
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
+from fixport.core.exporters.dynamo_candidates import candidates_for, fixable
+from fixport.core.exporters.dynamo_capture import FxCapture
 from fixport.core.exporters.dynamo_fixes import (
     active_fixes,
+    applied_dynamo_mappings,
     apply_decompositions,
     node_being_translated,
     register_translations,
 )
 from fixport.core.exporters.dynamo_placeholders import PLACEHOLDER_OP, register_placeholders
+from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
 from fixport.core.model.errors import ExportError
 from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
+from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import TracedGraph
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.ort_session import run_once
+from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
 CAPTURE_KIND_PREFIX = "torch.export::"
 FX_NODE_METADATA = "pkg.torch.onnx.name_scopes"  # repr of [module scopes..., FX node name]
@@ -60,13 +68,17 @@ _TRANSLATING_NODE_RE = re.compile(r"Error when translating node %(\w+)")
 _EXECUTING_TARGET_RE = re.compile(r"While executing %\w+ : .*?target=torch\.ops\.aten\.([\w.]+)")
 _SOURCE_FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
 _DATA_DEPENDENT_MARKERS = ("GuardOnDataDependentSymNode", "Data-dependent", "data-dependent", "DATA_DEPENDENT")
+_GENERATED_WHY = {"dynamo.torchlib_start": "torch_lib's own ONNX function for this op, to edit",
+                  "dynamo.stub": "an ONNX function skeleton from the op's schema"}
 _DYNAMIC_SHAPE_MARKERS = ("ConstraintViolation", "Constraints violated", "dynamic_shapes")
 
 
 class DynamoExporter(Exporter):
     """``torch.onnx.export(dynamo=True)``, step by step, with every problem listed at once."""
 
-    name = "dynamo"
+    profile = DYNAMO
+    per_node_note = ("Per-node analysis re-exported the model without ONNX optimization, and compared each ONNX "
+                     "node group with the FX node it came from (the exporter's node metadata).")
     last_program: torch.export.ExportedProgram | None = None  # the program the last export translated
 
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
@@ -121,6 +133,59 @@ class DynamoExporter(Exporter):
                 unsupported.append(runtime_error_problem(error, onnx_graph, fx_graph))
         report(progress, 1.0, "done")
         return ExportResult(model, fx_graph, onnx_graph, unsupported, warnings_)
+
+
+    def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
+                      ) -> AbstractContextManager[dict[str, int]]:
+        return applied_dynamo_mappings(mappings)
+
+    def export_for_comparison(self, loaded: LoadedModel, options: ExportOptions,
+                              cancelled: CancelCallback | None = None) -> ComparableExport:
+        result = self.export(loaded, options, run_check=False, cancelled=cancelled)
+        blocking = [p for p in result.unsupported if p.reason != ProblemReason.RUNTIME_ERROR]
+        if blocking or not result.model.graph.node:
+            kinds = ", ".join(sorted({p.display_kind for p in blocking}))
+            raise ExportError(f"{loaded.path.name} does not export with the dynamo exporter yet ({kinds}), so there "
+                              "is no ONNX model to compare.",
+                              f"Run `python main.py fix {loaded.path.name} --exporter dynamo --auto -o "
+                              "fixes.fixport.json` (or `check --exporter dynamo` to list the problems), then compare "
+                              "with --project.")
+        assert self.last_program is not None
+        return ComparableExport(result.model, result.onnx_graph, result.source_graph, FxCapture(self.last_program),
+                                [i.name for i in result.model.graph.input])
+
+    def validate_fix(self, mapping: FixMapping, opset: int) -> None:
+        """Nothing to check before the trial: the fix compiles when the export registers it."""
+
+    def can_fix(self, problem: UnsupportedNode) -> bool:
+        return fixable(problem)
+
+    def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
+                       allow_custom: bool) -> list[Candidate]:
+        return candidates_for(problem, library, allow_custom)
+
+    def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:
+        return None  # torch_lib translates at opset 18 whatever the opset asked: raising it changes nothing
+
+    def generated_offers(self, kind: str, opset: int, cancelled: CancelCallback | None = None
+                         ) -> list[RankedTemplate]:
+        """torch_lib's function as a starting point (when it has one), then the schema stub."""
+        from fixport.symbolics.dynamo.offers import stub_offer, torchlib_offer
+        from fixport.symbolics.library import TIER_EXACT_READY, parse_template_source
+
+        offers = []
+        for source in (torchlib_offer(kind), stub_offer(kind)):
+            check_cancelled(cancelled)
+            if source is not None:
+                info = parse_template_source(source, f"<generated for {kind}>")
+                offers.append(RankedTemplate(info.id, TIER_EXACT_READY, _GENERATED_WHY[info.id], info))
+        return offers
+
+    def stub(self, request: StubRequest) -> str:
+        """An ONNX function stub (onnxscript) from the op overload's schema."""
+        from fixport.symbolics.dynamo.offers import stub_offer
+
+        return stub_offer(request.kind)
 
 
 def model_opset(model: onnx.ModelProto, default: int) -> int:

@@ -19,9 +19,10 @@ from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import (
     OutputStats,
-    compare_arrays,
+    compare_output_lists,
     flatten_outputs,
     to_numpy,
+    worst_abs,
 )
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.tolerances import ToleranceTable
@@ -31,22 +32,16 @@ from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session,
 OUTPUT_KIND = "onnx::output"  # a mismatch no TorchScript node can be named for
 
 
-def compare_outputs(loaded: LoadedModel, model: onnx.ModelProto, tolerances: ToleranceTable | None = None,
+def compare_outputs(loaded: LoadedModel, model: onnx.ModelProto | str, tolerances: ToleranceTable | None = None,
                     runtime_outputs: list[Any] | None = None) -> list[OutputStats]:
     """Every output of ``model`` (run in ONNX Runtime on CPU, unless ``runtime_outputs`` are that
     run's already) against torch, on the example inputs."""
-    tolerances = tolerances or ToleranceTable()
     actual = runtime_outputs
     if actual is None:
         session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
         actual = session.run(None, feeds_for(session, loaded.input_names,
                                              [to_numpy(t) for t in loaded.example_inputs]))
-    expected = torch_outputs(loaded)
-    stats = []
-    for (name, reference), value in zip(expected, actual):
-        rtol, atol = tolerances.for_dtype(str(reference.dtype))
-        stats.append(compare_arrays(name, reference, np.asarray(value), rtol, atol, keep_plot_data=False))
-    return stats
+    return compare_output_lists(torch_outputs(loaded), actual, tolerances or ToleranceTable(), keep_plot_data=False)
 
 
 def torch_outputs(loaded: LoadedModel) -> list[tuple[str, np.ndarray]]:
@@ -69,8 +64,9 @@ def tolerances_for(loaded: LoadedModel) -> ToleranceTable:
 
 def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: Graph,
                        source_graph: Graph | None, runtime_outputs: list[Any] | None = None,
-                       ) -> list[UnsupportedNode]:
-    """A ``mismatch`` problem per output beyond tolerance; a crash while comparing is a problem too."""
+                       ) -> tuple[list[UnsupportedNode], float | None]:
+    """A ``mismatch`` problem per output beyond tolerance (a crash while comparing is a problem
+    too), and the largest absolute difference when every output was compared."""
     tolerances = tolerances_for(loaded)
     try:
         stats = compare_outputs(loaded, model, tolerances, runtime_outputs)
@@ -79,7 +75,7 @@ def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: 
         return [UnsupportedNode(
             kind=OUTPUT_KIND, instance="", reason=ProblemReason.RUNTIME_ERROR, scope="", source="",
             message=f"Comparing ONNX Runtime with torch failed ({type(exc).__name__}: {first_line}); "
-                    "this is a Fixport bug, please report it with the model.")]
+                    "this is a Fixport bug, please report it with the model.")], None
     model_name = Path(loaded.path).name
     failing = [index for index, output in enumerate(stats) if not output.passed]
     unstable = _outputs_torch_does_not_repeat(loaded, failing, tolerances) if failing else {}
@@ -90,7 +86,7 @@ def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: 
             continue
         onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
         problems.append(_mismatch_problem(stats[index], onnx_output, onnx_graph, source_graph, model_name))
-    return problems
+    return problems, worst_abs(stats)
 
 
 # Ops that draw random numbers (in-place forms end in "_"): torch and ONNX Runtime draw different ones.
@@ -110,16 +106,8 @@ def _outputs_torch_does_not_repeat(loaded: LoadedModel, indices: list[int], tole
             second = flatten_outputs(loaded.module(*loaded.example_inputs))
     except Exception:  # a model that cannot run twice (state kept between calls): no verdict
         return {}
-    unstable = {}
-    for index in indices:
-        if index >= len(first) or index >= len(second):
-            continue
-        name, reference = first[index]
-        rtol, atol = tolerances.for_dtype(str(reference.dtype))
-        again = compare_arrays(name, reference, np.asarray(second[index][1]), rtol, atol, keep_plot_data=False)
-        if not again.passed:
-            unstable[index] = again
-    return unstable
+    again = compare_output_lists(first, [array for _, array in second], tolerances, keep_plot_data=False)
+    return {index: again[index] for index in indices if index < len(again) and not again[index].passed}
 
 
 def _random_output_problem(again: OutputStats, source_graph: Graph | None) -> UnsupportedNode:

@@ -2,18 +2,21 @@
 from __future__ import annotations
 
 import io
+import os
+import sys
 import tempfile
 import traceback
 import warnings
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any, Callable
 
 import onnx
 import torch
 
-from fixport.core.exporters.base import Exporter, ExportResult, refuse_onnx_files
+from fixport.core.exporters.applied_fixes import applied_mappings, validate_mappings
+from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult, refuse_onnx_files
 from fixport.core.exporters.conversion_hooks import ConversionRecord, conversion_hooks
 from fixport.core.exporters.diagnosis import (
     classify_failure,
@@ -21,7 +24,10 @@ from fixport.core.exporters.diagnosis import (
     runtime_error_problem,
 )
 from fixport.core.exporters.given_inputs import given_inputs_only
+from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.registry import first_supported_opset
+from fixport.core.exporters.torchscript_candidates import candidates_for, opset_that_fixes
+from fixport.core.exporters.torchscript_capture import TorchCaptureError, TorchGraphRecorder
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import (
     CancelCallback,
@@ -30,20 +36,26 @@ from fixport.core.model.cancel import (
     report,
     report_partial,
 )
-from fixport.core.model.errors import ExportError, TraceError
+from fixport.core.model.errors import ExportError, FixportError, TemplateValidationError, TraceError
 from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
+from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import ExportedGraph, TracedGraph
 from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.ort_session import run_on_cpu
+from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
 
 class TorchScriptExporter(Exporter):
     """``torch.onnx.export(dynamo=False)`` with diagnosis and provenance hooks."""
 
-    name = "torchscript"
+    profile = TORCHSCRIPT
+    per_node_note = ("Per-node analysis re-exported the model without constant folding, so fused nodes "
+                     "(Conv+BatchNorm) are compared one by one against their own torch ops.")
 
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,
@@ -88,6 +100,75 @@ class TorchScriptExporter(Exporter):
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, record.torchscript_graph))
         report(progress, 1.0, "done")
         return ExportResult(model, record.torchscript_graph, onnx_graph, unsupported, caught, outputs)
+
+    def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
+                      ) -> AbstractContextManager[dict[str, int]]:
+        return applied_mappings(mappings, options.opset)
+
+    def export_for_comparison(self, loaded: LoadedModel, options: ExportOptions,
+                              cancelled: CancelCallback | None = None) -> ComparableExport:
+        recorder = TorchGraphRecorder()
+        try:
+            with recorder.hooks(len(loaded.example_inputs)), _torch_onnx_log_silenced():
+                result = self.export(loaded, options, diagnose=False, run_check=False, cancelled=cancelled)
+        except ExportError as exc:
+            raise _why_the_export_failed(exc, loaded) from exc
+        try:
+            capture, notes = recorder.build(), []
+        except TorchCaptureError as exc:
+            capture, notes = None, [f"Torch values cannot be captured node by node: {exc}"]
+        return ComparableExport(result.model, result.onnx_graph, result.source_graph, capture,
+                                list(loaded.input_names), notes, custom_node_references=capture)
+
+    def validate_fix(self, mapping: FixMapping, opset: int) -> None:
+        validate_mappings([mapping], opset)
+
+    def can_fix(self, problem: UnsupportedNode) -> bool:
+        if problem.reason == ProblemReason.RUNTIME_ERROR and not problem.kind.startswith("aten::"):
+            return False  # an ONNX node ORT refuses with no TorchScript op to re-convert
+        return problem.reason != ProblemReason.RANDOM_OUTPUT  # the model's own randomness: nothing matches it
+
+    def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
+                       allow_custom: bool) -> list[Candidate]:
+        return candidates_for(problem, opset, library, allow_custom)
+
+    def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:
+        return opset_that_fixes(problem, opset, library)
+
+    def generated_offers(self, kind: str, opset: int, cancelled: CancelCallback | None = None
+                         ) -> list[RankedTemplate]:
+        """The ONNX op of the same name, torch's decomposition replayed, a torch.library op's own
+        code inlined, the constant matrix of a linear op (``symbolics/synthesis/``)."""
+        from fixport.symbolics.synthesis.offers import (
+            decomposition_offer,
+            inlined_offer,
+            materialised_offer,
+            standard_op_offer,
+        )
+
+        offers = []
+        for make in (standard_op_offer, decomposition_offer, inlined_offer, materialised_offer):
+            check_cancelled(cancelled)
+            try:
+                offer = make(kind, opset)
+            except Exception:  # a kind torch or ONNX cannot describe: nothing to generate from
+                offer = None
+            if offer is not None:
+                offers.append(offer)
+        return offers
+
+    def stub(self, request: StubRequest) -> str:
+        """A symbolic stub from the op's schema, or from the autograd.Function's forward."""
+        from fixport.core.exporters.function_symbolics import autograd_functions_named
+        from fixport.symbolics.stubs import PythonOpSignature, generate_stub
+
+        python_op = None
+        if request.python_op_name:
+            classes = autograd_functions_named(request.python_op_name)
+            python_op = (PythonOpSignature.from_function(classes[0]) if classes
+                         else PythonOpSignature(request.python_op_name, []))
+        return generate_stub(request.kind, opset=request.opset, input_types=request.input_types,
+                             python_op=python_op)
 
     @staticmethod
     def _traced(graph: Graph, progress: ProgressCallback | None) -> None:
@@ -188,3 +269,40 @@ def _user_frame(exc: BaseException, model_path: Path) -> str:
     frame = frames[-1]
     name = Path(frame.filename).name
     return f" (at {name} line {frame.lineno}: {frame.line})" if frame.line else f" (at {name} line {frame.lineno})"
+
+
+@contextmanager
+def _torch_onnx_log_silenced() -> Iterator[None]:
+    """torch.onnx.export turns its C++ log on for good (a truthiness bug in setup_onnx_logging) and
+    prints the whole TorchScript graph to stdout when an export fails; the error says what matters."""
+    sys.stdout.flush()
+    saved = os.dup(1)
+    try:
+        with open(os.devnull, "wb") as devnull:
+            os.dup2(devnull.fileno(), 1)
+        yield
+    finally:
+        sys.stdout.flush()
+        os.dup2(saved, 1)
+        os.close(saved)
+
+
+def _why_the_export_failed(exc: ExportError, loaded: LoadedModel) -> FixportError:
+    """Compare needs a complete export: blame a fix that raised, or point at `fix` for unsupported nodes."""
+    cause = exc.__cause__
+    in_fix = [f for f in traceback.extract_tb(cause.__traceback__) if f.filename.startswith("<template ")] \
+        if cause is not None else []
+    if cause is not None and in_fix:
+        frame = in_fix[-1]
+        return TemplateValidationError(
+            f"The fix {frame.filename.strip('<>').removeprefix('template ')} raised at line {frame.lineno} "
+            f"while exporting for compare: {type(cause).__name__}: {str(cause).splitlines()[0][:200]}",
+            "Fix that line in the project's template source, then compare again.", details=exc.details,
+            line=frame.lineno)
+    if "Unsupported: ONNX export" in exc.message or "is not supported" in exc.message:
+        return ExportError(f"{loaded.path.name} still has nodes torch.onnx.export cannot convert, so there is "
+                           "no ONNX model to compare.",
+                           f"Run `python main.py fix {loaded.path.name} --auto -o fixes.fixport.json` (or "
+                           "`check` to list the nodes), then compare with --project fixes.fixport.json.",
+                           details=exc.details)
+    return exc

@@ -13,6 +13,8 @@ COPY_OP_TYPES = frozenset({"MemcpyToHost", "MemcpyFromHost"})  # ORT's own trans
 MAX_NODES_NAMED = 12  # in one-line summaries
 
 
+ValueKey = tuple[str, int]  # (instance key or FX node name, output position): one captured value
+
 @dataclass
 class NodePlacement:
     """Where ONNX Runtime ran each node (from its session profile), after its own graph optimizations.

@@ -7,8 +7,9 @@ log-spaced histogram of |diff| and a deterministic subsample of value pairs.
 from __future__ import annotations
 
 import math
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from typing import Any, Iterable
+from typing import Any
 
 import numpy as np
 
@@ -213,6 +214,29 @@ def missing_output(name: str, expected: np.ndarray, rtol: float, atol: float, ru
     return OutputStats(name=name, shape=tuple(expected.shape), dtype=str(expected.dtype), onnx_shape=(),
                        onnx_dtype="", rtol=rtol, atol=atol, problem=why, run=run,
                        element_count=int(expected.size), mismatch_count=int(expected.size))
+
+
+def compare_output_lists(expected: list[tuple[str, np.ndarray]], actual: Sequence[Any], tolerances: Any,
+                         run: int = 0, keep_plot_data: bool = True) -> list[OutputStats]:
+    """The one comparison rule: each torch output (``expected``, name and array) against the ONNX
+    output at its position, held to ``tolerances.for_dtype`` (a ToleranceTable); an output that
+    only one side has is a failure."""
+    stats: list[OutputStats] = []
+    for index, (name, reference) in enumerate(expected):
+        rtol, atol = tolerances.for_dtype(str(reference.dtype))
+        if index < len(actual):
+            stats.append(compare_arrays(name, reference, np.asarray(actual[index]), rtol, atol, run, keep_plot_data))
+        else:
+            stats.append(missing_output(name, reference, rtol, atol, run, "ONNX has no output at this position"))
+    for extra in actual[len(expected):]:
+        stats.append(missing_output(f"onnx_only[{len(stats)}]", np.asarray(extra), 0.0, 0.0, run,
+                                    "ONNX has an output torch does not return"))
+    return stats
+
+
+def worst_abs(stats: Iterable[OutputStats]) -> float:
+    """The largest absolute difference over ``stats`` (NaN differences skipped)."""
+    return max((s.max_abs for s in stats if s.max_abs == s.max_abs), default=0.0)
 
 
 def worst_of_runs(per_run: Iterable[OutputStats]) -> OutputStats:

@@ -13,6 +13,7 @@ from typing import Any, Callable
 from fixport.core.model.atomic_files import atomic_write_text
 from fixport.core.model.errors import ProjectError
 from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.graph import Node
 from fixport.core.model.inputs import InputOptions, parse_input_spec
 
 FORMAT_VERSION = 3
@@ -50,6 +51,19 @@ class FixMapping:
         return f"{kind} @ {self.instance}" if self.instance else kind
 
 
+def mapping_for(mappings: list[FixMapping], kind: str, instance: str,
+                python_op_name: str | None = None) -> FixMapping | None:
+    """The fix that converts the node ``instance`` of ``kind`` (for prim::PythonOp, of the
+    autograd.Function ``python_op_name``), by one precedence: a fix for this node over a fix for
+    its kind, and a fix naming its Function over one for any Function. The exporters dispatch in
+    the same order (``symbolic_registration``, ``dynamo_fixes``); the window and Compare ask here.
+    """
+    name = python_op_name or None
+    same_kind = [m for m in mappings if m.target_kind == kind and (m.python_op_name or None) in (None, name)]
+    ranked = sorted(same_kind, key=lambda m: (m.instance != instance, (m.python_op_name or None) != name))
+    return next((m for m in ranked if m.instance in (None, instance)), None)
+
+
 @dataclass
 class Project:
     """Everything needed to reproduce a fixed export."""
@@ -72,6 +86,11 @@ class Project:
         key = (mapping.target_kind, mapping.python_op_name, mapping.instance)
         self.mappings = [m for m in self.mappings if (m.target_kind, m.python_op_name, m.instance) != key]
         self.mappings.append(mapping)
+
+    def mapping_for(self, node: Node) -> FixMapping | None:
+        """The fix that converts ``node`` of the source graph (see :func:`mapping_for`)."""
+        name = node.attributes.get("name")
+        return mapping_for(self.mappings, node.kind, node.id, str(name) if name else None)
 
     def remove_mapping(self, target_kind: str, python_op_name: str | None = None,
                        instance: str | None = None) -> None:

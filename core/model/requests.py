@@ -9,7 +9,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fixport.core.model.project import FixMapping
-from fixport.core.model.results import ModelRequest
+from fixport.core.model.results import AnalysisResult, ModelRequest
 
 
 @dataclass
@@ -55,6 +55,9 @@ class AutoFixRequest:
     mappings: list[FixMapping] = field(default_factory=list)
     output: str | None = None
     keep_opset: bool = False
+    # The caller's analysis of this model with these options and mappings, when it holds one
+    # (the window does): the search starts from it instead of exporting first.
+    analysis: AnalysisResult | None = None
 
 
 @dataclass
@@ -63,6 +66,7 @@ class SynthesizeRequest:
 
     kind: str
     opset: int
+    exporter: str | None = None  # whose fixes: the project's exporter (None: the default one)
 
 
 @dataclass
@@ -73,7 +77,8 @@ class StubRequest:
     opset: int
     input_types: list[str] = field(default_factory=list)
     python_op_name: str | None = None
-    model: ModelRequest | None = None  # imported first, so the Function class can be read
+    model: ModelRequest | None = None  # imported first, so the Function class (or custom op) is known
+    exporter: str | None = None  # whose fix language: the project's exporter (None: the default one)
 
 
 @dataclass

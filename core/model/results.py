@@ -7,6 +7,7 @@ from typing import Any
 
 from fixport.core.model.errors import WorkerCrashed
 from fixport.core.model.export_options import ExportOptions, resolve_export_options
+from fixport.core.model.fix_choices import AutoFixChoice
 from fixport.core.model.graph import Graph
 from fixport.core.model.inputs import InputOptions
 from fixport.core.model.model_files import existing_model_path
@@ -47,6 +48,7 @@ class AnalysisResult:
     notes: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
     saved_files: list[str] = field(default_factory=list)
+    output_max_abs: float | None = None  # ONNX Runtime against torch on the example inputs, when compared
 
     @classmethod
     def of_crash(cls, model_path: str, options: dict[str, Any], crash: WorkerCrashed) -> AnalysisResult:
@@ -66,10 +68,11 @@ class AutoFixResult:
     before: AnalysisResult
     after: AnalysisResult
     mappings: list[FixMapping] = field(default_factory=list)
-    choices: list[Any] = field(default_factory=list)  # AutoFixChoice (core.fixing.planning, a layer above)
+    choices: list[AutoFixChoice] = field(default_factory=list)
     no_template: list[str] = field(default_factory=list)
     rejected: list[str] = field(default_factory=list)  # templates that did not validate, and why
     opset_raised: tuple[int, int] | None = None  # (from, to) when no template worked at the asked opset
+    whole_model_exports: int = 0  # exports of the whole model the search ran itself (trials not counted)
 
     @property
     def changed(self) -> bool:

@@ -92,6 +92,17 @@ def display_kind(kind: str, python_op_name: str | None) -> str:
     return python_op_kind(python_op_name) if kind == PYTHON_OP_KIND else kind
 
 
+# Namespaces of torch's core ops, ONNX's, and Fixport's pseudo-kinds: any other is a library's or the user's.
+NOT_USER_NAMESPACES = frozenset({"aten", "prim", "prims", "onnx", "quantized", "_caffe2", "python"})
+
+
+def users_own_op(kind: str) -> bool:
+    """Whether ``kind`` names an op of a namespace of its own ('mylib::soft_clip', a ``torch.library``
+    op; 'torchvision::nms'), for which a custom-domain node is the last resort."""
+    namespace, sep, _ = kind.partition("::")
+    return bool(sep) and namespace not in NOT_USER_NAMESPACES and not namespace.startswith("torch.export")
+
+
 # ---- scopes: module paths 'layer1/0/conv1' ----
 SCOPE_SEPARATOR = "/"
 

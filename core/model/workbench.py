@@ -74,6 +74,14 @@ class Workbench:
             return int(self.project.export_options["opset"])
         return self.analysis.options.opset if self.analysis else None
 
+    @property
+    def exporter_name(self) -> str | None:
+        """The exporter the project exports with: the project's choice, else the model file's
+        (as the last analysis resolved it), else None for the default one."""
+        if self.project and self.project.export_options.get("exporter"):
+            return str(self.project.export_options["exporter"])
+        return self.analysis.options.exporter if self.analysis else None
+
     # ---- edits (each autosaves) ----
     def set_export_option(self, name: str, value: Any) -> None:
         assert self.project is not None

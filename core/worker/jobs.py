@@ -47,9 +47,9 @@ JOBS: tuple[Job, ...] = (
     Job("analyze", AnalyzeRequest, "fixport.core.exporters.analysis:analyze", AnalysisResult),
     Job("compare", CompareRequest, "fixport.core.comparison.compare_job:compare", CompareResult),
     Job("auto_fix", AutoFixRequest, "fixport.core.fixing.auto_fix:auto_fix", AutoFixResult),
-    Job("stub", StubRequest, "fixport.core.fixing.dynamo_offers:stub_for_either_exporter", str),
+    Job("stub", StubRequest, "fixport.core.fixing.generated_fixes:stub", str),
     Job("op_info", OpInfoRequest, "fixport.core.exporters.op_info:op_info", OpInfo),
-    Job("synthesize", SynthesizeRequest, "fixport.core.fixing.dynamo_offers:offers_for_either_exporter", list),
+    Job("synthesize", SynthesizeRequest, "fixport.core.fixing.generated_fixes:generated_offers", list),
 )
 
 _JOB_BY_REQUEST_TYPE = {job.request_type: job for job in JOBS}

@@ -1,16 +1,17 @@
-"""Choosing fixes: the candidate templates for each problem, in the order ``fix --auto`` tries them.
+"""The TorchScript exporter's fix candidates, in the order ``fix --auto`` tries them.
 
-For one op kind ``fix --auto`` tries, in this order, and keeps the first candidate whose export
-leaves the node supported, runs in plain ONNX Runtime and matches torch:
+For one op kind, ``fix --auto`` keeps the first candidate whose export leaves the node supported,
+runs in plain ONNX Runtime and matches torch:
 
 1. the ONNX op of the same name and inputs, found by itself (``aten::cosh`` -> Cosh);
 2. hand-written templates made for the op (or its namespace) that run in ONNX Runtime;
 3. onnxscript's torch_lib implementation, replayed at the export's opset;
-4. torch's own decomposition of the op, replayed through the exporter's symbolics;
+4. torch's own decomposition of the op, replayed through the exporter's symbolics (for a
+   ``torch.library`` op: its own Python implementation, inlined);
 5. static-shape materialisation: for an op linear in its inputs, the matrix torch computes at
    the node's shapes (shape-specialised, so after the fixes that keep shapes open);
 6. generic templates (``fits: *``) that run in ONNX Runtime;
-7. a custom-domain node, only when allowed: ONNX Runtime cannot run it (see ``auto_fix``).
+7. a custom-domain node, only when allowed: ONNX Runtime cannot run it.
 
 The opset is kept; only when no candidate works for what is left does ``opset_that_fixes``
 name a higher opset where torch or a template handles it.
@@ -18,8 +19,20 @@ name a higher opset where torch or a template handles it.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass
 
+from fixport.core.model.fix_choices import (
+    CUSTOM_DOMAIN_WHY,
+    FAMILY_BRIDGE,
+    FAMILY_CUSTOM_DOMAIN,
+    FAMILY_DECOMPOSITION,
+    FAMILY_GENERIC,
+    FAMILY_HAND_WRITTEN,
+    FAMILY_INLINED,
+    FAMILY_MATERIALISED,
+    FAMILY_STANDARD_OP,
+    Candidate,
+    custom_domain_params,
+)
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import COMPLEX_TENSORS_NOTE
 from fixport.symbolics.library import (
@@ -31,45 +44,7 @@ from fixport.symbolics.library import (
     TemplateLibrary,
 )
 
-MAX_AUTO_FIX_ROUNDS = 6  # a fix can uncover problems behind it; stop if they never end
-CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"
-
-# Families of the candidates, in the order above (the report names the family that made a fix).
-FAMILY_STANDARD_OP = "standard_op"
-FAMILY_HAND_WRITTEN = "hand_written"
-FAMILY_BRIDGE = "torchlib_bridge"
-FAMILY_DECOMPOSITION = "decomposition_replay"
-FAMILY_INLINED = "inlined_implementation"
-FAMILY_MATERIALISED = "static_materialisation"
-FAMILY_GENERIC = "generic"
-FAMILY_CUSTOM_DOMAIN = "custom_domain"
-
-
-@dataclass
-class AutoFixChoice:
-    """What `fix --auto` picked for one op kind (or one Function), which family made it and why."""
-
-    kind: str
-    python_op_name: str | None
-    template_id: str
-    why: str
-    family: str = ""
-    runs_in_onnxruntime: bool = True
-    max_abs: float | None = None  # against torch, when the whole model could be compared
-
-
-@dataclass
-class Candidate:
-    """One fix to try for a problem kind."""
-
-    mapping: FixMapping
-    family: str
-    why: str
-    runs_in_onnxruntime: bool = True
-
-    def choice(self, max_abs: float | None = None) -> AutoFixChoice:
-        return AutoFixChoice(self.mapping.target_kind, self.mapping.python_op_name, self.mapping.template_id,
-                             self.why, self.family, self.runs_in_onnxruntime, max_abs)
+CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"  # in the TorchScript template library
 
 
 def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -> FixMapping:
@@ -128,19 +103,10 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
         if CUSTOM_DOMAIN_TEMPLATE_ID in library:
             custom = next(o for o in library.templates_for(problem.kind, opset)
                           if o.template_id == CUSTOM_DOMAIN_TEMPLATE_ID)
-            found.append(Candidate(_mapping(problem, custom, _custom_domain_params(problem.kind,
-                                                                                   problem.python_op_name)),
-                                   FAMILY_CUSTOM_DOMAIN, "a custom-domain node: ONNX Runtime cannot run it; "
-                                   "the target runtime must implement it", runs_in_onnxruntime=False))
+            params = custom_domain_params(problem.kind, problem.python_op_name)
+            found.append(Candidate(_mapping(problem, custom, params), FAMILY_CUSTOM_DOMAIN, CUSTOM_DOMAIN_WHY,
+                                   runs_in_onnxruntime=False))
     return found
-
-
-def _custom_domain_params(kind: str, python_op_name: str | None) -> dict:
-    """'mylib::soft_clip' -> domain 'mylib', op 'SoftClip' (aten ops go to domain 'custom')."""
-    namespace, _, name = kind.partition("::")
-    name = python_op_name or name
-    domain = namespace if namespace not in ("aten", "prim") else "custom"
-    return {"domain": domain, "op_name": "".join(part[:1].upper() + part[1:] for part in name.split("_"))}
 
 
 _SUGGESTED_OPSET_RE = re.compile(r"opset version (\d+)")

@@ -1,0 +1,97 @@
+"""Each exporter's torch-free face: what the window, the command line and the fix-script writer
+need to know of it, without importing torch.
+
+An exporter is one :class:`ExporterProfile` here plus one class implementing
+:class:`fixport.core.exporters.base.Exporter` (named by ``implementation``, imported in the worker
+only). Nothing outside ``core/exporters/`` asks an exporter's name: it asks the profile (or, in
+the worker, the exporter object) for what it needs.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import TYPE_CHECKING
+
+from fixport.core.model.errors import ExportError
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, EXPORTERS
+
+if TYPE_CHECKING:
+    from fixport.symbolics.library import TemplateLibrary
+
+
+def _names_no_kind(kind: str) -> bool:
+    return False
+
+
+def _names_op_overload(kind: str) -> bool:
+    from fixport.symbolics.dynamo.library import is_fx_kind
+
+    return is_fx_kind(kind)
+
+
+def _torchscript_library() -> TemplateLibrary:
+    from fixport.symbolics.library import TemplateLibrary
+
+    return TemplateLibrary()
+
+
+def _dynamo_library() -> TemplateLibrary:
+    from fixport.symbolics.dynamo.library import dynamo_library
+
+    return dynamo_library()
+
+
+@dataclass(frozen=True)
+class ExporterProfile:
+    """What is known of one exporter without torch."""
+
+    name: str  # the value of ExportOptions.exporter and of --exporter
+    title: str  # for people: the toolbar's tooltip, help texts
+    source_graph_title: str  # the left pane's graph: "TorchScript", "FX (torch.export)"
+    implementation: str  # "module:Class" of its Exporter, imported in the worker only
+    fix_script_part: str  # the module whose source the fix script carries to export with this exporter
+    stub_calls: str  # what a schema stub's body is written in, for the Template dock's hint
+    make_library: Callable[[], TemplateLibrary]  # its template library (torch-free)
+    # Whether an op kind is spelled only this exporter's way (an FX op overload, 'aten::pow.Tensor_Scalar')
+    recognises_kind: Callable[[str], bool] = _names_no_kind
+
+    def template_library(self) -> TemplateLibrary:
+        return self.make_library()
+
+
+TORCHSCRIPT = ExporterProfile(
+    name="torchscript",
+    title="torch.onnx.export(dynamo=False): the TorchScript exporter",
+    source_graph_title="TorchScript",
+    implementation="fixport.core.exporters.torchscript:TorchScriptExporter",
+    fix_script_part="fixport.core.fixing.script_parts.torchscript_export",
+    stub_calls="g.op(...) calls",
+    make_library=_torchscript_library,
+)
+
+DYNAMO = ExporterProfile(
+    name="dynamo",
+    title="torch.onnx.export(dynamo=True): the torch.export-based exporter, FX graph on the left",
+    source_graph_title="FX (torch.export)",
+    implementation="fixport.core.exporters.dynamo:DynamoExporter",
+    fix_script_part="fixport.core.fixing.script_parts.dynamo_export",
+    stub_calls="op.Xxx(...) calls (onnxscript, opset 18)",
+    make_library=_dynamo_library,
+    recognises_kind=_names_op_overload,
+)
+
+PROFILES: dict[str, ExporterProfile] = {profile.name: profile for profile in (TORCHSCRIPT, DYNAMO)}
+assert tuple(PROFILES) == EXPORTERS, "vocabulary.EXPORTERS lists the profiles' names, in order"
+
+
+def profile_for(name: str | None) -> ExporterProfile:
+    """The profile of exporter ``name`` (the default exporter for None or '')."""
+    try:
+        return PROFILES[name or DEFAULT_EXPORTER]
+    except KeyError:
+        raise ExportError(f"Unknown exporter {name!r}.", f"Choose one of {', '.join(PROFILES)}.") from None
+
+
+def profile_for_kind(kind: str) -> ExporterProfile:
+    """The exporter whose graphs spell op kinds like ``kind``; the default exporter when any could."""
+    return next((profile for profile in PROFILES.values() if profile.recognises_kind(kind)), profile_for(None))
