@@ -13,9 +13,9 @@ from __future__ import annotations
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
-from typing import Callable
 
 import torch
 import torchvision

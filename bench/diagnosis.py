@@ -12,8 +12,9 @@ import statistics
 import sys
 import time
 import warnings
+from collections.abc import Callable
+from functools import partial
 from pathlib import Path
-from typing import Callable
 
 import torch
 
@@ -67,9 +68,9 @@ def main() -> None:
         options = ExportOptions(opset=opset, **loaded.settings.get("export_options", {}))
         _plain_export(loaded, options)  # warm caches once for all three
         exporter.export(loaded, options, run_check=True)
-        plain = _time(lambda: _plain_export(loaded, options), args.repeats)
-        diagnose = _time(lambda: exporter.export(loaded, options, run_check=False), args.repeats)
-        checked = _time(lambda: exporter.export(loaded, options, run_check=True), args.repeats)
+        plain = _time(partial(_plain_export, loaded, options), args.repeats)
+        diagnose = _time(partial(exporter.export, loaded, options, run_check=False), args.repeats)
+        checked = _time(partial(exporter.export, loaded, options, run_check=True), args.repeats)
         p, d, c = (statistics.median(t) for t in (plain, diagnose, checked))
         print(f"{path.stem:<28} {p:7.3f} ({min(plain):.3f}-{max(plain):.3f}) {d:7.3f} ({min(diagnose):.3f}-"
               f"{max(diagnose):.3f}) {d / p:5.2f}x {c:7.3f} ({min(checked):.3f}-{max(checked):.3f}) {c / p:5.2f}x")

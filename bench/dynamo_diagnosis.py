@@ -17,8 +17,8 @@ import statistics
 import sys
 import time
 import warnings
-from pathlib import Path
 from collections.abc import Callable
+from pathlib import Path
 
 import torch
 

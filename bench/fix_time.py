@@ -120,7 +120,8 @@ def main() -> None:
         rows.append(row)
         print(f"| {row['case']} | {row['library']} | {'yes' if row['diagnosed'] else 'NO'} | "
               f"{'yes' if row['fixed'] else 'NO'} | {row['error']:.1e} | {row['fix']:.2f} s | "
-              f"{row['plain']:.3f} s{_opset_note(row)} | {row['fix'] / row['plain']:.0f}× | {', '.join(row['families'])} |",
+              f"{row['plain']:.3f} s{_opset_note(row)} | {row['fix'] / row['plain']:.0f}× | "
+              f"{', '.join(row['families'])} |",
               flush=True)
     if not rows:
         return

@@ -15,8 +15,8 @@ import resource
 import statistics
 import sys
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Callable
 
 os.environ.setdefault("QT_QPA_PLATFORM", "offscreen")
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
@@ -96,7 +96,8 @@ def resnet50_torchscript() -> Graph:
                 if index < 3:
                     out = b.op("aten::relu_", f"{scope}/relu", [out], (1, channels, size, size))
             if block == 0:
-                identity = bn(f"{scope}/downsample/1", conv(f"{scope}/downsample/0", h, width * 4, size), width * 4, size)
+                identity = bn(f"{scope}/downsample/1", conv(f"{scope}/downsample/0", h, width * 4, size),
+                              width * 4, size)
             alpha = b.op("prim::Constant", scope, [], (), "int64")
             out = b.op("aten::add_", scope, [out, identity, alpha], (1, width * 4, size, size))
             h = b.op("aten::relu_", f"{scope}/relu", [out], (1, width * 4, size, size))
@@ -137,7 +138,7 @@ BERT_LAYERS, HIDDEN, HEADS, SEQ = 12, 768, 12, 128
 
 def _bert_reshape_onnx(b: NeutralBuilder, scope: str, x: str, shape: tuple) -> str:
     dims = []
-    for axis in range(2):
+    for _axis in range(2):
         shape_of = b.op("onnx::Shape", scope, [x], (3,), "int64")
         index = b.op("onnx::Constant", scope, [], (), "int64")
         dims.append(b.op("onnx::Unsqueeze", scope, [b.op("onnx::Gather", scope, [shape_of, index], (), "int64")],
@@ -153,11 +154,13 @@ def bert_onnx() -> Graph:
     hidden = (1, SEQ, HIDDEN)
     words = b.op("onnx::Gather", "bert/embeddings/word_embeddings", [ids], hidden)
     positions = b.op("onnx::Gather", "bert/embeddings/position_embeddings",
-                     [b.op("onnx::Slice", "bert/embeddings", [b.op("onnx::Constant", "bert/embeddings", [], (512,), "int64")],
-                           (1, SEQ), "int64")], hidden)
+                     [b.op("onnx::Slice", "bert/embeddings",
+                           [b.op("onnx::Constant", "bert/embeddings", [], (512,), "int64")], (1, SEQ), "int64")],
+                     hidden)
     types = b.op("onnx::Gather", "bert/embeddings/token_type_embeddings", [b.op("onnx::Constant", "bert/embeddings", [],
                                                                                 (1, SEQ), "int64")], hidden)
-    h = b.op("onnx::Add", "bert/embeddings", [b.op("onnx::Add", "bert/embeddings", [words, types], hidden), positions], hidden)
+    h = b.op("onnx::Add", "bert/embeddings", [b.op("onnx::Add", "bert/embeddings", [words, types], hidden), positions],
+             hidden)
     h = b.op("onnx::LayerNormalization", "bert/embeddings/LayerNorm", [h], hidden)
     m = b.op("onnx::Unsqueeze", "bert", [mask], (1, 1, 1, SEQ), "int64")
     m = b.op("onnx::Cast", "bert", [b.op("onnx::Unsqueeze", "bert", [m], (1, 1, 1, SEQ), "int64")], (1, 1, 1, SEQ))
@@ -173,7 +176,8 @@ def bert_onnx() -> Graph:
         key_t = b.op("onnx::Transpose", att, [projected["key"]], heads)
         scores = b.op("onnx::MatMul", att, [projected["query"], key_t], (1, HEADS, SEQ, SEQ))
         scores = b.op("onnx::Div", att, [scores, b.op("onnx::Constant", att, [], (), "float32")], (1, HEADS, SEQ, SEQ))
-        probs = b.op("onnx::Softmax", att, [b.op("onnx::Add", att, [scores, m], (1, HEADS, SEQ, SEQ))], (1, HEADS, SEQ, SEQ))
+        probs = b.op("onnx::Softmax", att, [b.op("onnx::Add", att, [scores, m], (1, HEADS, SEQ, SEQ))],
+                     (1, HEADS, SEQ, SEQ))
         context = b.op("onnx::Transpose", att, [b.op("onnx::MatMul", att, [probs, projected["value"]], heads)], heads)
         context = _bert_reshape_onnx(b, att, context, hidden)
         out = f"{base}/attention/output"
@@ -183,13 +187,16 @@ def bert_onnx() -> Graph:
         wide = (1, SEQ, HIDDEN * 4)
         f = b.op("onnx::Add", inter, [b.op("onnx::MatMul", inter, [h], wide)], wide)
         act = f"{base}/intermediate/intermediate_act_fn"
-        g = b.op("onnx::Erf", act, [b.op("onnx::Div", act, [f, b.op("onnx::Constant", act, [], (), "float32")], wide)], wide)
+        g = b.op("onnx::Erf", act, [b.op("onnx::Div", act, [f, b.op("onnx::Constant", act, [], (), "float32")], wide)],
+                 wide)
         g = b.op("onnx::Add", act, [g, b.op("onnx::Constant", act, [], (), "float32")], wide)
-        g = b.op("onnx::Mul", act, [b.op("onnx::Mul", act, [f, g], wide), b.op("onnx::Constant", act, [], (), "float32")], wide)
+        g = b.op("onnx::Mul", act,
+                 [b.op("onnx::Mul", act, [f, g], wide), b.op("onnx::Constant", act, [], (), "float32")], wide)
         out = f"{base}/output"
         d = b.op("onnx::Add", f"{out}/dense", [b.op("onnx::MatMul", f"{out}/dense", [g], hidden)], hidden)
         h = b.op("onnx::LayerNormalization", f"{out}/LayerNorm", [b.op("onnx::Add", out, [d, h], hidden)], hidden)
-    pooled = b.op("onnx::Gather", "bert/pooler", [h, b.op("onnx::Constant", "bert/pooler", [], (), "int64")], (1, HIDDEN))
+    pooled = b.op("onnx::Gather", "bert/pooler", [h, b.op("onnx::Constant", "bert/pooler", [], (), "int64")],
+                  (1, HIDDEN))
     pooled = b.op("onnx::Gemm", "bert/pooler/dense", [pooled], (1, HIDDEN))
     b.graph.outputs += [h, b.op("onnx::Tanh", "bert/pooler/activation", [pooled], (1, HIDDEN))]
     return b.graph
@@ -262,8 +269,8 @@ def bert_torchscript() -> Graph:
         d = dropout(f"{out}/dropout", linear(f"{out}/dense", g, hidden))
         d = b.op("aten::add", out, [d, h, const(out)], hidden)
         h = b.op("aten::layer_norm", f"{out}/LayerNorm", [d, const(out), const(out), const(out)], hidden)
-    first = b.op("aten::select", "pooler", [b.op("aten::slice", "pooler", [h, const("pooler")], hidden), const("pooler")],
-                 (1, HIDDEN))
+    first = b.op("aten::select", "pooler",
+                 [b.op("aten::slice", "pooler", [h, const("pooler")], hidden), const("pooler")], (1, HIDDEN))
     pooled = b.op("aten::tanh", "pooler/activation", [linear("pooler/dense", first, (1, HIDDEN))], (1, HIDDEN))
     b.graph.outputs += [h, b.op("prim::TupleConstruct", "", [h, pooled], ())]
     return b.graph
@@ -291,7 +298,8 @@ def synthetic_onnx_model(node_count: int, seed: int = 0) -> onnx.ModelProto:
         return out
 
     def conv_block(scope: str, x: str, shape: list[int]) -> str:
-        h = op("Relu", f"{scope}/act1", [op("BatchNormalization", f"{scope}/bn1", [op("Conv", f"{scope}/conv1", [x, f"{scope}.w1"], shape)], shape)], shape)
+        h = op("Relu", f"{scope}/act1", [op("BatchNormalization", f"{scope}/bn1",
+                                            [op("Conv", f"{scope}/conv1", [x, f"{scope}.w1"], shape)], shape)], shape)
         h = op("BatchNormalization", f"{scope}/bn2", [op("Conv", f"{scope}/conv2", [h, f"{scope}.w2"], shape)], shape)
         return op("Relu", f"{scope}/act2", [op("Add", scope, [h, x], shape)], shape)
 
@@ -312,7 +320,8 @@ def synthetic_onnx_model(node_count: int, seed: int = 0) -> onnx.ModelProto:
         for branch in range(rng.randint(3, 4)):
             h = x
             for depth in range(rng.randint(1, 3)):
-                h = op("Relu", f"{scope}/b{branch}/act{depth}", [op("Conv", f"{scope}/b{branch}/conv{depth}", [h], shape)], shape)
+                h = op("Relu", f"{scope}/b{branch}/act{depth}",
+                       [op("Conv", f"{scope}/b{branch}/conv{depth}", [h], shape)], shape)
             branches.append(h)
         return op("Conv", f"{scope}/project", [op("Concat", scope, branches, shape)], shape)
 
@@ -441,7 +450,8 @@ def bench(names: list[str], runs: int) -> None:
                 panes.append(pane)
             app.processEvents()
             collapsed = _open(app, panes, graphs, lambda pane, graph: pane.set_graph_sync(graph))
-            sizes = " + ".join(f"{len(g.nodes)} nodes/{int(p.render_stats()['items'])} items" for g, p in zip(graphs, panes))
+            sizes = " + ".join(f"{len(g.nodes)} nodes/{int(p.render_stats()['items'])} items"
+                               for g, p in zip(graphs, panes))
             frames["collapsed"] += _frames(app, panes[-1])
             expanded = _open(app, panes, graphs, lambda pane, graph: pane.expand_all())
             frames["expanded"] += _frames(app, panes[-1])  # the view fit_view chose

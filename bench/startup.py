@@ -52,7 +52,8 @@ if kind == "resnet50":
     model, inputs = resnet50(weights=None).eval(), (torch.randn(1, 3, 224, 224),)
 else:
     layer = torch.nn.TransformerEncoderLayer(256, 4, 1024, batch_first=True)
-    model, inputs = torch.nn.TransformerEncoder(layer, 12, enable_nested_tensor=False).eval(), (torch.randn(1, 128, 256),)
+    model = torch.nn.TransformerEncoder(layer, 12, enable_nested_tensor=False).eval()
+    inputs = (torch.randn(1, 128, 256),)
 torch.onnx.export(model, inputs, path, opset_version=17, dynamo=False)
 """
 
@@ -69,9 +70,8 @@ def model_file(name: str) -> Path:
     CACHE.mkdir(parents=True, exist_ok=True)
     if name in ("10k", "50k"):
         sys.path.insert(0, str(REPO / "bench"))
-        from graphs import synthetic_onnx_model
-
         import onnx
+        from graphs import synthetic_onnx_model
 
         onnx.save(synthetic_onnx_model(10_000 if name == "10k" else 50_000), str(path))
     else:

@@ -5,7 +5,7 @@ import argparse
 import signal
 import sys
 import traceback
-from typing import Sequence
+from collections.abc import Sequence
 
 from fixport.cli.arguments import COMMANDS, ERROR_LOG, EXIT_ERROR, GUI_LOG_HINT, refuse_overwriting_inputs
 from fixport.core.model.errors import FixportError, WorkerError

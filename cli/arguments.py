@@ -7,8 +7,9 @@ import argparse
 import json
 import math
 import os
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from fixport.core.model.errors import FixportError
 from fixport.core.model.inputs import InputOptions, parse_input_spec
@@ -45,7 +46,8 @@ def command(name: str, help_text: str, configure: Callable[[argparse.ArgumentPar
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """MODEL plus the options that say how to open it and export it."""
     parser.add_argument("model", help="model file: .py with build(), .pt/.ts TorchScript, .pt2, pickled .pt, .onnx")
-    parser.add_argument("--opset", type=int, help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET}")
+    parser.add_argument("--opset", type=int,
+                        help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET}")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=DIMS[:DTYPE]",
                         help="random input, e.g. x=1x3x224x224:float32 (repeatable)")
     parser.add_argument("--inputs", metavar="FILE", help="inputs from a .npz or .pt file")

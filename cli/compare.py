@@ -87,15 +87,18 @@ def print_comparison(result: CompareResult) -> None:
         return
     print(f"\nFirst divergent node (input set {analysis.run}): {first.onnx_node} ({first.onnx_kind})")
     print(f"  from {first.torchscript_kind}" + (f" in {first.scope}" if first.scope else "")
-          + (f" at {first.source}" if first.source else "") + (f", template {first.template}" if first.template else ""))
-    introduced = "" if first.introduced_max_abs is None else f", alone on torch's inputs {_number(first.introduced_max_abs)}"
+          + (f" at {first.source}" if first.source else "")
+          + (f", template {first.template}" if first.template else ""))
+    introduced = ("" if first.introduced_max_abs is None
+                  else f", alone on torch's inputs {_number(first.introduced_max_abs)}")
     print(f"  max abs {_number(first.max_abs)}{introduced}")
     worst = sorted((n for n in analysis.nodes if n.exceeds), key=lambda n: -n.max_abs)[:MAX_NODES_PRINTED]
     if worst:
         print(f"\nLargest node errors ({len(worst)} of {sum(n.exceeds for n in analysis.nodes)} out of tolerance):")
         for node in worst:
             alone = "-" if node.introduced_max_abs is None else _number(node.introduced_max_abs)
-            print(f"  {node.onnx_node:<40} {node.torchscript_kind:<28} max abs {_number(node.max_abs):>9}  alone {alone}")
+            print(f"  {node.onnx_node:<40} {node.torchscript_kind:<28} max abs {_number(node.max_abs):>9}  "
+                  f"alone {alone}")
 
 
 def _output_row(output: OutputStats) -> str:

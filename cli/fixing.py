@@ -15,12 +15,12 @@ from fixport.cli.arguments import (
 )
 from fixport.cli.check_export import analysis_json, print_analysis
 from fixport.cli.output import print_json
-from fixport.core.fixing.dynamo_fix_script import write_dynamo_fix_script
+from fixport.core.exporters.profiles import profile_for, profile_for_kind
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.errors import FixportError
 from fixport.core.model.project import Project, load_project, save_project
 from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET
+from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
 from fixport.core.worker.client import ExportWorker
 
 
@@ -61,7 +61,10 @@ def run_fix(args: argparse.Namespace) -> int:
         worker.stop()
     if not result.before.unsupported:
         message = f"{Path(args.model).name} already exports and runs in ONNX Runtime: nothing to fix, nothing written."
-        print_json({"changed": False, "message": message, **analysis_json(result.after)}) if args.json else print(message)
+        if args.json:
+            print_json({"changed": False, "message": message, **analysis_json(result.after)})
+        else:
+            print(message)
         return EXIT_OK
     project = _project_for(args, result.mappings)
     if "opset" not in project.export_options or result.opset_raised:
@@ -115,8 +118,7 @@ def run_script(args: argparse.Namespace) -> int:
     project = load_project(args.project)
     refuse_fixes_that_do_not_compile(project)
     onnx_out = args.onnx or str(Path(args.output).with_suffix(".onnx").name)
-    dynamo = project.export_options.get("exporter", DEFAULT_EXPORTER) == "dynamo"
-    path = (write_dynamo_fix_script if dynamo else write_fix_script)(project, args.output, onnx_out)
+    path = write_fix_script(project, args.output, onnx_out)
     print(f"Wrote {path} ({len(project.mappings)} fix(es)); run it with: python {path}")
     return EXIT_OK
 
@@ -138,18 +140,18 @@ def _configure_templates(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--op", metavar="KIND", help="rank templates for this op kind, e.g. aten::threshold "
                                                      "or prim::PythonOp[MyClip]")
     parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
-    parser.add_argument("--exporter", choices=("torchscript", "dynamo"), default=None,
+    parser.add_argument("--exporter", choices=EXPORTERS, default=None,
                         help="whose templates (default: dynamo for an FX op overload such as aten::pow.Tensor_Scalar)")
     parser.add_argument("--json", action="store_true")
 
 
 @command("templates", "List the symbolic templates, or rank them for one op kind.", _configure_templates)
 def run_templates(args: argparse.Namespace) -> int:
-    from fixport.symbolics.dynamo.library import dynamo_library, is_fx_kind
-    from fixport.symbolics.library import TemplateLibrary
-
-    dynamo = args.exporter == "dynamo" or (args.exporter is None and bool(args.op) and is_fx_kind(args.op))
-    library = dynamo_library() if dynamo else TemplateLibrary()
+    if args.exporter is None and args.op:
+        exporter = profile_for_kind(args.op)
+    else:
+        exporter = profile_for(args.exporter)
+    library = exporter.template_library()
     if args.op:
         offers = library.templates_for(args.op, args.opset)
         rows = [{"id": o.template_id, "tier": o.tier, "why": o.why,

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import json
 import sys
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 ProgressPrinter = Callable[[float, str], None]
 PROGRESS_WIDTH = 60

@@ -1,6 +1,6 @@
 """One QGraphicsItem that draws a whole :class:`fixport.core.panes.layout.Layout` in batches.
 
-No item per node or edge (STYLE rule 8): each paint culls boxes and edge segments against the
+No item per node or edge: each paint culls boxes and edge segments against the
 exposed rect with numpy, draws edges with one ``drawLines`` call on a numpy-backed QLineF array,
 node boxes with one ``drawRects`` per colour when zoomed out (rounded boxes, badges and labels
 only when there are few enough on screen and they are big enough to read).
@@ -152,7 +152,8 @@ class GraphItem(QGraphicsItem):
     # --- hit testing -------------------------------------------------------------------------
     def item_at(self, point: QPointF) -> int | None:
         x, y = point.x(), point.y()
-        hits = np.flatnonzero((self.rects[:, 0] <= x) & (self.right >= x) & (self.rects[:, 1] <= y) & (self.bottom >= y))
+        hits = np.flatnonzero((self.rects[:, 0] <= x) & (self.right >= x)
+                              & (self.rects[:, 1] <= y) & (self.bottom >= y))
         return int(hits[-1]) if len(hits) else None
 
     def edge_at(self, point: QPointF, tolerance: float) -> int | None:
@@ -272,7 +273,8 @@ class GraphItem(QGraphicsItem):
         t = painter.worldTransform()
         device = np.rint(lines * [t.m11(), t.m22(), t.m11(), t.m22()] + [t.dx(), t.dy(), t.dx(), t.dy()])
         packed = (np.clip(device, -32000, 32000).astype(np.int64) + 32768).astype(np.uint64)
-        key = (packed[:, 0] << np.uint64(48)) | (packed[:, 1] << np.uint64(32)) | (packed[:, 2] << np.uint64(16)) | packed[:, 3]
+        key = ((packed[:, 0] << np.uint64(48)) | (packed[:, 1] << np.uint64(32))
+               | (packed[:, 2] << np.uint64(16)) | packed[:, 3])
         _, first = np.unique(key, return_index=True)
         painter.save()
         painter.resetTransform()
@@ -326,7 +328,8 @@ class GraphItem(QGraphicsItem):
         """Tiny boxes in device pixels, once per distinct pixel position."""
         t = painter.worldTransform()
         device = np.column_stack([np.rint(rects[:, 0] * t.m11() + t.dx()), np.rint(rects[:, 1] * t.m22() + t.dy()),
-                                  np.maximum(np.rint(rects[:, 2] * t.m11()), 1), np.maximum(np.rint(rects[:, 3] * t.m22()), 1)])
+                                  np.maximum(np.rint(rects[:, 2] * t.m11()), 1),
+                                  np.maximum(np.rint(rects[:, 3] * t.m22()), 1)])
         packed = (np.clip(device[:, :2], -32000, 32000).astype(np.int64) + 32768)
         _, first = np.unique((packed[:, 0] << 16) | packed[:, 1], return_index=True)
         painter.save()
@@ -403,7 +406,8 @@ class GraphItem(QGraphicsItem):
         painter.setFont(self.title_font)
         title_rect = QRectF(rect.x() + 4, rect.y() + 3, rect.width() - 8,
                             rect.height() / 2 if sublabels else rect.height() - 6)
-        align = Qt.AlignmentFlag.AlignHCenter | (Qt.AlignmentFlag.AlignBottom if sublabels else Qt.AlignmentFlag.AlignVCenter)
+        align = Qt.AlignmentFlag.AlignHCenter | (Qt.AlignmentFlag.AlignBottom if sublabels
+                                                 else Qt.AlignmentFlag.AlignVCenter)
         painter.drawText(title_rect, align, self.layout.titles[index])
         if sublabels:
             painter.setPen(QColor(UNSUPPORTED_TEXT if light else SUBTEXT_COLOR))
@@ -442,7 +446,8 @@ class GraphItem(QGraphicsItem):
             for i in visible[mask[visible]].tolist():
                 x, y, w, h = self.rects[i]
                 m = SELECTION_MARGIN
-                painter.drawRoundedRect(QRectF(x - m, y - m, w + 2 * m, h + 2 * m), CORNER_RADIUS + m, CORNER_RADIUS + m)
+                painter.drawRoundedRect(QRectF(x - m, y - m, w + 2 * m, h + 2 * m),
+                                        CORNER_RADIUS + m, CORNER_RADIUS + m)
         if self.divergent >= 0 and self.divergent in set(visible.tolist()):
             x, y, w, h = self.rects[self.divergent]
             m = SELECTION_MARGIN + 2.5

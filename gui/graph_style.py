@@ -1,4 +1,4 @@
-"""Colours of graph panes: op categories, marks, the error colormap (one place, STYLE rule 12)."""
+"""Colours of graph panes: op categories, marks, the error colormap, in one place."""
 from __future__ import annotations
 
 from PySide6.QtGui import QBrush, QColor

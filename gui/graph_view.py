@@ -1,14 +1,14 @@
 """GraphPane: a zoomable, searchable view of one graph with collapsible groups.
 
 Layouts are computed by ``fixport.core.panes.layout`` on a worker thread (one runner, a new request cancels the
-stale one, results return on the GUI thread: STYLE rule 6) and drawn by one batched
+stale one, results return on the GUI thread) and drawn by one batched
 :class:`fixport.gui.graph_scene.GraphItem`. Programmatic calls (``select_nodes``, ``set_marks``) never emit
 ``selection_changed``, so two synchronised panes cannot ping-pong.
 """
 from __future__ import annotations
 
 import time
-from typing import Callable
+from collections.abc import Callable
 
 import numpy as np
 from PySide6.QtCore import QObject, QPointF, QRectF, QRunnable, Qt, QThreadPool, Signal
@@ -221,7 +221,8 @@ class GraphPane(QWidget):
         bar.setContentsMargins(4, 2, 4, 2)
         bar.addWidget(self.search, 1)
         bar.addWidget(self.status)
-        for text, slot in (("Fit", self.fit_view), ("Expand all", self.expand_all), ("Collapse all", self.collapse_all)):
+        for text, slot in (("Fit", self.fit_view), ("Expand all", self.expand_all),
+                           ("Collapse all", self.collapse_all)):
             button = QToolButton(self)
             button.setText(text)
             button.setAutoRaise(True)

@@ -8,8 +8,9 @@ killed only when the job does not stop within the client's grace (see ``core/wor
 from __future__ import annotations
 
 import threading
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 

@@ -255,7 +255,8 @@ class TemplateDock(QDockWidget):
             self.editor.set_source("")
             self._build_form({})
             return
-        runtime = "runs in ONNX Runtime" if template.runs_in_onnxruntime else "needs a custom runtime (not ONNX Runtime)"
+        runtime = ("runs in ONNX Runtime" if template.runs_in_onnxruntime
+                   else "needs a custom runtime (not ONNX Runtime)")
         self.description.setText(f"{template.description} — opset {template.min_opset}+, {runtime}.")
         self._build_form(template.params)
         self._set_param_values({**template.default_params(), **(extra_params or {})})

@@ -26,7 +26,8 @@ class ToleranceDialog(QDialog):
                         for dtype, (rtol, atol) in DEFAULT_TOLERANCES.items())
         layout.addWidget(QLabel("<b>Default per dtype</b> (an element passes when "
                                 "|onnx − torch| ≤ atol + rtol·|torch|):"
-                                f"<table cellpadding=3><tr><th>dtype</th><th>rtol</th><th>atol</th></tr>{table}</table>"))
+                                "<table cellpadding=3><tr><th>dtype</th><th>rtol</th><th>atol</th></tr>"
+                                f"{table}</table>"))
         form = QFormLayout()
         self.override = QCheckBox("Use these for every dtype")
         self.override.setChecked(current.get("rtol") is not None or current.get("atol") is not None)

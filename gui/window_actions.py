@@ -6,9 +6,10 @@ through the small :class:`ActionWindow` protocol.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Callable, Protocol, cast
+from typing import TYPE_CHECKING, Any, Protocol, cast
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QAction, QKeySequence
@@ -24,7 +25,6 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.fixing.dynamo_fix_script import write_dynamo_fix_script
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.export_options import EXPORT_TYPES
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
@@ -144,9 +144,7 @@ def export_script(window: ActionWindow) -> None:
     path, _ = QFileDialog.getSaveFileName(_dialog_parent(window), "Export fix script", "fix_export.py",
                                           "Python (*.py)")
     if path:
-        dynamo = workbench.project.export_options.get("exporter") == "dynamo"
-        write = write_dynamo_fix_script if dynamo else write_fix_script
-        write(workbench.project, path, output_onnx=str(Path(path).with_suffix(".onnx")))
+        write_fix_script(workbench.project, path, output_onnx=str(Path(path).with_suffix(".onnx")))
         window.log.log(f"Wrote fix script {path}")
         window.statusBar().showMessage(f"Wrote fix script {path}", STATUS_MESSAGE_MS)
 
@@ -160,7 +158,8 @@ def reexport(window: ActionWindow) -> None:
 
 
 def compare(window: ActionWindow) -> None:
-    window.start_compare(window.actions.provider.currentText().lower(), precision=window.actions.precision.currentText())
+    actions = window.actions
+    window.start_compare(actions.provider.currentText().lower(), precision=actions.precision.currentText())
 
 
 def fix_all(window: ActionWindow) -> None:

@@ -13,10 +13,11 @@ import ast
 import importlib.util
 import os
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field, replace
 from functools import lru_cache
 from pathlib import Path
-from typing import Any, Iterable
+from typing import Any
 
 from fixport.core.model.vocabulary import split_python_op
 

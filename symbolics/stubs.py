@@ -11,8 +11,8 @@ from __future__ import annotations
 import inspect
 import keyword
 import re
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Callable
 
 from fixport.symbolics.template_form import PARAMS_LINES, import_block
 

@@ -15,7 +15,8 @@ dropped when it holds its default. Anything else that differs raises BridgeError
 from __future__ import annotations
 
 import re
-from typing import Any, Sequence
+from collections.abc import Sequence
+from typing import Any
 
 import onnx
 import torch
@@ -32,7 +33,7 @@ class BridgeError(RuntimeError):
 
 def torchlib_function(kind: str, overload: str = ""):
     """The torch_lib OnnxFunction/TracedOnnxFunction for 'aten::op' (overload first)."""
-    import onnxscript.function_libs.torch_lib.ops
+    import onnxscript.function_libs.torch_lib.ops  # noqa: F401 - the import registers the ops in default_registry
     from onnxscript.function_libs.torch_lib.registration import default_registry
 
     for name in ([f"{kind}.{overload}"] if overload else []) + [kind, f"{kind}.default"]:

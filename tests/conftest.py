@@ -5,8 +5,9 @@ import os
 import subprocess
 import sys
 import textwrap
+from collections.abc import Callable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING, Callable, Iterator
+from typing import TYPE_CHECKING
 
 import pytest
 
@@ -32,7 +33,7 @@ def _one_torch_thread() -> None:
 
 
 @pytest.fixture(scope="session")
-def worker() -> Iterator["ExportWorker"]:
+def worker() -> Iterator[ExportWorker]:
     """A warm export worker shared by the tests (a cold one costs seconds of imports)."""
     from fixport.core.worker.client import ExportWorker
 

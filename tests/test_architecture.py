@@ -4,9 +4,10 @@ from __future__ import annotations
 import shutil
 import subprocess
 import sys
-import tomllib
 import zipfile
 from pathlib import Path
+
+import tomllib
 
 from tests.conftest import REPO
 
@@ -56,3 +57,33 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
     entry_points = zipfile.ZipFile(wheel).read(next(n for n in zipfile.ZipFile(wheel).namelist()
                                                      if n.endswith("entry_points.txt"))).decode()
     assert "fixport = fixport.main:run" in entry_points
+
+
+def test_only_the_exporters_ask_which_exporter_it_is() -> None:
+    """Outside core/exporters/, code asks the exporter (its object or profile) what it needs and never
+    compares an exporter's name: a third exporter is a new class, not new branches. Names that are
+    also graph kinds ('torchscript' is the TorchScript graph's kind) cannot be told apart and are
+    left out."""
+    import ast
+
+    from fixport.core.model.vocabulary import EXPORTERS
+
+    names = set(EXPORTERS) - {"torchscript", "fx", "onnx"}
+    asking = []
+    for folder in (*PACKAGE_FOLDERS, "bench", "scripts"):
+        for path in (REPO / folder).rglob("*.py"):
+            if path.is_relative_to(REPO / "core" / "exporters"):
+                continue
+            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+                compared = ([node.left, *node.comparators] if isinstance(node, ast.Compare) else [])
+                if any(isinstance(side, ast.Constant) and side.value in names for side in compared) or (
+                        isinstance(node, ast.Call) and getattr(node.func, "id", "") == "is_fx_kind"):
+                    asking.append(f"{path.relative_to(REPO)}:{node.lineno}")
+    assert not asking, f"ask the Exporter or its profile instead: {asking}"
+
+
+def test_ruff_passes_with_the_projects_rules() -> None:
+    """`ruff check` with the rule set in pyproject.toml ([tool.ruff.lint])."""
+    result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)], cwd=REPO,
+                            capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stdout + result.stderr

@@ -181,7 +181,8 @@ def test_conv_batchnorm_is_not_blamed(worker, model_file) -> None:
 def test_per_node_analysis_runs_where_the_exporter_rewrites_the_trace(worker, model_file) -> None:
     result = _compare(worker, model_file("hostile.py", INTERPRETER_HOSTILE_MODEL))
     assert result.passed, result.to_json()
-    assert not [m for m in result.messages if m.startswith(("Per-node analysis failed", "Per-node analysis skipped"))], result.messages
+    assert not [m for m in result.messages
+                if m.startswith(("Per-node analysis failed", "Per-node analysis skipped"))], result.messages
     analysis = result.node_analysis
     assert analysis is not None and analysis.first_divergent is None
     compared = {n.torchscript_kind for n in analysis.nodes}

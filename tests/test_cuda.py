@@ -125,7 +125,8 @@ def test_placement_is_read_from_a_real_cpu_session_profile() -> None:
 
 def test_nodes_left_on_cpu_while_cuda_was_asked_are_flagged_but_copies_are_not() -> None:
     events = [{"cat": "Session", "name": "model_run", "args": {}}]
-    for name, op, provider in (("/conv/Conv", "Conv", CUDA_PROVIDER), ("Memcpy", "MemcpyToHost", "CPUExecutionProvider"),
+    for name, op, provider in (("/conv/Conv", "Conv", CUDA_PROVIDER),
+                               ("Memcpy", "MemcpyToHost", "CPUExecutionProvider"),
                                ("/NonMaxSuppression", "NonMaxSuppression", "CPUExecutionProvider"),
                                ("/conv/Conv", "Conv", CUDA_PROVIDER)):
         events.append({"cat": "Node", "name": f"{name}_kernel_time", "args": {"op_name": op, "provider": provider}})

@@ -54,7 +54,8 @@ def test_a_random_model_is_named_for_its_randomness_not_blamed_on_the_export(mod
     ran = run_main("check", str(path), "--json")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     (problem,) = json.loads(ran.stdout)["unsupported"]
-    assert (problem["reason"], problem["kind"], problem["source"]) == ("random_output", "aten::rand", "random_mask.py:6")
+    assert (problem["reason"], problem["kind"], problem["source"]) == (
+        "random_output", "aten::rand", "random_mask.py:6")
     assert "changes from run to run" in problem["message"] and "input of forward()" in problem["message"]
     fixed = run_main("fix", str(path), "--auto", "-o", str(tmp_path / "random.fixport.json"), "--json")
     assert fixed.returncode == 1

@@ -215,7 +215,7 @@ def test_script_of_a_fix_for_one_node(worker, model_file, tmp_path: Path) -> Non
     save_project(project, tmp_path / "two.fixport.json")
     script = tmp_path / "two_export.py"
     assert run_main("script", str(tmp_path / "two.fixport.json"), "-o", str(script)).returncode == 0
-    assert f"{instance!r}: fix_1" in script.read_text()
+    assert f"instance={instance!r}" in script.read_text()  # in the FIXES table, as ScriptFix(fix_1, ...)
     output = tmp_path / "two.onnx"
     completed = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path,
                                capture_output=True, text=True, timeout=300, check=False)

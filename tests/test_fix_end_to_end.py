@@ -86,8 +86,9 @@ def test_fix_cli_saves_a_project_that_export_and_script_reproduce(tmp_path: Path
     ran = subprocess.run([sys.executable, str(script), "-o", str(script_onnx)], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
-    assert _imported_top_modules(script) <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect", "contextlib",
-                                            "collections", "functools", "types", "typing", "numpy", "onnx", "torch", "onnxscript"}
+    assert _imported_top_modules(script) <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
+                                            "contextlib", "collections", "functools", "types", "typing", "numpy",
+                                            "onnx", "torch", "onnxscript"}
     _assert_same_model(onnx.load(str(fixport_onnx)), onnx.load(str(script_onnx)))
 
 
@@ -252,6 +253,7 @@ def test_fix_script_carries_fixports_own_functions(tmp_path: Path) -> None:
     import textwrap
 
     from fixport.core.fixing import fix_script
+    from fixport.core.fixing.script_parts import common, torchscript_export
     from fixport.core.loaders import input_tensors, torchscript_graph
     from fixport.core.model.inputs import parse_input_spec
 
@@ -262,18 +264,17 @@ def test_fix_script_carries_fixports_own_functions(tmp_path: Path) -> None:
     clip_node.instance = "|autograd_python_op.py:1|prim::PythonOp[MyClip]|0"
     keyed = Project(model_path=str(example.path), input_specs=["x=1x3x10x10", "flag=2x2:bool", "n=3:int64"],
                     seed=7, mappings=[by_node, clip_node])
-    by_function = Project(model_path=str(example.path), mappings=[_mapping("prim::PythonOp", "autograd.my_clip", "MyClip")])
+    by_function = Project(model_path=str(example.path),
+                          mappings=[_mapping("prim::PythonOp", "autograd.my_clip", "MyClip")])
     texts = {"keyed": fix_script.fix_script_text(keyed, tmp_path / "k.py", "out.onnx"),
              "by_function": fix_script.fix_script_text(by_function, tmp_path / "f.py", "out.onnx")}
-    carried = [("keyed", fix_script.VOCABULARY_PARTS, "    "), ("keyed", fix_script.INSTANCE_KEY_PARTS, ""),
-               ("keyed", fix_script.INPUT_PARTS, ""), ("keyed", fix_script.PYTHON_OP_PARTS, ""),
-               ("by_function", fix_script.FUNCTION_FIX_PARTS, "")]
-    for script, (module_name, names), indent in carried:
+    for module_name, names, namespace in common.CARRIED_FIXPORT_CODE + torchscript_export.CARRIED_FIXPORT_CODE:
         module = importlib.import_module(module_name)
         for name in names:
             if callable(getattr(module, name)):
-                source = textwrap.indent(inspect.getsource(getattr(module, name)), indent)
-                assert source in texts[script], f"the script's {name} is not {module_name}.{name}"
+                source = textwrap.indent(inspect.getsource(getattr(module, name)), "    " if namespace else "")
+                for script, text in texts.items():
+                    assert source in text, f"the {script} script's {name} is not {module_name}.{name}"
 
     script = _script_module(keyed, tmp_path / "keyed.py")
     specs = [parse_input_spec(text) for text in keyed.input_specs]

@@ -13,12 +13,11 @@ from pathlib import Path
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
-QMessageBoxButton = QMessageBox.StandardButton
-
 from fixport.examples.catalog import example_path
 from fixport.gui.job_runner import JobRunner
 from fixport.gui.main_window import MainWindow
 
+QMessageBoxButton = QMessageBox.StandardButton
 JOB_TIMEOUT_MS = 240_000
 
 

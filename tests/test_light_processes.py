@@ -8,7 +8,6 @@ import sys
 from tests.conftest import REPO
 
 
-
 def test_window_and_command_line_modules_do_not_import_torch() -> None:
     """Every module of the two front ends, imported for real (the import contracts check it statically)."""
     code = ("import importlib, pkgutil, sys\n"

@@ -83,7 +83,7 @@ def test_pickled_module_needs_trust_and_its_source_path(tmp_path: Path) -> None:
     pickled = tmp_path / "model.pt"
     import subprocess
     import sys
-    subprocess.run([sys.executable, "-c", "import torch, mynet; torch.save(mynet.MyNet(), %r)" % str(pickled)],
+    subprocess.run([sys.executable, "-c", f"import torch, mynet; torch.save(mynet.MyNet(), {str(pickled)!r})"],
                    cwd=source_dir, check=True)
     with pytest.raises(ModelLoadError, match="--trust"):
         load_model(pickled)
@@ -115,7 +115,8 @@ def test_onnx_file_loads_for_inspection(small: Path, tmp_path: Path) -> None:
     ("model.h5", b"", "Unknown model file type"),
     ("syntax.py", b"def build(:\n", "Syntax error in syntax.py line 1"),
     ("nobuild.py", b"x = 1\n", "neither build()"),
-    ("raises.py", b"def build():\n    raise ValueError('bad config')\n", "ValueError: bad config (at raises.py line 2)"),
+    ("raises.py", b"def build():\n    raise ValueError('bad config')\n",
+     "ValueError: bad config (at raises.py line 2)"),
     ("wrongtype.py", b"def build():\n    return 1, 2\n", "returned int as the model"),
 ])
 def test_bad_files_give_one_clear_message(tmp_path: Path, name: str, content: bytes | None, message: str) -> None:

@@ -95,7 +95,7 @@ def test_inverse_hyperbolic_on_opinfo_samples(name, template_id, opset):
 def test_threshold_where_on_opinfo_samples(opset):
     samples = opinfo_inputs("nn.functional.threshold")
     assert samples
-    for sample, args, kwargs in samples:
+    for sample, args, _kwargs in samples:
         model = Lambda(lambda x, a=args: F.threshold(x, *a))
         assert_matches_torch(model, [sample], [spec_for("decompose.threshold_where", "aten::threshold")], opset)
 
@@ -153,7 +153,7 @@ def test_tiny_vit_exports_below_13_with_unflatten_and_sdpa(opset):
 
 
 def test_unflatten_on_opinfo_samples():
-    for sample, args, kwargs in opinfo_inputs("unflatten"):
+    for sample, args, _kwargs in opinfo_inputs("unflatten"):
         model = Lambda(lambda x, a=args: torch.unflatten(x, *a))
         assert_matches_torch(model, [sample], [spec_for("decompose.unflatten_reshape", "aten::unflatten")], 9)
 

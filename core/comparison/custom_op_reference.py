@@ -15,8 +15,9 @@ came from) on the node's inputs. Limits, stated where they apply:
 from __future__ import annotations
 
 import itertools
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
+from typing import Any
 
 import numpy as np
 import onnx

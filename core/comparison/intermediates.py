@@ -6,8 +6,9 @@ ONNX side: a copy of the model with every node output added as a graph output, r
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass
-from typing import Any, Callable, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -133,7 +134,8 @@ def group_submodel(model: onnx.ModelProto, onnx_graph: Graph, error: NodeError,
     pending = [error.output]
     while pending:
         producer = node_by_output.get(pending.pop())
-        if producer is None or producer in members or not producer.origin or producer.origin[0] != error.torchscript_node:
+        if (producer is None or producer in members or not producer.origin
+                or producer.origin[0] != error.torchscript_node):
             continue
         members.append(producer)
         pending += [name for name in producer.inputs if name]

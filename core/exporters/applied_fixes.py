@@ -1,8 +1,8 @@
 """Applying fixes: a project's mappings -> symbolics registered with the exporter for one export."""
 from __future__ import annotations
 
+from collections.abc import Iterator
 from contextlib import contextmanager
-from typing import Iterator
 
 from fixport.core.model.errors import TemplateValidationError
 from fixport.core.model.project import FixMapping

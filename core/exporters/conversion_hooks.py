@@ -8,9 +8,10 @@ conversion and emit a placeholder node instead of stopping at the first error.
 from __future__ import annotations
 
 import traceback
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 from torch.onnx._internal.torchscript_exporter import jit_utils, registration
@@ -167,7 +168,8 @@ def _hooks(diagnose: bool, user_input_count: int | None, on_traced: Callable[[Gr
         record.set_graph_keys(instance_keys(nodes))
         record.torchscript_graph = torchscript_graph_of(traced_from, trace_context, graph, record.instance_key_of,
                                                         user_input_count, nodes)
-        record.has_complex = any((v.dtype or "").startswith("complex") for v in record.torchscript_graph.values.values())
+        record.has_complex = any((v.dtype or "").startswith("complex")
+                                 for v in record.torchscript_graph.values.values())
         if record.on_traced is not None:
             record.on_traced(record.torchscript_graph)
         return original_pass(graph, operator_export_type)

@@ -166,6 +166,7 @@ def apply_decompositions(program: torch.export.ExportedProgram, fixes: DynamoFix
     try:
         return program.run_decompositions(table)
     except Exception as error:
-        raise TemplateValidationError(f"A decomposition fix failed while decomposing: {type(error).__name__}: "
-                                      f"{str(error).splitlines()[0][:300] if str(error) else ''}",
-                                      "Edit the decomposition so it traces with fake tensors (torch ops only).") from error
+        raise TemplateValidationError(
+            f"A decomposition fix failed while decomposing: {type(error).__name__}: "
+            f"{str(error).splitlines()[0][:300] if str(error) else ''}",
+            "Edit the decomposition so it traces with fake tensors (torch ops only).") from error

@@ -8,8 +8,9 @@ are attached to its class for the duration of one export (and removed afterwards
 from __future__ import annotations
 
 import inspect
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 

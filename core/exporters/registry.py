@@ -1,8 +1,9 @@
 """Snapshot and restore of the TorchScript exporter's process-global symbolic registry."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
-from typing import Any, Callable
+from typing import Any
 
 from torch.onnx._internal.torchscript_exporter import registration
 from torch.onnx._internal.torchscript_exporter import utils as exporter_utils

@@ -11,9 +11,10 @@ import sys
 import traceback
 import types
 from collections import OrderedDict
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Any, Callable, Iterator
+from typing import Any
 
 import torch
 from torch.onnx import errors as onnx_errors

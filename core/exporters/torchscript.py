@@ -7,10 +7,10 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 import onnx
 import torch

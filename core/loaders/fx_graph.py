@@ -109,7 +109,8 @@ def fx_to_graph(program: torch.export.ExportedProgram, unsupported: set[str] | f
                 graph.inputs.append(node.name)
         elif node.op == "output":
             torch.fx.node.map_arg(node.args[0], lambda n: graph.outputs.append(n.name))
-        elif node.op == "call_function" and not (node.target is operator.getitem and node.args[0].name in getitem_outputs):
+        elif node.op == "call_function" and not (node.target is operator.getitem
+                                                 and node.args[0].name in getitem_outputs):
             graph.nodes.append(_node_of(node, getitem_outputs.get(node.name), node.name in unsupported))
     return graph
 
@@ -121,5 +122,5 @@ def _node_of(node: torch.fx.Node, unpacked: dict[int, str] | None, unsupported: 
                   and not (isinstance(a, (list, tuple)) and any(isinstance(x, torch.fx.Node) for x in a))}
     attributes.update({k: _plain(v) for k, v in node.kwargs.items() if not isinstance(v, torch.fx.Node)})
     return Node(id=node.name, kind=fx_kind(node.target), name=node.name, inputs=inputs, outputs=outputs,
-                attributes=attributes, scope=scope_of(node), source=user_line_of_stack_trace(node.meta.get("stack_trace")),
-                unsupported=unsupported)
+                attributes=attributes, scope=scope_of(node),
+                source=user_line_of_stack_trace(node.meta.get("stack_trace")), unsupported=unsupported)

@@ -11,7 +11,8 @@ import os
 import re
 import weakref
 from collections import Counter
-from typing import Any, Iterable
+from collections.abc import Iterable
+from typing import Any
 
 import torch
 from torch.onnx._internal.torchscript_exporter.symbolic_helper import _node_get
@@ -70,7 +71,8 @@ def instance_base(node: torch._C.Node) -> str:
     kind = display_kind(node)
     if kind.endswith("_") and not kind.endswith("__"):
         kind = kind[:-1]  # in-place ops are converted as their out-of-place twins (relu_ -> relu)
-    return vocabulary.instance_base(scope_from_torchscript(node.scopeName()), user_source_line(node.sourceRange()), kind)
+    return vocabulary.instance_base(scope_from_torchscript(node.scopeName()), user_source_line(node.sourceRange()),
+                                    kind)
 
 
 def instance_keys(nodes: Iterable[torch._C.Node]) -> dict[torch._C.Node, str]:

@@ -1,7 +1,8 @@
 """Progress and cancel callbacks for long work: plain functions poll these (no Qt here)."""
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
 ProgressCallback = Callable[[float, str], None]  # fraction in [0, 1], short message
 CancelCallback = Callable[[], bool]  # True when the caller no longer wants the result

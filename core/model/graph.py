@@ -6,9 +6,10 @@ export worker can send them to the GUI process.
 """
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from functools import cached_property
-from typing import TYPE_CHECKING, Any, Iterable, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 from fixport.core.model.vocabulary import scope_parts
 

@@ -6,9 +6,10 @@ project always opens. Writes are atomic, so an edit is never half-saved.
 from __future__ import annotations
 
 import json
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field, fields
 from pathlib import Path
-from typing import Any, Callable
+from typing import Any
 
 from fixport.core.model.atomic_files import atomic_write_text
 from fixport.core.model.errors import ProjectError

@@ -1,7 +1,7 @@
 """Turn an ONNX ``ModelProto`` into the neutral :class:`fixport.core.model.graph.Graph`."""
 from __future__ import annotations
 
-from functools import lru_cache
+from functools import cache
 from typing import Any
 
 import onnx
@@ -16,7 +16,7 @@ PLACEHOLDER_OP = "Unsupported"
 MAX_INLINE_TENSOR_ELEMENTS = 16
 
 
-@lru_cache(maxsize=None)
+@cache
 def _dtype_name(elem_type: int) -> str | None:
     return helper.tensor_dtype_to_np_dtype(elem_type).name if elem_type else None
 

@@ -1,8 +1,9 @@
 """ONNX Runtime sessions: provider choice with an honest CPU fallback, and a one-shot run."""
 from __future__ import annotations
 
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any, Sequence
+from typing import Any
 
 import numpy as np
 import onnx
@@ -83,7 +84,8 @@ def applied_cuda_options(session: ort.InferenceSession, asked: Sequence[Any]) ->
     return {name: str(reported.get(name, value)) for name, value in wanted.items()}
 
 
-def feeds_for(session: ort.InferenceSession, names: Sequence[str], arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
+def feeds_for(session: ort.InferenceSession, names: Sequence[str],
+              arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
     """Map arrays to the session's inputs by name, else by position."""
     wanted = [i.name for i in session.get_inputs()]
     by_name = dict(zip(names, arrays))

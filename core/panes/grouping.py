@@ -1,7 +1,7 @@
 """Collapsible groups from module scopes, and what is visible for a set of expanded groups.
 
 A TorchScript scope "layer1/0/conv1" and an ONNX node name "/layer1/0/conv1/Conv" give the same
-hierarchy (STYLE rule 3). Groups holding a single node are dropped (the node sits in the parent),
+hierarchy. Groups holding a single node are dropped (the node sits in the parent),
 chains of groups with one child group and no nodes are merged ("encoder/layer"), and groups with
 more than ``MAX_GROUP_CHILDREN`` direct children are split into chunks "name[0..999]" so no box
 ever opens onto thousands of items. Everything here is plain Python + numpy, no Qt.
@@ -11,9 +11,9 @@ from __future__ import annotations
 import gc
 import threading
 import weakref
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from dataclasses import dataclass, field
-from typing import Iterable, Iterator
 
 import numpy as np
 

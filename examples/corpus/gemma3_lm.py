@@ -10,7 +10,8 @@ from fixport.examples.corpus._causal_lm import LogitsOnly
 
 FIXPORT_EXAMPLE = {
     "title": "Gemma 3 causal LM (aten::diff)",
-    "description": ('transformers 5 checks input_ids-only calls for packed sequences with torch.diff over the position ids: aten::diff has no symbolic at any opset.'),
+    "description": ('transformers 5 checks input_ids-only calls for packed sequences with torch.diff over the '
+                    'position ids: aten::diff has no symbolic at any opset.'),
     "opset": 17,
     "export_options": {},
     "expected_unsupported": [

@@ -10,14 +10,16 @@ from fixport.examples.corpus._causal_lm import LogitsOnly
 
 FIXPORT_EXAMPLE = {
     "title": "Qwen2 causal LM (aten::diff)",
-    "description": ('transformers 5 checks input_ids-only calls for packed sequences with torch.diff over the position ids: aten::diff has no symbolic at any opset.'),
+    "description": ('transformers 5 checks input_ids-only calls for packed sequences with torch.diff over the '
+                    'position ids: aten::diff has no symbolic at any opset.'),
     "opset": 17,
     "export_options": {},
     "expected_unsupported": [
         {"kind": "aten::diff", "reason": "no_symbolic", "count": 1},
     ],
     "fix_tolerance": 1e-3,
-    "notes": ('Every decoder LM of transformers 5 hits the same aten::diff; the cumsum over its bool result needs a cast in ONNX.'),
+    "notes": ('Every decoder LM of transformers 5 hits the same aten::diff; '
+              'the cumsum over its bool result needs a cast in ONNX.'),
     "library": "transformers",
 }
 

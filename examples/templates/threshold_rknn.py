@@ -1,6 +1,7 @@
 """``aten::threshold`` as the RKNN custom op ``rknn_cst::cstThreshold`` (tutorial example 2).
 
-Written for ``examples/threshold.py``. Schema: ``aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``.
+Written for ``examples/threshold.py``.
+Schema: ``aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor``.
 threshold and value become float attributes. ONNX Runtime cannot run this node; the RKNN
 toolkit (or your plugin) must implement it.
 """

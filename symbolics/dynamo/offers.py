@@ -54,7 +54,8 @@ def torchlib_offer(kind: str) -> str | None:
         return None
     body = _DECORATOR_RE.sub("", source, count=source.count("\n@") + 1).replace(
         f"def {function.__name__}(", "def symbolic(", 1)
-    imports = ("from onnxscript import ir  # noqa: F401\nfrom onnxscript.onnx_opset import opset18 as op  # noqa: F401\n"
+    imports = ("from onnxscript import ir  # noqa: F401\n"
+               "from onnxscript.onnx_opset import opset18 as op  # noqa: F401\n"
                + _helper_imports(body, function))
     meta = _meta(TORCHLIB_TEMPLATE_ID, f"torch_lib's {function.__name__}, to edit",
                  f"onnxscript torch_lib's ONNX function for {kind}, copied here as a starting point.", kind,
@@ -98,7 +99,8 @@ def stub_offer(kind: str) -> str:
     meta = _meta(STUB_TEMPLATE_ID, f"Stub for {kind}", f"An ONNX function skeleton for {kind}, from its schema.",
                  kind, "Replace the Identity with the op's computation.")
     return _template_source(f"{kind}: an ONNX function to write.\n\nSchema: ``{schema or kind}``.\n",
-                            "from onnxscript import ir  # noqa: F401\nfrom onnxscript.onnx_opset import opset18 as op\n",
+                            "from onnxscript import ir  # noqa: F401\n"
+                            "from onnxscript.onnx_opset import opset18 as op\n",
                             meta, body)
 
 

@@ -12,7 +12,8 @@ and it matches torch.
 TEMPLATE = {
     "id": "bridge.torchlib",
     "title": "onnxscript torch_lib implementation",
-    "description": "Use onnxscript torch_lib's implementation of the op, re-emitted as standard ONNX nodes at the export's opset.",
+    "description": "Use onnxscript torch_lib's implementation of the op, re-emitted as standard ONNX nodes "
+                   "at the export's opset.",
     "family": "bridge",
     "fits": ["*"],
     "min_opset": 7,

@@ -46,7 +46,8 @@ def symbolic(g, self, dim=None, keepdim=None):
                            _type_utils.JitScalarType.HALF, _type_utils.JitScalarType.BFLOAT16):
         return reduced
     dtype = scalar_type.dtype()
-    has_nan = _reduce(g, "ReduceMax", g.op("Cast", g.op("IsNaN", self), to_i=_type_utils.JitScalarType.FLOAT.onnx_type()),
+    has_nan = _reduce(g, "ReduceMax",
+                      g.op("Cast", g.op("IsNaN", self), to_i=_type_utils.JitScalarType.FLOAT.onnx_type()),
                       axes, keep)
     nan = g.op("Constant", value_t=torch.tensor(float("nan"), dtype=dtype))
     return g.op("Where", g.op("Cast", has_nan, to_i=_type_utils.JitScalarType.BOOL.onnx_type()), nan, reduced)

@@ -13,7 +13,8 @@ from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_help
 TEMPLATE = {
     "id": "decompose.upsample_bicubic2d_resize",
     "title": "bicubic upsample via Resize (cubic)",
-    "description": "Export bicubic interpolation as Resize(mode=cubic, cubic_coeff_a=-0.75), sizes or scales at run time.",
+    "description": "Export bicubic interpolation as Resize(mode=cubic, cubic_coeff_a=-0.75), "
+                   "sizes or scales at run time.",
     "family": "decompose",
     "fits": ["aten::upsample_bicubic2d"],
     "min_opset": 11,

@@ -19,7 +19,8 @@ TEMPLATE = {
     "params": {},
     "runs_in_onnxruntime": True,
     "custom_opsets": {},
-    "notes": "Meant for the small matrices of geometry (3x3, 4x4); the graph grows with n. Singular input gives inf/nan.",
+    "notes": "Meant for the small matrices of geometry (3x3, 4x4); the graph grows with n. "
+             "Singular input gives inf/nan.",
 }
 
 

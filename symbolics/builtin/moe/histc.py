@@ -31,7 +31,8 @@ def _const(g, value, dtype):
 @parse_args("v", "i", "f", "f")
 def symbolic(g, self, bins, low, high):
     dtype = _type_utils.JitScalarType.from_value(self, _type_utils.JitScalarType.FLOAT).dtype()
-    flat = g.op("Cast", g.op("Reshape", self, _const(g, [-1], torch.int64)), to_i=_type_utils.JitScalarType.DOUBLE.onnx_type())
+    flat = g.op("Cast", g.op("Reshape", self, _const(g, [-1], torch.int64)),
+                to_i=_type_utils.JitScalarType.DOUBLE.onnx_type())
     double = torch.float64
     if low == high:  # the data's range, widened by one when it is a single value
         low_v = g.op("ReduceMin", flat, keepdims_i=0)

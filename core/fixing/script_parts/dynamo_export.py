@@ -1,0 +1,80 @@
+"""The fix script's part for the dynamo exporter, ``torch.onnx.export(dynamo=True)``: the fixes
+written in onnxscript go in as its ``custom_translation_table``, and those written in torch ops
+are run as decompositions on the captured program first.
+
+A fix for one FX node dispatches on the node being translated: Fixport's own code, carried by
+source (``CARRIED_FIXPORT_CODE``), so it cannot drift from what Fixport exported.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from contextlib import nullcontext
+from typing import Any
+
+import torch
+
+from fixport.core.exporters.dynamo_fixes import _by_instance, node_being_translated
+from fixport.core.fixing.script_parts.common import ExportJob, ScriptFix
+
+# Fixport's own code this part calls, which the fix script carries by source: (module, its
+# top-level names in the order they are needed, a namespace keeping them apart or None).
+CARRIED_FIXPORT_CODE = (
+    ("fixport.core.exporters.dynamo_fixes", ("_TRANSLATING", "_by_instance", "node_being_translated"), None),
+)
+
+DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
+PASSED_OPTIONS = ("input_names", "output_names", "dynamic_axes")  # what dynamo=True takes of a project's options
+
+
+def op_overload(kind: str) -> Any:
+    """``'aten::pow.Tensor_Scalar'`` -> ``torch.ops.aten.pow.Tensor_Scalar`` (``.default`` when no overload)."""
+    namespace, _, rest = kind.partition("::")
+    name, _, overload = rest.partition(".")
+    return getattr(getattr(getattr(torch.ops, namespace), name), overload or "default")
+
+
+def _torchlib_function(target: Any) -> Callable | None:
+    """torch_lib's own ONNX function for ``target`` (for the nodes a per-node fix leaves alone)."""
+    from torch.onnx._internal.exporter import _registration
+
+    functions = _registration.ONNXRegistry.from_torchlib().get_decomps(target)
+    return functions[0].onnx_function if functions else None
+
+
+def translation_table(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
+    """Op overload -> the fix's ONNX function (one dispatching by FX node where a fix is for one node)."""
+    by_kind: dict[str, list[ScriptFix]] = {}
+    for fix in fixes:
+        if fix.family != DECOMPOSITION_FAMILY:
+            by_kind.setdefault(fix.kind, []).append(fix)
+    table: dict[Any, Callable] = {}
+    for kind, entries in by_kind.items():
+        target = op_overload(kind)
+        if len(entries) == 1 and entries[0].instance is None:
+            table[target] = entries[0].function
+            continue
+        kind_wide = any(fix.instance is None for fix in entries)
+        builtin = None if kind_wide else _torchlib_function(target)
+        table[target] = _by_instance(kind, {fix.instance: fix.function for fix in entries}, builtin)
+    return table
+
+
+def decompositions(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
+    """Op overload -> the torch function it is replaced by."""
+    return {op_overload(fix.kind): fix.function for fix in fixes if fix.family == DECOMPOSITION_FAMILY}
+
+
+def export_with_fixes(job: ExportJob) -> None:
+    """Export ``job.model`` with ``torch.onnx.export(dynamo=True)`` and the fixes, saved to ``job.output``."""
+    options = {"input_names": job.input_names,
+               **{key: value for key, value in job.export_options.items() if key in PASSED_OPTIONS}}
+    target = job.model
+    replaced = decompositions(job.fixes)
+    if replaced:  # the fixes that replace an op by torch ops: run them on the captured program
+        target = torch.export.export(job.model, job.inputs, strict=False).run_decompositions(replaced)
+    per_node = any(fix.instance for fix in job.fixes)
+    with node_being_translated() if per_node else nullcontext():
+        program = torch.onnx.export(target, job.inputs, dynamo=True, opset_version=job.opset,
+                                    optimize=bool(job.export_options.get("do_constant_folding", True)),
+                                    custom_translation_table=translation_table(job.fixes) or None, **options)
+    program.save(job.output)
