@@ -16,7 +16,7 @@ from Fix all to the fixed analysis on screen, beside one bare export, with the w
 the search ran itself and the analyze jobs the window started meanwhile (target: 1 and 0; the
 window reuses the analysis it holds and the one the search returns).
 
-Usage: python bench/apply.py [--runs 5]
+Usage: python bench/apply.py [--runs 5] [--fix-all-only]
 """
 from __future__ import annotations
 
@@ -228,28 +228,16 @@ _BARE_EXPORT_SERVER = _BARE_EXPORT.replace(
     "for line in sys.stdin:\n    print(once(), flush=True)")
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--runs", type=int, default=5)
-    args = parser.parse_args()
-    from PySide6.QtCore import QSettings
-    from PySide6.QtWidgets import QApplication
-
+def open_and_apply(app, window, runs: int) -> None:
+    """Opening a model file, then Apply -> panes updated, each beside a bare export."""
     from fixport.examples.catalog import example_path
-    from fixport.gui.main_window import MainWindow
 
-    app = QApplication(sys.argv[:1])
-    window = MainWindow(settings=QSettings(str(Path(os.environ["FIXPORT_DATA_DIR"]) / "s.ini"),
-                                           QSettings.Format.IniFormat))
-    window.resize(1400, 900)
-    window.show()
-    wait_until(app, lambda: not window.runner.busy)  # the worker is warm
     print(f"{'open (warm worker)':<20} {'trace s':>8} {'diagnosing export s':>20} {'TS drawn s':>11} "
           f"{'ONNX drawn s':>13}")
     for name in OPEN_CASES:
-        runs = [open_to_panes_s(app, window, example_path(name)) for _ in range(args.runs)]
-        trace = bare_trace_s(example_path(name), args.runs)
-        ts, onnx_s, analysis = (statistics.median(column) for column in zip(*runs))
+        timings = [open_to_panes_s(app, window, example_path(name)) for _ in range(runs)]
+        trace = bare_trace_s(example_path(name), runs)
+        ts, onnx_s, analysis = (statistics.median(column) for column in zip(*timings))
         print(f"{name:<20} {trace:>8.3f} {analysis:>20.3f} {ts:>11.3f} {onnx_s:>13.3f}", flush=True)
     print()
     print(f"{'case':<20} {'fix':<30} {'bare export s':>13} {'Apply -> panes s':>17} {'ratio':>7} "
@@ -264,7 +252,7 @@ def main() -> None:
         settle(app)
         bare_exporter = BareExporter(example_path(name))
         pairs = []
-        for _ in range(args.runs):  # each Apply beside a bare export taken just after it
+        for _ in range(runs):  # each Apply beside a bare export taken just after it
             applied = apply_to_panes_s(app, window, kind, template_id)
             pairs.append((*applied, bare_exporter.export_s()))
         bare_exporter.close()
@@ -273,13 +261,18 @@ def main() -> None:
         checked_ratio = statistics.median(c / b for _, c, b in pairs)
         print(f"{label:<20} {template_id:<30} {bare:>13.3f} {applied:>17.3f} {ratio:>6.2f}x "
               f"{checked:>19.3f} {checked_ratio:>6.2f}x", flush=True)
-    print()
+
+
+def fix_all(app, window, runs: int) -> None:
+    """Fix all -> the fixed analysis on screen, beside a bare export of the same model."""
+    from fixport.examples.catalog import example_path
+
     print(f"{'Fix all':<20} {'bare export s':>13} {'Fix all -> panes s':>19} {'ratio':>7} "
           f"{'model exports':>14} {'window re-exports':>18}")
     for name in FIX_ALL_CASES:
         bare_exporter = BareExporter(example_path(name))
         rows = []
-        for _ in range(args.runs):
+        for _ in range(runs):
             window.open_path(example_path(name))
             wait_until(app, lambda: window.workbench.analysis is not None and not window.runner.busy)
             settle(app)
@@ -289,6 +282,28 @@ def main() -> None:
         ratio = statistics.median(r[0] / r[3] for r in rows)
         print(f"{name:<20} {bare:>13.3f} {seconds:>19.3f} {ratio:>6.1f}x {max(r[1] for r in rows):>14} "
               f"{max(r[2] for r in rows):>18}", flush=True)
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--runs", type=int, default=5)
+    parser.add_argument("--fix-all-only", action="store_true", help="only the Fix all measurement")
+    args = parser.parse_args()
+    from PySide6.QtCore import QSettings
+    from PySide6.QtWidgets import QApplication
+
+    from fixport.gui.main_window import MainWindow
+
+    app = QApplication(sys.argv[:1])
+    window = MainWindow(settings=QSettings(str(Path(os.environ["FIXPORT_DATA_DIR"]) / "s.ini"),
+                                           QSettings.Format.IniFormat))
+    window.resize(1400, 900)
+    window.show()
+    wait_until(app, lambda: not window.runner.busy)  # the worker is warm
+    if not args.fix_all_only:
+        open_and_apply(app, window, args.runs)
+        print()
+    fix_all(app, window, args.runs)
     window.close()
 
 
