@@ -25,6 +25,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
+from fixport.core.exporters.profiles import PROFILES
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.export_options import EXPORT_TYPES
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
@@ -255,8 +256,7 @@ class WindowActions:
         bar.addWidget(QLabel(" Exporter "))
         self.exporter = QComboBox()
         self.exporter.addItems(EXPORTERS)
-        self.exporter.setToolTip("torchscript: torch.onnx.export(dynamo=False); "
-                                 "dynamo: the torch.export-based exporter (dynamo=True), FX graph on the left")
+        self.exporter.setToolTip("\n".join(f"{profile.name}: {profile.title}" for profile in PROFILES.values()))
         self.exporter.currentTextChanged.connect(self._on_exporter_changed)
         bar.addWidget(self.exporter)
         bar.addWidget(QLabel(" Opset "))

@@ -75,9 +75,8 @@ def test_only_the_exporters_ask_which_exporter_it_is() -> None:
             if path.is_relative_to(REPO / "core" / "exporters"):
                 continue
             for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                compared = ([node.left, *node.comparators] if isinstance(node, ast.Compare) else [])
-                if any(isinstance(side, ast.Constant) and side.value in names for side in compared) or (
-                        isinstance(node, ast.Call) and getattr(node.func, "id", "") == "is_fx_kind"):
+                compared = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
+                if any(isinstance(side, ast.Constant) and side.value in names for side in compared):
                     asking.append(f"{path.relative_to(REPO)}:{node.lineno}")
     assert not asking, f"ask the Exporter or its profile instead: {asking}"
 

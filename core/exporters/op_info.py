@@ -10,10 +10,10 @@ def torch_op_info(kind: str) -> OpInfo:
     """Schemas and built-in symbolic opsets for a TorchScript op kind (imports torch)."""
     import torch
 
+    from fixport.core.exporters.profiles import names_op_overload
     from fixport.core.exporters.registry import builtin_opsets
-    from fixport.symbolics.dynamo.library import is_fx_kind
 
-    if is_fx_kind(kind):  # an FX op overload (dynamo exporter): its one schema; no TorchScript symbolics
+    if names_op_overload(kind):  # an FX op overload (dynamo exporter): its one schema; no TorchScript symbolics
         from fixport.core.exporters.dynamo_fixes import op_overload
         from fixport.core.model.errors import TemplateValidationError
 

@@ -23,10 +23,11 @@ def _names_no_kind(kind: str) -> bool:
     return False
 
 
-def _names_op_overload(kind: str) -> bool:
-    from fixport.symbolics.dynamo.library import is_fx_kind
-
-    return is_fx_kind(kind)
+def names_op_overload(kind: str) -> bool:
+    """Whether ``kind`` names an op overload of an FX graph ('aten::pow.Tensor_Scalar');
+    TorchScript kinds carry no overload ('aten::pow')."""
+    namespace, sep, rest = kind.partition("::")
+    return bool(sep) and "." in rest and not namespace.startswith("torch.export")
 
 
 def _torchscript_library() -> TemplateLibrary:
@@ -77,7 +78,7 @@ DYNAMO = ExporterProfile(
     fix_script_part="fixport.core.fixing.script_parts.dynamo_export",
     stub_calls="op.Xxx(...) calls (onnxscript, opset 18)",
     make_library=_dynamo_library,
-    recognises_kind=_names_op_overload,
+    recognises_kind=names_op_overload,
 )
 
 PROFILES: dict[str, ExporterProfile] = {profile.name: profile for profile in (TORCHSCRIPT, DYNAMO)}

@@ -32,10 +32,3 @@ def dynamo_library(user_dir: str | os.PathLike[str] | None = None) -> TemplateLi
 def params_for(kind: str, defaults: dict) -> dict:
     """A template's default params, with ``kind`` set to the op it fixes when it asks for it."""
     return {**defaults, KIND_PARAM: kind} if KIND_PARAM in defaults else dict(defaults)
-
-
-def is_fx_kind(kind: str) -> bool:
-    """Whether ``kind`` names an op overload of the dynamo exporter's FX graph ('aten::pow.Tensor_Scalar');
-    TorchScript kinds carry no overload ('aten::pow')."""
-    namespace, sep, rest = kind.partition("::")
-    return bool(sep) and "." in rest and not namespace.startswith("torch.export")
