@@ -48,7 +48,7 @@ from fixport.core.model.output_stats import (
     to_numpy,
     worst_of_runs,
 )
-from fixport.core.model.project import FixMapping, mapping_for
+from fixport.core.model.project import FixMapping, mapping_for_node
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
@@ -131,8 +131,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
     comparable = _model_to_compare(loaded, exporter, export_options, onnx_path, cancelled)
     check_cancelled(cancelled)
     messages += comparable.notes
-    if onnx_path is None:
-        templates = {**templates_by_node(comparable.source_graph, mappings), **templates}
+    templates = {**templates_by_node(comparable.source_graph, mappings), **templates}
     plan = _runnable(plan_references(comparable.model, comparable.onnx_graph, comparable.custom_node_references))
     messages += plan.messages
     seconds["prepare"] = time.perf_counter() - started
@@ -192,8 +191,7 @@ def templates_by_node(source_graph: Graph, mappings: list[FixMapping]) -> dict[s
     :func:`~fixport.core.model.project.mapping_for` picks: a per-node fix over a per-kind one)."""
     templates: dict[str, str] = {}
     for node in source_graph.nodes:
-        name = node.attributes.get("name")
-        mapping = mapping_for(mappings, node.kind, node.id, str(name) if name else None)
+        mapping = mapping_for_node(mappings, node)
         if mapping is not None:
             templates[node.id] = mapping.template_id
     return templates

@@ -134,7 +134,6 @@ class DynamoExporter(Exporter):
         report(progress, 1.0, "done")
         return ExportResult(model, fx_graph, onnx_graph, unsupported, warnings_)
 
-
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
         return applied_dynamo_mappings(mappings)

@@ -127,8 +127,10 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     exporter = exporter_for(options.exporter)
     search = _Search(request, exporter, exporter.profile.template_library(), cancelled,
                      dict(request.options), list(request.mappings))
-    report(progress, 0.0, "exporting as it is")
-    before = request.analysis if request.analysis is not None else search.export()
+    before = request.analysis
+    if before is None:
+        report(progress, 0.0, "exporting as it is")
+        before = search.export()
     result = AutoFixResult(before, before, list(search.mappings))
     taken = {(m.target_kind, m.python_op_name) for m in search.mappings}
     current = before

@@ -65,6 +65,12 @@ def mapping_for(mappings: list[FixMapping], kind: str, instance: str,
     return next((m for m in ranked if m.instance in (None, instance)), None)
 
 
+def mapping_for_node(mappings: list[FixMapping], node: Node) -> FixMapping | None:
+    """:func:`mapping_for` a source-graph node (a prim::PythonOp node names its Function in ``name``)."""
+    name = node.attributes.get("name")
+    return mapping_for(mappings, node.kind, node.id, str(name) if name else None)
+
+
 @dataclass
 class Project:
     """Everything needed to reproduce a fixed export."""
@@ -90,8 +96,7 @@ class Project:
 
     def mapping_for(self, node: Node) -> FixMapping | None:
         """The fix that converts ``node`` of the source graph (see :func:`mapping_for`)."""
-        name = node.attributes.get("name")
-        return mapping_for(self.mappings, node.kind, node.id, str(name) if name else None)
+        return mapping_for_node(self.mappings, node)
 
     def remove_mapping(self, target_kind: str, python_op_name: str | None = None,
                        instance: str | None = None) -> None:
