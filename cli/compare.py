@@ -82,10 +82,10 @@ def print_comparison(result: CompareResult) -> None:
         return
     first = analysis.first_divergent
     if first is None:
-        print(f"Node by node (input set {analysis.run}): no node introduces an error beyond tolerance "
+        print(f"Node by node (input set {analysis.run + 1}): no node introduces an error beyond tolerance "
               f"({len(analysis.nodes)} nodes compared).")
         return
-    print(f"\nFirst divergent node (input set {analysis.run}): {first.onnx_node} ({first.onnx_kind})")
+    print(f"\nFirst divergent node (input set {analysis.run + 1}): {first.onnx_node} ({first.onnx_kind})")
     print(f"  from {first.torchscript_kind}" + (f" in {first.scope}" if first.scope else "")
           + (f" at {first.source}" if first.source else "")
           + (f", template {first.template}" if first.template else ""))

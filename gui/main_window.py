@@ -30,7 +30,7 @@ from fixport.core.model.requests import (
     SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, ExportedGraph, TracedGraph, WorkerInfo
-from fixport.core.model.vocabulary import DEFAULT_OPSET, PYTHON_OP_KIND, ProblemReason
+from fixport.core.model.vocabulary import AFTER_EXPORT_REASONS, DEFAULT_OPSET, PYTHON_OP_KIND, ProblemReason
 from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.gui.compare_dock import CompareDock
@@ -388,9 +388,7 @@ class MainWindow(QMainWindow):
         analysis = self.workbench.analysis
         # Nodes ONNX Runtime cannot run (custom domains) still compare, through reference kernels.
         # A mismatch is what Compare explains: it never blocks it.
-        blocking = [p for p in analysis.unsupported
-                    if p.reason not in (ProblemReason.RUNTIME_ERROR, ProblemReason.MISMATCH,
-                                        ProblemReason.RANDOM_OUTPUT)] if analysis else []
+        blocking = [p for p in analysis.unsupported if p.reason not in AFTER_EXPORT_REASONS] if analysis else []
         if blocking and analysis.source_kind != "onnx":
             count = len(blocking)
             self.show_error(FixportError(f"Nothing to compare yet: {count} node(s) are still unsupported.",

@@ -24,6 +24,7 @@ from fixport.core.comparison.intermediates import (
 )
 from fixport.core.exporters.base import ComparableExport, Exporter
 from fixport.core.exporters.choice import exporter_for
+from fixport.core.exporters.shape_check import ShapeSet, generalisation_shapes
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
@@ -45,6 +46,7 @@ from fixport.core.model.output_stats import (
     OutputStats,
     compare_output_lists,
     flatten_outputs,
+    missing_output,
     to_numpy,
     worst_of_runs,
 )
@@ -61,6 +63,8 @@ if TYPE_CHECKING:
     from fixport.core.model.requests import CompareRequest
 
 TORCH_DEVICES = ("cpu", "cuda")
+BAKED_WHILE_TRACING_NOTE = ("At the other size no ONNX node departs from the source graph, which fails there too: the "
+                            "size was turned into a constant while the model was captured (`check` names the lines).")
 PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
                          "TorchScript graph re-ran on CPU, where the exporter traced it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
@@ -146,6 +150,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
 
     run_started = time.perf_counter()
     sets = input_sets(loaded.example_inputs, runs)
+    other_shapes = generalisation_shapes(loaded, export_options)
+    sets += [shape_set.inputs for shape_set in other_shapes]
     per_run: list[list[OutputStats]] = []
     placement = None
     module = loaded.module.to(device)
@@ -153,7 +159,13 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         with torch_tf32_off(device):
             for run, inputs in enumerate(sets):
                 report(progress, 0.2 + 0.4 * run / len(sets), f"comparing outputs, input set {run + 1}/{len(sets)}")
-                per_run.append(_compare_run(module, session, loaded.input_names, inputs, tolerances, run, device))
+                if run < runs:
+                    per_run.append(_compare_run(module, session, loaded.input_names, inputs, tolerances, run, device))
+                else:  # a size the export declares dynamic: torch may refuse it, ONNX Runtime may fail there
+                    stats, note = _compare_other_shape(module, session, loaded.input_names, other_shapes[run - runs],
+                                                       tolerances, run, device)
+                    per_run += [stats] if stats else []
+                    messages.append(note)
                 placement = collect_placement(session) if run == 0 else placement  # profiles the first run only
                 check_cancelled(cancelled)
     finally:
@@ -169,6 +181,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         run = failing[0] if failing else 0
         analysis = _analyze_nodes(loaded, exporter, export_options, sets[run], run, provider, precision, tolerances,
                                   templates, messages, cancelled)
+        if analysis is not None and analysis.first_divergent is None and run >= runs:
+            messages.append(BAKED_WHILE_TRACING_NOTE)
         if analysis is not None and device == "cuda" and CUDA_PROVIDER not in session_info.providers_used:
             messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(session_info.providers_used)))
         seconds["nodes"] = time.perf_counter() - node_started
@@ -179,7 +193,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
     return CompareResult(
         model_path=str(loaded.path),
         onnx_source=onnx_path or f"export (opset {export_options.opset})",
-        provider_requested=provider, providers_used=list(session_info.providers_used), runs=runs,
+        provider_requested=provider, providers_used=list(session_info.providers_used), runs=len(per_run),
         outputs=outputs, per_run=[[_without_plot_data(s) for s in stats] for stats in per_run],
         node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
         precision=precision, provider_options=dict(session_info.provider_options), torch_device=device,
@@ -284,6 +298,24 @@ def _compare_run(module: torch.nn.Module, session: Any, input_names: list[str], 
         expected = flatten_outputs(module(*[t.to(device) for t in inputs]))
     actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
     return compare_output_lists(expected, actual, tolerances, run)
+
+
+def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
+                         tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], str]:
+    """One input set at other sizes of the declared dynamic dims, and a note saying what it was."""
+    where = f"Input set {run + 1}: {shape_set.label} (inputs {shape_set.shapes}), a size the export declares dynamic"
+    try:
+        with torch.no_grad():
+            expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))
+    except Exception as exc:  # the model itself does not run there: nothing to hold the export to
+        return [], f"{where}: skipped, torch itself fails there ({type(exc).__name__}: {str(exc).splitlines()[0]})."
+    try:
+        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]))
+    except Exception as exc:  # ORT's own exception types
+        why = f"ONNX Runtime fails at {shape_set.label}: {str(exc).splitlines()[0][:200]}"
+        return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
+                for name, value in expected], f"{where}: ONNX Runtime fails there."
+    return compare_output_lists(expected, actual, tolerances, run), f"{where}."
 
 
 def _without_plot_data(stats: OutputStats) -> OutputStats:

@@ -7,6 +7,7 @@ from fixport.core.exporters.base import ExportResult
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
 from fixport.core.exporters.output_check import mismatched_outputs
+from fixport.core.exporters.shape_check import check_other_shapes, shape_label_note
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
@@ -41,28 +42,35 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
                                  cancelled=cancelled)
     exported_at = time.perf_counter()
     check_cancelled(cancelled)
-    max_abs = None
+    max_abs, notes = None, list(loaded.notes)
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
         mismatches, max_abs = mismatched_outputs(loaded, result.model, result.onnx_graph, result.source_graph,
                                                  result.runtime_outputs)
         result.unsupported += mismatches
+        if not mismatches and export_options.dynamic_axes:  # right here: and at the other declared sizes?
+            report(progress, 0.95, "checking the other sizes the export declares")
+            shapes = check_other_shapes(loaded, export_options, result.model, result.onnx_graph,
+                                        result.source_graph, result.warnings)
+            result.unsupported += shapes.problems
+            notes += shape_label_note(shapes)
     compared_at = time.perf_counter()
     output = request.output
     saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
-    return _analysis_from(loaded, export_options, result, saved, max_abs, {
+    return _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
         "load": loaded_at - started, "export": exported_at - loaded_at, "compare": compared_at - exported_at,
         "save": time.perf_counter() - compared_at})
 
 
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,
-                   saved: list[str], max_abs: float | None, seconds: dict[str, float]) -> AnalysisResult:
+                   saved: list[str], max_abs: float | None, notes: list[str],
+                   seconds: dict[str, float]) -> AnalysisResult:
     return AnalysisResult(
         model_path=str(loaded.path), source_kind=loaded.source_kind, options=options,
         source_graph=result.source_graph, onnx_graph=result.onnx_graph,
         unsupported=result.unsupported, input_names=list(loaded.input_names),
         input_shapes=[tuple(t.shape) for t in loaded.example_inputs], warnings=result.warnings,
-        notes=list(loaded.notes), seconds=seconds, saved_files=saved, output_max_abs=max_abs)
+        notes=notes, seconds=seconds, saved_files=saved, output_max_abs=max_abs)
 
 
 def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dict[str, float]) -> AnalysisResult:

@@ -82,12 +82,14 @@ def nodes_without_runtime_kernel(onnx_graph: Graph, local_functions: set[tuple[s
     return problems
 
 
-def runtime_error_problem(error_text: str, onnx_graph: Graph, source_graph: Graph | None) -> UnsupportedNode:
-    """Name the ONNX node (and its TorchScript origin) in an ONNX Runtime error message."""
+def runtime_error_problem(error_text: str, onnx_graph: Graph, source_graph: Graph | None,
+                          mark: bool = True) -> UnsupportedNode:
+    """Name the ONNX node (and its TorchScript origin) in an ONNX Runtime error message; ``mark``
+    flags that node as one that cannot run (not for a node that runs at the traced shapes)."""
     node = _node_named_in(error_text, onnx_graph)
     short = error_text.strip().splitlines()[0] if error_text.strip() else "unknown error"
     if node is not None:
-        node.unsupported = True
+        node.unsupported = node.unsupported or mark
         return _runtime_problem(node, source_graph, short)
     return UnsupportedNode(kind="onnx::?", instance="", reason=ProblemReason.RUNTIME_ERROR,
                            message=f"ONNX Runtime failed: {short}", scope="", source="")

@@ -204,7 +204,7 @@ class TorchScriptExporter(Exporter):
                                       path if isinstance(path, io.BytesIO) else str(path), **kwargs)
             except Exception as exc:
                 raise self._explain_failure(exc, record, loaded) from exc
-        notes = sorted({f"{w.category.__name__}: {w.message}" for w in caught
+        notes = sorted({_warning_text(w) for w in caught
                         if not issubclass(w.category, (DeprecationWarning, FutureWarning))})
         return record, notes
 
@@ -257,6 +257,14 @@ def _failed_export(failure: _FailedAfterConversion) -> ExportResult:
                                             f"{failure.reason.rstrip('. ')}. {failure.hint}.", scope="", source=""))
     traced = record.torchscript_graph if record.torchscript_graph is not None else Graph(kind="torchscript")
     return ExportResult(onnx.ModelProto(), traced, Graph(kind="onnx"), problems)
+
+
+def _warning_text(caught: warnings.WarningMessage) -> str:
+    """'TracerWarning at model.py:12: Converting a tensor to a Python integer ...': where in the user's
+    code the trace went wrong, when the warning points there (TracerWarnings do)."""
+    torch_dir = str(Path(torch.__file__).parent)
+    where = "" if caught.filename.startswith(torch_dir) else f" at {Path(caught.filename).name}:{caught.lineno}"
+    return f"{caught.category.__name__}{where}: {caught.message}"
 
 
 def _user_frame(exc: BaseException, model_path: Path) -> str:

@@ -14,6 +14,10 @@ Runtime cannot run it. The opset is raised only when nothing works at the one as
 The search exports the whole model itself only where it must: once at the start unless the
 caller passes the analysis it holds (the window does), once after raising the opset, and once
 at the end to write the file asked for. ``AutoFixResult.whole_model_exports`` counts them.
+
+Where the export declares dynamic axes, the trial's check also runs the model at other sizes of
+those dims (:mod:`fixport.core.exporters.shape_check`): a fix that folds the traced sizes into
+constants is refused like one that computes wrong numbers, and the next candidate is tried.
 """
 from __future__ import annotations
 
@@ -36,6 +40,8 @@ from fixport.core.model.vocabulary import ProblemReason, users_own_op
 from fixport.symbolics.library import TemplateLibrary
 
 ProblemKey = tuple[str, str | None]
+# What the trial's own check finds wrong in a model that runs: at the traced shapes, or at another declared one.
+_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED)
 
 
 def problem_key(problem: UnsupportedNode) -> ProblemKey:
@@ -109,9 +115,9 @@ class _Search:
         if refused and not all(p.kind.startswith("aten::") for p in refused):
             # ONNX Runtime runs a model only when everything converts: this fix broke it
             return f"ONNX Runtime cannot run the result: {refused[0].message.splitlines()[0][:300]}"
-        mismatches = [p for p in trial.unsupported if p.reason == ProblemReason.MISMATCH]
-        if len(mismatches) > len([p for p in current.unsupported if p.reason == ProblemReason.MISMATCH]):
-            return mismatches[0].message.splitlines()[0][:300]  # the trial's own check: numbers differ
+        wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS]
+        if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS]):
+            return wrong[0].message.splitlines()[0][:300]  # the trial's own check: numbers differ (at some shape)
         if candidate.family == FAMILY_GENERIC and trial.unsupported:
             return "a generic template is kept only when the whole model can be compared with torch"
         # Other problems left (or ORT, running for the first time, refused another aten op: fixed

@@ -33,6 +33,7 @@ class ProblemReason(StrEnum):
     RANDOM_OUTPUT = "random_output"  # torch's own output changes from run to run: nothing to match
     WORKER_CRASH = "worker_crash"  # the export took the worker process down (torch or a fix crashed)
     EXPORT_FAILED = "export_failed"  # the exporter raised after converting every node
+    SHAPE_SPECIALISED = "shape_specialised"  # right at the traced shapes, wrong at another declared one
 
     @property
     def description(self) -> str:
@@ -53,6 +54,7 @@ _REASON_DESCRIPTIONS = {
     ProblemReason.RANDOM_OUTPUT: "torch's own output is random",
     ProblemReason.WORKER_CRASH: "the export crashed the worker process",
     ProblemReason.EXPORT_FAILED: "the exporter failed after converting the nodes",
+    ProblemReason.SHAPE_SPECIALISED: "wrong at another shape the export declares",
 }
 # An export's stages, as its progress messages say them. A crash while loading or tracing means a
 # model that cannot be opened; a crash while converting or checking is a problem to list.
@@ -61,6 +63,9 @@ TRACING_STAGE = "tracing the model"
 CONVERTING_STAGE = "converting to ONNX"
 # Reasons a different opset may cure: the exporter has (or lacks) a symbolic per opset.
 OPSET_DEPENDENT_REASONS = frozenset({ProblemReason.NO_SYMBOLIC, ProblemReason.SYMBOLIC_REJECTED})
+# Problems of a model that exported: what it computes, not whether it converts (Compare explains them).
+AFTER_EXPORT_REASONS = frozenset({ProblemReason.RUNTIME_ERROR, ProblemReason.MISMATCH, ProblemReason.RANDOM_OUTPUT,
+                                  ProblemReason.SHAPE_SPECIALISED})
 
 
 def describe_reason(reason: str) -> str:

@@ -1,0 +1,135 @@
+"""Every shape an export declares: check runs the model at other sizes of its dynamic dims, names the
+line where the trace baked a size, and fix --auto refuses fixes that only hold at the traced shapes."""
+from __future__ import annotations
+
+from pathlib import Path
+
+import torch
+
+from fixport.core.exporters.shape_check import generalisation_shapes
+from fixport.core.loaders.loading import load_model
+from fixport.core.model.export_options import resolve_export_options
+from fixport.core.model.inputs import InputOptions
+from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.model.results import ModelRequest
+from fixport.examples.catalog import example_path
+
+ADAPTIVE_POOL_MODEL = '''
+import torch
+
+FIXPORT_EXAMPLE = {{"opset": 17, "export_options": {options}}}
+
+
+class Pooled(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.conv = torch.nn.Conv2d(3, 4, 3, padding=1)
+        self.pool = torch.nn.AdaptiveAvgPool2d((7, 7))
+
+    def forward(self, image):
+        return self.pool(self.conv(image))
+
+
+def build():
+    torch.manual_seed(0)
+    return Pooled().eval(), (torch.randn(1, 3, 30, 30),)
+'''
+DYNAMIC_HW = {"input_names": ["image"], "dynamic_axes": {"image": {2: "height", 3: "width"}}}
+
+BAKED_LENGTH_MODEL = '''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 17, "export_options": {"input_names": ["x"], "dynamic_axes": {"x": {0: "batch", 1: "len"}}}}
+
+
+class FirstHalf(torch.nn.Module):
+    def forward(self, x):
+        n = int(x.shape[1])
+        return x[:, : n // 2] * 2
+
+
+def build():
+    torch.manual_seed(0)
+    return FirstHalf().eval(), (torch.randn(2, 8),)
+'''
+
+
+def _model(tmp_path: Path, source: str, name: str = "model.py") -> Path:
+    path = tmp_path / name
+    path.write_text(source, encoding="utf-8")
+    return path
+
+
+def test_the_other_sizes_are_larger_and_smaller_and_dims_of_one_name_move_together(tmp_path: Path) -> None:
+    path = _model(tmp_path, ADAPTIVE_POOL_MODEL.format(options=repr(DYNAMIC_HW)))
+    loaded = load_model(path, InputOptions())
+    options = resolve_export_options(loaded.settings, {})
+    sets = generalisation_shapes(loaded, options)
+    assert [tuple(s.inputs[0].shape) for s in sets] == [(1, 3, 45, 45), (1, 3, 21, 21)]  # odd sizes among them
+    assert sets[0].label == "height=45, width=45"
+    assert generalisation_shapes(loaded, resolve_export_options({}, {})) == []  # nothing declared: nothing else
+
+
+def test_a_size_baked_by_int_is_flagged_at_the_node_with_the_line_that_baked_it(worker, tmp_path: Path) -> None:
+    path = _model(tmp_path, BAKED_LENGTH_MODEL)
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path))))
+    (problem,) = result.unsupported
+    assert problem.reason == "shape_specialised" and problem.kind == "aten::mul"
+    assert problem.instance in result.source_graph.node_by_id
+    assert "torch [3, 6], ONNX [3, 4]" in problem.message
+    assert "model.py:9" in problem.message  # n = int(x.shape[1])
+    assert any("batch=3, len=12" in note for note in result.notes)
+
+
+def test_the_dynamo_exporter_keeps_the_same_size_symbolic(worker, tmp_path: Path) -> None:
+    path = _model(tmp_path, BAKED_LENGTH_MODEL)
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path)), {"exporter": "dynamo"}))
+    assert result.unsupported == []
+    assert any("batch=3, len=12" in note for note in result.notes)
+
+
+def test_every_way_of_baking_a_size_names_its_own_line(worker) -> None:
+    result = worker.run(AnalyzeRequest(ModelRequest(str(example_path("baked_sizes")))))
+    lines = {problem.source for problem in result.unsupported}
+    assert {"baked_sizes.py:35", "baked_sizes.py:36", "baked_sizes.py:38", "baked_sizes.py:39",
+            "baked_sizes.py:40"} <= lines, lines
+    assert all(problem.reason == "shape_specialised" for problem in result.unsupported)
+
+
+def test_a_real_model_that_generalises_stays_clean(worker) -> None:
+    options = {"input_names": ["x"], "dynamic_axes": {"x": {0: "batch", 2: "height", 3: "width"}}}
+    result = worker.run(AnalyzeRequest(ModelRequest(str(example_path("resnet18_clean"))), options))
+    assert result.unsupported == []
+    assert any("batch=2, height=96, width=96" in note for note in result.notes)
+
+
+def test_fix_auto_refuses_a_fix_that_folds_the_traced_sizes(worker, tmp_path: Path) -> None:
+    dynamic = _model(tmp_path, ADAPTIVE_POOL_MODEL.format(options=repr(DYNAMIC_HW)), "dynamic.py")
+    result = worker.run(AutoFixRequest(ModelRequest(str(dynamic))))
+    assert not any(c.family in ("decomposition_replay", "static_materialisation") for c in result.choices)
+    refused = [r for r in result.rejected if "decomposition_replay" in r]
+    assert refused and "height=45, width=45" in refused[0], result.rejected
+    assert "aten::adaptive_avg_pool2d" in result.no_template  # said so, not fixed wrongly
+
+    static = _model(tmp_path, ADAPTIVE_POOL_MODEL.format(options="{}"), "static.py")
+    fixed = worker.run(AutoFixRequest(ModelRequest(str(static))))
+    assert fixed.after.unsupported == [] and fixed.choices  # at static shapes a folding fix is right
+
+
+def test_the_other_sizes_use_valid_token_ids() -> None:
+    from fixport.core.exporters.shape_check import _random_like
+
+    ids = torch.randint(3, 9, (1, 8))
+    other = _random_like(ids, [2, 12], torch.Generator().manual_seed(0))
+    assert other.shape == (2, 12) and other.dtype == ids.dtype and 3 <= int(other.min()) and int(other.max()) <= 8
+
+
+def test_compare_runs_the_declared_sizes_too(worker, tmp_path: Path) -> None:
+    from fixport.core.model.requests import CompareRequest
+
+    path = _model(tmp_path, BAKED_LENGTH_MODEL)
+    result = worker.run(CompareRequest(ModelRequest(str(path))))
+    assert not result.passed and result.runs == 3
+    assert any("batch=3, len=12" in message for message in result.messages)
+    assert "shape differs" in result.outputs[0].problem
+    assert result.node_analysis is not None and result.node_analysis.run == 1  # node by node where it failed
