@@ -28,6 +28,7 @@ NEEDS_CUSTOM_RUNTIME: set[str] = set()
 # No template handles these yet: fix --auto must say so, not fail (fft_token_mixer is fixed by the
 # hand-written fft/complex templates since the real-model corpus).
 NO_FIX_YET: dict[str, str] = {}
+IN_THE_MODELS_CODE = {"baked_sizes"}  # problems only a change to the model fixes
 
 
 def _ort_matches_torch(onnx_path: Path, model_path: Path, atol: float) -> float:
@@ -54,6 +55,11 @@ def test_fix_auto_fixes_every_example(worker, example, tmp_path: Path) -> None:
         # Exports with a custom-domain node and says why ONNX Runtime cannot run it.
         assert {p.reason for p in result.after.unsupported} == {"runtime_error"}
         assert all("no kernel for domain" in p.message for p in result.after.unsupported)
+        return
+    if example.name in IN_THE_MODELS_CODE:
+        # Sizes the model's code turns into constants: no template changes that; each stays listed.
+        assert result.choices == [] and result.after.unsupported
+        assert {p.reason for p in result.after.unsupported} == {"shape_specialised"}
         return
     if example.name in NO_FIX_YET:
         assert NO_FIX_YET[example.name] in result.no_template

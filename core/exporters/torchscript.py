@@ -126,7 +126,8 @@ class TorchScriptExporter(Exporter):
     def can_fix(self, problem: UnsupportedNode) -> bool:
         if problem.reason == ProblemReason.RUNTIME_ERROR and not problem.kind.startswith("aten::"):
             return False  # an ONNX node ORT refuses with no TorchScript op to re-convert
-        return problem.reason != ProblemReason.RANDOM_OUTPUT  # the model's own randomness: nothing matches it
+        # The model's own randomness, or sizes its code turned into constants: no conversion changes that.
+        return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED)
 
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
                        allow_custom: bool) -> list[Candidate]:
