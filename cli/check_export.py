@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import json
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -17,7 +18,7 @@ from fixport.cli.arguments import (
 from fixport.cli.output import print_json, progress_printer
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.errors import WorkerCrashed
-from fixport.core.model.requests import AnalyzeRequest
+from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
 from fixport.core.worker.client import ExportWorker
@@ -85,14 +86,46 @@ def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[
 
 def _configure_check(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
+    parser.add_argument("--suggest-dynamic", action="store_true",
+                        help="instead: export with each input dim dynamic in turn, check it at other sizes, and "
+                             "say which dims generalise and what (which line) blocks the others")
 
 
 @command("check", "Export once and list every unsupported node with its reason "
                   "(exit 0 clean, 1 unsupported nodes, 2 could not load or trace).", _configure_check)
 def run_check(args: argparse.Namespace) -> int:
+    if args.suggest_dynamic:
+        return _run_suggest_dynamic(args)
     result, _ = _run_analysis(args)
     print_json(analysis_json(result)) if args.json else print_analysis(result)
     return EXIT_PROBLEMS if result.unsupported else EXIT_OK
+
+
+def _run_suggest_dynamic(args: argparse.Namespace) -> int:
+    """`check --suggest-dynamic`: one line per input dim (exit 0; the verdicts are the answer)."""
+    request, options, mappings = job_arguments(args)
+    worker = ExportWorker(job_timeout_s=args.timeout)
+    try:
+        verdicts = worker.run(SuggestDynamicRequest(request, options, mappings), progress=progress_printer(args.json))
+    finally:
+        worker.stop()
+    if args.json:
+        print_json([{**vars(v), "label": v.label} for v in verdicts])
+        return EXIT_OK
+    words = {True: "can be dynamic", False: "blocked", None: "cannot tell"}
+    print(f"{Path(request.path).name}: each input dim exported dynamic on its own and checked at other sizes")
+    for verdict in verdicts:
+        where = f" at {verdict.source}" if verdict.source else ""
+        print(f"  {verdict.label:<28} {words[verdict.generalises]}{where}")
+        for line in textwrap.wrap(verdict.why, MESSAGE_WIDTH):
+            print(f"      {line}")
+    dynamic = {}
+    for verdict in verdicts:
+        if verdict.generalises:
+            dynamic.setdefault(verdict.input_name, {})[str(verdict.axis)] = f"{verdict.input_name}_{verdict.axis}"
+    if dynamic:
+        print(f"\nDeclare them with: --dynamic-axes '{json.dumps(dynamic)}'")
+    return EXIT_OK
 
 
 def _configure_export(parser: argparse.ArgumentParser) -> None:

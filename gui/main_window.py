@@ -27,9 +27,10 @@ from fixport.core.model.requests import (
     OpInfoRequest,
     PingRequest,
     StubRequest,
+    SuggestDynamicRequest,
     SynthesizeRequest,
 )
-from fixport.core.model.results import AnalysisResult, AutoFixResult, ExportedGraph, TracedGraph, WorkerInfo
+from fixport.core.model.results import AnalysisResult, AutoFixResult, DimVerdict, ExportedGraph, TracedGraph, WorkerInfo
 from fixport.core.model.vocabulary import AFTER_EXPORT_REASONS, DEFAULT_OPSET, PYTHON_OP_KIND, ProblemReason
 from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import OpInfo
@@ -137,6 +138,7 @@ class MainWindow(QMainWindow):
         self.runner.on_finished(StubRequest, self._on_stub_finished)
         self.runner.on_finished(SynthesizeRequest, self._on_synthesized)
         self.runner.on_finished(AutoFixRequest, self._on_fix_all_finished)
+        self.runner.on_finished(SuggestDynamicRequest, self._on_dims_suggested)
         self.runner.failed.connect(self._on_job_failed)
         self.runner.cancelled.connect(self._on_job_cancelled)
         self.runner.busy_changed.connect(self.actions.set_busy)
@@ -323,6 +325,28 @@ class MainWindow(QMainWindow):
         request = self.workbench.analyze_request()
         held = self.workbench.analysis if request == self._analyzed_request else None  # the search starts there
         return self.runner.submit(AutoFixRequest(request.model, request.options, request.mappings, analysis=held))
+
+    def start_suggest_dynamic(self) -> SubmittedJob | None:
+        """Which input dims could be declared dynamic (one export per dim, off the UI thread)."""
+        project = self.workbench.project
+        if project is None:
+            return None
+        self.log.log("Suggest dynamic dims: exporting with each input dim dynamic in turn…")
+        return self.runner.submit(SuggestDynamicRequest(self.workbench.model_request(), dict(project.export_options),
+                                                        list(project.mappings)))
+
+    def _on_dims_suggested(self, verdicts: list[DimVerdict]) -> None:
+        """One Log line per dim; the status bar names the ones that can be dynamic."""
+        words = {True: "can be dynamic", False: "blocked", None: "cannot tell"}
+        details = "\n".join(f"{v.label}: {words[v.generalises]}" + (f" at {v.source}" if v.source else "")
+                            + (f" — {v.why}" if v.why else "") for v in verdicts)
+        dynamic = [v.label for v in verdicts if v.generalises]
+        summary = (f"Can be declared dynamic: {', '.join(dynamic)}." if dynamic
+                   else "No input dim can be declared dynamic as the model stands.")
+        self.log.log(f"Suggest dynamic dims: {summary}", details)
+        self.log.show()
+        self.log.raise_()  # the Log shares its place with the Compare dock
+        self.statusBar().showMessage(f"{summary} Details in the Log.", STATUS_TIMEOUT_MS)
 
     def _on_fix_all_finished(self, result: AutoFixResult) -> None:
         """Only now does the project change: the chosen mappings (autosaved), the opset, then re-export."""

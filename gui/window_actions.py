@@ -69,6 +69,7 @@ class ActionWindow(Protocol):
     def reexport(self, keep_view: bool = True, output: str | None = None) -> Any: ...
     def start_compare(self, provider: str = "cpu", precision: str = "strict") -> Any: ...
     def start_fix_all(self) -> Any: ...
+    def start_suggest_dynamic(self) -> Any: ...
     def ask_for_inputs(self) -> None: ...
     def close(self) -> bool: ...
     def statusBar(self) -> Any: ...  # Qt's QMainWindow.statusBar
@@ -167,6 +168,10 @@ def fix_all(window: ActionWindow) -> None:
     window.start_fix_all()
 
 
+def suggest_dynamic(window: ActionWindow) -> None:
+    window.start_suggest_dynamic()
+
+
 def cancel(window: ActionWindow) -> None:
     window.runner.cancel()
 
@@ -204,6 +209,9 @@ ACTIONS: tuple[Action, ...] = (
     Action("compare", "Compare", compare, "F6", "Compare torch and ONNX Runtime outputs (F6)"),
     Action("fix_all", "Fix all", fix_all, "Ctrl+Shift+F",
            "Search a fix for every problem, as `fix --auto` does, and apply what works"),
+    Action("suggest_dynamic", "Suggest dynamic dims", suggest_dynamic,
+           tip="Export with each input dim dynamic in turn, check it at other sizes, and say which dims "
+               "can be declared dynamic and what blocks the others"),
     Action("cancel", "Cancel", cancel, "Esc", "Stop the running export or comparison"),
     Action("tolerances", "Tolerances…", edit_tolerances, tip="Comparison tolerances per dtype"),
     Action("inputs", "Example inputs…", edit_inputs, tip="Random example inputs: NAME=DIMS[:DTYPE]"),
@@ -216,7 +224,7 @@ MENUS: tuple[tuple[str, tuple[str | None, ...]], ...] = (  # None: a separator; 
     ("&File", ("open_model", "open_example", "open_project", "recent", None, "save_project", "save_project_as",
                "export_onnx", "export_script", None, "quit")),
     ("&View", ("find", "fit")),
-    ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs")),
+    ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs", None, "suggest_dynamic")),
 )
 
 

@@ -133,3 +133,36 @@ def test_compare_runs_the_declared_sizes_too(worker, tmp_path: Path) -> None:
     assert any("batch=3, len=12" in message for message in result.messages)
     assert "shape differs" in result.outputs[0].problem
     assert result.node_analysis is not None and result.node_analysis.run == 1  # node by node where it failed
+
+
+def test_suggest_dynamic_names_the_dims_that_generalise_and_the_line_that_blocks_the_others(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import run_main
+
+    path = _model(tmp_path, BAKED_LENGTH_MODEL)
+    shown = run_main("check", str(path), "--suggest-dynamic")
+    assert shown.returncode == 0, shown.stdout + shown.stderr
+    assert "x[0] (traced 2)              can be dynamic" in shown.stdout
+    assert "x[1] (traced 8)              blocked at model.py:9" in shown.stdout
+    assert """--dynamic-axes '{"x": {"0": "x_0"}}'""" in shown.stdout
+    verdicts = json.loads(run_main("check", str(path), "--suggest-dynamic", "--json").stdout)
+    assert [(v["axis"], v["generalises"]) for v in verdicts] == [(0, True), (1, False)]
+
+
+def test_suggest_dynamic_cannot_tell_where_torch_refuses_other_sizes(worker) -> None:
+    from fixport.core.model.requests import SuggestDynamicRequest
+
+    verdicts = worker.run(SuggestDynamicRequest(ModelRequest(str(example_path("resnet18_clean")))))
+    assert [v.generalises for v in verdicts] == [True, None, True, True]  # channels: the first conv needs 3
+    assert "torch itself fails" in verdicts[1].why
+
+
+def test_suggest_dynamic_in_the_window_reports_in_the_log(qtbot, window) -> None:
+    from tests.test_gui_flow import open_example, run_job
+
+    open_example(qtbot, window, "baked_sizes")
+    run_job(qtbot, window, lambda: window.actions["suggest_dynamic"].trigger())
+    contents = window.log.contents()
+    assert "No input dim can be declared dynamic as the model stands." in contents, contents
+    assert "x[1] (traced 8): blocked at baked_sizes.py:34" in contents

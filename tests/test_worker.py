@@ -25,6 +25,7 @@ from fixport.core.model.requests import (
     OpInfoRequest,
     PingRequest,
     StubRequest,
+    SuggestDynamicRequest,
     SynthesizeRequest,
 )
 from fixport.core.model.results import ModelRequest, WorkerInfo
@@ -82,6 +83,7 @@ def sample_request(request_type: type, clean_model: str) -> object:
         StubRequest: StubRequest("aten::threshold", 17, ["Tensor", "Scalar", "Scalar"]),
         OpInfoRequest: OpInfoRequest("aten::relu"),
         SynthesizeRequest: SynthesizeRequest("aten::cosh", 17),
+        SuggestDynamicRequest: SuggestDynamicRequest(ModelRequest(clean_model)),
     }[request_type]
 
 

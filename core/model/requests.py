@@ -61,6 +61,16 @@ class AutoFixRequest:
 
 
 @dataclass
+class SuggestDynamicRequest:
+    """Which input dims would generalise if declared dynamic: each exported dynamic on its own and
+    checked at other sizes, with ``mappings`` applied."""
+
+    model: ModelRequest
+    options: dict[str, Any] = field(default_factory=dict)
+    mappings: list[FixMapping] = field(default_factory=list)
+
+
+@dataclass
 class SynthesizeRequest:
     """Fixes generated for one op kind from what torch and ONNX already know (standard op, decomposition)."""
 

@@ -80,6 +80,22 @@ class AutoFixResult:
 
 
 @dataclass
+class DimVerdict:
+    """Whether one input dim, declared dynamic, still exports right at other sizes, and if not why."""
+
+    input_name: str
+    axis: int
+    traced_size: int
+    generalises: bool | None  # None: could not tell (torch refuses other sizes, or the export has problems)
+    why: str = ""  # what blocks it, or why it could not be told
+    source: str = ""  # the user's line that blocks it, when known
+
+    @property
+    def label(self) -> str:
+        return f"{self.input_name}[{self.axis}] (traced {self.traced_size})"
+
+
+@dataclass
 class WorkerInfo:
     """What a warm worker reports about itself."""
 

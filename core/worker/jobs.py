@@ -21,6 +21,7 @@ from fixport.core.model.requests import (
     OpInfoRequest,
     PingRequest,
     StubRequest,
+    SuggestDynamicRequest,
     SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, WorkerInfo
@@ -49,6 +50,7 @@ JOBS: tuple[Job, ...] = (
     Job("auto_fix", AutoFixRequest, "fixport.core.fixing.auto_fix:auto_fix", AutoFixResult),
     Job("stub", StubRequest, "fixport.core.fixing.generated_fixes:stub", str),
     Job("op_info", OpInfoRequest, "fixport.core.exporters.op_info:op_info", OpInfo),
+    Job("suggest_dynamic", SuggestDynamicRequest, "fixport.core.exporters.dim_suggestions:suggest_dynamic_dims", list),
     Job("synthesize", SynthesizeRequest, "fixport.core.fixing.generated_fixes:generated_offers", list),
 )
 
