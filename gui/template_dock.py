@@ -175,9 +175,21 @@ class TemplateDock(QDockWidget):
         first = 1 if self.offers.count() and self.offers.item(0).data(RAISE_OPSET_ROLE) else 0
         untouched = not self._user_picked and self.current_mapping is None and self.offers.currentRow() == 0
         chosen = self.offers.currentItem()
-        for row, offer in enumerate(new, start=first):
+        general = [offer for offer in new if not offer.template.shape_specialised]
+        for row, offer in enumerate(general, start=first):
             self.offers.insertItem(row, self._offer_item(offer))
+        # Fixes built for the traced sizes come after every fix made for the op that keeps shapes open.
+        row = next((i for i in range(first + len(general), self.offers.count()) if self._after_open_fixes(i)),
+                   self.offers.count())
+        for offset, offer in enumerate(offer for offer in new if offer.template.shape_specialised):
+            self.offers.insertItem(row + offset, self._offer_item(offer))
         self.offers.setCurrentRow(first if untouched and not first else self.offers.row(chosen))
+
+    def _after_open_fixes(self, row: int) -> bool:
+        """Whether the offer at ``row`` is generic, the stub, or shape-specialised itself."""
+        offer = self.offers.item(row).data(OFFER_ROLE)
+        template = offer.template if offer is not None else None
+        return template is None or "*" in template.fits or template.shape_specialised
 
     def offer_ids(self) -> list[str]:
         return [self._offer_id(self.offers.item(i)) for i in range(self.offers.count())]

@@ -66,6 +66,9 @@ class TemplateInfo:
     docstring: str = ""
     builtin: bool = True
     symbolic_line: int = 0
+    # Optional in TEMPLATE: the fix is built for the traced sizes (a baked matrix or index), so it is
+    # right at other sizes only by chance; ranked after the fixes that keep shapes open.
+    shape_specialised: bool = False
 
     def default_params(self) -> dict[str, Any]:
         return {name: spec.get("default") for name, spec in self.params.items()}
@@ -113,7 +116,8 @@ def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo
         if spec.get("type") not in PARAM_TYPES:
             raise TemplateFormatError(f"param {name!r}: type must be one of {sorted(PARAM_TYPES)}", path, 1)
     return TemplateInfo(**{key: meta[key] for key in REQUIRED_KEYS}, source=source, path=path,
-                        docstring=ast.get_docstring(tree) or "", symbolic_line=symbolic_line)
+                        docstring=ast.get_docstring(tree) or "", symbolic_line=symbolic_line,
+                        shape_specialised=bool(meta.get("shape_specialised", False)))
 
 
 def fit_strength(fit: str, kind: str, python_op_name: str | None) -> str | None:

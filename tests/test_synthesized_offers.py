@@ -39,3 +39,15 @@ def test_a_torch_library_op_is_offered_its_python_code_inlined(qtbot, window: Ma
     assert "emit_decomposition" in window.template.editor.source()
     run_job(qtbot, window, window.template.apply_kind_button.click)
     assert window.workbench.analysis.unsupported == []
+
+
+def test_a_fix_built_for_the_traced_sizes_comes_after_the_ones_made_for_the_op(qtbot, window: MainWindow) -> None:
+    from tests.test_gui_flow import open_example
+
+    open_example(qtbot, window, "threshold")
+    click_problem(qtbot, window, 0)
+    qtbot.waitUntil(lambda: "synthesized.decomposition.threshold" in window.template.offer_ids(),
+                    timeout=JOB_TIMEOUT_MS)
+    ids = window.template.offer_ids()
+    assert ids[0] == "decompose.threshold_where", ids  # made for the op, any shape
+    assert ids.index("decompose.threshold_where") < ids.index("synthesized.decomposition.threshold")

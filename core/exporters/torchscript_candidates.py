@@ -6,8 +6,9 @@ runs in plain ONNX Runtime and matches torch:
 1. the ONNX op of the same name and inputs, found by itself (``aten::cosh`` -> Cosh);
 2. hand-written templates made for the op (or its namespace) that run in ONNX Runtime;
 3. onnxscript's torch_lib implementation, replayed at the export's opset;
-4. torch's own decomposition of the op, replayed through the exporter's symbolics (for a
-   ``torch.library`` op: its own Python implementation, inlined);
+4. hand-written templates made for the op that are built for the traced sizes (shape-specialised),
+   then torch's own decomposition of the op, replayed through the exporter's symbolics (for a
+   ``torch.library`` op: its own Python implementation, inlined), which folds sizes too;
 5. static-shape materialisation: for an op linear in its inputs, the matrix torch computes at
    the node's shapes (shape-specialised, so after the fixes that keep shapes open);
 6. generic templates (``fits: *``) that run in ONNX Runtime;
@@ -55,6 +56,12 @@ def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -
                       python_op_name=problem.python_op_name or None, custom_opsets=dict(template.custom_opsets))
 
 
+def _why(offer: RankedTemplate) -> str:
+    """Why the offer fits, and, for a fix built for the traced sizes, that it is."""
+    specialised = offer.template is not None and offer.template.shape_specialised
+    return f"{offer.why} (shape-specialised: built for the traced sizes)" if specialised else offer.why
+
+
 def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, ...]:
     """The generated 1:1, decomposition (or, for a torch.library op, its Python code inlined) and
     materialisation offers (these import torch: worker only)."""
@@ -83,19 +90,22 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
     if COMPLEX_TENSORS_NOTE in problem.message:  # generated and generic fixes ignore the (real, imag) axis
         standard, decomposition, materialised, generic = None, None, None, []
     made_for_op = [o for o in offers if o not in generic and o.tier < TIER_EXACT_OPSET]
+    runnable = [o for o in made_for_op if o.template.runs_in_onnxruntime]
     found: list[Candidate] = []
     if standard is not None:
-        found.append(Candidate(_mapping(problem, standard), FAMILY_STANDARD_OP, standard.why))
-    found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, o.why)
-              for o in made_for_op if o.template.runs_in_onnxruntime]
-    found += [Candidate(_mapping(problem, o), FAMILY_BRIDGE, o.why)
+        found.append(Candidate(_mapping(problem, standard), FAMILY_STANDARD_OP, _why(standard)))
+    found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, _why(o))
+              for o in runnable if not o.template.shape_specialised]
+    found += [Candidate(_mapping(problem, o), FAMILY_BRIDGE, _why(o))
               for o in generic if o.template_id == BRIDGE_TEMPLATE_ID and o.tier < TIER_GENERIC]
+    found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, _why(o))
+              for o in runnable if o.template.shape_specialised]  # after every fix that keeps shapes open
     if decomposition is not None:
         family = FAMILY_DECOMPOSITION if problem.kind.startswith("aten::") else FAMILY_INLINED
-        found.append(Candidate(_mapping(problem, decomposition), family, decomposition.why))
+        found.append(Candidate(_mapping(problem, decomposition), family, _why(decomposition)))
     if materialised is not None:
-        found.append(Candidate(_mapping(problem, materialised), FAMILY_MATERIALISED, materialised.why))
-    found += [Candidate(_mapping(problem, o), FAMILY_GENERIC, o.why) for o in generic
+        found.append(Candidate(_mapping(problem, materialised), FAMILY_MATERIALISED, _why(materialised)))
+    found += [Candidate(_mapping(problem, o), FAMILY_GENERIC, _why(o)) for o in generic
               if o.template.runs_in_onnxruntime and o.template_id != BRIDGE_TEMPLATE_ID]
     if allow_custom:
         found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)

@@ -89,6 +89,7 @@ TEMPLATE = {{
     "runs_in_onnxruntime": True,
     "custom_opsets": {{}},
     "notes": "Shape-specialised: re-export for other input shapes.",
+    "shape_specialised": True,
 }}
 
 
@@ -144,6 +145,7 @@ TEMPLATE = {{
     "runs_in_onnxruntime": True,
     "custom_opsets": {{}},
     "notes": "Shape-specialised: re-export for other input shapes.",
+    "shape_specialised": True,
 }}
 
 

@@ -194,6 +194,7 @@ TEMPLATE = {{
     "runs_in_onnxruntime": True,
     "custom_opsets": {{}},
     "notes": "Shape-specialised: the matrix is computed for the node's input shapes.",
+    "shape_specialised": True,
 }}
 
 

@@ -23,6 +23,7 @@ TEMPLATE = {
     "runs_in_onnxruntime": True,
     "custom_opsets": {},
     "notes": "Shape-specialised: needs static height and width; exact to float rounding.",
+    "shape_specialised": True,
 }
 
 

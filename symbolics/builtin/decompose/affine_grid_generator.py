@@ -21,6 +21,7 @@ TEMPLATE = {
     "runs_in_onnxruntime": True,
     "custom_opsets": {},
     "notes": "kornia's rotate/warp_affine and spatial transformers build their grids with it.",
+    "shape_specialised": True,
 }
 
 

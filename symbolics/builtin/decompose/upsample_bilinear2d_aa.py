@@ -22,6 +22,7 @@ TEMPLATE = {
     "runs_in_onnxruntime": True,
     "custom_opsets": {},
     "notes": "Shape-specialised: needs static input and output sizes; ONNX Resize has antialias only from opset 18.",
+    "shape_specialised": True,
 }
 
 
