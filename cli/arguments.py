@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.model.errors import FixportError
-from fixport.core.model.inputs import InputOptions, parse_input_spec
+from fixport.core.model.inputs import InputOptions, parse_input_spec, parse_shape_set
 from fixport.core.model.model_files import refuse_non_regular_file
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
@@ -146,6 +146,18 @@ def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
         if not args.input and not args.inputs:
             request.inputs = project.input_options()
     return request, options, mappings
+
+
+def add_shapes_argument(parser: argparse.ArgumentParser) -> None:
+    """--shapes: input shapes to check at besides the traced ones (instead of the derived ones)."""
+    parser.add_argument("--shapes", action="append", default=[], metavar="NAME=DIMS[,NAME=DIMS]",
+                        help="also run torch and ONNX Runtime at these input shapes, e.g. x=3x12 (repeatable: one "
+                             "input set each; unnamed inputs keep their shape); default: a larger and a smaller "
+                             "size of each dim declared in --dynamic-axes")
+
+
+def shape_sets(args: argparse.Namespace) -> list[dict[str, tuple[int, ...]]]:
+    return [parse_shape_set(text) for text in getattr(args, "shapes", [])]
 
 
 def export_overrides(args: argparse.Namespace) -> dict[str, Any]:

@@ -12,8 +12,10 @@ from fixport.cli.arguments import (
     EXIT_OK,
     EXIT_PROBLEMS,
     add_model_arguments,
+    add_shapes_argument,
     command,
     job_arguments,
+    shape_sets,
 )
 from fixport.cli.output import print_json, progress_printer
 from fixport.core.exporters.profiles import profile_for
@@ -74,7 +76,8 @@ def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[
     request, options, mappings = job_arguments(args)
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
-        result = worker.run(AnalyzeRequest(request, options, mappings, output), progress=progress_printer(args.json))
+        result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args)),
+                            progress=progress_printer(args.json))
     except WorkerCrashed as crash:
         if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
             raise  # the model's own code crashed: it cannot be loaded or traced (exit 2)
@@ -86,6 +89,7 @@ def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[
 
 def _configure_check(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
+    add_shapes_argument(parser)
     parser.add_argument("--suggest-dynamic", action="store_true",
                         help="instead: export with each input dim dynamic in turn, check it at other sizes, and "
                              "say which dims generalise and what (which line) blocks the others")

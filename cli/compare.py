@@ -8,8 +8,10 @@ from fixport.cli.arguments import (
     EXIT_OK,
     EXIT_PROBLEMS,
     add_model_arguments,
+    add_shapes_argument,
     command,
     job_arguments,
+    shape_sets,
 )
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.core.model.compare_result import MAX_RUNS, CompareResult
@@ -24,6 +26,7 @@ MAX_NODES_PRINTED = 10
 
 def _configure_compare(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
+    add_shapes_argument(parser)
     source = parser.add_mutually_exclusive_group()
     source.add_argument("--project", help="export with this project's fixes (a .fixport.json file)")
     source.add_argument("--onnx", metavar="FILE", help="compare against this ONNX file instead of exporting")
@@ -50,7 +53,7 @@ def run_compare(args: argparse.Namespace) -> int:
         result: CompareResult = worker.run(CompareRequest(
             request, options, mappings, onnx_path=args.onnx, provider=args.provider, runs=args.runs,
             rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
-            torch_device=args.torch_device), progress=progress_printer(args.json))
+            torch_device=args.torch_device, other_shapes=shape_sets(args)), progress=progress_printer(args.json))
     finally:
         worker.stop()
     clear_progress(args.json)

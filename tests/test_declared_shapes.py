@@ -166,3 +166,17 @@ def test_suggest_dynamic_in_the_window_reports_in_the_log(qtbot, window) -> None
     contents = window.log.contents()
     assert "No input dim can be declared dynamic as the model stands." in contents, contents
     assert "x[1] (traced 8): blocked at baked_sizes.py:34" in contents
+
+
+def test_shapes_the_user_gives_are_checked_instead_and_a_wrong_name_is_refused(tmp_path: Path) -> None:
+    import json
+
+    from tests.conftest import run_main
+
+    path = _model(tmp_path, BAKED_LENGTH_MODEL)
+    checked = run_main("check", str(path), "--shapes", "x=4x20", "--json")
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    (problem,) = json.loads(checked.stdout)["unsupported"]
+    assert problem["reason"] == "shape_specialised" and problem["message"].startswith("At x=4x20 (inputs 4x20)")
+    refused = run_main("check", str(path), "--shapes", "y=3")
+    assert refused.returncode == 2 and "--shapes names y, but the model's inputs are x" in refused.stderr

@@ -24,7 +24,7 @@ from fixport.core.comparison.intermediates import (
 )
 from fixport.core.exporters.base import ComparableExport, Exporter
 from fixport.core.exporters.choice import exporter_for
-from fixport.core.exporters.shape_check import ShapeSet, generalisation_shapes
+from fixport.core.exporters.shape_check import ShapeSet, first_line, generalisation_shapes
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
@@ -120,7 +120,8 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
         return _compare_with_fixes(loaded, exporter, export_options, onnx_path, request.provider, runs, tolerances,
                                    templates, mappings, request.analyze_nodes, started, progress, cancelled,
-                                   precision=request.precision, torch_device=request.torch_device)
+                                   precision=request.precision, torch_device=request.torch_device,
+                                   given_shapes=request.other_shapes)
 
 
 def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options: Any, onnx_path: str | None,
@@ -128,7 +129,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                         runs: int, tolerances: ToleranceTable, templates: dict[str, str],
                         mappings: list[FixMapping], analyze_nodes_enabled: bool, started: float,
                         progress: ProgressCallback | None, cancelled: CancelCallback | None,
-                        precision: str = "strict", torch_device: str = "cpu") -> CompareResult:
+                        precision: str = "strict", torch_device: str = "cpu",
+                        given_shapes: list[dict[str, tuple[int, ...]]] | None = None) -> CompareResult:
     seconds: dict[str, float] = {}
     messages: list[str] = []
     report(progress, 0.1, "exporting" if onnx_path is None else "reading the ONNX file")
@@ -150,7 +152,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
 
     run_started = time.perf_counter()
     sets = input_sets(loaded.example_inputs, runs)
-    other_shapes = generalisation_shapes(loaded, export_options)
+    other_shapes = generalisation_shapes(loaded, export_options, given_shapes)
     sets += [shape_set.inputs for shape_set in other_shapes]
     per_run: list[list[OutputStats]] = []
     placement = None
@@ -303,7 +305,7 @@ def _compare_run(module: torch.nn.Module, session: Any, input_names: list[str], 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
                          tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], str]:
     """One input set at other sizes of the declared dynamic dims, and a note saying what it was."""
-    where = f"Input set {run + 1}: {shape_set.label} (inputs {shape_set.shapes}), a size the export declares dynamic"
+    where = f"Input set {run + 1}: {shape_set.label} (inputs {shape_set.shapes})"
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))
@@ -312,7 +314,7 @@ def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: lis
     try:
         actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]))
     except Exception as exc:  # ORT's own exception types
-        why = f"ONNX Runtime fails at {shape_set.label}: {str(exc).splitlines()[0][:200]}"
+        why = f"ONNX Runtime fails at {shape_set.label}: {first_line(exc)}"
         return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
                 for name, value in expected], f"{where}: ONNX Runtime fails there."
     return compare_output_lists(expected, actual, tolerances, run), f"{where}."

@@ -42,24 +42,27 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
                                  cancelled=cancelled)
     exported_at = time.perf_counter()
     check_cancelled(cancelled)
-    max_abs, notes = None, list(loaded.notes)
+    max_abs, notes, other_sizes = None, list(loaded.notes), []
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
         mismatches, max_abs = mismatched_outputs(loaded, result.model, result.onnx_graph, result.source_graph,
                                                  result.runtime_outputs)
         result.unsupported += mismatches
-        if not mismatches and export_options.dynamic_axes:  # right here: and at the other declared sizes?
-            report(progress, 0.95, "checking the other sizes the export declares")
+        if not mismatches and (export_options.dynamic_axes or request.other_shapes):  # and at other sizes?
+            report(progress, 0.95, "checking other sizes")
             shapes = check_other_shapes(loaded, export_options, result.model, result.onnx_graph,
-                                        result.source_graph, result.warnings)
+                                        result.source_graph, result.warnings, request.other_shapes)
             result.unsupported += shapes.problems
             notes += shape_label_note(shapes)
+            other_sizes = shapes.shapes_tried
     compared_at = time.perf_counter()
     output = request.output
     saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
-    return _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
+    analysis = _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
         "load": loaded_at - started, "export": exported_at - loaded_at, "compare": compared_at - exported_at,
         "save": time.perf_counter() - compared_at})
+    analysis.other_sizes_checked = other_sizes
+    return analysis
 
 
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,

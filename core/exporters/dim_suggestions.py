@@ -16,8 +16,6 @@ from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
 from fixport.core.model.results import DimVerdict
 from fixport.core.model.vocabulary import ProblemReason
 
-CHECKED_AT_NOTE = "Also checked at the declared dims' other sizes"  # shape_check.shape_label_note's words
-
 
 def suggest_dynamic_dims(request: SuggestDynamicRequest, progress: ProgressCallback | None = None,
                          cancelled: CancelCallback | None = None) -> list[DimVerdict]:
@@ -55,7 +53,7 @@ def _verdict(name: str, axis: int, size: int, result) -> DimVerdict:
         first = next((p for p in result.unsupported if p.reason == ProblemReason.SHAPE_SPECIALISED),
                      result.unsupported[0])
         return DimVerdict(name, axis, size, False, first.message.split(". ")[0] + ".", _blocking_line(first))
-    if not any(note.startswith(CHECKED_AT_NOTE) for note in result.notes):
+    if not result.other_sizes_checked:
         refused = next((note for note in result.notes if "torch itself fails" in note), "")
         return DimVerdict(name, axis, size, None, refused or "no other size could be checked")
     return DimVerdict(name, axis, size, True)

@@ -19,6 +19,7 @@ import torch
 from fixport.core.exporters.diagnosis import runtime_error_problem
 from fixport.core.exporters.output_check import OUTPUT_KIND, tolerances_for
 from fixport.core.loaders.loading import LoadedModel
+from fixport.core.model.errors import InputSpecError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
@@ -71,8 +72,12 @@ def _smaller(size: int) -> int:
     return max(1, smaller - 1 if smaller % 2 == 0 else smaller)  # odd: 8 -> 5, 30 -> 21
 
 
-def generalisation_shapes(loaded: LoadedModel, options: ExportOptions) -> list[ShapeSet]:
-    """A larger and a smaller size of every declared dim (none without dynamic axes)."""
+def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
+                          given: list[dict[str, tuple[int, ...]]] | None = None) -> list[ShapeSet]:
+    """The shapes the user ``given`` (by input name), else a larger and a smaller size of every
+    declared dim (none without dynamic axes)."""
+    if given:
+        return [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
     dims = declared_dims(options, list(loaded.input_names), tuple(loaded.example_inputs))
     if not dims:
         return []
@@ -90,6 +95,20 @@ def generalisation_shapes(loaded: LoadedModel, options: ExportOptions) -> list[S
         inputs = tuple(_random_like(t, shape, generator) for t, shape in zip(loaded.example_inputs, shapes))
         sets.append(ShapeSet(", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
     return sets
+
+
+def _given_shape_set(loaded: LoadedModel, shapes: dict[str, tuple[int, ...]], index: int) -> ShapeSet:
+    """Inputs at the shapes the user named (the others as traced); a name the model lacks is an error."""
+    names = list(loaded.input_names)
+    unknown = sorted(set(shapes) - set(names))
+    if unknown:
+        raise InputSpecError(f"--shapes names {', '.join(unknown)}, but the model's inputs are {', '.join(names)}.",
+                             "Name the model's inputs, e.g. " + f"{names[0]}=" + "x".join(
+                                 str(d) for d in loaded.example_inputs[0].shape) + ".")
+    generator = torch.Generator().manual_seed(SHAPE_SEED + index)
+    inputs = tuple(_random_like(tensor, list(shapes.get(name, tensor.shape)), generator)
+                   for name, tensor in zip(names, loaded.example_inputs))
+    return ShapeSet(", ".join(f"{name}=" + "x".join(str(d) for d in shape) for name, shape in shapes.items()), inputs)
 
 
 def _random_like(tensor: torch.Tensor, shape: list[int], generator: torch.Generator) -> torch.Tensor:
@@ -114,10 +133,11 @@ class ShapeCheck:
 
 
 def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: onnx.ModelProto, onnx_graph: Graph,
-                       source_graph: Graph | None, warnings: list[str]) -> ShapeCheck:
-    """Torch and ONNX Runtime at each generalisation shape (see the module docstring)."""
+                       source_graph: Graph | None, warnings: list[str],
+                       given: list[dict[str, tuple[int, ...]]] | None = None) -> ShapeCheck:
+    """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module docstring)."""
     check = ShapeCheck([], [], [])
-    sets = generalisation_shapes(loaded, options)
+    sets = generalisation_shapes(loaded, options, given)
     if not sets:
         return check
     session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
@@ -129,14 +149,14 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: onnx.
                 expected = flatten_outputs(loaded.module(*shape_set.inputs))
         except Exception as exc:  # the model itself does not run there: not the export's fault
             check.notes.append(f"Not checked at {shape_set.label} ({shape_set.shapes}): torch itself fails there "
-                               f"({type(exc).__name__}: {_first_line(exc)}).")
+                               f"({type(exc).__name__}: {first_line(exc)}).")
             continue
         check.shapes_tried.append(shape_set.label)
         try:
             actual = session.run(None, feeds_for(session, loaded.input_names, [to_numpy(t) for t in shape_set.inputs]))
         except Exception as exc:  # ORT's own exception types; the failing node is named in the text
             problem = runtime_error_problem(str(exc), onnx_graph, source_graph, mark=False)
-            check.problems.append(_specialised(problem, shape_set, f"ONNX Runtime fails there: {_first_line(exc)}",
+            check.problems.append(_specialised(problem, shape_set, f"ONNX Runtime fails there: {first_line(exc)}",
                                                baked))
             continue
         stats = compare_output_lists(expected, actual, tolerances, keep_plot_data=False)
@@ -187,7 +207,7 @@ def _specialised(at: UnsupportedNode, shape_set: ShapeSet, what: str, baked: lis
     else:
         why = (" The export is specialised to the traced sizes: a fix or an op that folds sizes into constants "
                "(`python main.py compare` at that shape names the first divergent node), or drop the dynamic axis.")
-    message = (f"At {shape_set.label} (inputs {shape_set.shapes}), a shape the export declares dynamic, {what}. "
+    message = (f"At {shape_set.label} (inputs {shape_set.shapes}), {what}. "
                f"It matches at the traced shapes only.{why}")
     source = at.source or (nearest[0][0] if baked else "")
     return UnsupportedNode(kind=at.kind, instance=at.instance, reason=ProblemReason.SHAPE_SPECIALISED,
@@ -214,13 +234,17 @@ def _baked_lines(warnings: list[str]) -> list[tuple[str, str]]:
     return found
 
 
-def _first_line(exc: BaseException) -> str:
-    return (str(exc).strip().splitlines() or [""])[0][:300]
+FIXED_INPUT_HINT = " (the ONNX model's inputs have fixed sizes there: declare the dim with --dynamic-axes)"
+
+
+def first_line(exc: BaseException) -> str:
+    line = (str(exc).strip().splitlines() or [""])[0][:300]
+    return line + (FIXED_INPUT_HINT if "invalid dimensions for input" in line else "")
 
 
 def shape_label_note(check: ShapeCheck) -> list[str]:
     """One note naming the shapes the check ran at (for the report)."""
     if not check.shapes_tried:
         return list(check.notes)
-    return [f"Also checked at the declared dims' other sizes: {'; '.join(check.shapes_tried)}.", *check.notes]
+    return [f"Also checked at other sizes: {'; '.join(check.shapes_tried)}.", *check.notes]
 

@@ -26,6 +26,8 @@ class AnalyzeRequest:
     mappings: list[FixMapping] = field(default_factory=list)
     output: str | None = None
     run_check: bool = True  # run the exported model once in ONNX Runtime
+    # Input shapes (by input name) to check at instead of the sizes derived from the dynamic axes.
+    other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
 
 
 @dataclass
@@ -44,6 +46,8 @@ class CompareRequest:
     analyze_nodes: bool = True
     precision: str = "strict"  # "deployed": the CUDA provider's defaults (TF32); see core/onnx_io/cuda_precision.py
     torch_device: str = "cpu"  # where the torch reference runs: "cpu" or "cuda"
+    # Input shapes (by input name) to compare at instead of the sizes derived from the dynamic axes.
+    other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
 
 
 @dataclass

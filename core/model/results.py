@@ -49,6 +49,7 @@ class AnalysisResult:
     seconds: dict[str, float] = field(default_factory=dict)
     saved_files: list[str] = field(default_factory=list)
     output_max_abs: float | None = None  # ONNX Runtime against torch on the example inputs, when compared
+    other_sizes_checked: list[str] = field(default_factory=list)  # e.g. "batch=3, len=12": where it also matched
 
     @classmethod
     def of_crash(cls, model_path: str, options: dict[str, Any], crash: WorkerCrashed) -> AnalysisResult:
