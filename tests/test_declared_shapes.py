@@ -180,3 +180,35 @@ def test_shapes_the_user_gives_are_checked_instead_and_a_wrong_name_is_refused(t
     assert problem["reason"] == "shape_specialised" and problem["message"].startswith("At x=4x20 (inputs 4x20)")
     refused = run_main("check", str(path), "--shapes", "y=3")
     assert refused.returncode == 2 and "--shapes names y, but the model's inputs are x" in refused.stderr
+
+
+FIX_AND_BAKE_MODEL = '''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 12, "export_options": {"input_names": ["x"], "dynamic_axes": {"x": {1: "len"}}}}
+
+
+class ThresholdThenHalf(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.threshold = torch.nn.Threshold(0.1, 20.0)
+
+    def forward(self, x):
+        n = int(x.shape[1])
+        return self.threshold(x)[:, : n // 2]
+
+
+def build():
+    torch.manual_seed(0)
+    return ThresholdThenHalf().eval(), (torch.randn(2, 8),)
+'''
+
+
+def test_a_size_the_models_code_bakes_does_not_make_every_fix_fail(worker, tmp_path: Path) -> None:
+    """Transformers' causal LMs under a dynamic batch: once a fix makes the model run, a size its own
+    code baked shows up; that is the model's problem, listed, not a reason to refuse the fix."""
+    path = _model(tmp_path, FIX_AND_BAKE_MODEL)
+    result = worker.run(AutoFixRequest(ModelRequest(str(path))))
+    assert [c.kind for c in result.choices] == ["aten::threshold"], result.rejected
+    (left,) = result.after.unsupported
+    assert left.reason == "shape_specialised" and "model.py:13" in left.message  # n = int(x.shape[1])

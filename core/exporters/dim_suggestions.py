@@ -9,6 +9,7 @@ sizes, or when the export already has problems at the traced shapes.
 from __future__ import annotations
 
 from fixport.core.exporters.analysis import analyze
+from fixport.core.exporters.shape_check import baked_at
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
 from fixport.core.model.export_options import resolve_export_options
@@ -61,7 +62,4 @@ def _verdict(name: str, axis: int, size: int, result) -> DimVerdict:
 
 def _blocking_line(problem) -> str:
     """The user's line that turned the size into a constant (named in the message), else the node's."""
-    marker = "The trace turned a size into a constant at "
-    if marker in problem.message:
-        return problem.message.split(marker, 1)[1].split(" ", 1)[0]
-    return problem.source
+    return baked_at(problem) or problem.source

@@ -28,6 +28,7 @@ from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
 
 SHAPE_SEED = 7  # the other shapes' random inputs, the same on every run
+BAKED_BY_THE_TRACE = "The trace turned a size into a constant at "  # then the user's lines
 _TRACED_AT_RE = re.compile(r"^TracerWarning at ([^:]+:\d+): (.*)$", re.S)
 
 
@@ -202,7 +203,7 @@ def _specialised(at: UnsupportedNode, shape_set: ShapeSet, what: str, baked: lis
     if baked:
         nearest = sorted(baked, key=lambda line: _distance(line[0], at.source))  # the node's own line first
         lines = "; ".join(f"{where} ({text})" for where, text in nearest[:3])
-        why = (f" The trace turned a size into a constant at {lines}: keep sizes as tensors there (x.size(1) "
+        why = (f" {BAKED_BY_THE_TRACE}{lines}: keep sizes as tensors there (x.size(1) "
                "without int(), torch.narrow, reshape with -1), or drop the dynamic axis.")
     else:
         why = (" The export is specialised to the traced sizes: a fix or an op that folds sizes into constants "
@@ -213,6 +214,14 @@ def _specialised(at: UnsupportedNode, shape_set: ShapeSet, what: str, baked: lis
     return UnsupportedNode(kind=at.kind, instance=at.instance, reason=ProblemReason.SHAPE_SPECIALISED,
                            message=message, scope=at.scope, source=source, onnx_node=at.onnx_node,
                            python_op_name=at.python_op_name)
+
+
+def baked_at(problem: UnsupportedNode) -> str:
+    """The user's line where the trace turned a size into a constant, for a shape_specialised
+    problem that names one ('' otherwise: the export or a fix specialised it)."""
+    if problem.reason != ProblemReason.SHAPE_SPECIALISED or BAKED_BY_THE_TRACE not in problem.message:
+        return ""
+    return problem.message.split(BAKED_BY_THE_TRACE, 1)[1].split(" ", 1)[0]
 
 
 def _distance(where: str, source: str) -> tuple[bool, int]:

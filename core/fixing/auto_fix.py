@@ -26,6 +26,7 @@ from dataclasses import dataclass, field
 from fixport.core.exporters.analysis import analyze
 from fixport.core.exporters.base import Exporter
 from fixport.core.exporters.choice import exporter_for
+from fixport.core.exporters.shape_check import baked_at
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
@@ -117,8 +118,10 @@ class _Search:
         if refused and not all(p.kind.startswith("aten::") for p in refused):
             # ONNX Runtime runs a model only when everything converts: this fix broke it
             return f"ONNX Runtime cannot run the result: {refused[0].message.splitlines()[0][:300]}"
-        wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS]
-        if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS]):
+        # Sizes the model's own code baked (the trace warned at its line) show once the model runs at
+        # all: they are the model's, listed in the end, not this candidate's doing.
+        wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]
+        if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]):
             return wrong[0].message.splitlines()[0][:300]  # the trial's own check: numbers differ (at some shape)
         if candidate.family == FAMILY_GENERIC and trial.unsupported:
             return "a generic template is kept only when the whole model can be compared with torch"
