@@ -117,10 +117,10 @@ def test_fix_auto_refuses_a_fix_that_folds_the_traced_sizes(worker, tmp_path: Pa
 
 
 def test_the_other_sizes_use_valid_token_ids() -> None:
-    from fixport.core.exporters.shape_check import _random_like
+    from fixport.core.exporters.shape_check import random_like
 
     ids = torch.randint(3, 9, (1, 8))
-    other = _random_like(ids, [2, 12], torch.Generator().manual_seed(0))
+    other = random_like(ids, [2, 12], torch.Generator().manual_seed(0))
     assert other.shape == (2, 12) and other.dtype == ids.dtype and 3 <= int(other.min()) and int(other.max()) <= 8
 
 

@@ -24,7 +24,7 @@ from fixport.core.comparison.intermediates import (
 )
 from fixport.core.exporters.base import ComparableExport, Exporter
 from fixport.core.exporters.choice import exporter_for
-from fixport.core.exporters.shape_check import ShapeSet, first_line, generalisation_shapes
+from fixport.core.exporters.shape_check import ShapeSet, first_line, generalisation_shapes, random_like
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
@@ -69,24 +69,14 @@ PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every interme
                          "TorchScript graph re-ran on CPU, where the exporter traced it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
 
+
 def input_sets(example_inputs: Sequence[torch.Tensor], runs: int) -> list[tuple[torch.Tensor, ...]]:
     """Run 0: the example inputs; run k: random tensors like them (seed k), ints in the same range."""
     sets = [tuple(example_inputs)]
     for seed in range(1, runs):
         generator = torch.Generator().manual_seed(seed)
-        sets.append(tuple(_random_like(t, generator) for t in example_inputs))
+        sets.append(tuple(random_like(t, t.shape, generator) for t in example_inputs))
     return sets
-
-
-def _random_like(tensor: torch.Tensor, generator: torch.Generator) -> torch.Tensor:
-    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
-        return torch.randn(tensor.shape, generator=generator, dtype=tensor.dtype)
-    if tensor.dtype == torch.bool:
-        return torch.rand(tensor.shape, generator=generator) < 0.5
-    if tensor.numel() == 0:
-        return tensor.clone()
-    low, high = int(tensor.min()), int(tensor.max())
-    return torch.randint(low, high + 1, tensor.shape, generator=generator, dtype=tensor.dtype)
 
 
 def compare(request: CompareRequest, progress: ProgressCallback | None = None,

@@ -16,7 +16,7 @@ import onnx
 import torch
 
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.graph import Graph
+from fixport.core.model.graph import Graph, Node
 from fixport.core.model.output_stats import (
     OutputStats,
     compare_output_lists,
@@ -126,15 +126,21 @@ def _random_output_problem(again: OutputStats, source_graph: Graph | None) -> Un
         source=drawing.source if drawing else "")
 
 
+def output_origin(onnx_graph: Graph, source_graph: Graph | None, onnx_output: str) -> tuple[Node | None, Node | None]:
+    """The ONNX node that produces ``onnx_output``, and the source-graph node it came from."""
+    producer_id = onnx_graph.producer_of.get(onnx_output) if onnx_output else None
+    producer = onnx_graph.node_by_id.get(producer_id) if producer_id else None
+    origin = (source_graph.node_by_id.get(producer.origin[0])
+              if producer is not None and producer.origin and source_graph is not None else None)
+    return producer, origin
+
+
 def _mismatch_problem(output: OutputStats, onnx_output: str, onnx_graph: Graph, source_graph: Graph | None,
                       model_name: str) -> UnsupportedNode:
     detail = output.problem or (f"max abs {output.max_abs:.3g}, {output.mismatch_count} of {output.element_count} "
                                 f"elements beyond tolerance (rtol {output.rtol:g}, atol {output.atol:g} "
                                 f"for {output.dtype})")
-    producer_id = onnx_graph.producer_of.get(onnx_output) if onnx_output else None
-    producer = onnx_graph.node_by_id.get(producer_id) if producer_id else None
-    origin = (source_graph.node_by_id.get(producer.origin[0])
-              if producer is not None and producer.origin and source_graph is not None else None)
+    producer, origin = output_origin(onnx_graph, source_graph, onnx_output)
     where = f"; it comes out of {origin.kind} (ONNX {producer.name or producer.id})" if origin else ""
     message = (f"Output {output.name} of ONNX Runtime differs from torch's: {detail}{where}. The error may start "
                f"earlier: `python main.py compare {model_name}` names the first divergent node.")

@@ -17,7 +17,7 @@ import onnx
 import torch
 
 from fixport.core.exporters.diagnosis import runtime_error_problem
-from fixport.core.exporters.output_check import OUTPUT_KIND, tolerances_for
+from fixport.core.exporters.output_check import OUTPUT_KIND, output_origin, tolerances_for
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.errors import InputSpecError
 from fixport.core.model.export_options import ExportOptions
@@ -93,7 +93,7 @@ def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
             for position, axis in places:
                 shapes[position][axis] = sizes[name]
         generator = torch.Generator().manual_seed(SHAPE_SEED)
-        inputs = tuple(_random_like(t, shape, generator) for t, shape in zip(loaded.example_inputs, shapes))
+        inputs = tuple(random_like(t, shape, generator) for t, shape in zip(loaded.example_inputs, shapes))
         sets.append(ShapeSet(", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
     return sets
 
@@ -107,15 +107,16 @@ def _given_shape_set(loaded: LoadedModel, shapes: dict[str, tuple[int, ...]], in
                              "Name the model's inputs, e.g. " + f"{names[0]}=" + "x".join(
                                  str(d) for d in loaded.example_inputs[0].shape) + ".")
     generator = torch.Generator().manual_seed(SHAPE_SEED + index)
-    inputs = tuple(_random_like(tensor, list(shapes.get(name, tensor.shape)), generator)
+    inputs = tuple(random_like(tensor, list(shapes.get(name, tensor.shape)), generator)
                    for name, tensor in zip(names, loaded.example_inputs))
     return ShapeSet(", ".join(f"{name}=" + "x".join(str(d) for d in shape) for name, shape in shapes.items()), inputs)
 
 
-def _random_like(tensor: torch.Tensor, shape: list[int], generator: torch.Generator) -> torch.Tensor:
-    """Random values like ``tensor``'s (ints within its range, so token ids stay valid) at ``shape``."""
-    if tensor.dtype.is_floating_point:
-        return torch.randn(shape, generator=generator).to(tensor.dtype)
+def random_like(tensor: torch.Tensor, shape: list[int] | torch.Size, generator: torch.Generator) -> torch.Tensor:
+    """Random values like ``tensor``'s at ``shape``: normal for floating and complex dtypes, ints
+    within the tensor's own range (so token ids stay valid)."""
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return torch.randn(shape, generator=generator, dtype=tensor.dtype)
     if tensor.dtype == torch.bool:
         return torch.rand(shape, generator=generator) < 0.5
     if tensor.numel() == 0:
@@ -189,9 +190,7 @@ def _one_per_node(problems: list[UnsupportedNode]) -> list[UnsupportedNode]:
 def _output_origin(onnx_graph: Graph, source_graph: Graph | None, index: int) -> UnsupportedNode:
     """A problem placed at the source node that produces ONNX output ``index`` (or at the output)."""
     onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
-    producer = onnx_graph.node_by_id.get(onnx_graph.producer_of.get(onnx_output, "")) if onnx_output else None
-    origin = (source_graph.node_by_id.get(producer.origin[0])
-              if producer is not None and producer.origin and source_graph is not None else None)
+    producer, origin = output_origin(onnx_graph, source_graph, onnx_output)
     return UnsupportedNode(kind=origin.kind if origin else OUTPUT_KIND, instance=origin.id if origin else "",
                            reason=ProblemReason.SHAPE_SPECIALISED, message="", scope=origin.scope if origin else "",
                            source=origin.source if origin else "", onnx_node=producer.id if producer else "")
