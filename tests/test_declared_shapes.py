@@ -212,3 +212,31 @@ def test_a_size_the_models_code_bakes_does_not_make_every_fix_fail(worker, tmp_p
     assert [c.kind for c in result.choices] == ["aten::threshold"], result.rejected
     (left,) = result.after.unsupported
     assert left.reason == "shape_specialised" and "model.py:13" in left.message  # n = int(x.shape[1])
+
+
+FIXED_VIEW_MODEL = '''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 18, "export_options": {"exporter": "dynamo", "input_names": ["x"],
+                                                   "dynamic_axes": {"x": {0: "batch", 1: "len"}}}}
+
+
+class FixedView(torch.nn.Module):
+    def forward(self, x):
+        return x.reshape(x.shape[0], 2, 4) * 2
+
+
+def build():
+    torch.manual_seed(0)
+    return FixedView().eval(), (torch.randn(2, 8),)
+'''
+
+
+def test_dynamo_names_the_dim_its_capture_could_not_keep_dynamic_and_the_line(worker, tmp_path: Path) -> None:
+    path = _model(tmp_path, FIXED_VIEW_MODEL)
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path))))
+    (problem,) = result.unsupported
+    assert problem.reason == "capture_failed" and problem.kind == "torch.export::constraint_violation"
+    assert problem.source == "model.py:10"
+    assert "len (x[1])" in problem.message and "static shape of 8" in problem.message
+    assert "batch" not in problem.message.split(":")[0]  # only the dim that does not hold

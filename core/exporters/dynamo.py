@@ -70,6 +70,9 @@ _SOURCE_FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
 _DATA_DEPENDENT_MARKERS = ("GuardOnDataDependentSymNode", "Data-dependent", "data-dependent", "DATA_DEPENDENT")
 _GENERATED_WHY = {"dynamo.torchlib_start": "torch_lib's own ONNX function for this op, to edit",
                   "dynamo.stub": "an ONNX function skeleton from the op's schema"}
+_CONSTRAINTS_VIOLATED = "Constraints violated"  # torch.export's words for dynamic dims the code specialises
+_DIMS_DO_NOT_HOLD = (_CONSTRAINTS_VIOLATED, "conflicts between user-specified ranges and inferred ranges")
+_INPUT_DIM_RE = re.compile(r"inputs\[(\d+)\]\.shape\[(\d+)\]")
 _DYNAMIC_SHAPE_MARKERS = ("ConstraintViolation", "Constraints violated", "dynamic_shapes")
 
 
@@ -261,6 +264,8 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     except Exception:
         return None, [_capture_problem_from_exception(first_error)]
     problems = _capture_problems_from_report(draft)
+    if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
+        return draft, [_constraint_problem(first_error, problems, loaded, options)]
     return draft, problems or [_capture_problem_from_exception(first_error)]
 
 
@@ -287,6 +292,38 @@ def capture_advice(text: str) -> str:
                 "dynamic_shapes with torch.export.Dim ranges that the code allows.")
     return ("torch.export could not capture the model. strict=False (tried first) runs forward() in Python; look at "
             "the line above, and try torch.export.draft_export(model, args) for a report of every failure.")
+
+
+def _constraint_problem(exc: BaseException, at_lines: list[UnsupportedNode], loaded: LoadedModel,
+                        options: ExportOptions) -> UnsupportedNode:
+    """Dynamic dims the code does not allow: torch's own account (which dim, what the code made of it,
+    the ranges that hold) at the user's line that specialised it (from draft_export's report)."""
+    text = str(exc)
+    reasons = [line.strip(" -") for line in text.splitlines() if line.lstrip().startswith("- ")]
+    fixes = text.split("Suggested fixes:", 1)[1].split("\n\n", 1)[0].split() if "Suggested fixes:" in text else []
+    names = list(options.input_names or loaded.input_names)
+    dims = sorted({_dim_label(int(i), int(axis), names, options) for i, axis in _INPUT_DIM_RE.findall(text)})
+    if not dims and _CONSTRAINTS_VIOLATED in text:
+        dims = [text.split(_CONSTRAINTS_VIOLATED, 1)[1].split(")", 1)[0].strip(" (")]
+    source = next((p.source for p in at_lines if p.source), "")
+    code = next((p.message.split("`")[3] for p in at_lines if p.source == source and p.message.count("`") >= 4), "")
+    at = (f" at {source}" + (f" `{code}`" if code else "")) if source else ""
+    which = ", ".join(dims) or "some dims"
+    suggested = f" torch suggests: {' '.join(fixes)}." if fixes else ""
+    message = (f"The dynamic dims asked for do not hold ({which}){at}: {' '.join(reasons) or text.splitlines()[0]}"
+               f"{suggested} Keep {which} static (drop it from the dynamic axes), give dynamic_shapes a "
+               "torch.export.Dim range the code allows, or change the line; `check --suggest-dynamic` says which "
+               "dims can be dynamic.")
+    return UnsupportedNode(kind=f"{CAPTURE_KIND_PREFIX}constraint_violation", instance=source or which,
+                           reason=ProblemReason.CAPTURE_FAILED, message=message, scope="", source=source)
+
+
+def _dim_label(position: int, axis: int, names: list[str], options: ExportOptions) -> str:
+    """'len (x[1])' for inputs[0].shape[1] when the dynamic axes name it 'len'."""
+    name = names[position] if position < len(names) else f"input {position}"
+    declared = (options.dynamic_axes or {}).get(name, {})
+    dim_name = declared.get(axis) if isinstance(declared, dict) else None
+    return f"{dim_name} ({name}[{axis}])" if dim_name else f"{name}[{axis}]"
 
 
 def _capture_problem_from_exception(exc: BaseException) -> UnsupportedNode:
