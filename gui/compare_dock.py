@@ -50,6 +50,12 @@ class CompareDock(QDockWidget):
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
         header.addWidget(self.summary, 1)
+        self.run_label = QLabel("Input set:")
+        header.addWidget(self.run_label)
+        self.run_choice = QComboBox()  # every input set (the traced shapes, random ones, other sizes) or the worst
+        self.run_choice.setToolTip("The table for one input set; the plots show the worst of them")
+        self.run_choice.currentIndexChanged.connect(self._on_run_changed)
+        header.addWidget(self.run_choice)
         header.addWidget(QLabel("Output:"))
         self.output_choice = QComboBox()
         self.output_choice.currentIndexChanged.connect(self._on_output_changed)
@@ -63,6 +69,8 @@ class CompareDock(QDockWidget):
         for label in (self.settings_label, self.placement_label):
             label.hide()
             layout.addWidget(label)
+        self.run_label.hide()
+        self.run_choice.hide()
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
@@ -80,9 +88,12 @@ class CompareDock(QDockWidget):
             label.clear()
             label.setToolTip("")
             label.hide()
-        self.output_choice.blockSignals(True)
-        self.output_choice.clear()
-        self.output_choice.blockSignals(False)
+        for choice in (self.output_choice, self.run_choice):
+            choice.blockSignals(True)
+            choice.clear()
+            choice.blockSignals(False)
+        self.run_label.hide()
+        self.run_choice.hide()
         if self.plots is not None:
             self.plots.clear()
             self.plots.hide()  # empty axes say nothing: the plots appear with a result
@@ -106,6 +117,12 @@ class CompareDock(QDockWidget):
         self.output_choice.blockSignals(True)
         self.output_choice.addItems([o.name for o in result.outputs])
         self.output_choice.blockSignals(False)
+        if len(result.run_labels) > 1:
+            self.run_choice.blockSignals(True)
+            self.run_choice.addItems(["worst of all", *result.run_labels])
+            self.run_choice.blockSignals(False)
+            self.run_label.show()
+            self.run_choice.show()
         self._ensure_plots().show_result(result)
 
     def plotted_item_counts(self) -> dict[str, int]:
@@ -152,6 +169,13 @@ class CompareDock(QDockWidget):
         self.table.resizeColumnsToContents()
         rows_height = sum(self.table.rowHeight(r) for r in range(min(len(outputs), TABLE_VISIBLE_ROWS)))
         self.table.setFixedHeight(self.table.horizontalHeader().height() + rows_height + 4)
+
+    def _on_run_changed(self, index: int) -> None:
+        """The table for one input set (index 0: the worst of every set)."""
+        if self.result is None:
+            return
+        runs = self.result.per_run
+        self._fill_table(runs[index - 1] if 0 < index <= len(runs) else self.result.outputs)
 
     def _on_output_changed(self, index: int) -> None:
         if self.result is not None and 0 <= index < len(self.result.outputs):

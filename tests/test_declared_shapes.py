@@ -240,3 +240,19 @@ def test_dynamo_names_the_dim_its_capture_could_not_keep_dynamic_and_the_line(wo
     assert problem.source == "model.py:10"
     assert "len (x[1])" in problem.message and "static shape of 8" in problem.message
     assert "batch" not in problem.message.split(":")[0]  # only the dim that does not hold
+
+
+def test_the_compare_dock_switches_between_the_checked_shapes(qtbot, window) -> None:
+    from tests.test_gui_flow import open_example, run_job
+
+    open_example(qtbot, window, "baked_sizes")
+    run_job(qtbot, window, window.actions["compare"].trigger)
+    dock = window.compare
+    labels = [dock.run_choice.itemText(i) for i in range(dock.run_choice.count())]
+    assert labels == ["worst of all", "example inputs", "random, seed 1", "batch=3, length=12",
+                      "batch=1, length=5"], labels
+    assert dock.run_choice.isVisibleTo(window)
+    dock.run_choice.setCurrentIndex(1)  # the traced shapes: every output passes
+    assert all(dock.table.item(row, 9).text() == "pass" for row in range(dock.table.rowCount()))
+    dock.run_choice.setCurrentIndex(3)
+    assert dock.table.item(0, 1).text() == "3x6" and dock.table.item(0, 9).text().startswith("FAIL")

@@ -141,24 +141,31 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
     check_cancelled(cancelled)
 
     run_started = time.perf_counter()
-    sets = input_sets(loaded.example_inputs, runs)
-    other_shapes = generalisation_shapes(loaded, export_options, given_shapes)
-    sets += [shape_set.inputs for shape_set in other_shapes]
+    labelled = [("example inputs" if run == 0 else f"random, seed {run}", inputs)
+                for run, inputs in enumerate(input_sets(loaded.example_inputs, runs))]
+    labelled += [(shape_set.label, shape_set) for shape_set in generalisation_shapes(loaded, export_options,
+                                                                                      given_shapes)]
     per_run: list[list[OutputStats]] = []
+    compared: list[tuple[str, tuple[torch.Tensor, ...]]] = []  # (label, inputs) of each run in per_run
     placement = None
     module = loaded.module.to(device)
     try:
         with torch_tf32_off(device):
-            for run, inputs in enumerate(sets):
-                report(progress, 0.2 + 0.4 * run / len(sets), f"comparing outputs, input set {run + 1}/{len(sets)}")
-                if run < runs:
-                    per_run.append(_compare_run(module, session, loaded.input_names, inputs, tolerances, run, device))
-                else:  # a size the export declares dynamic: torch may refuse it, ONNX Runtime may fail there
-                    stats, note = _compare_other_shape(module, session, loaded.input_names, other_shapes[run - runs],
-                                                       tolerances, run, device)
-                    per_run += [stats] if stats else []
+            for index, (label, inputs) in enumerate(labelled):
+                report(progress, 0.2 + 0.4 * index / len(labelled),
+                       f"comparing outputs, input set {index + 1}/{len(labelled)}")
+                run = len(per_run)
+                if isinstance(inputs, ShapeSet):  # another size: torch may refuse it, ONNX Runtime may fail there
+                    stats, note = _compare_other_shape(module, session, loaded.input_names, inputs, tolerances, run,
+                                                       device)
                     messages.append(note)
-                placement = collect_placement(session) if run == 0 else placement  # profiles the first run only
+                    inputs = inputs.inputs
+                else:
+                    stats = _compare_run(module, session, loaded.input_names, inputs, tolerances, run, device)
+                if stats:
+                    per_run.append(stats)
+                    compared.append((label, inputs))
+                placement = collect_placement(session) if index == 0 else placement  # profiles the first run only
                 check_cancelled(cancelled)
     finally:
         loaded.module.to("cpu")
@@ -171,8 +178,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         node_started = time.perf_counter()
         failing = [run for run, stats in enumerate(per_run) if not all(s.passed for s in stats)]
         run = failing[0] if failing else 0
-        analysis = _analyze_nodes(loaded, exporter, export_options, sets[run], run, provider, precision, tolerances,
-                                  templates, messages, cancelled)
+        analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
+                                  tolerances, templates, messages, cancelled)
         if analysis is not None and analysis.first_divergent is None and run >= runs:
             messages.append(BAKED_WHILE_TRACING_NOTE)
         if analysis is not None and device == "cuda" and CUDA_PROVIDER not in session_info.providers_used:
@@ -187,6 +194,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         onnx_source=onnx_path or f"export (opset {export_options.opset})",
         provider_requested=provider, providers_used=list(session_info.providers_used), runs=len(per_run),
         outputs=outputs, per_run=[[_without_plot_data(s) for s in stats] for stats in per_run],
+        run_labels=[label for label, _ in compared],
         node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
         precision=precision, provider_options=dict(session_info.provider_options), torch_device=device,
         tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement)
@@ -295,7 +303,7 @@ def _compare_run(module: torch.nn.Module, session: Any, input_names: list[str], 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
                          tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], str]:
     """One input set at other sizes of the declared dynamic dims, and a note saying what it was."""
-    where = f"Input set {run + 1}: {shape_set.label} (inputs {shape_set.shapes})"
+    where = f"Input set {shape_set.label} (inputs {shape_set.shapes})"
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))

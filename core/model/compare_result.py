@@ -116,6 +116,7 @@ class CompareResult:
     runs: int
     outputs: list[OutputStats]  # per output, the worst run, with histogram and scatter data
     per_run: list[list[OutputStats]] = field(default_factory=list)  # numbers only, no plot data
+    run_labels: list[str] = field(default_factory=list)  # per run: "example inputs", "batch=3, len=12", ...
     node_analysis: NodeAnalysis | None = None
     messages: list[str] = field(default_factory=list)
     tolerances: dict[str, tuple[float, float]] = field(default_factory=dict)
