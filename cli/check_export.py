@@ -56,7 +56,8 @@ def print_analysis(result: AnalysisResult) -> None:
         print(f"  note: {note}")
     if not result.unsupported:
         print("OK: ONNX Runtime has a kernel for every node." if result.source_kind == "onnx"
-              else "OK: the model exports, runs in ONNX Runtime and matches torch on the example inputs.")
+              else "OK: the model exports, runs in ONNX Runtime and matches torch on the example inputs"
+              + (f" and at {len(result.other_sizes_checked)} other size(s)." if result.other_sizes_checked else "."))
     else:
         print(f"{len(result.unsupported)} unsupported node(s):")
     for index, problem in enumerate(result.unsupported, 1):
