@@ -20,12 +20,11 @@ from PySide6.QtWidgets import (
 
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.output_stats import OutputStats
-from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR
+from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR, WARN_COLOUR
 
 if TYPE_CHECKING:
     from fixport.gui.compare_plots import ComparePlots
 
-WARN_COLOUR = "#ef6c00"
 TABLE_COLUMNS = ("output", "shape", "dtype", "max abs", "mean abs", "max rel", "RMSE", "cosine", "mismatch", "result")
 TABLE_VISIBLE_ROWS = 4
 

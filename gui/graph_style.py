@@ -96,4 +96,5 @@ class Palette:
 # Compare dock and plots: verdict colours, and the floor for errors drawn on a log scale.
 PASS_COLOUR = "#2e7d32"
 FAIL_COLOUR = "#c62828"
+WARN_COLOUR = "#ef6c00"  # worth a look, not a failure (CPU fallback, a problem no template fixes)
 ERROR_FLOOR = 1e-30

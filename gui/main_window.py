@@ -31,7 +31,13 @@ from fixport.core.model.requests import (
     SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, DimVerdict, ExportedGraph, TracedGraph, WorkerInfo
-from fixport.core.model.vocabulary import AFTER_EXPORT_REASONS, DEFAULT_OPSET, PYTHON_OP_KIND, ProblemReason
+from fixport.core.model.vocabulary import (
+    AFTER_EXPORT_REASONS,
+    DEFAULT_OPSET,
+    IN_THE_MODELS_CODE_REASONS,
+    PYTHON_OP_KIND,
+    ProblemReason,
+)
 from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.gui.compare_dock import CompareDock
@@ -498,9 +504,12 @@ class MainWindow(QMainWindow):
         opset = self.workbench.opset or DEFAULT_OPSET
         problem = self._problem_for(ts_node.id)
         exporter = profile_for(self.workbench.exporter_name)
+        in_model_code = problem is not None and problem.reason in IN_THE_MODELS_CODE_REASONS
         target = TemplateTarget(ts_node.kind, ts_node.id, python_op or None, opset, input_types,
                                 suggested_opset=opset_that_works(problem, opset) if problem else None,
-                                exporter=exporter)
+                                exporter=exporter, not_for_templates=(
+                                    f"No template fixes this ({problem.reason.description}): it comes from the "
+                                    "model's own code. The Inspector says what to change." if in_model_code else ""))
         project = self.workbench.project
         self.template.set_target(target, project.mapping_for(ts_node) if project is not None else None)
         if python_op:

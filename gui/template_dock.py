@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 from fixport.core.exporters.profiles import TORCHSCRIPT, ExporterProfile
 from fixport.core.model.project import FixMapping
 from fixport.gui.code_editor import CodeEditor
+from fixport.gui.graph_style import WARN_COLOUR
 from fixport.symbolics.library import (
     STUB_TEMPLATE_ID,
     RankedTemplate,
@@ -51,6 +52,7 @@ class TemplateTarget:
     input_types: list[str]
     suggested_opset: int | None = None  # an opset the exporter names as working for this node
     exporter: ExporterProfile = TORCHSCRIPT  # whose templates and fix language
+    not_for_templates: str = ""  # why no template can fix this node's problem (it is in the model's code)
 
 
 class TemplateDock(QDockWidget):
@@ -138,7 +140,9 @@ class TemplateDock(QDockWidget):
             return
         label = f"{target.kind}[{target.python_op_name}]" if target.python_op_name else target.kind
         state = f" — fixed by <b>{mapping.template_id}</b>" if mapping else ""
-        self.heading.setText(f"<b>{label}</b> at opset {target.opset}{state}")
+        note = f"<br><span style='color:{WARN_COLOUR}'>{target.not_for_templates}</span>" \
+            if target.not_for_templates else ""
+        self.heading.setText(f"<b>{label}</b> at opset {target.opset}{state}{note}")
         self.apply_kind_button.setText(f"Apply to all {label}")
         self.library = self._library_for(target.exporter)
         offers = self.library.templates_for(target.kind, target.opset, target.python_op_name)

@@ -37,14 +37,12 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult
-from fixport.core.model.vocabulary import ProblemReason, users_own_op
+from fixport.core.model.vocabulary import IN_THE_MODELS_CODE_REASONS, ProblemReason, users_own_op
 from fixport.symbolics.library import TemplateLibrary
 
 ProblemKey = tuple[str, str | None]
 # What the trial's own check finds wrong in a model that runs: at the traced shapes, or at another declared one.
 _WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED)
-# Problems only a change to the model fixes (randomness, sizes its code makes constant): each says so itself.
-_IN_THE_MODELS_CODE = (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED)
 
 
 def problem_key(problem: UnsupportedNode) -> ProblemKey:
@@ -184,7 +182,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         result.no_template = []
         current = search.export()
     unfixable = [p.display_kind for p in current.unsupported if not exporter.can_fix(p)
-                 and p.reason not in _IN_THE_MODELS_CODE]
+                 and p.reason not in IN_THE_MODELS_CODE_REASONS]
     result.no_template = list(dict.fromkeys([*result.no_template, *unfixable]))
     result.mappings = search.mappings
     result.after = current

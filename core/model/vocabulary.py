@@ -63,6 +63,9 @@ TRACING_STAGE = "tracing the model"
 CONVERTING_STAGE = "converting to ONNX"
 # Reasons a different opset may cure: the exporter has (or lacks) a symbolic per opset.
 OPSET_DEPENDENT_REASONS = frozenset({ProblemReason.NO_SYMBOLIC, ProblemReason.SYMBOLIC_REJECTED})
+# Problems only a change to the model's own code fixes (no template can): its randomness, sizes it
+# turns into constants while traced. Each problem's message says what to change.
+IN_THE_MODELS_CODE_REASONS = frozenset({ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED})
 # Problems of a model that exported: what it computes, not whether it converts (Compare explains them).
 AFTER_EXPORT_REASONS = frozenset({ProblemReason.RUNTIME_ERROR, ProblemReason.MISMATCH, ProblemReason.RANDOM_OUTPUT,
                                   ProblemReason.SHAPE_SPECIALISED})
