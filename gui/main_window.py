@@ -94,6 +94,10 @@ class MainWindow(QMainWindow):
         self._synthesized: dict[tuple[str, int, str], list] = {}  # (kind, opset, exporter) -> offers
         self._synthesizing: tuple[str, int, str] | None = None
         self._analyzed_request: AnalyzeRequest | None = None
+        # The docks follow a new analysis once its graphs have painted; a job started before then
+        # brings them up to date first, so its own outcome (a template's error) is not cleared after.
+        self._reselect_timer = QTimer(self, singleShot=True, interval=DOCKS_AFTER_PAINT_MS)
+        self._reselect_timer.timeout.connect(self._reselect_after_analysis)
 
         self.graphs = SideBySideGraphs()
         self.restore_bar = RestoreBar()
@@ -198,6 +202,8 @@ class MainWindow(QMainWindow):
 
     # ---- job results ----
     def _on_job_started(self, submitted: SubmittedJob) -> None:
+        if self._reselect_timer.isActive():
+            self._reselect_after_analysis()
         if not isinstance(submitted.request, PingRequest):
             self.actions.show_progress(0.0, f"{submitted.job.name}…")
 
@@ -302,11 +308,13 @@ class MainWindow(QMainWindow):
             self.statusBar().showMessage(f"Wrote {path}", STATUS_TIMEOUT_MS)
         # The selection's docks (templates, inspector) follow once the panes have painted the new
         # graphs (a zero timer would run before the paint events).
-        QTimer.singleShot(DOCKS_AFTER_PAINT_MS, self, lambda: self._reselect_after(result))
+        self._reselect_timer.start()
 
-    def _reselect_after(self, result: AnalysisResult) -> None:
-        if self.workbench.analysis is not result or self._closed:
-            return  # a newer analysis arrived meanwhile and reselects for itself, or the window closed
+    def _reselect_after_analysis(self) -> None:
+        self._reselect_timer.stop()
+        result = self.workbench.analysis
+        if result is None or self._closed:
+            return
         if self.selected is not None:
             self.select_node(*self.selected)
         elif result.unsupported:  # start where the work is: the first problem, with its templates
