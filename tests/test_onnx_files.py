@@ -8,7 +8,9 @@ import onnx
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
+import fixport.core.onnx_io.external_data as external_data
 import fixport.core.onnx_io.onnx_files as onnx_files
+from fixport.core.onnx_io.ort_session import run_on_cpu
 from fixport.core.model.errors import ExportError
 
 
@@ -27,12 +29,25 @@ def test_small_model_is_one_checked_file(tmp_path: Path) -> None:
 
 
 def test_model_over_the_protobuf_limit_is_saved_with_external_data(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr(onnx_files, "PROTOBUF_LIMIT_BYTES", 1000)  # stands in for 2 GB
-    written = onnx_files.save_model(_model(), tmp_path / "big.onnx")
+    monkeypatch.setattr(external_data, "PROTOBUF_LIMIT_BYTES", 1000)  # stands in for 2 GB
+    model = _model()
+    written = onnx_files.save_model(model, tmp_path / "big.onnx")
     assert [p.name for p in written] == ["big.onnx", "big.onnx.data"]
     assert sorted(p.name for p in tmp_path.iterdir()) == ["big.onnx", "big.onnx.data"]
+    assert (tmp_path / "big.onnx").stat().st_size < 1000  # the weights are in the .data file
     loaded = onnx.load(str(tmp_path / "big.onnx"))
     assert numpy_helper.to_array(loaded.graph.initializer[0])[-1] == 1023
+    assert model == _model()  # saving left the model in memory whole
+
+
+def test_a_session_opens_a_model_over_the_protobuf_limit(monkeypatch) -> None:
+    monkeypatch.setattr(external_data, "PROTOBUF_LIMIT_BYTES", 1000)
+    model = _model()
+    with external_data.session_source(model) as source:
+        assert isinstance(source, str)  # a path: the bytes could not be serialised at real size
+    run = run_on_cpu(model, ["x"], [np.ones(1024, dtype=np.float32)])
+    assert run.error is None and run.outputs[0][-1] == 1024
+    assert model == _model()
 
 
 def test_invalid_model_is_refused_and_nothing_is_written(tmp_path: Path) -> None:

@@ -32,7 +32,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         mode = output_mode(target)
         handle, temp_name = tempfile.mkstemp(prefix=TEMP_PREFIX, suffix=TEMP_SUFFIX, dir=target.parent)
     except OSError as exc:
-        raise _write_error(Path(path), exc) from exc
+        raise write_error(Path(path), exc) from exc
     try:
         with os.fdopen(handle, "wb") as stream:
             stream.write(data)
@@ -43,7 +43,7 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     except BaseException as exc:
         Path(temp_name).unlink(missing_ok=True)
         if isinstance(exc, OSError):
-            raise _write_error(Path(path), exc) from exc
+            raise write_error(Path(path), exc) from exc
         raise
     return target
 
@@ -74,7 +74,7 @@ def current_umask() -> int:
     return mask
 
 
-def _write_error(path: Path, exc: OSError) -> FileWriteError:
+def write_error(path: Path, exc: OSError) -> FileWriteError:
     """What went wrong, in the user's terms, and what to do."""
     folder = path.parent if str(path.parent) else Path(".")
     if exc.errno in (errno.EACCES, errno.EPERM, errno.EROFS):

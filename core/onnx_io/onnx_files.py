@@ -7,10 +7,9 @@ from pathlib import Path
 
 import onnx
 
-from fixport.core.model.atomic_files import atomic_write_bytes, output_mode
+from fixport.core.model.atomic_files import atomic_write_bytes, output_mode, write_error
 from fixport.core.model.errors import ExportError, ModelLoadError
-
-PROTOBUF_LIMIT_BYTES = 2 * 1024**3 - 1024**2  # protobuf cannot serialise 2 GB; keep a margin
+from fixport.core.onnx_io.external_data import fits_in_one_file, write_with_external_data
 
 
 def check_model(model: onnx.ModelProto | str | Path) -> None:
@@ -25,7 +24,7 @@ def check_model(model: onnx.ModelProto | str | Path) -> None:
 def save_model(model: onnx.ModelProto, path: str | Path) -> list[Path]:
     """Check and atomically save ``model``; returns the files written."""
     path = Path(path)
-    if model.ByteSize() < PROTOBUF_LIMIT_BYTES:
+    if fits_in_one_file(model):
         check_model(model)
         atomic_write_bytes(path, model.SerializeToString())
         return [path]
@@ -35,18 +34,21 @@ def save_model(model: onnx.ModelProto, path: str | Path) -> list[Path]:
 def _save_with_external_data(model: onnx.ModelProto, path: Path) -> list[Path]:
     """Model and data written in a temporary folder beside the target, then renamed into place
     (through a symlink to its target, keeping the target's mode, like :func:`atomic_write_bytes`)."""
-    target = Path(os.path.realpath(path))
+    target = Path(os.path.realpath(Path(path).expanduser()))
     data_name = f"{target.name}.data"
-    mode = output_mode(target)
-    with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fixport-") as temp_dir:
-        temp_model = Path(temp_dir) / target.name
-        onnx.save_model(model, str(temp_model), save_as_external_data=True, all_tensors_to_one_file=True,
-                        location=data_name, size_threshold=1024)
-        check_model(temp_model)
-        for written in (temp_model, Path(temp_dir) / data_name):
-            written.chmod(mode)
-        os.replace(Path(temp_dir) / data_name, target.parent / data_name)
-        os.replace(temp_model, target)
+    try:
+        target.parent.mkdir(parents=True, exist_ok=True)
+        mode = output_mode(target)
+        with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fixport-") as temp_dir:
+            temp_model = Path(temp_dir) / target.name
+            write_with_external_data(model, temp_model, data_name)
+            check_model(temp_model)
+            for written in (temp_model, Path(temp_dir) / data_name):
+                written.chmod(mode)
+            os.replace(Path(temp_dir) / data_name, target.parent / data_name)
+            os.replace(temp_model, target)
+    except OSError as exc:
+        raise write_error(Path(path), exc) from exc
     return [path, target.parent / data_name]
 
 

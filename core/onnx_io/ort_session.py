@@ -10,6 +10,7 @@ import onnx
 import onnxruntime as ort
 
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, cuda_provider_options
+from fixport.core.onnx_io.external_data import session_source
 from fixport.core.onnx_io.placement import enable_profiling
 from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
 
@@ -67,8 +68,8 @@ def create_session(model: onnx.ModelProto | bytes | str, provider: str = "cpu",
     options.log_severity_level = log_severity
     if profile:
         enable_profiling(options)
-    source = model.SerializeToString() if isinstance(model, onnx.ModelProto) else model
-    session = ort.InferenceSession(source, sess_options=options, providers=asked)
+    with session_source(model) as source:
+        session = ort.InferenceSession(source, sess_options=options, providers=asked)
     used = session.get_providers()
     fallback = cuda_fallback_message([p[0] if isinstance(p, tuple) else p for p in asked], used)
     messages += [fallback] if fallback else []
