@@ -73,7 +73,10 @@ def run_fix(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"changed": True, "project": args.output, "opset_raised": result.opset_raised,
                     "fixed": [vars(c) for c in result.choices], "no_template": result.no_template,
-                    "rejected": result.rejected, **analysis_json(result.after)})
+                    "rejected": result.rejected, "node_trials": result.node_trials,
+                    "whole_model_trials": result.whole_model_trials,
+                    "whole_model_exports": result.whole_model_exports, "whole_model_why": result.whole_model_why,
+                    **analysis_json(result.after)})
     else:
         _print_fix_report(result, args.output)
     return EXIT_PROBLEMS if result.after.unsupported else EXIT_OK
@@ -87,13 +90,18 @@ def _print_fix_report(result, project_path: str) -> None:
     for choice in result.choices:
         kind = f"{choice.kind}[{choice.python_op_name}]" if choice.python_op_name else choice.kind
         family = getattr(choice, "family", "") or "template"
-        matched = f", max abs {choice.max_abs:.2g} vs torch" if getattr(choice, "max_abs", None) is not None else ""
+        on = "the node alone" if choice.on_node else "the whole model"
+        matched = f", max abs {choice.max_abs:.2g} vs torch on {on}" if choice.max_abs is not None else ""
         print(f"  fixed {kind:<40} with {choice.template_id} [{family}]  ({choice.why}{matched})")
         if not getattr(choice, "runs_in_onnxruntime", True):
             print(f"    {choice.template_id} makes a custom-domain node: ONNX Runtime cannot run it; the target "
                   "runtime must implement it")
     for line in result.rejected:
         print(f"  rejected {line}")
+    print(f"  tried {result.node_trials} candidate(s) on the failing node alone, {result.whole_model_trials} on the "
+          f"whole model; exported the whole model {result.whole_model_exports} time(s)")
+    for line in result.whole_model_why:
+        print(f"    tried on the whole model: {line}")
     for kind in result.no_template:
         print(f"  no built-in template for {kind}: write one in the window (a stub is generated from its schema)")
     if result.after.unsupported:

@@ -110,6 +110,9 @@ def test_fix_auto_refuses_a_fix_that_folds_the_traced_sizes(worker, tmp_path: Pa
     refused = [r for r in result.rejected if "decomposition_replay" in r]
     assert refused and "height=45, width=45" in refused[0], result.rejected
     assert "aten::adaptive_avg_pool2d" in result.no_template  # said so, not fixed wrongly
+    # The node alone has static sizes: its fix passed there, and the one whole-model check caught it.
+    assert any("passed on the node alone, but" in r for r in result.rejected), result.rejected
+    assert any("passed on the node alone but not in the model" in why for why in result.whole_model_why)
 
     static = _model(tmp_path, ADAPTIVE_POOL_MODEL.format(options="{}"), "static.py")
     fixed = worker.run(AutoFixRequest(ModelRequest(str(static))))

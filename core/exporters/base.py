@@ -70,6 +70,30 @@ class ComparableExport:
     custom_node_references: Any = None
 
 
+@dataclass
+class NodeSample:
+    """One failing node as a model of its own, with the inputs it saw and torch's outputs."""
+
+    instance: str  # the node's instance key in the source graph
+    module: Any  # a torch.nn.Module whose forward is the node alone
+    inputs: tuple[Any, ...]
+    expected: list[tuple[str, np.ndarray]]  # torch's outputs of ``module`` on ``inputs``, named
+
+
+@dataclass
+class NodeSamples:
+    """The failing nodes taken out on their own, and why the others could not be."""
+
+    samples: dict[str, NodeSample] = field(default_factory=dict)  # by instance key
+    undecided: dict[str, str] = field(default_factory=dict)  # instance key -> why no sample
+
+    def sample_for(self, problem: UnsupportedNode) -> NodeSample | None:
+        return self.samples.get(problem.instance)
+
+    def why_not(self, problem: UnsupportedNode) -> str:
+        return self.undecided.get(problem.instance, "the node was not captured")
+
+
 class Exporter(Protocol):
     """Everything Fixport does that depends on the exporter, behind one object per exporter.
 
@@ -97,6 +121,12 @@ class Exporter(Protocol):
                               cancelled: CancelCallback | None = None) -> ComparableExport:
         """A complete export with the per-node capture of its source graph; a FixportError that
         says what to fix when the model does not export completely."""
+        ...
+
+    def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
+                     cancelled: CancelCallback | None = None) -> NodeSamples:
+        """Each failing node of ``problems`` as a model of its own with the values it saw, so a fix
+        is tried on the node (:mod:`fixport.core.fixing.node_trials`); the others say why not."""
         ...
 
     def validate_fix(self, mapping: FixMapping, opset: int) -> None:

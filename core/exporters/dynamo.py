@@ -14,7 +14,7 @@ import logging
 import operator
 import re
 import warnings
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from dataclasses import replace
 from pathlib import Path
@@ -33,7 +33,7 @@ from torch.onnx._internal.exporter import (
     _registration,
 )
 
-from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult, refuse_onnx_files
+from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult, NodeSamples, refuse_onnx_files
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
 from fixport.core.exporters.dynamo_candidates import candidates_for, fixable
 from fixport.core.exporters.dynamo_capture import FxCapture
@@ -155,6 +155,11 @@ class DynamoExporter(Exporter):
         assert self.last_program is not None
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, FxCapture(self.last_program),
                                 [i.name for i in result.model.graph.input])
+
+    def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
+                     cancelled: CancelCallback | None = None) -> NodeSamples:
+        return NodeSamples(undecided={p.instance: "the torch.export-based exporter tries fixes on the whole model"
+                                      for p in problems})
 
     def validate_fix(self, mapping: FixMapping, opset: int) -> None:
         """Nothing to check before the trial: the fix compiles when the export registers it."""

@@ -7,7 +7,7 @@ import sys
 import tempfile
 import traceback
 import warnings
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import AbstractContextManager, contextmanager
 from pathlib import Path
 from typing import Any
@@ -16,7 +16,7 @@ import onnx
 import torch
 
 from fixport.core.exporters.applied_fixes import applied_mappings, validate_mappings
-from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult, refuse_onnx_files
+from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult, NodeSamples, refuse_onnx_files
 from fixport.core.exporters.conversion_hooks import ConversionRecord, conversion_hooks
 from fixport.core.exporters.diagnosis import (
     classify_failure,
@@ -119,6 +119,13 @@ class TorchScriptExporter(Exporter):
             capture, notes = None, [f"Torch values cannot be captured node by node: {exc}"]
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, capture,
                                 list(loaded.input_names), notes, custom_node_references=capture)
+
+    def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
+                     cancelled: CancelCallback | None = None) -> NodeSamples:
+        from fixport.core.exporters.torchscript_node_samples import node_samples
+
+        check_cancelled(cancelled)
+        return node_samples(self, loaded, options, problems)
 
     def validate_fix(self, mapping: FixMapping, opset: int) -> None:
         validate_mappings([mapping], opset)

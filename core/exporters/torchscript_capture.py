@@ -143,7 +143,7 @@ def _runnable(graph: torch._C.Graph, trusted_bases: set[str] | None = None) -> t
     """A function of a copy of ``graph`` returning every node's tensor outputs, and their keys
     (only for ``trusted_bases``' nodes where given)."""
     runnable = graph.copy()
-    _type_optional_tensor_lists(runnable)
+    type_optional_tensor_lists(runnable)
     keys = instance_keys(all_nodes(runnable))
     captured: list[torch._C.Value] = []
     outputs: list[ValueKey] = []
@@ -189,7 +189,7 @@ def _list_producer(node: torch._C.Node) -> torch._C.Node | None:
     return None
 
 
-def _type_optional_tensor_lists(graph: torch._C.Graph) -> None:
+def type_optional_tensor_lists(graph: torch._C.Graph) -> None:
     """The tracer types ``x[:, idx]``'s index list ``[None, idx]`` as Tensor[]; the interpreter
     then fails on the None ("Expected Tensor but got None"): such lists become Tensor?[]."""
     optional_tensors = torch._C.ListType(torch._C.OptionalType(torch._C.TensorType.get()))

@@ -11,9 +11,18 @@ skipped. A custom-domain node is a candidate only with ``keep_opset`` or, once n
 works, for an op of the user's own namespace (a ``torch.library`` op); its choice says ONNX
 Runtime cannot run it. The opset is raised only when nothing works at the one asked.
 
+Candidates are tried on the failing node alone (:mod:`fixport.core.fixing.node_trials`): the
+node, cut out of the traced model with the values it saw, is exported with the candidate, run in
+ONNX Runtime and compared with torch, so a trial costs milliseconds whatever the model's size.
+Once a round has settled every kind it can, the whole model is exported and checked once; a kind
+whose node-level choice the whole model contradicts (the node still fails there, or the model's
+numbers now differ) is tried again on the whole model, as is a kind whose node cannot stand
+alone (the exporter says why, and the result lists it in ``whole_model_why``).
+
 The search exports the whole model itself only where it must: once at the start unless the
-caller passes the analysis it holds (the window does), once after raising the opset, and once
-at the end to write the file asked for. ``AutoFixResult.whole_model_exports`` counts them.
+caller passes the analysis it holds (the window does), once after each round of fixes (writing
+the file asked for when nothing is left), and once after raising the opset.
+``AutoFixResult.whole_model_exports`` counts them.
 
 Where the export declares dynamic axes, the trial's check also runs the model at other sizes of
 those dims (:mod:`fixport.core.exporters.shape_check`): a fix that folds the traced sizes into
@@ -24,14 +33,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fixport.core.exporters.analysis import analyze
-from fixport.core.exporters.base import Exporter
+from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.exporters.shape_check import baked_at
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
+from fixport.core.fixing.node_trials import verdict_on_node
+from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
 from fixport.core.model.errors import FixportError, TemplateValidationError
-from fixport.core.model.export_options import resolve_export_options
+from fixport.core.model.export_options import ExportOptions, resolve_export_options
 from fixport.core.model.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, Candidate
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
@@ -62,6 +73,14 @@ class _Search:
     mappings: list[FixMapping] = field(default_factory=list)
     custom_node_kinds: set[ProblemKey] = field(default_factory=set)  # fixes ORT cannot run, chosen on request
     whole_model_exports: int = 0
+    loaded: LoadedModel | None = None
+    samples: NodeSamples = field(default_factory=NodeSamples)
+    whole_model_only: set[ProblemKey] = field(default_factory=set)  # kinds whose node cannot decide
+    contradicted: set[tuple[ProblemKey, str]] = field(default_factory=set)  # (kind, template) the model refused
+    node_trials: int = 0
+    whole_model_trials: int = 0
+    progress: ProgressCallback | None = None
+    fraction: float = 0.0  # how far the search is, for its progress reports
 
     def export(self, output: str | None = None) -> AnalysisResult:
         """The whole model with the mappings so far, in this process."""
@@ -72,11 +91,29 @@ class _Search:
         check_cancelled(self.cancelled)
         return analysis
 
+    def take_samples(self, problems: list[UnsupportedNode], options: ExportOptions) -> None:
+        """Cut the failing nodes of ``problems`` not sampled yet out of the model (one trace)."""
+        new = [p for p in problems if p.instance not in self.samples.samples
+               and p.instance not in self.samples.undecided and problem_key(p) not in self.whole_model_only]
+        if not new or self.loaded is None:
+            return
+        report(self.progress, self.fraction, "capturing the values that flow into the failing nodes")
+        taken = self.exporter.node_samples(self.loaded, options, new, self.cancelled)
+        self.samples.samples.update(taken.samples)
+        self.samples.undecided.update(taken.undecided)
+
     def first_working(self, problem: UnsupportedNode, current: AnalysisResult, result: AutoFixResult,
-                      allow_custom: bool) -> tuple[Candidate, AnalysisResult, float | None] | None:
-        """The first candidate for ``problem`` that works, the trial's analysis and its max error."""
+                      allow_custom: bool) -> tuple[Candidate, AnalysisResult | None, float | None] | None:
+        """The first candidate for ``problem`` that works, the trial's analysis (None when it was
+        tried on the node alone) and its max error."""
         opset = current.options.opset
-        for candidate in self.exporter.fix_candidates(problem, opset, self.library, allow_custom):
+        candidates = [c for c in self.exporter.fix_candidates(problem, opset, self.library, allow_custom)
+                      if (problem_key(problem), c.mapping.template_id) not in self.contradicted]
+        on_node = self.sample_for(problem) is not None
+        for number, candidate in enumerate(candidates, 1):
+            where = "on the node" if on_node else "on the whole model"
+            report(self.progress, self.fraction,
+                   f"{problem.display_kind}: trial {number} of {len(candidates)} ({where})")
             outcome = self.try_candidate(candidate, problem, current)
             if isinstance(outcome, str):
                 result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
@@ -85,14 +122,31 @@ class _Search:
             return candidate, *outcome
         return None
 
+    def sample_for(self, problem: UnsupportedNode) -> NodeSample | None:
+        return None if problem_key(problem) in self.whole_model_only else self.samples.sample_for(problem)
+
     def try_candidate(self, candidate: Candidate, problem: UnsupportedNode, current: AnalysisResult
-                      ) -> str | tuple[AnalysisResult, float | None]:
-        """The trial export, judged by its own analysis; a string says why the candidate failed."""
+                      ) -> str | tuple[AnalysisResult | None, float | None]:
+        """The candidate on the node alone where it can stand alone, else the whole model's trial
+        export judged by its own analysis; a string says why the candidate failed."""
         try:
             self.exporter.validate_fix(candidate.mapping, current.options.opset)
         except TemplateValidationError as error:
             return error.message
         check_cancelled(self.cancelled)
+        sample = self.sample_for(problem)
+        if sample is not None and self.loaded is not None:
+            self.node_trials += 1
+            loaded, options, mappings = self.loaded, current.options, list(self.mappings)
+            try:
+                verdict = run_isolated(lambda: verdict_on_node(self.exporter, loaded, sample, candidate,
+                                                               mappings, options))
+            except TrialCrashed as error:
+                return str(error)
+            except Exception as error:  # a fix's own code can raise anything while it is registered or run
+                return f"the export of the node failed: {type(error).__name__}: {error}"
+            return verdict if isinstance(verdict, str) else (None, verdict)
+        self.whole_model_trials += 1
         trial_request = AnalyzeRequest(self.request.model, self.options, self.mappings + [candidate.mapping])
         try:
             trial = run_isolated(lambda: analyze(trial_request))
@@ -132,15 +186,17 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
              cancelled: CancelCallback | None = None) -> AutoFixResult:
     """Fix every unsupported node with the first candidate that works (see the module docstring),
     re-exporting until nothing is left (a fix can reveal problems behind it)."""
-    options = resolve_export_options(open_model(request.model).settings, request.options)
+    loaded = open_model(request.model)
+    options = resolve_export_options(loaded.settings, request.options)
     exporter = exporter_for(options.exporter)
     search = _Search(request, exporter, exporter.profile.template_library(), cancelled,
-                     dict(request.options), list(request.mappings))
+                     dict(request.options), list(request.mappings), loaded=loaded, progress=progress)
     before = request.analysis
     if before is None:
         report(progress, 0.0, "exporting as it is")
         before = search.export()
     result = AutoFixResult(before, before, list(search.mappings))
+    saved = False
     taken = {(m.target_kind, m.python_op_name) for m in search.mappings}
     current = before
     last_resort = False  # custom-domain nodes for the user's own ops, once nothing else works
@@ -148,22 +204,38 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         if not current.unsupported:
             break
         pending = _pending(current, taken, exporter)
+        search.fraction = round_index / (MAX_AUTO_FIX_ROUNDS + 1)
+        search.take_samples(pending, current.options)
         fixed_any = False
+        chosen_on_node: list[tuple[UnsupportedNode, Candidate]] = []
         for index, problem in enumerate(pending):
-            report(progress, (round_index + index / len(pending)) / (MAX_AUTO_FIX_ROUNDS + 1),
-                   f"trying fixes for {problem.display_kind}")
+            search.fraction = (round_index + index / len(pending)) / (MAX_AUTO_FIX_ROUNDS + 1)
+            report(progress, search.fraction, f"trying fixes for {problem.display_kind}")
             taken.add(problem_key(problem))
             allow_custom = request.keep_opset or (last_resort and users_own_op(problem.kind))
             found = search.first_working(problem, current, result, allow_custom)
             if found is None:
                 result.no_template.append(problem.display_kind)
                 continue
-            candidate, current, max_abs = found
+            candidate, trial, max_abs = found
+            if trial is not None:
+                current = trial
+            else:
+                chosen_on_node.append((problem, candidate))
             search.mappings.append(candidate.mapping)
             if not candidate.runs_in_onnxruntime:
                 search.custom_node_kinds.add(problem_key(problem))
-            result.choices.append(candidate.choice(max_abs))
+            result.choices.append(candidate.choice(max_abs, on_node=trial is None))
             fixed_any = True
+        if chosen_on_node:  # the whole model, once, with this round's node-level choices
+            report(progress, (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1), "exporting the whole model with the fixes")
+            checked = search.export(output=request.output)
+            contradicted = _contradicted(chosen_on_node, checked, current)
+            if contradicted:
+                _try_on_the_whole_model(contradicted, search, result, taken)
+                checked = search.export(output=request.output)
+            current = checked
+            saved = bool(current.saved_files)
         if fixed_any:
             continue
         raised = _raised_opset(current, exporter, search.library, request.keep_opset)
@@ -186,10 +258,51 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     result.no_template = list(dict.fromkeys([*result.no_template, *unfixable]))
     result.mappings = search.mappings
     result.after = current
-    if request.output and not current.unsupported:
+    if request.output and not current.unsupported and not saved:
         result.after = search.export(output=request.output)
     result.whole_model_exports = search.whole_model_exports
+    result.node_trials, result.whole_model_trials = search.node_trials, search.whole_model_trials
+    result.whole_model_why = [f"{kind}: {why}" for kind, why in dict.fromkeys(
+        (p.display_kind, search.samples.why_not(p)) for p in before.unsupported + current.unsupported
+        if p.instance in search.samples.undecided)]
     return result
+
+
+def _contradicted(chosen: list[tuple[UnsupportedNode, Candidate]], checked: AnalysisResult,
+                  before: AnalysisResult) -> list[tuple[UnsupportedNode, Candidate, str, bool]]:
+    """The node-level choices the whole model disagrees with, how, and whether that choice is
+    surely to blame: the kind still fails there (yes), or the model's numbers now differ from torch
+    (no one choice can be blamed: all of them are tried again)."""
+    still = {problem_key(p): p for p in checked.unsupported}
+    disagreed = []
+    for problem, candidate in chosen:
+        left = still.get(problem_key(problem))
+        if left is not None and (candidate.runs_in_onnxruntime or left.reason != ProblemReason.RUNTIME_ERROR):
+            disagreed.append((problem, candidate, (left.message or str(left.reason)).splitlines()[0][:300], True))
+    wrong = [p for p in checked.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]
+    if len(wrong) > len([p for p in before.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]):
+        why = f"the whole model's numbers differ from torch with it: {wrong[0].message.splitlines()[0][:300]}"
+        named = {problem_key(problem) for problem, *_ in disagreed}
+        disagreed += [(problem, candidate, why, False) for problem, candidate in chosen
+                      if problem_key(problem) not in named]
+    return disagreed
+
+
+def _try_on_the_whole_model(contradicted: list[tuple[UnsupportedNode, Candidate, str, bool]], search: _Search,
+                            result: AutoFixResult, taken: set[ProblemKey]) -> None:
+    """Undo node-level choices the whole model contradicts; their kinds are tried again, on the whole model."""
+    for problem, candidate, why, to_blame in contradicted:
+        key = problem_key(problem)
+        search.mappings.remove(candidate.mapping)
+        search.custom_node_kinds.discard(key)
+        search.whole_model_only.add(key)
+        if to_blame:  # not worth a whole-model trial
+            search.contradicted.add((key, candidate.mapping.template_id))
+        search.samples.undecided[problem.instance] = f"its fix passed on the node alone but not in the model ({why})"
+        result.choices = [c for c in result.choices if (c.kind, c.python_op_name or None) != key]
+        result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for {problem.display_kind}: "
+                               f"passed on the node alone, but {why}")
+        taken.discard(key)
 
 
 def _pending(current: AnalysisResult, taken: set[ProblemKey], exporter: Exporter) -> list[UnsupportedNode]:

@@ -34,7 +34,8 @@ class AutoFixChoice:
     why: str
     family: str = ""
     runs_in_onnxruntime: bool = True
-    max_abs: float | None = None  # against torch, when the whole model could be compared
+    max_abs: float | None = None  # against torch: the node's outputs, or the whole model's
+    on_node: bool = False  # decided on the node alone (fixport.core.fixing.node_trials), not the whole model
 
 
 @dataclass
@@ -46,9 +47,9 @@ class Candidate:
     why: str
     runs_in_onnxruntime: bool = True
 
-    def choice(self, max_abs: float | None = None) -> AutoFixChoice:
+    def choice(self, max_abs: float | None = None, on_node: bool = False) -> AutoFixChoice:
         return AutoFixChoice(self.mapping.target_kind, self.mapping.python_op_name, self.mapping.template_id,
-                             self.why, self.family, self.runs_in_onnxruntime, max_abs)
+                             self.why, self.family, self.runs_in_onnxruntime, max_abs, on_node)
 
 
 def custom_domain_params(kind: str, python_op_name: str | None = None) -> dict[str, str]:

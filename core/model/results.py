@@ -74,6 +74,9 @@ class AutoFixResult:
     rejected: list[str] = field(default_factory=list)  # templates that did not validate, and why
     opset_raised: tuple[int, int] | None = None  # (from, to) when no template worked at the asked opset
     whole_model_exports: int = 0  # exports of the whole model the search ran itself (trials not counted)
+    node_trials: int = 0  # candidates tried on a failing node alone
+    whole_model_trials: int = 0  # candidates tried by exporting the whole model
+    whole_model_why: list[str] = field(default_factory=list)  # why some kinds were tried on the whole model
 
     @property
     def changed(self) -> bool:
