@@ -10,8 +10,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import fixport.core.onnx_io.external_data as external_data
 import fixport.core.onnx_io.onnx_files as onnx_files
-from fixport.core.onnx_io.ort_session import run_on_cpu
 from fixport.core.model.errors import ExportError
+from fixport.core.onnx_io.ort_session import run_on_cpu
 
 
 def _model(weight_elements: int = 1024) -> onnx.ModelProto:

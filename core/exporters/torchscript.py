@@ -125,7 +125,8 @@ class TorchScriptExporter(Exporter):
         from fixport.core.exporters.torchscript_node_samples import node_samples
 
         check_cancelled(cancelled)
-        return node_samples(self, loaded, options, problems)
+        return node_samples(lambda: self._run_torch_export(loaded, options, io.BytesIO(), diagnose=True),
+                            loaded, problems)
 
     def validate_fix(self, mapping: FixMapping, opset: int) -> None:
         validate_mappings([mapping], opset)

@@ -10,9 +10,8 @@ None, dtypes, also sizes the model computed) a constant holding the value it had
 """
 from __future__ import annotations
 
-import io
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
 
@@ -21,12 +20,10 @@ import torch
 from fixport.core.exporters.base import NodeSample, NodeSamples
 from fixport.core.exporters.torchscript_capture import TorchGraphRecorder, type_optional_tensor_lists
 from fixport.core.loaders.torchscript_graph import all_nodes, instance_keys
-from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.problems import UnsupportedNode
 
 if TYPE_CHECKING:
-    from fixport.core.exporters.torchscript import TorchScriptExporter
     from fixport.core.loaders.loading import LoadedModel
 
 _function_suffix = itertools.count()  # torch keeps script functions by name in one global unit
@@ -48,12 +45,13 @@ class NodeAlone(torch.nn.Module):
         return self.function(*inputs)
 
 
-def node_samples(exporter: TorchScriptExporter, loaded: LoadedModel, options: ExportOptions,
+def node_samples(run_export: Callable[[], object], loaded: LoadedModel,
                  problems: Sequence[UnsupportedNode]) -> NodeSamples:
-    """A sample per failing node of ``problems`` that can stand alone; the rest say why not."""
+    """A sample per failing node of ``problems`` that can stand alone; the rest say why not.
+    ``run_export`` runs the exporter on ``loaded`` with the options the problems came from."""
     samples = NodeSamples()
     try:
-        graph, params = _graph_before_conversion(exporter, loaded, options)
+        graph, params = _graph_before_conversion(run_export, len(loaded.example_inputs))
     except Exception as exc:  # noqa: BLE001 -- any failure here only means whole-model trials
         samples.undecided = {p.instance: f"the traced graph could not be captured: {_first_line(exc)}"
                              for p in problems}
@@ -84,14 +82,14 @@ def node_samples(exporter: TorchScriptExporter, loaded: LoadedModel, options: Ex
     return samples
 
 
-def _graph_before_conversion(exporter: TorchScriptExporter, loaded: LoadedModel,
-                             options: ExportOptions) -> tuple[torch._C.Graph, list[torch.Tensor]]:
+def _graph_before_conversion(run_export: Callable[[], object], input_count: int
+                             ) -> tuple[torch._C.Graph, list[torch.Tensor]]:
     """The graph the exporter would convert (its instance keys are the problems') and the
     parameters that are its trailing inputs."""
     recorder = TorchGraphRecorder()
-    with recorder.hooks(len(loaded.example_inputs)), _stop_after_copy():
+    with recorder.hooks(input_count), _stop_after_copy():
         try:
-            exporter._run_torch_export(loaded, options, io.BytesIO(), diagnose=True)
+            run_export()
         except _GraphReached:
             pass
     if recorder.graph is None:
