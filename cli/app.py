@@ -69,8 +69,9 @@ def _in_command_line_terms(exc: FixportError, args: argparse.Namespace) -> tuple
     hint = exc.hint.replace(GUI_LOG_HINT, "").replace("the Log", "the log file").strip()
     if isinstance(exc, WorkerError) and "did not finish" in message:
         limit = getattr(args, "timeout", DEFAULT_JOB_TIMEOUT_S)
-        hint = (f"The limit is {limit:g} s (default {DEFAULT_JOB_TIMEOUT_S:g} s). A build(), forward() or fix "
-                "that loops is the usual cause; if the model is just slow, raise the limit with --timeout SECONDS.")
+        hint = (f"The limit is {limit:g} s without progress (default {DEFAULT_JOB_TIMEOUT_S:g} s). A build(), "
+                "forward() or fix that loops is the usual cause; if one step of the model is just slow, raise the "
+                "limit with --timeout SECONDS.")
     elif message.startswith("SystemExit:"):
         code = message.partition(":")[2].strip() or "None"
         message = f"The model's code or one of its fixes called sys.exit({code}) during the job."

@@ -66,7 +66,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--output-names", help="comma-separated ONNX output names")
     parser.add_argument("--dynamic-axes", metavar="JSON", help='e.g. {"x": {"0": "batch"}}')
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_JOB_TIMEOUT_S, metavar="SECONDS",
-                        help=f"stop a job that runs longer (default {DEFAULT_JOB_TIMEOUT_S:g} s)")
+                        help=f"stop a job that shows no progress for this long (default {DEFAULT_JOB_TIMEOUT_S:g} s; "
+                             "a job that keeps advancing is never stopped)")
     parser.add_argument("--json", action="store_true", help="print one JSON object")
 
 

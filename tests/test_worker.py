@@ -169,6 +169,32 @@ def test_hang_is_stopped_by_the_timeout(model_file) -> None:
         worker.stop()
 
 
+def test_a_job_that_keeps_reporting_progress_outlives_the_timeout(model_file) -> None:
+    """The timeout is on stalls: each stage here (build, trace, torch's run for the check) takes
+    1.2 s, 3.6 s in all, under a 3 s limit; a real-size model's stages add up the same way."""
+    slow = model_file("slow_stages.py", """
+        import time
+        import torch
+
+        class Slow(torch.nn.Module):
+            def forward(self, x):
+                time.sleep(1.2)
+                return x * 2
+
+        def build():
+            time.sleep(1.2)
+            return Slow(), (torch.randn(2, 3),)
+    """)
+    worker = ExportWorker(job_timeout_s=120)
+    try:
+        worker.run(PingRequest())
+        started = time.monotonic()
+        result = worker.run(AnalyzeRequest(ModelRequest(str(slow))), timeout_s=3)
+        assert time.monotonic() - started > 3 and result.unsupported == []
+    finally:
+        worker.stop()
+
+
 def test_cancelled_compare_stops_at_its_next_check_and_the_worker_stays_warm(worker: ExportWorker,
                                                                             model_file) -> None:
     slow = model_file("slow_forward.py", SLOW_FORWARD_MODEL)

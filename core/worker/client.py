@@ -28,8 +28,10 @@ from fixport.core.model.cancel import CancelCallback, Cancelled, PartialCallback
 from fixport.core.model.errors import FixportError, WorkerCrashed, WorkerError
 from fixport.core.worker.jobs import Job, job_for
 
-# Long enough for a cold worker (torch import, first export: 10-20 s on 2 cores) and the largest
-# example's compare; short enough that a looping build() or symbolic is stopped while the user waits.
+# How long a job may go without reporting progress. Long enough for a cold worker (torch import,
+# first export: 10-20 s on 2 cores) and for one stage of a real-size model (tracing a 0.5 B LM,
+# writing its 2 GB); short enough that a looping build() or symbolic is stopped while the user
+# waits. A job that keeps reporting progress is never stopped by it, however long it runs in all.
 # The command line raises it with --timeout SECONDS.
 DEFAULT_JOB_TIMEOUT_S = 120.0
 POLL_INTERVAL_S = 0.05
@@ -144,7 +146,7 @@ class ExportWorker:
     def _wait_for_result(self, job: Job, progress: ProgressCallback | None, cancelled: CancelCallback | None,
                          timeout_s: float, partial: PartialCallback | None) -> Any:
         assert self._connection is not None and self._process is not None
-        deadline = time.monotonic() + timeout_s
+        deadline = time.monotonic() + timeout_s  # moves on with each progress report: a limit on stalls
         cancel_sent_at: float | None = None
         stage = ""  # the job's last progress message: where it was when a crash came
         while True:
@@ -156,7 +158,9 @@ class ExportWorker:
                 raise Cancelled()
             if cancel_sent_at is None and time.monotonic() > deadline:
                 self.stop()
-                raise WorkerError(f"The worker did not finish '{job.name}' within {timeout_s:.0f} s and was stopped.",
+                where = f" (last at: {stage})" if stage else ""
+                raise WorkerError(f"The worker did not finish '{job.name}': it showed no progress for "
+                                  f"{timeout_s:.0f} s{where} and was stopped.",
                                   "A symbolic may loop forever; check the template's code, or raise the timeout.")
             try:
                 ready = self._connection.poll(POLL_INTERVAL_S)
@@ -176,6 +180,8 @@ class ExportWorker:
                 if kind in ("progress", "partial"):
                     continue
                 raise Cancelled()  # also when the job finished first: the caller no longer wants it
+            if kind in ("progress", "partial"):
+                deadline = time.monotonic() + timeout_s
             if kind == "progress":
                 stage = payload[1] or stage
                 if progress is not None:
