@@ -56,3 +56,38 @@ def test_invalid_model_is_refused_and_nothing_is_written(tmp_path: Path) -> None
     with pytest.raises(ExportError, match="ONNX checker"):
         onnx_files.save_model(model, tmp_path / "bad.onnx")
     assert not any(tmp_path.iterdir())
+
+
+def test_check_fix_and_save_take_the_external_data_path_end_to_end(monkeypatch, model_file, tmp_path: Path) -> None:
+    """The 2 GB limit lowered to 1 kB: analysis, fix --auto's node trials and whole-model check,
+    and the saved file all go through external data, as a real-size model does."""
+    from fixport.core.fixing.auto_fix import auto_fix
+    from fixport.core.model.requests import AutoFixRequest
+    from fixport.core.model.results import ModelRequest
+
+    path = model_file("wide.py", """
+        import torch
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.proj = torch.nn.Linear(64, 64)
+
+            def forward(self, x):
+                return torch.diff(self.proj(x), dim=-1)
+
+        def build():
+            torch.manual_seed(0)
+            return Model().eval(), (torch.randn(2, 64),)
+    """)
+    monkeypatch.setattr(external_data, "PROTOBUF_LIMIT_BYTES", 1024)
+    output = tmp_path / "fixed.onnx"
+    result = auto_fix(AutoFixRequest(ModelRequest(str(path)), output=str(output)))
+    assert result.after.unsupported == [] and result.choices
+    assert result.after.output_max_abs is not None  # ONNX Runtime ran the whole model, from a path
+    assert [Path(p).name for p in result.after.saved_files] == ["fixed.onnx", "fixed.onnx.data"]
+    assert output.stat().st_size < (tmp_path / "fixed.onnx.data").stat().st_size
+    import onnxruntime as ort
+
+    session = ort.InferenceSession(str(output), providers=["CPUExecutionProvider"])
+    assert session.get_inputs()
