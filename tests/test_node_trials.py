@@ -121,3 +121,40 @@ def test_the_fix_command_says_where_each_fix_was_verified(model_file, tmp_path: 
     assert "vs torch on the node alone" in ran.stdout
     assert "tried 1 candidate(s) on the failing node alone, 0 on the whole model; " \
            "exported the whole model 2 time(s)" in ran.stdout
+
+
+@pytest.mark.parametrize("name", ["median_pooling_dynamo", "nan_gap_max_dynamo"])
+def test_the_dynamo_exporter_decides_on_the_node_too(worker, name: str) -> None:
+    """The FX node's op overload called alone on the arguments it saw: a missing ONNX function and
+    a wrong-numbers translation are both fixed without a whole-model trial."""
+    result = worker.run(AutoFixRequest(ModelRequest(str(example_path(name))), options={"exporter": "dynamo"}))
+    assert result.after.unsupported == []
+    assert result.choices and all(c.on_node for c in result.choices)
+    assert result.whole_model_trials == 0 and result.whole_model_exports == 2
+
+
+def test_a_dynamo_node_alone_calls_its_op_on_the_arguments_it_saw(model_file) -> None:
+    path = model_file("median.py", """
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                values, _ = torch.median(x * 2, dim=1)
+                return values + 1
+
+        def build():
+            torch.manual_seed(0)
+            return Model().eval(), (torch.randn(3, 5),)
+    """)
+    loaded = load_model(path)
+    exporter = exporter_for("dynamo")
+    options = ExportOptions(exporter="dynamo")
+    (problem,) = exporter.export(loaded, options).unsupported
+    sample = exporter.node_samples(loaded, options, [problem]).sample_for(problem)
+    assert sample is not None
+    (given,) = sample.inputs
+    torch.testing.assert_close(given, loaded.example_inputs[0] * 2)
+    ((_, values), (_, indices)) = sample.expected
+    expected = torch.median(loaded.example_inputs[0] * 2, dim=1)
+    np.testing.assert_array_equal(values, expected.values.numpy())
+    np.testing.assert_array_equal(indices, expected.indices.numpy())

@@ -7,6 +7,7 @@ without constant folding is compared node by node to find where the outputs star
 """
 from __future__ import annotations
 
+import gc
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
@@ -171,6 +172,11 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         loaded.module.to("cpu")
     outputs = [worst_of_runs(column) for column in zip(*per_run)]
     seconds["outputs"] = time.perf_counter() - run_started
+    providers_used, provider_options = list(session_info.providers_used), dict(session_info.provider_options)
+    # The per-node analysis exports and opens its own model: at real size, keeping this one and
+    # its session as well would hold the weights twice more.
+    del session, session_info, plan, comparable
+    gc.collect()
 
     analysis = None
     if analyze_nodes_enabled and onnx_path is None:
@@ -182,8 +188,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                                   tolerances, templates, messages, cancelled)
         if analysis is not None and analysis.first_divergent is None and run >= runs:
             messages.append(BAKED_WHILE_TRACING_NOTE)
-        if analysis is not None and device == "cuda" and CUDA_PROVIDER not in session_info.providers_used:
-            messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(session_info.providers_used)))
+        if analysis is not None and device == "cuda" and CUDA_PROVIDER not in providers_used:
+            messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(providers_used)))
         seconds["nodes"] = time.perf_counter() - node_started
     elif analyze_nodes_enabled:
         messages.append("Per-node analysis needs an export with provenance; skipped for an ONNX file.")
@@ -192,11 +198,11 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
     return CompareResult(
         model_path=str(loaded.path),
         onnx_source=onnx_path or f"export (opset {export_options.opset})",
-        provider_requested=provider, providers_used=list(session_info.providers_used), runs=len(per_run),
+        provider_requested=provider, providers_used=providers_used, runs=len(per_run),
         outputs=outputs, per_run=[[_without_plot_data(s) for s in stats] for stats in per_run],
         run_labels=[label for label, _ in compared],
         node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
-        precision=precision, provider_options=dict(session_info.provider_options), torch_device=device,
+        precision=precision, provider_options=provider_options, torch_device=device,
         tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement)
 
 

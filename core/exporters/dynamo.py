@@ -158,8 +158,13 @@ class DynamoExporter(Exporter):
 
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:
-        return NodeSamples(undecided={p.instance: "the torch.export-based exporter tries fixes on the whole model"
-                                      for p in problems})
+        """The program the problems were found in, captured and decomposed again (the fixes so far
+        applied by the caller), run once to see each failing node's arguments."""
+        from fixport.core.exporters.dynamo_node_samples import node_samples
+
+        self.last_program = None
+        self.export(loaded, replace(options), run_check=False, cancelled=cancelled)
+        return node_samples(self.last_program, loaded, problems)
 
     def validate_fix(self, mapping: FixMapping, opset: int) -> None:
         """Nothing to check before the trial: the fix compiles when the export registers it."""

@@ -175,10 +175,17 @@ def _node_alone(key: str, node: torch._C.Node, values: list[Any]) -> NodeSample:
             mapped[value] = alone.insertConstant(actual)
     clone = alone.createClone(node, lambda value: mapped[value])
     alone.appendNode(clone)
-    for output in clone.outputs():
+    outputs = list(clone.outputs())
+    for output in outputs:
         if not isinstance(output.type(), torch._C.TensorType):
             raise RuntimeError(f"it returns a {output.type()}, not tensors")
-        alone.registerOutput(output)
+    if len(outputs) == 1:
+        alone.registerOutput(outputs[0])
+    else:  # a function returns one value: several outputs (max.dim's values and indices) as a tuple
+        pack = alone.create("prim::TupleConstruct", outputs)
+        pack.output().setType(torch._C.TupleType([o.type() for o in outputs]))
+        alone.appendNode(pack)
+        alone.registerOutput(pack.output())
     function = torch._C._create_function_from_graph(f"fixport_node_alone_{next(_function_suffix)}", alone)
     with torch.no_grad():
         outputs = function(*inputs)

@@ -30,7 +30,7 @@ constants is refused like one that computes wrong numbers, and the next candidat
 """
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 
 from fixport.core.exporters.analysis import analyze
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
@@ -98,7 +98,9 @@ class _Search:
         if not new or self.loaded is None:
             return
         report(self.progress, self.fraction, "capturing the values that flow into the failing nodes")
-        taken = self.exporter.node_samples(self.loaded, options, new, self.cancelled)
+        with self.exporter.fixes_applied(list(self.mappings), options) as custom_opsets:  # as the problems were found
+            sampled = replace(options, custom_opsets={**custom_opsets, **options.custom_opsets})
+            taken = self.exporter.node_samples(self.loaded, sampled, new, self.cancelled)
         self.samples.samples.update(taken.samples)
         self.samples.undecided.update(taken.undecided)
 

@@ -23,6 +23,7 @@ from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.output_stats import compare_output_lists, to_numpy
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.onnx_io.ort_session import run_on_cpu
 
 if TYPE_CHECKING:
     from fixport.core.exporters.base import Exporter, NodeSample
@@ -48,7 +49,13 @@ def verdict_on_node(exporter: Exporter, loaded: LoadedModel, sample: NodeSample,
         return first.message.splitlines()[0][:300] if first.message else str(first.reason)
     if not candidate.runs_in_onnxruntime:
         return None
-    actual = [to_numpy(value) for value in result.runtime_outputs or []]
+    outputs = result.runtime_outputs
+    if outputs is None:  # an exporter whose check keeps no outputs: run the node's model here
+        run = run_on_cpu(result.model, [i.name for i in result.model.graph.input], sample.inputs)
+        if run.error:
+            return f"ONNX Runtime cannot run the node alone: {run.error.splitlines()[0][:300]}"
+        outputs = run.outputs
+    actual = [to_numpy(value) for value in outputs or []]
     if len(actual) != len(sample.expected):
         return f"the node alone has {len(actual)} output(s) in ONNX Runtime, {len(sample.expected)} in torch"
     stats = compare_output_lists(sample.expected, actual, tolerances_for(loaded), keep_plot_data=False)

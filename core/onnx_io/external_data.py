@@ -17,15 +17,20 @@ import onnx
 from google.protobuf.message import EncodeError
 
 PROTOBUF_LIMIT_BYTES = 2 * 1024**3 - 1024**2  # protobuf cannot serialise 2 GB; keep a margin
+# Above this, ONNX Runtime opens a model from a file with external data instead of from bytes: the
+# serialised bytes and ORT's parsed copy of them would each hold the weights once more.
+SESSION_FROM_FILE_ABOVE_BYTES = 256 * 1024**2
 EXTERNAL_TENSOR_MIN_BYTES = 1024  # smaller tensors stay in the model file (as onnx's own default)
 
 
-def fits_in_one_file(model: onnx.ModelProto) -> bool:
-    """Whether protobuf can serialise ``model`` (its ``ByteSize`` itself raises past 2 GB)."""
-    if sum(len(tensor.raw_data) for tensor in all_tensors(model)) >= PROTOBUF_LIMIT_BYTES:
+def fits_in_one_file(model: onnx.ModelProto, limit: int | None = None) -> bool:
+    """Whether ``model`` serialises to under ``limit`` bytes, by default protobuf's 2 GB (its
+    ``ByteSize`` itself raises past 2 GB)."""
+    limit = PROTOBUF_LIMIT_BYTES if limit is None else limit
+    if sum(len(tensor.raw_data) for tensor in all_tensors(model)) >= limit:
         return False
     try:
-        return model.ByteSize() < PROTOBUF_LIMIT_BYTES
+        return model.ByteSize() < limit
     except EncodeError:
         return False
 
@@ -91,13 +96,13 @@ def write_with_external_data(model: onnx.ModelProto, path: Path, data_name: str 
 
 @contextmanager
 def session_source(model: onnx.ModelProto | bytes | str | Path) -> Iterator[bytes | str]:
-    """What ``ort.InferenceSession`` takes for ``model``: its bytes, or for a model above 2 GB the
-    path of a temporary copy with external data (removed when the block ends; a session has
-    read it by then)."""
+    """What ``ort.InferenceSession`` takes for ``model``: its bytes, or for a big model (above
+    2 GB it must) the path of a temporary copy with external data (removed when the block ends;
+    a session has read it by then)."""
     if not isinstance(model, onnx.ModelProto):
         yield str(model) if isinstance(model, Path) else model
         return
-    if fits_in_one_file(model):
+    if fits_in_one_file(model, min(SESSION_FROM_FILE_ABOVE_BYTES, PROTOBUF_LIMIT_BYTES)):
         yield model.SerializeToString()
         return
     with tempfile.TemporaryDirectory(prefix="fixport-large-") as folder:

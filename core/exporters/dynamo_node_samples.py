@@ -1,0 +1,110 @@
+"""The dynamo exporter's failing nodes taken out on their own, for trials on the node
+(:mod:`fixport.core.fixing.node_trials`).
+
+The program the exporter translates (captured, then decomposed against the ONNX registry with
+the fixes so far) runs once in an FX interpreter on the example inputs, which keeps the
+arguments each failing node is called with. Each node then becomes a module that calls its op
+overload on them: tensors are the module's inputs, everything else (ints, sizes, lists, dtypes)
+the values they had. torch.export captures that module as the same one-op graph.
+"""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from typing import TYPE_CHECKING, Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+from fixport.core.exporters.base import NodeSample, NodeSamples
+from fixport.core.model.output_stats import to_numpy
+from fixport.core.model.problems import UnsupportedNode
+
+if TYPE_CHECKING:
+    from fixport.core.loaders.loading import LoadedModel
+
+
+class OpAlone(torch.nn.Module):
+    """One FX node's op overload called on the arguments it saw; tensors are the module's inputs."""
+
+    def __init__(self, target: Any, arguments: tuple[tuple, dict]) -> None:
+        super().__init__()
+        self.target = target
+        leaves, self.spec = pytree.tree_flatten(arguments)
+        self.tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
+        self.fixed = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
+
+    def forward(self, *tensors: torch.Tensor) -> Any:
+        leaves = list(self.fixed)
+        for slot, tensor in zip(self.tensor_slots, tensors):
+            leaves[slot] = tensor
+        args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return self.target(*args, **kwargs)
+
+
+def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedModel,
+                 problems: Sequence[UnsupportedNode]) -> NodeSamples:
+    """A sample per failing node of ``program`` named by ``problems``; the rest say why not."""
+    samples = NodeSamples()
+    if program is None:
+        samples.undecided = {p.instance: "torch.export could not capture the model as one graph" for p in problems}
+        return samples
+    nodes = {node.name: node for node in program.graph.nodes if node.op == "call_function"}
+    wanted = {}
+    for problem in problems:
+        if problem.instance in nodes:
+            wanted[problem.instance] = nodes[problem.instance]
+        else:
+            samples.undecided[problem.instance] = "the node is not in the program the exporter translates"
+    if not wanted:
+        return samples
+    try:
+        seen = _arguments_seen(program, set(wanted), loaded.example_inputs)
+    except Exception as exc:  # noqa: BLE001 -- only means whole-model trials
+        samples.undecided.update({name: f"the program could not run node by node: {_first_line(exc)}"
+                                  for name in wanted})
+        return samples
+    for name, node in wanted.items():
+        try:
+            samples.samples[name] = _op_alone(name, node.target, seen[name])
+        except Exception as exc:  # noqa: BLE001 -- an odd output, complex tensors
+            samples.undecided[name] = f"the node cannot run on its own: {_first_line(exc)}"
+    return samples
+
+
+def _arguments_seen(program: torch.export.ExportedProgram, names: set[str],
+                    inputs: Sequence[torch.Tensor]) -> dict[str, tuple[tuple, dict]]:
+    seen: dict[str, tuple[tuple, dict]] = {}
+
+    class Recorder(torch.fx.Interpreter):
+        def run_node(self, node: torch.fx.Node) -> Any:
+            if node.name in names:
+                args, kwargs = self.fetch_args_kwargs_from_env(node)
+                # copies: a later in-place op must not change what the node saw
+                seen[node.name] = pytree.tree_map_only(torch.Tensor, lambda t: t.detach().clone(), (args, kwargs))
+            return super().run_node(node)
+
+    with torch.no_grad():
+        Recorder(program.module()).run(*inputs)
+    missing = names - set(seen)
+    if missing:
+        raise RuntimeError(f"{', '.join(sorted(missing))} did not run (a branch not taken)")
+    return seen
+
+
+def _op_alone(name: str, target: Any, arguments: tuple[tuple, dict]) -> NodeSample:
+    module = OpAlone(target, arguments)
+    inputs = tuple(leaf for leaf in pytree.tree_leaves(arguments) if isinstance(leaf, torch.Tensor))
+    with torch.no_grad():
+        outputs = module(*inputs)
+    flat = pytree.tree_leaves(outputs)
+    if not flat or not all(isinstance(value, torch.Tensor) for value in flat):
+        raise RuntimeError("it does not return only tensors")
+    if any(t.is_complex() for t in (*inputs, *flat)):
+        # ONNX has no complex tensors: the exporter carries them as real pairs between nodes.
+        raise RuntimeError("it takes or returns complex tensors, which ONNX carries as real pairs between nodes")
+    expected = [(f"output_{index}", to_numpy(value)) for index, value in enumerate(flat)]
+    return NodeSample(name, module, inputs, expected)
+
+
+def _first_line(error: BaseException) -> str:
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
