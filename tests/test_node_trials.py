@@ -158,3 +158,20 @@ def test_a_dynamo_node_alone_calls_its_op_on_the_arguments_it_saw(model_file) ->
     expected = torch.median(loaded.example_inputs[0] * 2, dim=1)
     np.testing.assert_array_equal(values, expected.values.numpy())
     np.testing.assert_array_equal(indices, expected.indices.numpy())
+
+
+def test_a_float16_model_is_fixed_on_the_node_and_keeps_its_dtype(worker, model_file, tmp_path: Path) -> None:
+    path = model_file("half_diff.py", DIFF_MODEL.replace(
+        "return Model().eval(), (torch.randn(3, 8),)",
+        "return Model().eval().half(), (torch.randn(3, 8, dtype=torch.float16),)"))
+    onnx_path = tmp_path / "half.onnx"
+    result = worker.run(AutoFixRequest(ModelRequest(str(path)), output=str(onnx_path)))
+    assert result.after.unsupported == [] and all(c.on_node for c in result.choices)
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    assert [o.type for o in session.get_outputs()] == ["tensor(float16)"]  # the fix kept the dtype
+    loaded = load_model(path)
+    (actual,) = session.run(None, {session.get_inputs()[0].name: loaded.example_inputs[0].numpy()})
+    with torch.no_grad():
+        expected = loaded.module(*loaded.example_inputs).numpy()
+    assert actual.dtype == np.float16
+    np.testing.assert_allclose(actual.astype(np.float32), expected.astype(np.float32), atol=1e-2, rtol=1e-2)
