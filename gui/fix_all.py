@@ -44,12 +44,14 @@ class FixAllPlan:
     def changes_anything(self) -> bool:
         return bool(self.new_mappings) or self.opset is not None
 
+    trials: str = ""  # where the candidates were tried, and how often the whole model was exported
+
     def summary(self) -> str:
         fitted = sum(1 for o in self.outcomes if o.fitted)
         missing = [o.label for o in self.outcomes if not o.fitted]
         opset = f", opset raised to {self.opset}" if self.opset is not None else ""
         left = f"; no fix fitted {', '.join(missing)}" if missing else ""
-        return f"Fix all: {fitted} kind(s) fixed{opset}{left}."
+        return f"Fix all: {fitted} kind(s) fixed{opset}{left}. {self.trials}".rstrip()
 
 
 def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
@@ -57,6 +59,8 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
     known = {(m.target_kind, m.python_op_name, m.instance) for m in existing}
     plan = FixAllPlan(new_mappings=[m for m in result.mappings
                                     if (m.target_kind, m.python_op_name, m.instance) not in known])
+    plan.trials = (f"{result.node_trials} trial(s) on the failing nodes alone, {result.whole_model_trials} on the "
+                   f"whole model; the whole model exported {result.whole_model_exports} time(s).")
     if result.opset_raised is not None:
         before, after = result.opset_raised
         plan.opset = after
@@ -69,7 +73,8 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
         label = python_op_kind(choice.python_op_name) if choice.python_op_name else choice.kind
         family = choice.family or "template"
         runtime = "" if choice.runs_in_onnxruntime else " (ONNX Runtime cannot run it)"
-        plan.outcomes.append(FixedKind(label, f"{family}: {choice.template_id}{runtime}",
+        verified = ", verified on the node alone" if choice.on_node else ""
+        plan.outcomes.append(FixedKind(label, f"{family}: {choice.template_id}{runtime}{verified}",
                                        by_kind.get((choice.kind, choice.python_op_name))))
     for kind in dict.fromkeys(result.no_template):
         plan.outcomes.append(FixedKind(kind, _why_none_fitted(kind, result), fitted=False))

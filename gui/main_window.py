@@ -372,7 +372,8 @@ class MainWindow(QMainWindow):
         if plan.opset is not None:
             self.workbench.set_export_option("opset", plan.opset)
         self.fix_outcomes = plan.outcomes
-        self.log.log(plan.summary(), "\n".join(result.rejected))
+        self.log.log(plan.summary(), "\n".join([*result.rejected, *(f"tried on the whole model: {why}"
+                                                                   for why in result.whole_model_why)]))
         self.actions.sync_from_project()
         # The search's last analysis is the export of the project as it now stands: no re-export.
         self._keep_view = True

@@ -90,8 +90,15 @@ def test_fix_all_with_the_dynamo_exporter(qtbot, window: MainWindow) -> None:
     switch_to_dynamo(qtbot, window)
     assert {p.kind for p in window.workbench.analysis.unsupported} == {"mydyn::softclip.default",
                                                                       "mydyn::gate.default"}
+    seen: list[str] = []
+    window.runner.progress.connect(lambda job, fraction, message: seen.append(message))
     run_job(qtbot, window, window.actions["fix_all"].trigger)
     assert window.workbench.analysis.unsupported == [], window.log.contents()
     assert window.workbench.analysis.options.exporter == "dynamo"
     assert {m.template_id for m in window.workbench.project.mappings} == {"dynamo.inline_implementation"}
     assert "Fix all: 2 kind(s) fixed" in window.log.contents()
+    # each stage named while it runs; the candidates were tried on the nodes alone
+    assert any("trial 1 of" in m and "(on the node)" in m for m in seen), seen
+    assert "2 trial(s) on the failing nodes alone, 0 on the whole model" in window.log.contents()
+    rows = [window.problems.tree.topLevelItem(i).text(0) for i in range(window.problems.tree.topLevelItemCount())]
+    assert all("verified on the node alone" in row for row in rows), rows
