@@ -69,11 +69,21 @@ def create_session(model: onnx.ModelProto | bytes | str, provider: str = "cpu",
     if profile:
         enable_profiling(options)
     with session_source(model) as source:
+        if isinstance(source, str):  # a big model, opened from its file
+            keep_one_copy_of_the_weights(options)
         session = ort.InferenceSession(source, sess_options=options, providers=asked)
     used = session.get_providers()
     fallback = cuda_fallback_message([p[0] if isinstance(p, tuple) else p for p in asked], used)
     messages += [fallback] if fallback else []
     return SessionInfo(session, provider, used, messages, precision, applied_cuda_options(session, asked))
+
+
+def keep_one_copy_of_the_weights(options: ort.SessionOptions) -> None:
+    """For a model the size of its weights: no pre-packed second copy of the MatMul/Gemm weights
+    (it pays off over many runs, Fixport runs a model a few times) and no memory arena that keeps
+    its peak after a run."""
+    options.add_session_config_entry("session.disable_prepacking", "1")
+    options.enable_cpu_mem_arena = False
 
 
 def applied_cuda_options(session: ort.InferenceSession, asked: Sequence[Any]) -> dict[str, str]:
