@@ -45,8 +45,9 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     max_abs, notes, other_sizes = None, list(loaded.notes), []
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
-        mismatches, max_abs = mismatched_outputs(loaded, result.model, result.onnx_graph, result.source_graph,
-                                                 result.runtime_outputs)
+        mismatches, max_abs, rounding_notes = mismatched_outputs(loaded, result.model, result.onnx_graph,
+                                                                 result.source_graph, result.runtime_outputs)
+        notes += rounding_notes
         result.unsupported += mismatches
         if not mismatches and (export_options.dynamic_axes or request.other_shapes):  # and at other sizes?
             report(progress, 0.95, "checking other sizes")

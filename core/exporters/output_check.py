@@ -15,6 +15,7 @@ import numpy as np
 import onnx
 import torch
 
+from fixport.core.exporters.low_precision import rounding_only
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.output_stats import (
@@ -36,12 +37,14 @@ def compare_outputs(loaded: LoadedModel, model: onnx.ModelProto | str, tolerance
                     runtime_outputs: list[Any] | None = None) -> list[OutputStats]:
     """Every output of ``model`` (run in ONNX Runtime on CPU, unless ``runtime_outputs`` are that
     run's already) against torch, on the example inputs."""
-    actual = runtime_outputs
-    if actual is None:
-        session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
-        actual = session.run(None, feeds_for(session, loaded.input_names,
-                                             [to_numpy(t) for t in loaded.example_inputs]))
+    actual = runtime_outputs if runtime_outputs is not None else onnx_outputs(loaded, model)
     return compare_output_lists(torch_outputs(loaded), actual, tolerances or ToleranceTable(), keep_plot_data=False)
+
+
+def onnx_outputs(loaded: LoadedModel, model: onnx.ModelProto | str) -> list[Any]:
+    """``model``'s outputs in ONNX Runtime on CPU, on the example inputs."""
+    session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
+    return session.run(None, feeds_for(session, loaded.input_names, [to_numpy(t) for t in loaded.example_inputs]))
 
 
 def torch_outputs(loaded: LoadedModel) -> list[tuple[str, np.ndarray]]:
@@ -64,20 +67,25 @@ def tolerances_for(loaded: LoadedModel) -> ToleranceTable:
 
 def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: Graph,
                        source_graph: Graph | None, runtime_outputs: list[Any] | None = None,
-                       ) -> tuple[list[UnsupportedNode], float | None]:
+                       ) -> tuple[list[UnsupportedNode], float | None, list[str]]:
     """A ``mismatch`` problem per output beyond tolerance (a crash while comparing is a problem
-    too), and the largest absolute difference when every output was compared."""
+    too), the largest absolute difference when every output was compared, and notes (a float16
+    output whose difference is float16's own rounding passes, and is noted)."""
     tolerances = tolerances_for(loaded)
     try:
-        stats = compare_outputs(loaded, model, tolerances, runtime_outputs)
+        actual = runtime_outputs if runtime_outputs is not None else onnx_outputs(loaded, model)
+        stats = compare_outputs(loaded, model, tolerances, actual)
+        failing = [index for index, output in enumerate(stats) if not output.passed]
+        rounding = rounding_only(loaded.module, loaded.example_inputs, torch_outputs(loaded), actual,
+                                 [stats[index] for index in failing]) if failing else {}
     except Exception as exc:  # torch or ORT failing here is a Fixport bug: report it, do not crash `check`
         first_line = (str(exc).strip().splitlines() or [""])[0][:300]
         return [UnsupportedNode(
             kind=OUTPUT_KIND, instance="", reason=ProblemReason.RUNTIME_ERROR, scope="", source="",
             message=f"Comparing ONNX Runtime with torch failed ({type(exc).__name__}: {first_line}); "
-                    "this is a Fixport bug, please report it with the model.")], None
+                    "this is a Fixport bug, please report it with the model.")], None, []
     model_name = Path(loaded.path).name
-    failing = [index for index, output in enumerate(stats) if not output.passed]
+    failing = [index for index in failing if stats[index].name not in rounding]
     unstable = _outputs_torch_does_not_repeat(loaded, failing, tolerances) if failing else {}
     problems = []
     for index in failing:
@@ -86,7 +94,7 @@ def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: 
             continue
         onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
         problems.append(_mismatch_problem(stats[index], onnx_output, onnx_graph, source_graph, model_name))
-    return problems, worst_abs(stats)
+    return problems, worst_abs(stats), list(rounding.values())
 
 
 # Ops that draw random numbers (in-place forms end in "_"): torch and ONNX Runtime draw different ones.

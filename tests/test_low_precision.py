@@ -1,0 +1,41 @@
+"""Float16 outputs that miss float16's tolerance only by float16's own rounding pass, judged
+against the same model run in float32; a real error does not (issue 20, precision)."""
+from __future__ import annotations
+
+import numpy as np
+import torch
+
+from fixport.core.exporters.low_precision import float32_outputs, rounding_only
+from fixport.core.model.output_stats import compare_output_lists, flatten_outputs
+from fixport.core.model.tolerances import ToleranceTable
+
+
+def _deep_half_mlp() -> tuple[torch.nn.Module, tuple[torch.Tensor]]:
+    torch.manual_seed(0)
+    layers = [torch.nn.Linear(64, 64) for _ in range(12)]
+    return torch.nn.Sequential(*layers).eval().half(), (torch.randn(4, 64, dtype=torch.float16),)
+
+
+def test_float32_reference_leaves_the_model_as_it_was() -> None:
+    model, inputs = _deep_half_mlp()
+    before = {name: p.clone() for name, p in model.state_dict().items()}
+    ((_, wide),) = float32_outputs(model, inputs)
+    assert wide.dtype == np.float32
+    assert all(p.dtype == torch.float16 and torch.equal(p, before[name]) for name, p in model.state_dict().items())
+
+
+def test_rounding_passes_and_a_real_error_does_not() -> None:
+    model, inputs = _deep_half_mlp()
+    with torch.no_grad():
+        expected = flatten_outputs(model(*inputs))
+    ((_, exact),) = float32_outputs(model, inputs)
+    rounded_elsewhere = exact.astype(np.float16)  # as close to float32 as float16 gets: a different rounding
+    wrong = (exact + 0.5).astype(np.float16)
+    tight = ToleranceTable(atol=1e-6, rtol=1e-6)  # so both miss the tolerance
+    verdicts = {}
+    for label, actual in (("rounded", rounded_elsewhere), ("wrong", wrong)):
+        (stats,) = compare_output_lists(expected, [actual], tight, keep_plot_data=False)
+        assert not stats.passed
+        verdicts[label] = rounding_only(model, inputs, expected, [actual], [stats]).get(stats.name)
+    assert verdicts["wrong"] is None
+    assert "float16 rounding" in verdicts["rounded"] and "torch's own float16 run" in verdicts["rounded"]
