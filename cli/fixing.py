@@ -14,7 +14,7 @@ from fixport.cli.arguments import (
     model_request,
 )
 from fixport.cli.check_export import analysis_json, print_analysis
-from fixport.cli.output import print_json
+from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.core.exporters.profiles import profile_for, profile_for_kind
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.errors import FixportError
@@ -56,9 +56,10 @@ def run_fix(args: argparse.Namespace) -> int:
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
         result = worker.run(AutoFixRequest(model_request(args), export_overrides(args), output=args.onnx,
-                                           keep_opset=args.keep_opset))
+                                           keep_opset=args.keep_opset), progress=progress_printer(args.json))
     finally:
         worker.stop()
+        clear_progress(args.json)
     if not result.before.unsupported:
         message = f"{Path(args.model).name} already exports and runs in ONNX Runtime: nothing to fix, nothing written."
         if args.json:

@@ -7,7 +7,7 @@ from collections.abc import Callable
 from typing import Any
 
 ProgressPrinter = Callable[[float, str], None]
-PROGRESS_WIDTH = 60
+PROGRESS_WIDTH = 79  # one terminal line: a longer stage name is cut, not wrapped
 
 
 def print_json(payload: Any) -> None:
@@ -19,7 +19,8 @@ def progress_printer(as_json: bool) -> ProgressPrinter | None:
     """A one-line progress display on stderr; None when the output is JSON or not a terminal."""
     if as_json or not sys.stderr.isatty():
         return None
-    return lambda fraction, message: print(f"\r[{fraction:4.0%}] {message:<50}", end="", file=sys.stderr)
+    room = PROGRESS_WIDTH - len("[100%] ")
+    return lambda fraction, message: print(f"\r[{fraction:4.0%}] {message[:room]:<{room}}", end="", file=sys.stderr)
 
 
 def clear_progress(as_json: bool) -> None:

@@ -51,6 +51,7 @@ STATUS_MESSAGE_MS = 5000
 # A job shorter than this (a re-export after Apply) never flashes the progress bar and Cancel:
 # showing them re-lays out the status bar while the worker runs.
 PROGRESS_DELAY_MS = 150
+PROGRESS_WIDTH = 360  # px: room for a stage name ("exporting the whole model with the fixes")
 
 
 class ActionWindow(Protocol):
@@ -327,7 +328,7 @@ class WindowActions:
         self.banner.hide()
         self.progress = QProgressBar()
         self.progress.setRange(0, 100)
-        self.progress.setMaximumWidth(220)
+        self.progress.setFixedWidth(PROGRESS_WIDTH)
         self.progress.setTextVisible(True)
         self.progress.hide()
         self.cancel_button = QPushButton("Cancel")
@@ -357,19 +358,29 @@ class WindowActions:
             if not self._reveal_timer.isActive():
                 self._reveal_timer.start(PROGRESS_DELAY_MS)
             return
-        text = f"{message} %p%" if message else "%p%"
+        text = self._progress_text(message)
         value = int(fraction * 100)
         if value == self.progress.value() and text == self.progress.format():
             return  # each repaint of the status bar costs the UI thread about a millisecond
         self.progress.setValue(value)
         self.progress.setFormat(text)
+        self.progress.setToolTip(message)
+
+    def _progress_text(self, message: str) -> str:
+        """The stage's name, shortened with an ellipsis to fit the bar beside its percentage."""
+        if not message:
+            return "%p%"
+        metrics = self.progress.fontMetrics()
+        room = PROGRESS_WIDTH - metrics.horizontalAdvance(" 100%") - 16
+        return metrics.elidedText(message, Qt.TextElideMode.ElideRight, room) + " %p%"
 
     def _reveal_progress(self) -> None:
         if not self.window.runner.busy:
             return
         fraction, message = self._latest_progress
         self.progress.setValue(int(fraction * 100))
-        self.progress.setFormat(f"{message} %p%" if message else "%p%")
+        self.progress.setFormat(self._progress_text(message))
+        self.progress.setToolTip(message)
         self.progress.show()
         self.cancel_button.show()
 

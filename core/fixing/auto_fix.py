@@ -86,8 +86,13 @@ class _Search:
         """The whole model with the mappings so far, in this process."""
         check_cancelled(self.cancelled)
         self.whole_model_exports += 1
+        stage = "exporting as it is" if self.whole_model_exports == 1 else "exporting the whole model with the fixes"
+
+        def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
+            report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
+
         analysis = analyze(AnalyzeRequest(self.request.model, self.options, list(self.mappings), output),
-                           cancelled=self.cancelled)
+                           progress=stages, cancelled=self.cancelled)
         check_cancelled(self.cancelled)
         return analysis
 
@@ -230,7 +235,8 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
             result.choices.append(candidate.choice(max_abs, on_node=trial is None))
             fixed_any = True
         if chosen_on_node:  # the whole model, once, with this round's node-level choices
-            report(progress, (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1), "exporting the whole model with the fixes")
+            search.fraction = (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1)
+            report(progress, search.fraction, "exporting the whole model with the fixes")
             checked = search.export(output=request.output)
             contradicted = _contradicted(chosen_on_node, checked, current)
             if contradicted:
