@@ -60,38 +60,53 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
 
 def write_with_external_data(model: onnx.ModelProto, path: Path, data_name: str | None = None) -> list[Path]:
     """Write ``model`` to ``path`` with its tensors' bytes in ``data_name`` (beside it); the model
-    in memory is left as it was. Returns the two files written."""
-    data_name = data_name or f"{path.name}.data"
-    moved: list[tuple[onnx.TensorProto, bytes, bool]] = []  # tensor, its bytes, whether it named a location
+    in memory is left as it was. Returns the two files written.
+
+    Each tensor's bytes are written and dropped from the model, the model file is written without
+    them, and then they are read back from the data file: the weights are never held twice (a
+    tensor's ``raw_data`` read from Python is a copy of it)."""
+    data_path = path.parent / (data_name or f"{path.name}.data")
+    moved: list[tuple[onnx.TensorProto, int, int, bool]] = []  # tensor, offset, length, whether it named a location
     offset = 0
     try:
-        with open(path.parent / data_name, "wb") as data:
+        with open(data_path, "wb") as data:
             for tensor in all_tensors(model):
                 if tensor.data_location == onnx.TensorProto.EXTERNAL or not tensor.HasField("raw_data") \
                         or len(tensor.raw_data) < EXTERNAL_TENSOR_MIN_BYTES:
                     continue
-                raw = tensor.raw_data
                 padding = -offset % 4096  # aligned, so ONNX Runtime can map the file
                 data.write(b"\0" * padding)
                 offset += padding
-                data.write(raw)
-                moved.append((tensor, raw, tensor.HasField("data_location")))
+                length = data.write(tensor.raw_data)
+                moved.append((tensor, offset, length, tensor.HasField("data_location")))
                 tensor.ClearField("raw_data")
                 tensor.data_location = onnx.TensorProto.EXTERNAL
-                for key, value in (("location", data_name), ("offset", str(offset)), ("length", str(len(raw)))):
+                for key, value in (("location", data_path.name), ("offset", str(offset)), ("length", str(length))):
                     entry = tensor.external_data.add()
                     entry.key, entry.value = key, value
-                offset += len(raw)
+                offset += length
         path.write_bytes(model.SerializeToString())
     finally:
-        for tensor, raw, named_location in moved:  # the model in memory keeps its weights, as it was
+        _read_back(moved, data_path)
+    return [path, data_path]
+
+
+def _read_back(moved: list[tuple[onnx.TensorProto, int, int, bool]], data_path: Path) -> None:
+    """Put the moved tensors' bytes back into the model, as it was before."""
+    if not moved:
+        return
+    with open(data_path, "rb") as data:
+        for tensor, offset, length, named_location in moved:
+            data.seek(offset)
+            raw = data.read(length)
+            if len(raw) != length:  # the data file was not written whole (a full disk): say so, never corrupt
+                raise OSError(f"{data_path} holds {len(raw)} of a tensor's {length} bytes; the disk may be full")
+            tensor.raw_data = raw
             del tensor.external_data[:]
             if named_location:
                 tensor.data_location = onnx.TensorProto.DEFAULT
             else:
                 tensor.ClearField("data_location")
-            tensor.raw_data = raw
-    return [path, path.parent / data_name]
 
 
 @contextmanager
