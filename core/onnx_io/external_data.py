@@ -2,8 +2,8 @@
 
 A ModelProto cannot be serialised once it passes 2 GB, so ONNX Runtime, the checker and the saved
 file all take such a model as a path to a model file whose tensors live in one ``.data`` file
-beside it. :func:`write_with_external_data` writes that pair without changing the model in memory
-(``onnx.save_model(save_as_external_data=True)`` empties the caller's tensors), and
+beside it. :func:`write_with_external_data` writes that pair without changing or copying the
+model in memory (``onnx.save_model(save_as_external_data=True)`` empties the caller's tensors), and
 :func:`session_source` gives ONNX Runtime bytes for a small model or such a path for a large one.
 """
 from __future__ import annotations
@@ -12,6 +12,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 import onnx
 from google.protobuf.message import EncodeError
@@ -59,54 +60,53 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
 
 
 def write_with_external_data(model: onnx.ModelProto, path: Path, data_name: str | None = None) -> list[Path]:
-    """Write ``model`` to ``path`` with its tensors' bytes in ``data_name`` (beside it); the model
-    in memory is left as it was. Returns the two files written.
+    """Write ``model`` to ``path`` with its initializers' bytes in ``data_name`` (beside it); the
+    model in memory is not touched. Returns the two files written.
 
-    Each tensor's bytes are written and dropped from the model, the model file is written without
-    them, and then they are read back from the data file: the weights are never held twice (a
-    tensor's ``raw_data`` read from Python is a copy of it)."""
+    The model file is a copy of ``model`` whose big initializers name their place in the data
+    file instead of holding their bytes: the weights are never held twice (protobuf keeps a
+    cleared field's memory until the whole message goes, so emptying ``model`` would not help)."""
     data_path = path.parent / (data_name or f"{path.name}.data")
-    moved: list[tuple[onnx.TensorProto, int, int, bool]] = []  # tensor, offset, length, whether it named a location
+    light = _copy_without(model, "graph")
+    _copy_fields(model.graph, light.graph, without="initializer")
     offset = 0
-    try:
-        with open(data_path, "wb") as data:
-            for tensor in all_tensors(model):
-                if tensor.data_location == onnx.TensorProto.EXTERNAL or not tensor.HasField("raw_data") \
-                        or len(tensor.raw_data) < EXTERNAL_TENSOR_MIN_BYTES:
-                    continue
-                padding = -offset % 4096  # aligned, so ONNX Runtime can map the file
-                data.write(b"\0" * padding)
-                offset += padding
-                length = data.write(tensor.raw_data)
-                moved.append((tensor, offset, length, tensor.HasField("data_location")))
-                tensor.ClearField("raw_data")
-                tensor.data_location = onnx.TensorProto.EXTERNAL
-                for key, value in (("location", data_path.name), ("offset", str(offset)), ("length", str(length))):
-                    entry = tensor.external_data.add()
-                    entry.key, entry.value = key, value
-                offset += length
-        path.write_bytes(model.SerializeToString())
-    finally:
-        _read_back(moved, data_path)
+    with open(data_path, "wb") as data:
+        for tensor in model.graph.initializer:
+            kept = light.graph.initializer.add()
+            if tensor.data_location == onnx.TensorProto.EXTERNAL or len(tensor.raw_data) < EXTERNAL_TENSOR_MIN_BYTES:
+                kept.CopyFrom(tensor)
+                continue
+            _copy_fields(tensor, kept, without="raw_data")
+            padding = -offset % 4096  # aligned, so ONNX Runtime can map the file
+            data.write(b"\0" * padding)
+            offset += padding
+            length = data.write(tensor.raw_data)
+            kept.data_location = onnx.TensorProto.EXTERNAL
+            for key, value in (("location", data_path.name), ("offset", str(offset)), ("length", str(length))):
+                entry = kept.external_data.add()
+                entry.key, entry.value = key, value
+            offset += length
+    path.write_bytes(light.SerializeToString())
     return [path, data_path]
 
 
-def _read_back(moved: list[tuple[onnx.TensorProto, int, int, bool]], data_path: Path) -> None:
-    """Put the moved tensors' bytes back into the model, as it was before."""
-    if not moved:
-        return
-    with open(data_path, "rb") as data:
-        for tensor, offset, length, named_location in moved:
-            data.seek(offset)
-            raw = data.read(length)
-            if len(raw) != length:  # the data file was not written whole (a full disk): say so, never corrupt
-                raise OSError(f"{data_path} holds {len(raw)} of a tensor's {length} bytes; the disk may be full")
-            tensor.raw_data = raw
-            del tensor.external_data[:]
-            if named_location:
-                tensor.data_location = onnx.TensorProto.DEFAULT
-            else:
-                tensor.ClearField("data_location")
+def _copy_without(message: Any, field_name: str) -> Any:
+    copy = type(message)()
+    _copy_fields(message, copy, without=field_name)
+    return copy
+
+
+def _copy_fields(source: Any, target: Any, without: str) -> None:
+    """Every field of ``source`` that is set, but ``without``, into ``target``."""
+    for descriptor, value in source.ListFields():
+        if descriptor.name == without:
+            continue
+        if hasattr(value, "extend"):  # a repeated field
+            getattr(target, descriptor.name).extend(value)
+        elif hasattr(value, "CopyFrom"):  # a message
+            getattr(target, descriptor.name).CopyFrom(value)
+        else:
+            setattr(target, descriptor.name, value)
 
 
 @contextmanager
