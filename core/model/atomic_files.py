@@ -10,7 +10,9 @@ import errno
 import os
 import stat
 import tempfile
+from collections.abc import Callable
 from pathlib import Path
+from typing import BinaryIO
 
 from fixport.core.model.errors import FixportError
 
@@ -26,6 +28,13 @@ class FileWriteError(FixportError):
 
 def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
     """Write ``data`` to ``path`` (through a symlink to its target) atomically; returns the file written."""
+    return atomic_write(path, lambda stream: stream.write(data))
+
+
+def atomic_write(path: str | Path, write: Callable[[BinaryIO], object],
+                 verify: Callable[[Path], None] | None = None) -> Path:
+    """``write(stream)`` to ``path`` atomically; ``verify(temporary_path)`` may refuse the written
+    file by raising, before it replaces anything. Returns the file written."""
     target = Path(os.path.realpath(Path(path).expanduser()))
     try:
         target.parent.mkdir(parents=True, exist_ok=True)
@@ -35,10 +44,12 @@ def atomic_write_bytes(path: str | Path, data: bytes) -> Path:
         raise write_error(Path(path), exc) from exc
     try:
         with os.fdopen(handle, "wb") as stream:
-            stream.write(data)
+            write(stream)
             stream.flush()
             os.fchmod(stream.fileno(), mode)
             os.fsync(stream.fileno())
+        if verify is not None:
+            verify(Path(temp_name))
         os.replace(temp_name, target)
     except BaseException as exc:
         Path(temp_name).unlink(missing_ok=True)

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import onnx
 
-from fixport.core.model.atomic_files import atomic_write_bytes, output_mode, write_error
+from fixport.core.model.atomic_files import atomic_write, output_mode, write_error
 from fixport.core.model.errors import ExportError, ModelLoadError
 from fixport.core.onnx_io.external_data import fits_in_one_file, write_with_external_data
 
@@ -25,8 +25,9 @@ def save_model(model: onnx.ModelProto, path: str | Path) -> list[Path]:
     """Check and atomically save ``model``; returns the files written."""
     path = Path(path)
     if fits_in_one_file(model):
-        check_model(model)
-        atomic_write_bytes(path, model.SerializeToString())
+        # Checked as written, from the file: the serialised bytes live only while they are
+        # written, and the checker does not get a second copy of the weights from memory.
+        atomic_write(path, lambda stream: stream.write(model.SerializeToString()), verify=check_model)
         return [path]
     return _save_with_external_data(model, path)
 
