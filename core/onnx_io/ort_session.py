@@ -118,8 +118,17 @@ class CpuRun:
     error: str | None = None
 
 
+# numpy has no bfloat16, and ONNX Runtime's CPU provider has no bfloat16 kernel for most ops.
+BFLOAT16_ON_CPU = ("ONNX Runtime cannot run this bfloat16 model on CPU: its CPU provider has no bfloat16 kernels "
+                   "for most ops (Add, MatMul, Gemm), so the export was converted but not run or compared here. "
+                   "Check the conversion with the model in float32 (model.float() and float inputs in build()), "
+                   "and run the bfloat16 model where ONNX Runtime runs it: `compare --provider cuda` on a GPU.")
+
+
 def run_on_cpu(model: onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> CpuRun:
     """Load and run ``model`` on CPU once, keeping the outputs (the analysis compares them with torch)."""
+    if any(str(getattr(t, "dtype", "")) == "torch.bfloat16" for t in inputs):
+        return CpuRun(error=BFLOAT16_ON_CPU)
     arrays = [t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t) for t in inputs]
     try:
         session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
