@@ -94,6 +94,11 @@ class NodeSamples:
         return self.undecided.get(problem.instance, "the node was not captured")
 
 
+def first_error_line(error: BaseException) -> str:
+    """An exception's first line, short enough to say why a node has no sample."""
+    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
 class Exporter(Protocol):
     """Everything Fixport does that depends on the exporter, behind one object per exporter.
 

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING, Any
 import torch
 from torch.utils import _pytree as pytree
 
-from fixport.core.exporters.base import NodeSample, NodeSamples
+from fixport.core.exporters.base import NodeSample, NodeSamples, first_error_line
 from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.problems import UnsupportedNode
 
@@ -60,14 +60,14 @@ def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedMod
     try:
         seen = _arguments_seen(program, set(wanted), loaded.example_inputs)
     except Exception as exc:  # noqa: BLE001 -- only means whole-model trials
-        samples.undecided.update({name: f"the program could not run node by node: {_first_line(exc)}"
+        samples.undecided.update({name: f"the program could not run node by node: {first_error_line(exc)}"
                                   for name in wanted})
         return samples
     for name, node in wanted.items():
         try:
             samples.samples[name] = _op_alone(name, node.target, seen[name])
         except Exception as exc:  # noqa: BLE001 -- an odd output, complex tensors
-            samples.undecided[name] = f"the node cannot run on its own: {_first_line(exc)}"
+            samples.undecided[name] = f"the node cannot run on its own: {first_error_line(exc)}"
     return samples
 
 
@@ -104,7 +104,3 @@ def _op_alone(name: str, target: Any, arguments: tuple[tuple, dict]) -> NodeSamp
         raise RuntimeError("it takes or returns complex tensors, which ONNX carries as real pairs between nodes")
     expected = [(f"output_{index}", to_numpy(value)) for index, value in enumerate(flat)]
     return NodeSample(name, module, inputs, expected)
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]

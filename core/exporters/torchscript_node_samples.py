@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
-from fixport.core.exporters.base import NodeSample, NodeSamples
+from fixport.core.exporters.base import NodeSample, NodeSamples, first_error_line
 from fixport.core.exporters.torchscript_capture import TorchGraphRecorder, type_optional_tensor_lists
 from fixport.core.loaders.torchscript_graph import all_nodes, instance_keys
 from fixport.core.model.output_stats import to_numpy
@@ -37,9 +37,9 @@ class _GraphReached(BaseException):
 class NodeAlone(torch.nn.Module):
     """One node of a traced graph as a module: the exporter traces it like any model."""
 
-    def __init__(self, function: Any, kind: str) -> None:
+    def __init__(self, function: Any) -> None:
         super().__init__()
-        self.function, self.kind = function, kind
+        self.function = function
 
     def forward(self, *inputs: torch.Tensor) -> Any:
         return self.function(*inputs)
@@ -53,7 +53,7 @@ def node_samples(run_export: Callable[[], object], loaded: LoadedModel,
     try:
         graph, params = _graph_before_conversion(run_export, len(loaded.example_inputs))
     except Exception as exc:  # noqa: BLE001 -- any failure here only means whole-model trials
-        samples.undecided = {p.instance: f"the traced graph could not be captured: {_first_line(exc)}"
+        samples.undecided = {p.instance: f"the traced graph could not be captured: {first_error_line(exc)}"
                              for p in problems}
         return samples
     by_key = {key: node for node, key in instance_keys(all_nodes(graph)).items()}
@@ -72,13 +72,13 @@ def node_samples(run_export: Callable[[], object], loaded: LoadedModel,
         values = _values_flowing_into(graph, params, wanted, loaded.example_inputs)
     except Exception as exc:  # noqa: BLE001 -- the traced graph does not run on its own
         samples.undecided.update({key: f"the values flowing into the node could not be captured: "
-                                       f"{_first_line(exc)}" for key in wanted})
+                                       f"{first_error_line(exc)}" for key in wanted})
         return samples
     for key, node in wanted.items():
         try:
             samples.samples[key] = _node_alone(key, node, values[key])
         except Exception as exc:  # noqa: BLE001 -- an argument no constant can hold, an odd output
-            samples.undecided[key] = f"the node cannot run on its own: {_first_line(exc)}"
+            samples.undecided[key] = f"the node cannot run on its own: {first_error_line(exc)}"
     return samples
 
 
@@ -196,8 +196,4 @@ def _node_alone(key: str, node: torch._C.Node, values: list[Any]) -> NodeSample:
         raise RuntimeError("it takes or returns complex tensors, which fixes carry as real pairs "
                            "agreed with its neighbours")
     expected = [(f"output_{index}", to_numpy(output)) for index, output in enumerate(outputs)]
-    return NodeSample(key, NodeAlone(function, node.kind()), tuple(inputs), expected)
-
-
-def _first_line(error: BaseException) -> str:
-    return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+    return NodeSample(key, NodeAlone(function), tuple(inputs), expected)

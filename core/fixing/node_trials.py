@@ -34,7 +34,6 @@ def verdict_on_node(exporter: Exporter, loaded: LoadedModel, sample: NodeSample,
     """Export the node alone with ``mappings`` and ``candidate``, run it in ONNX Runtime and compare
     with torch: a string says why the candidate fails; otherwise the largest absolute error (None
     for a node ONNX Runtime is not asked to run, a custom-domain one)."""
-
     node_model = LoadedModel(loaded.path, "python", sample.module, sample.inputs,
                              [f"input_{index}" for index in range(len(sample.inputs))])
     node_options = replace(options, input_names=None, output_names=None, dynamic_axes=None,
