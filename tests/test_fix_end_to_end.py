@@ -93,8 +93,8 @@ def test_fix_cli_saves_a_project_that_export_and_script_reproduce(tmp_path: Path
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
     assert _imported_top_modules(script) <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
-                                            "contextlib", "collections", "functools", "types", "typing", "numpy",
-                                            "onnx", "torch", "onnxscript"}
+                                            "contextlib", "collections", "functools", "types", "typing", "math",
+                                            "numpy", "onnx", "onnxruntime", "torch", "onnxscript"}
     _assert_same_model(onnx.load(str(fixport_onnx)), onnx.load(str(script_onnx)))
 
 

@@ -19,11 +19,11 @@ import torch
 from fixport.core.exporters.diagnosis import runtime_error_problem
 from fixport.core.exporters.output_check import OUTPUT_KIND, output_origin, tolerances_for
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.errors import InputSpecError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.shape_sets import example_shape_set, shape_names_error, unknown_names
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
 
@@ -44,15 +44,14 @@ class ShapeSet:
         return ", ".join("x".join(str(d) for d in t.shape) or "scalar" for t in self.inputs)
 
 
-def declared_dims(options: ExportOptions, input_names: list[str], example_inputs: tuple[torch.Tensor, ...]
+def declared_dims(dynamic_axes: dict | None, input_names: list[str], example_inputs: tuple[torch.Tensor, ...]
                   ) -> dict[str, list[tuple[int, int]]]:
     """Dim name -> the (input position, axis) it names, for every dynamic axis declared on an input."""
-    names = list(options.input_names or input_names)
     dims: dict[str, list[tuple[int, int]]] = {}
-    for input_name, axes in (options.dynamic_axes or {}).items():
-        if input_name not in names:
+    for input_name, axes in (dynamic_axes or {}).items():
+        if input_name not in input_names:
             continue  # an output's dynamic axes: nothing to feed
-        position = names.index(input_name)
+        position = list(input_names).index(input_name)
         if position >= len(example_inputs):
             continue
         named = axes.items() if isinstance(axes, dict) else ((axis, f"{input_name}_dim{axis}") for axis in axes)
@@ -79,33 +78,40 @@ def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
     declared dim (none without dynamic axes)."""
     if given:
         return [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
-    dims = declared_dims(options, list(loaded.input_names), tuple(loaded.example_inputs))
+    example_inputs = tuple(loaded.example_inputs)
+    dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names), example_inputs)
+    return [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
+
+
+def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
+                      ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+    """(label, inputs) at a larger and at a smaller size of every dim in ``dims`` (``declared_dims``),
+    the other sizes as traced; torch only, so the fix script carries it."""
     if not dims:
         return []
-    traced = {name: int(loaded.example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}
+    traced = {name: int(example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}
     sets = []
     for resize in (_larger, _smaller):
         sizes = {name: resize(size) for name, size in traced.items()}
         if sizes == traced:
             continue
-        shapes = [list(t.shape) for t in loaded.example_inputs]
+        shapes = [list(t.shape) for t in example_inputs]
         for name, places in dims.items():
             for position, axis in places:
                 shapes[position][axis] = sizes[name]
         generator = torch.Generator().manual_seed(SHAPE_SEED)
-        inputs = tuple(random_like(t, shape, generator) for t, shape in zip(loaded.example_inputs, shapes))
-        sets.append(ShapeSet(", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
+        inputs = tuple(random_like(t, shape, generator) for t, shape in zip(example_inputs, shapes))
+        sets.append((", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
     return sets
 
 
 def _given_shape_set(loaded: LoadedModel, shapes: dict[str, tuple[int, ...]], index: int) -> ShapeSet:
     """Inputs at the shapes the user named (the others as traced); a name the model lacks is an error."""
     names = list(loaded.input_names)
-    unknown = sorted(set(shapes) - set(names))
+    unknown = unknown_names(shapes, names)
     if unknown:
-        raise InputSpecError(f"--shapes names {', '.join(unknown)}, but the model's inputs are {', '.join(names)}.",
-                             "Name the model's inputs, e.g. " + f"{names[0]}=" + "x".join(
-                                 str(d) for d in loaded.example_inputs[0].shape) + ".")
+        traced = [tuple(t.shape) for t in loaded.example_inputs]
+        raise shape_names_error(unknown, names, example_shape_set(names, traced))
     generator = torch.Generator().manual_seed(SHAPE_SEED + index)
     inputs = tuple(random_like(tensor, list(shapes.get(name, tensor.shape)), generator)
                    for name, tensor in zip(names, loaded.example_inputs))

@@ -1,6 +1,8 @@
 """Write a standalone Python script that reproduces a project's fixed export without Fixport.
 
-The script needs only torch, onnx (onnxscript for the dynamo exporter), numpy and the model file.
+The script needs only torch, onnx (onnxscript for the dynamo exporter), onnxruntime, numpy and the
+model file. After writing the file it runs it in ONNX Runtime against torch at the example inputs
+and at the other sizes of the declared dynamic axes, and exits 1 where they differ.
 It is put together from code that is tested where it lives, copied from its files as text:
 
 * the script parts (``fixport.core.fixing.script_parts``): ``common`` (open the model, make its
@@ -52,6 +54,7 @@ SETTINGS_IMPORTS = (Import("os"), Import("collections"))
 SETTINGS_FIELDS = ("model_path", "trust", "input_specs", "input_file", "seed", "opset", "default_opset", "output",
                    "export_options", "custom_opsets")
 SCRIPT_NAMES = (*(name.upper() for name in SETTINGS_FIELDS), "InputSpec", "SETTINGS", "FIXES")  # the script's own
+MODEL_FILE_SETTINGS = "FIXPORT_EXAMPLE"  # a .py model file's own settings (opset, export_options, ...)
 EXPORT_FUNCTION = "export_with_fixes"  # what every exporter's part defines: export_with_fixes(job: ExportJob)
 _FIXPORT_IMPORT_RE = re.compile(r"^\s*from (fixport\.[\w.]+) import", re.M)
 
@@ -74,8 +77,10 @@ def _header(project: Project, script_path: Path, profile: ExporterProfile) -> st
     return (f'#!/usr/bin/env python3\n"""Export {_docstring_safe(Path(project.model_path).name)} to ONNX with the '
             f'fixes chosen in Fixport ({time.strftime("%Y-%m-%d")}).\n\n'
             f"Exporter: {profile.title}.\n"
-            "Standalone: needs torch, onnx, numpy and the model file, not Fixport.\n"
-            f'Run:  python {_docstring_safe(script_path.name)} [-o OUTPUT.onnx]\n"""\n'
+            "Standalone: needs torch, onnx, onnxruntime, numpy and the model file, not Fixport.\n"
+            "It checks the written file in ONNX Runtime against torch at the example inputs and at other\n"
+            "sizes of the declared dynamic axes (exit status 1 where they differ; --no-check skips that).\n"
+            f'Run:  python {_docstring_safe(script_path.name)} [-o OUTPUT.onnx] [--no-check]\n"""\n'
             "from __future__ import annotations\n\n")
 
 
@@ -107,20 +112,69 @@ def _settings(project: Project, script_path: Path, output_onnx: str, opset: int 
         f"DEFAULT_OPSET = {python_literal(DEFAULT_OPSET)}",
         f"OUTPUT = {python_literal(output_onnx)}  # -o OUTPUT.onnx replaces it",
         f"EXPORT_OPTIONS = {python_literal(options)}",
+        *_model_file_options_comment(project.model_path, options),
         f"CUSTOM_OPSETS = {python_literal(custom_opsets)}",
     ]) + "\n"
+
+
+def model_file_export_options(model_path: str) -> dict[str, Any]:
+    """A model file's ``FIXPORT_EXAMPLE["export_options"]``, read without running the file ({} where
+    it is no .py file, or the value is not written as a literal)."""
+    if not model_path.endswith(".py"):
+        return {}
+    try:
+        tree = ast.parse(Path(model_path).read_text(encoding="utf-8"))
+    except (OSError, SyntaxError, UnicodeDecodeError):
+        return {}
+    for node in tree.body:
+        if isinstance(node, ast.Assign) and any(isinstance(t, ast.Name) and t.id == MODEL_FILE_SETTINGS
+                                                for t in node.targets):
+            try:
+                value = ast.literal_eval(node.value)
+            except ValueError:
+                return {}
+            options = value.get("export_options") if isinstance(value, dict) else None
+            return dict(options) if isinstance(options, dict) else {}
+    return {}
+
+
+def _model_file_options_comment(model_path: str, options: dict[str, Any]) -> list[str]:
+    """What the model file's own export options add to EXPORT_OPTIONS (its dynamic axes, say), as a comment."""
+    added = {k: v for k, v in model_file_export_options(model_path).items()
+             if k not in options and k not in SCRIPT_LEVEL_OPTIONS}
+    if not added:
+        return []
+    return [f"# and from the model file's {MODEL_FILE_SETTINGS}['export_options'] where EXPORT_OPTIONS sets none:",
+            *(f"#   {key} = {value!r}" for key, value in added.items())]
 
 
 def carried_modules(mappings: list[FixMapping]) -> str:
     """Fixport modules that fixes import (the torch_lib bridge, decomposition replay), carried as
     they are in Fixport's files; they import only torch, onnx and onnxscript."""
-    modules = sorted({name for mapping in mappings for name in _FIXPORT_IMPORT_RE.findall(mapping.source)})
     parts = []
-    for name in modules:
+    for name in _with_their_imports(sorted({name for mapping in mappings
+                                            for name in _FIXPORT_IMPORT_RE.findall(mapping.source)})):
         source, _ = module_tree(name)
         parts.append(f"\n\n# ---- {name} (Fixport's own code, imported by a fix) ----\n"
                      f"carry_module({name!r}, {source!r})\n")
     return "".join(parts)
+
+
+def _with_their_imports(modules: list[str]) -> list[str]:
+    """``modules`` and the Fixport modules they import, each after those it imports (the script runs
+    each carried module as it is carried)."""
+    ordered: list[str] = []
+
+    def visit(name: str) -> None:
+        if name in ordered:
+            return
+        for imported in sorted(set(_FIXPORT_IMPORT_RE.findall(module_tree(name)[0]))):
+            visit(imported)
+        ordered.append(name)
+
+    for name in modules:
+        visit(name)
+    return ordered
 
 
 def _fix_function(index: int, mapping: FixMapping) -> str:

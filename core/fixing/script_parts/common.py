@@ -1,5 +1,7 @@
 """The part of the fix script every exporter shares: open the model the way Fixport did, make its
-example inputs, run the exporter's part and check what it wrote.
+example inputs, run the exporter's part and check what it wrote: ``onnx.checker``, then ONNX Runtime
+against torch at the example inputs and, where dynamic axes are declared, at the other sizes
+Fixport's ``check`` tries (a larger and a smaller size of each declared dim).
 
 The fix script carries this module's source (``fixport.core.fixing.fix_script`` reads it as
 text): its imports go to the script's top and its ``from fixport...`` imports are dropped, since
@@ -19,15 +21,29 @@ from typing import Any, NamedTuple
 
 import numpy as np
 import onnx
+import onnxruntime as ort
 import torch
 
+from fixport.core.exporters.shape_check import declared_dims, other_size_inputs
 from fixport.core.loaders.input_tensors import random_inputs
+from fixport.core.model.output_stats import difference_metrics, flatten_outputs, to_numpy
+from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
+from fixport.core.onnx_io.ort_session import feeds_for
 
 # Fixport's own code this part calls, which the fix script carries by source: (module, its
 # top-level names in the order they are needed, a namespace keeping them apart or None).
 CARRIED_FIXPORT_CODE = (
     ("fixport.core.loaders.input_tensors", ("random_inputs",), None),
+    ("fixport.core.exporters.shape_check", (
+        "SHAPE_SEED", "declared_dims", "_larger", "_smaller", "random_like", "other_size_inputs"), None),
+    ("fixport.core.model.output_stats", (
+        "to_numpy", "flatten_outputs", "_as_float", "cosine_similarity", "difference_metrics"), None),
+    ("fixport.core.model.tolerances", ("DEFAULT_TOLERANCES", "FALLBACK_DTYPE"), None),
+    ("fixport.core.onnx_io.ort_session", ("feeds_for",), None),
 )
+ORT_LOG_ERRORS = 3  # ONNX Runtime's own warnings would bury the lines the check prints
+TRACED = " (traced)"  # ends the label of the example inputs' shapes
+CANNOT_LOAD = "any shape (ONNX Runtime cannot load it)"
 
 
 class ScriptFix(NamedTuple):
@@ -135,23 +151,139 @@ def carry_module(name: str, source: str) -> None:
     exec(compile(source, module.__file__, "exec"), module.__dict__)
 
 
+def open_export_job(settings: ScriptSettings, fixes: Sequence[ScriptFix], output: str
+                    ) -> tuple[ExportJob, dict[str, Any]]:
+    """The export to run, the model opened as Fixport opens it, and the model file's own settings."""
+    model, inputs, model_file_settings = load_model(settings)
+    job = ExportJob(model=model, inputs=inputs, input_names=input_names(model, inputs, settings.input_specs),
+                    output=output, opset=resolved_opset(settings, model_file_settings),
+                    model_file_options=dict(model_file_settings.get("export_options", {})),
+                    export_options=dict(settings.export_options), custom_opsets=dict(settings.custom_opsets),
+                    fixes=list(fixes))
+    return job, model_file_settings
+
+
+def run_export(export: Callable[[ExportJob], None], job: ExportJob) -> str:
+    """Export with ``export`` (the exporter's part) and run ``onnx.checker`` on what it wrote."""
+    export(job)
+    onnx.checker.check_model(job.output, full_check=True)
+    return job.output
+
+
 def export_fixed_model(export: Callable[[ExportJob], None], settings: ScriptSettings,
                        fixes: Sequence[ScriptFix], output: str) -> str:
     """Open the model, export it to ``output`` with ``export`` (the exporter's part) and check it."""
-    model, inputs, model_file_settings = load_model(settings)
-    export(ExportJob(model=model, inputs=inputs, input_names=input_names(model, inputs, settings.input_specs),
-                     output=output, opset=resolved_opset(settings, model_file_settings),
-                     model_file_options=dict(model_file_settings.get("export_options", {})),
-                     export_options=dict(settings.export_options), custom_opsets=dict(settings.custom_opsets),
-                     fixes=list(fixes)))
-    onnx.checker.check_model(output, full_check=True)
-    return output
+    job, _ = open_export_job(settings, fixes, output)
+    return run_export(export, job)
+
+
+def onnx_input_names(job: ExportJob) -> list[str]:
+    """The names the export gave the ONNX inputs: the options' (the model file's under the project's),
+    else the job's."""
+    return list({**job.model_file_options, **job.export_options}.get("input_names") or job.input_names)
+
+
+def _shapes(names: Sequence[str], inputs: Sequence[Any]) -> str:
+    return ", ".join(f"{name}=" + ("x".join(str(d) for d in tensor.shape) or "scalar")
+                     for name, tensor in zip(names, inputs))
+
+
+def shapes_to_check(job: ExportJob) -> list[tuple[str, tuple[Any, ...]]]:
+    """(label, inputs): the example inputs, then the other sizes of the declared dynamic axes, made
+    as Fixport's ``check`` makes them."""
+    names, traced = onnx_input_names(job), tuple(job.inputs)
+    dynamic_axes = {**job.model_file_options, **job.export_options}.get("dynamic_axes")
+    others = other_size_inputs(declared_dims(dynamic_axes, names, traced), traced)
+    return [(_shapes(names, traced) + TRACED, traced),
+            *((f"{label} ({_shapes(names, inputs)})", inputs) for label, inputs in others)]
+
+
+def output_differences(expected: list[tuple[str, np.ndarray]], actual: Sequence[Any],
+                       fix_tolerance: float | None) -> tuple[float, list[str]]:
+    """The largest absolute difference, and what is beyond tolerance per output. Fixport's rule:
+    ``|onnx - torch| <= atol + rtol * |torch|`` with its per-dtype table (exact for ints and bools),
+    the model file's ``fix_tolerance`` replacing atol; a shape or dtype that differs fails."""
+    worst, wrong = 0.0, []
+    if len(actual) != len(expected):
+        wrong.append(f"torch returns {len(expected)} outputs, ONNX Runtime {len(actual)}")
+    for (name, reference), candidate in zip(expected, actual):
+        candidate = np.asarray(candidate)
+        if reference.shape != candidate.shape:
+            wrong.append(f"{name}: shape differs: torch {list(reference.shape)}, ONNX {list(candidate.shape)}")
+            continue
+        if reference.dtype != candidate.dtype:
+            wrong.append(f"{name}: dtype differs: torch {reference.dtype}, ONNX {candidate.dtype}")
+            continue
+        rtol, atol = DEFAULT_TOLERANCES.get(str(reference.dtype), DEFAULT_TOLERANCES[FALLBACK_DTYPE])
+        atol = atol if fix_tolerance is None else float(fix_tolerance)
+        metrics = difference_metrics(reference, candidate, rtol, atol)
+        worst = max(worst, metrics["max_abs"])
+        if metrics["mismatch_count"]:
+            wrong.append(f"{name}: max abs diff {metrics['max_abs']:.3g} ({metrics['mismatch_count']} of "
+                         f"{metrics['element_count']} beyond rtol {rtol:g}, atol {atol:g})")
+    return worst, wrong
+
+
+def check_shapes(job: ExportJob, fix_tolerance: float | None = None) -> list[str]:
+    """Run the written file in ONNX Runtime (CPU) against torch at each of ``shapes_to_check``,
+    printing a line per shape; the shapes where it fails or differs. A shape torch itself
+    refuses is skipped, said so: the export cannot be blamed for it."""
+    options = ort.SessionOptions()
+    options.log_severity_level = ORT_LOG_ERRORS
+    try:  # from the path, so weights saved as external data load too
+        session = ort.InferenceSession(job.output, sess_options=options, providers=["CPUExecutionProvider"])
+    except Exception as exc:  # an op ONNX Runtime does not implement (a custom domain's, say)
+        print(f"not checked: ONNX Runtime cannot load it: {_first_line(exc)}")
+        return [CANNOT_LOAD]
+    names = onnx_input_names(job)
+    failed = []
+    for label, inputs in shapes_to_check(job):
+        try:
+            with torch.no_grad():
+                expected = flatten_outputs(job.model(*inputs))
+        except Exception as exc:  # the model itself does not run there
+            print(f"not checked at {label}: torch itself fails there ({type(exc).__name__}: {_first_line(exc)})")
+            continue
+        try:
+            actual = session.run(None, feeds_for(session, names, [to_numpy(t) for t in inputs]))
+        except Exception as exc:  # ONNX Runtime's own exception types
+            print(f"checked at {label}: ONNX Runtime FAILED: {_first_line(exc)}")
+            failed.append(label)
+            continue
+        worst, wrong = output_differences(expected, actual, fix_tolerance)
+        print(f"checked at {label}: " + (f"MISMATCH {'; '.join(wrong)}" if wrong else f"max abs diff {worst:.2g}"))
+        failed += [label] if wrong else []
+    return failed
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).strip().splitlines() or [""])[0][:300]
 
 
 def main(export: Callable[[ExportJob], None], settings: ScriptSettings, fixes: Sequence[ScriptFix],
          argv: Sequence[str] | None = None) -> None:
-    """The script's command line: ``[-o OUTPUT.onnx]``."""
+    """The script's command line: ``[-o OUTPUT.onnx] [--no-check]``; exits 1 when the written
+    file fails in ONNX Runtime or differs from torch at a shape it was checked at."""
     parser = argparse.ArgumentParser(description=(__doc__ or "").strip().partition("\n")[0])
     parser.add_argument("-o", "--output", default=settings.output)
+    parser.add_argument("--no-check", action="store_true",
+                        help="do not run the written file in ONNX Runtime against torch")
     args = parser.parse_args(argv)
-    print(f"Wrote {export_fixed_model(export, settings, fixes, args.output)}")
+    job, model_file_settings = open_export_job(settings, fixes, args.output)
+    print(f"Wrote {run_export(export, job)}")
+    if args.no_check:
+        return
+    failed = check_shapes(job, model_file_settings.get("fix_tolerance"))
+    if failed:
+        print(f"{job.output} is written, but does not match torch at {'; '.join(failed)}. "
+              f"{_advice(failed)} (--no-check skips this check.)", file=sys.stderr)
+        sys.exit(1)
+
+
+def _advice(failed: Sequence[str]) -> str:
+    if CANNOT_LOAD in failed:
+        return "A custom domain's op needs its ONNX Runtime implementation registered to run."
+    if any(label.endswith(TRACED) for label in failed):
+        return "It differs at the example inputs: a fix computes something else than the op it replaces."
+    return ("It matches at the traced sizes only: the export turned a size into a constant (keep sizes as "
+            "tensors: x.size(1) without int(), torch.narrow, reshape with -1), or drop the dynamic axis.")

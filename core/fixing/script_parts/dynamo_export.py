@@ -66,8 +66,8 @@ def decompositions(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
 
 def export_with_fixes(job: ExportJob) -> None:
     """Export ``job.model`` with ``torch.onnx.export(dynamo=True)`` and the fixes, saved to ``job.output``."""
-    options = {"input_names": job.input_names,
-               **{key: value for key, value in job.export_options.items() if key in PASSED_OPTIONS}}
+    given = {**job.model_file_options, **job.export_options}  # the model file's own under the project's, as in Fixport
+    options = {"input_names": job.input_names, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
     target = job.model
     replaced = decompositions(job.fixes)
     if replaced:  # the fixes that replace an op by torch ops: run them on the captured program
@@ -75,6 +75,6 @@ def export_with_fixes(job: ExportJob) -> None:
     per_node = any(fix.instance for fix in job.fixes)
     with node_being_translated() if per_node else nullcontext():
         program = torch.onnx.export(target, job.inputs, dynamo=True, opset_version=job.opset,
-                                    optimize=bool(job.export_options.get("do_constant_folding", True)),
+                                    optimize=bool(given.get("do_constant_folding", True)),
                                     custom_translation_table=translation_table(job.fixes) or None, **options)
     program.save(job.output)
