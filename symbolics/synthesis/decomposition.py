@@ -68,7 +68,9 @@ Replays, for the node's overload:
 At export time the decomposition is traced with the node's real input shapes, dtypes and
 constant arguments, and each ATen op it calls is converted by the exporter's own symbolic at
 the export's opset (ops without one are decomposed too, or taken from onnxscript's torch_lib).
-Shape-specialised: the input shapes are baked in.{types}
+Sizes: at static shapes they are baked in. Under declared dynamic dims the size arithmetic stays
+in the graph where torch's decomposition allows it; where the decomposition branches on a size,
+a warning names the sizes the replay holds for (or says it folded them).{types}
 A step that cannot be converted stops the export with its name.
 """
 from fixport.symbolics.synthesis.extra_linalg import LINALG_DECOMPOSITIONS
@@ -88,7 +90,8 @@ TEMPLATE = {{
     "params": {{}},
     "runs_in_onnxruntime": True,
     "custom_opsets": {{}},
-    "notes": "Shape-specialised: re-export for other input shapes.",
+    "notes": "May be shape-specialised: where torch's decomposition branches on a size, it holds only "
+             "for the sizes its warning names.",
     "shape_specialised": True,
 }}
 

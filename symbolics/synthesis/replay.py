@@ -7,13 +7,21 @@ opset. Each traced ATen call is then converted by the symbolic the exporter has 
 it at that opset, the way the exporter's ``_run_symbolic_function`` does: tensors are the
 values already in the graph, constants ``onnx::Constant``, lists ``prim::ListConstruct``,
 None an empty ``prim::Constant``. A traced step that has no symbolic either raises
-:class:`ReplayError` naming it. Shapes are baked in: the replay is shape-specialised.
+:class:`ReplayError` naming it.
 
-Self-contained (torch only): Fixport's fix script carries this file as it is.
+Sizes: with static shapes they are baked in, and a size argument the graph computes is read from
+the trace. Where the export declares dynamic dims, the decomposition is traced with those dims
+(and the sizes computed from them) symbolic, and its size arithmetic becomes graph ops; where it
+branches on a size, a :class:`ReplayConditionWarning` names the sizes the replay holds for
+(see ``symbolic_sizes``). A decomposition that cannot be traced symbolically is folded at the
+traced sizes, and the warning says so.
+
+Self-contained (torch and Fixport's ``symbolic_sizes``): Fixport's fix script carries both files.
 """
 from __future__ import annotations
 
 import operator
+import warnings
 from collections.abc import Sequence
 from dataclasses import dataclass
 from typing import Any, Protocol
@@ -21,9 +29,25 @@ from typing import Any, Protocol
 import torch
 from torch.onnx._internal.torchscript_exporter import _type_utils, registration, symbolic_helper
 
+from fixport.symbolics.synthesis.symbolic_sizes import (
+    as_number,
+    emit_size_step,
+    export_is_dynamic,
+    is_size_step,
+    size_conditions,
+    symbol_names,
+    symbolic_examples,
+    traced_input_sizes,
+    traced_value,
+)
+
 
 class ReplayError(RuntimeError):
     """The node cannot be replayed from torch's decomposition."""
+
+
+class ReplayConditionWarning(UserWarning):
+    """A replay under declared dynamic dims holds only for some sizes (or only the traced ones)."""
 
 
 class StepFallback(Protocol):
@@ -71,6 +95,8 @@ def _static_type(value: torch._C.Value | None) -> tuple[list[int], torch.dtype] 
     if value is None:
         return None
     sizes = symbolic_helper._get_tensor_sizes(value)
+    if sizes is None or any(size is None for size in sizes):
+        sizes = traced_input_sizes(value) or sizes  # a model input with declared dynamic dims
     scalar = _type_utils.JitScalarType.from_value(value, _type_utils.JitScalarType.UNDEFINED)
     if sizes is None or any(size is None for size in sizes) or scalar == _type_utils.JitScalarType.UNDEFINED:
         return None
@@ -80,13 +106,62 @@ def _static_type(value: torch._C.Value | None) -> tuple[list[int], torch.dtype] 
 def _example_tensor(value: torch._C.Value, traced: torch._C.Value | None = None) -> torch.Tensor:
     """A tensor of ``value``'s static shape and dtype; ``traced``, the same input of the traced
     node, speaks where the converted value has lost them (it comes out of another fix's nodes,
-    which ONNX shape inference does not see through)."""
+    which ONNX shape inference does not see through, or has dynamic dims)."""
     static = _static_type(value) or _static_type(traced)
     if static is None:
         raise ReplayError(f"input {value.debugName()} has no static shape and dtype to replay with")
     sizes, dtype = static
     # ones for values, zeros for integers: an index of 0 is valid along any non-empty axis
     return torch.ones(sizes, dtype=dtype) if dtype.is_floating_point else torch.zeros(sizes, dtype=dtype)
+
+
+def _symbolic_dims(value: torch._C.Value, rank: int) -> tuple[int, ...]:
+    """The dims of a converted value the export keeps symbolic (all of them when its shape was lost)."""
+    sizes = symbolic_helper._get_tensor_sizes(value)
+    if sizes is None or len(sizes) != rank:
+        return tuple(range(rank))
+    return tuple(d for d, size in enumerate(sizes) if size is None)
+
+
+@dataclass
+class GraphSize:
+    """A size argument (or one item of an ``int[]``) the graph computes: where it goes in the op's
+    arguments, the converted value holding it (``item``: its index in a 1-D tensor of sizes) and
+    its value when traced."""
+
+    slot: tuple[int, int | None]
+    value: torch._C.Value
+    item: int | None
+    hint: int
+
+    def graph_value(self, g) -> torch._C.Value:
+        if self.item is None:
+            return self.value
+        return g.op("Gather", self.value, g.op("Constant", value_t=torch.tensor(self.item)), axis_i=0)
+
+
+_SIZE_TYPES = ("int", "SymInt", "int[]", "SymInt[]")
+
+
+def _computed_size(value: torch._C.Value, traced: torch._C.Value | None, argument: torch._C.Argument,
+                   index: int) -> tuple[Any, list[GraphSize]]:
+    """A size argument the graph computes: its traced value, and where each computed size sits."""
+    hint = as_number(traced_value(traced)) if traced is not None else None
+    if hint is None:
+        raise ReplayError(f"argument {argument.name} is not a constant")
+    if not _type_text(argument).endswith("[]"):
+        return int(hint), [GraphSize((index, None), value, None, int(hint))]
+    if not isinstance(hint, list):
+        raise ReplayError(f"argument {argument.name} is not a constant")
+    if symbolic_helper._is_packed_list(value):
+        items = symbolic_helper._unpack_list(value)
+        if len(items) != len(hint):
+            raise ReplayError(f"argument {argument.name} is not a constant")
+        sizes = [GraphSize((index, j), item, None, int(number)) for j, (item, number) in enumerate(zip(items, hint))
+                 if not symbolic_helper._is_constant(item)]
+    else:  # a 1-D tensor of sizes (x.size() converted to Shape)
+        sizes = [GraphSize((index, j), value, j, int(number)) for j, number in enumerate(hint)]
+    return [int(v) for v in hint], sizes
 
 
 _CONSTANT_DESCRIPTORS = {"int": "i", "SymInt": "i", "float": "f", "bool": "b", "str": "s", "int[]": "is",
@@ -112,22 +187,40 @@ def _python_argument(value: torch._C.Value, argument: torch._C.Argument) -> Any:
             symbolic_helper._is_packed_list(value)
             and all(symbolic_helper._is_constant(v) for v in symbolic_helper._unpack_list(value))):
         raise ReplayError(f"argument {argument.name} is not a constant")
-    constant = symbolic_helper._get_const(value, descriptor, argument.name)
+    if symbolic_helper._is_packed_list(value):  # a list of constants the conversion folded (sizes at static shapes)
+        constant = [symbolic_helper._get_const(v, descriptor.rstrip("s"), argument.name)
+                    for v in symbolic_helper._unpack_list(value)]
+    else:
+        constant = symbolic_helper._get_const(value, descriptor, argument.name)
     if type_text == "ScalarType" or argument.name == "dtype":
         return _type_utils.JitScalarType(constant).dtype()
     return constant
 
 
+@dataclass
+class TraceInputs:
+    """The node's arguments for tracing: Python values (example tensors for tensors, traced values
+    for sizes the graph computes), the graph values the tensors stand for, the dims of each tensor
+    the export keeps symbolic, and the sizes computed in the graph."""
+
+    python_args: list[Any]
+    tensor_values: list[torch._C.Value]
+    symbolic_dims: list[tuple[int, ...]]
+    graph_sizes: list[GraphSize]
+
+
 def _trace_inputs(schema: torch._C.FunctionSchema, args: Sequence[Any], node: torch._C.Node | None = None,
-                  ) -> tuple[list[Any], list[torch._C.Value]]:
-    """Python arguments for the op (example tensors for tensors) and the graph values they stand
-    for; ``node``, the traced node, supplies static types the converted values have lost."""
+                  ) -> TraceInputs:
+    """The node's arguments for tracing (see :class:`TraceInputs`); ``node``, the traced node,
+    supplies static types the converted values have lost and the traced values of computed sizes."""
     traced_inputs = list(node.inputs()) if node is not None else []
     if len(traced_inputs) != len(args):
         traced_inputs = [None] * len(args)
     python_args: list[Any] = []
     tensor_values: list[torch._C.Value] = []
-    for argument, value, traced in zip(schema.arguments, args, traced_inputs):
+    symbolic_dims: list[tuple[int, ...]] = []
+    graph_sizes: list[GraphSize] = []
+    for index, (argument, value, traced) in enumerate(zip(schema.arguments, args, traced_inputs)):
         type_text = _type_text(argument)
         if type_text == "Tensor":
             if symbolic_helper._is_none(value):
@@ -135,6 +228,7 @@ def _trace_inputs(schema: torch._C.FunctionSchema, args: Sequence[Any], node: to
                 continue
             python_args.append(_example_tensor(value, traced))
             tensor_values.append(value)
+            symbolic_dims.append(_symbolic_dims(value, python_args[-1].dim()))
         elif type_text == "Tensor[]":
             if not symbolic_helper._is_packed_list(value):
                 raise ReplayError(f"argument {argument.name} is not a list built in the graph")
@@ -145,9 +239,20 @@ def _trace_inputs(schema: torch._C.FunctionSchema, args: Sequence[Any], node: to
                 traced_items = [None] * len(items)
             python_args.append([_example_tensor(item, twin) for item, twin in zip(items, traced_items)])
             tensor_values += items
+            symbolic_dims += [_symbolic_dims(item, example.dim()) for item, example in zip(items, python_args[-1])]
+        elif type_text in _SIZE_TYPES and not symbolic_helper._is_none(value) and not _is_constant_size(value):
+            number, sizes = _computed_size(value, traced, argument, index)
+            python_args.append(number)
+            graph_sizes += sizes
         else:
             python_args.append(_python_argument(value, argument))
-    return python_args, tensor_values
+    return TraceInputs(python_args, tensor_values, symbolic_dims, graph_sizes)
+
+
+def _is_constant_size(value: torch._C.Value) -> bool:
+    return symbolic_helper._is_constant(value) or (
+        symbolic_helper._is_packed_list(value)
+        and all(symbolic_helper._is_constant(v) for v in symbolic_helper._unpack_list(value)))
 
 
 @dataclass
@@ -181,8 +286,8 @@ def node_call(g, args: Sequence[Any]) -> NodeCall:
     """``g.original_node`` as a :class:`NodeCall` (raises ReplayError when its inputs have no static
     shape or an argument is not a constant)."""
     schema = _node_schema(g.original_node, len(args))
-    python_args, tensor_values = _trace_inputs(schema, args, g.original_node)
-    return NodeCall(_op_overload(schema), python_args, tensor_values)
+    inputs = _trace_inputs(schema, args, g.original_node)
+    return NodeCall(_op_overload(schema), inputs.python_args, inputs.tensor_values)
 
 
 def _registered_symbolic(name: str, opset: int):
@@ -229,37 +334,42 @@ def _decompositions(op, opset: int, with_refs: bool, extra: dict | None = None) 
 
 
 def trace_decomposition(op, python_args: list[Any], opset: int, with_refs: bool = False,
-                        tracing_mode: str = "real", extra: dict | None = None) -> torch.fx.GraphModule:
+                        tracing_mode: str = "real", extra: dict | None = None,
+                        symbolic: tuple[list[Any], list[tuple[int, int | None]]] | None = None) -> torch.fx.GraphModule:
     """``op`` on the example arguments, traced into the ATen ops its decomposition calls.
 
     ``fake`` tracing never looks at the values (a decomposition that branches on them fails);
-    ``real`` runs on ones and zeros and bakes in the branches they take."""
+    ``real`` runs on ones and zeros and bakes in the branches they take. ``symbolic`` (fake tensors
+    with symbolic sizes and symbolic size arguments, and the argument slots of those sizes) traces
+    with sizes kept symbolic: the trace has one input per tensor, then one per size."""
     from torch.fx.experimental.proxy_tensor import make_fx
 
     tensor_slots = [(i, j) for i, a in enumerate(python_args) for j in
                     ([None] if isinstance(a, torch.Tensor) else
                      range(len(a)) if isinstance(a, list) and a and isinstance(a[0], torch.Tensor) else [])]
+    size_slots = symbolic[1] if symbolic is not None else []
 
     keyword_only = [a.kwarg_only for a in op._schema.arguments]
     # Fixport's decomposition of the op itself is called directly: a CompositeImplicitAutograd op
     # (cov, bilinear) decomposes in C++ before the tracer could look it up in the table.
     target = (extra or {}).get(op, op)
 
-    def call(*tensors):
+    def call(*values):
         filled = [list(a) if isinstance(a, list) else a for a in python_args]
-        for (i, j), tensor in zip(tensor_slots, tensors):
+        for (i, j), value in zip([*tensor_slots, *size_slots], values):
             if j is None:
-                filled[i] = tensor
+                filled[i] = value
             else:
-                filled[i][j] = tensor
+                filled[i][j] = value
         positional = [v for v, only in zip(filled, keyword_only) if not only]
         keywords = {a.name: v for a, v in zip(op._schema.arguments, filled) if a.kwarg_only}
         return target(*positional, **keywords)
 
-    examples = [python_args[i] if j is None else python_args[i][j] for i, j in tensor_slots]
+    examples = symbolic[0] if symbolic is not None else \
+        [python_args[i] if j is None else python_args[i][j] for i, j in tensor_slots]
     with torch.no_grad():
         return make_fx(call, decomposition_table=_decompositions(op, opset, with_refs, extra),
-                       tracing_mode=tracing_mode)(*examples)
+                       tracing_mode="symbolic" if symbolic is not None else tracing_mode)(*examples)
 
 
 def _non_negative_dims(node: torch.fx.Node, argument: torch._C.Argument, value: Any) -> Any:
@@ -402,6 +512,8 @@ class _Emitter:
                 env[node] = self.constant(getattr(traced, node.target))
             elif node.op == "call_function" and node.target is operator.getitem:
                 env[node] = self.item(env[node.args[0]], node.args[1])
+            elif node.op == "call_function" and is_size_step(node):
+                env[node] = emit_size_step(self.g, node, env)
             elif node.op == "call_function" and isinstance(node.target, torch._ops.OpOverload):
                 env[node] = env[node.args[0]] if _dead_mutation(node) else self.call(node, env)
             elif node.op == "output":
@@ -416,7 +528,7 @@ class _Emitter:
 def _unconvertible_steps(traced: torch.fx.GraphModule, op, opset: int,
                          step_fallback: StepFallback | None = None) -> list[str]:
     return sorted({n.target._schema.name for n in traced.graph.nodes
-                   if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload)
+                   if n.op == "call_function" and isinstance(n.target, torch._ops.OpOverload) and not is_size_step(n)
                    and (n.target is op or not _convertible(n.target, op, opset, step_fallback))})
 
 
@@ -430,24 +542,41 @@ def _convertible(step: torch._ops.OpOverload, op: torch._ops.OpOverload, opset: 
 
 
 def _best_trace(op, python_args: list[Any], opset: int, step_fallback: StepFallback | None,
-                extra: dict | None) -> torch.fx.GraphModule:
-    """The first trace whose every step converts: ATen-level decompositions before ``torch._refs``
+                extra: dict | None, symbolic: tuple[list[Any], list] | None = None,
+                ) -> tuple[torch.fx.GraphModule, bool]:
+    """The first trace whose every step converts, and whether it kept sizes symbolic: with
+    ``symbolic`` inputs, symbolic traces first; then ATen-level decompositions before ``torch._refs``
     (whose prims few things convert), each traced on fake tensors before real ones."""
     first_error, first_trace = None, None
-    for with_refs in (False, True):
-        for mode in ("fake", "real"):
-            try:
-                traced = trace_decomposition(op, python_args, opset, with_refs, mode, extra)
-            except Exception as error:  # noqa: BLE001 -- a decomposition that cannot trace this way
-                first_error = first_error or error
-                continue
-            if not _unconvertible_steps(traced, op, opset, step_fallback):
-                return traced
-            first_trace = first_trace or traced
+    attempts = [(with_refs, "symbolic") for with_refs in (False, True)] if symbolic is not None else []
+    attempts += [(with_refs, mode) for with_refs in (False, True) for mode in ("fake", "real")]
+    for with_refs, mode in attempts:
+        try:
+            traced = trace_decomposition(op, python_args, opset, with_refs, mode, extra,
+                                         symbolic if mode == "symbolic" else None)
+        except Exception as error:  # noqa: BLE001 -- a decomposition that cannot trace this way
+            first_error = first_error or error
+            continue
+        if not _unconvertible_steps(traced, op, opset, step_fallback):
+            return traced, mode == "symbolic"
+        first_trace = first_trace or (traced, mode == "symbolic")
     if first_trace is None:
         raise ReplayError(f"torch's decomposition of {op._schema.name} cannot be traced: "
                           f"{type(first_error).__name__}: {first_error}") from first_error
     return first_trace
+
+
+def _symbolic_plan(g, inputs: TraceInputs) -> tuple[tuple[list[Any], list], Any, dict] | None:
+    """Symbolic inputs for the trace when the export declares dynamic dims that reach this node
+    (fake tensors, size slots), their shape environment and readable symbol names; else None."""
+    if not (any(inputs.symbolic_dims) or inputs.graph_sizes) or not export_is_dynamic(g):
+        return None
+    examples = [t for a in inputs.python_args for t in (a if isinstance(a, list) else [a])
+                if isinstance(t, torch.Tensor)]
+    fakes, shape_env = symbolic_examples(examples, inputs.symbolic_dims, [s.hint for s in inputs.graph_sizes])
+    names = [f"its input {i}" for i in range(len(examples))] + \
+        [f"size argument {s.slot[0]}" + (f"[{s.slot[1]}]" if s.slot[1] is not None else "") for s in inputs.graph_sizes]
+    return (fakes, [s.slot for s in inputs.graph_sizes]), shape_env, symbol_names(fakes, names)
 
 
 def emit_decomposition(g, args: Sequence[Any], step_fallback: StepFallback | None = None,
@@ -458,14 +587,33 @@ def emit_decomposition(g, args: Sequence[Any], step_fallback: StepFallback | Non
     node = g.original_node
     schema = _node_schema(node, len(args))
     op = _op_overload(schema)
-    python_args, tensor_values = _trace_inputs(schema, args, node)
-    traced = _best_trace(op, python_args, g.opset, step_fallback, extra_decompositions)
+    inputs = _trace_inputs(schema, args, node)
+    plan = _symbolic_plan(g, inputs)
+    traced, symbolic = _best_trace(op, inputs.python_args, g.opset, step_fallback, extra_decompositions,
+                                   plan[0] if plan is not None else None)
     if any(n.op == "call_function" and n.target is op for n in traced.graph.nodes):
         raise ReplayError(f"torch has no decomposition of {op._schema.name}")
-    result = _Emitter(g, g.opset, node.kind(), step_fallback).graph(traced, tensor_values)
+    if plan is not None:
+        _warn_about_sizes(node.kind(), symbolic, plan[1], plan[2])
+    values = [*inputs.tensor_values, *[s.graph_value(g) for s in inputs.graph_sizes]] if symbolic \
+        else inputs.tensor_values
+    result = _Emitter(g, g.opset, node.kind(), step_fallback).graph(traced, values)
     if isinstance(result, tuple) and node.outputsSize() == 1:
         if isinstance(node.output().type(), torch._C.ListType):  # Tensor[]: the exporter expects a sequence
             return g.op("SequenceConstruct", *result)
         if len(result) == 1:
             return result[0]
     return result
+
+
+def _warn_about_sizes(kind: str, symbolic: bool, shape_env: Any, names: dict) -> None:
+    """Say when a replay under declared dynamic dims does not hold at every size."""
+    if not symbolic:
+        warnings.warn(f"{kind} is replayed at the traced sizes: torch's decomposition of it cannot be traced "
+                      f"with the declared dynamic dims symbolic, so it is wrong at other sizes.",
+                      ReplayConditionWarning, stacklevel=2)
+        return
+    conditions = size_conditions(shape_env, names)
+    if conditions:
+        warnings.warn(f"{kind} is replayed with its sizes symbolic, but torch's decomposition branches on them: "
+                      f"it holds only for {'; '.join(conditions)}.", ReplayConditionWarning, stacklevel=2)
