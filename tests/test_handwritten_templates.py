@@ -80,20 +80,24 @@ def test_cumsum_template_matches_torch_on_opinfo_samples(index: int) -> None:
     _assert_close(model, (x,), [spec_for("decompose.cumsum_bool", "aten::cumsum")])
 
 
+ADAPTIVE_AVG_POOL_TEMPLATES = ["decompose.adaptive_avg_pool2d_matmul", "decompose.adaptive_avg_pool2d_cumsum"]
+
+
+@pytest.mark.parametrize("template", ADAPTIVE_AVG_POOL_TEMPLATES)
 @pytest.mark.parametrize("index", range(6))
-def test_adaptive_avg_pool2d_matmul_on_opinfo_samples(index: int) -> None:
+def test_adaptive_avg_pool2d_on_opinfo_samples(index: int, template: str) -> None:
     samples = opinfo_inputs("nn.functional.adaptive_avg_pool2d")
     if index >= len(samples):
         pytest.skip("fewer OpInfo samples")
     x, args, kwargs = samples[index]
     model = Lambda(lambda t: F.adaptive_avg_pool2d(t, *args, **kwargs))
-    _assert_close(model, (x,), [spec_for("decompose.adaptive_avg_pool2d_matmul", "aten::adaptive_avg_pool2d")])
+    _assert_close(model, (x,), [spec_for(template, "aten::adaptive_avg_pool2d")])
 
 
-def test_adaptive_avg_pool2d_output_sizes_that_do_not_divide() -> None:
+@pytest.mark.parametrize("template", ADAPTIVE_AVG_POOL_TEMPLATES)
+def test_adaptive_avg_pool2d_output_sizes_that_do_not_divide(template: str) -> None:
     model = Lambda(lambda t: F.adaptive_avg_pool2d(t, (7, 5)))
-    _assert_close(model, (torch.randn(2, 3, 10, 12),),
-                  [spec_for("decompose.adaptive_avg_pool2d_matmul", "aten::adaptive_avg_pool2d")])
+    _assert_close(model, (torch.randn(2, 3, 10, 12),), [spec_for(template, "aten::adaptive_avg_pool2d")])
 
 
 @pytest.mark.parametrize("size", [(12, 9), (5, 31), (40, 40)])

@@ -397,6 +397,13 @@ def _dead_mutation(node: torch.fx.Node) -> bool:
     return not any(user in later for user in node.args[0].users)
 
 
+def _is_size(value: Any) -> bool:
+    """An int, or a traced step whose value is one (a symbolic size)."""
+    if isinstance(value, torch.fx.Node):
+        value = value.meta.get("val")
+    return isinstance(value, (int, torch.SymInt)) and not isinstance(value, bool)
+
+
 class _Emitter:
     """Converts the traced ATen calls with the exporter's registered symbolics."""
 
@@ -423,6 +430,10 @@ class _Emitter:
     def argument(self, value: Any, env: dict, type_text: str = "") -> Any:
         if isinstance(value, torch.fx.Node):
             return env[value]
+        if isinstance(value, (list, tuple)) and any(isinstance(v, torch.fx.Node) for v in value) \
+                and all(_is_size(v) for v in value):  # sizes, some symbolic: one 1-D int64 tensor
+            return self.g.op("Concat", *[symbolic_helper._unsqueeze_helper(self.g, self.argument(v, env), [0])
+                                         for v in value], axis_i=0)
         if isinstance(value, (list, tuple)):
             if any(isinstance(v, torch.fx.Node) for v in value) or any(isinstance(v, torch.Tensor) for v in value):
                 return self.g.op("prim::ListConstruct", *[self.argument(v, env) for v in value])
