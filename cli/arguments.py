@@ -12,8 +12,9 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.model.errors import FixportError
-from fixport.core.model.inputs import InputOptions, parse_input_spec, parse_shape_set
+from fixport.core.model.inputs import InputOptions, parse_input_spec
 from fixport.core.model.model_files import refuse_non_regular_file
+from fixport.core.model.shape_sets import parse_shape_set
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 

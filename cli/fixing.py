@@ -20,6 +20,7 @@ from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.errors import FixportError
 from fixport.core.model.project import Project, load_project, save_project
 from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
 from fixport.core.worker.client import ExportWorker
 
@@ -73,7 +74,7 @@ def run_fix(args: argparse.Namespace) -> int:
     save_project(project, args.output)
     if args.json:
         print_json({"changed": True, "project": args.output, "opset_raised": result.opset_raised,
-                    "fixed": [vars(c) for c in result.choices], "no_template": result.no_template,
+                    "fixed": [_choice_json(c, result) for c in result.choices], "no_template": result.no_template,
                     "rejected": result.rejected, "node_trials": result.node_trials,
                     "whole_model_trials": result.whole_model_trials,
                     "whole_model_exports": result.whole_model_exports, "whole_model_why": result.whole_model_why,
@@ -81,6 +82,15 @@ def run_fix(args: argparse.Namespace) -> int:
     else:
         _print_fix_report(result, args.output)
     return EXIT_PROBLEMS if result.after.unsupported else EXIT_OK
+
+
+def _pinned_dims(choice, result) -> str:
+    """What a chosen fix built for the traced sizes pins, with the final export's check ('' for the others)."""
+    return pinned_dims_note(result.after, fix_applied=True) if getattr(choice, "shape_specialised", False) else ""
+
+
+def _choice_json(choice, result) -> dict:
+    return {**vars(choice), "pinned_dims": _pinned_dims(choice, result)}
 
 
 def _print_fix_report(result, project_path: str) -> None:
@@ -94,6 +104,9 @@ def _print_fix_report(result, project_path: str) -> None:
         on = "the node alone" if choice.on_node else "the whole model"
         matched = f", max abs {choice.max_abs:.2g} vs torch on {on}" if choice.max_abs is not None else ""
         print(f"  fixed {kind:<40} with {choice.template_id} [{family}]  ({choice.why}{matched})")
+        pinned = _pinned_dims(choice, result)
+        if pinned:
+            print(f"    {pinned}")
         if not getattr(choice, "runs_in_onnxruntime", True):
             print(f"    {choice.template_id} makes a custom-domain node: ONNX Runtime cannot run it; the target "
                   "runtime must implement it")

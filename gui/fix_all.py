@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.results import AutoFixResult
+from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import OPSET_DEPENDENT_REASONS, ProblemReason, python_op_kind
 from fixport.gui.problems_dock import FixedKind
 
@@ -45,6 +46,7 @@ class FixAllPlan:
         return bool(self.new_mappings) or self.opset is not None
 
     trials: str = ""  # where the candidates were tried, and how often the whole model was exported
+    notes: list[str] = field(default_factory=list)  # for the Log: what each fix built for the traced sizes pins
 
     def summary(self) -> str:
         fitted = sum(1 for o in self.outcomes if o.fitted)
@@ -69,8 +71,11 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
         plan.outcomes += [FixedKind(kind, f"opset raised from {before} to {after}") for kind in sorted(raised_kinds)
                           if kind not in {p.display_kind for p in result.after.unsupported}]
     by_kind = {(m.target_kind, m.python_op_name): m for m in result.mappings}
+    pinned = pinned_dims_note(result.after, fix_applied=True)
     for choice in result.choices:
         label = python_op_kind(choice.python_op_name) if choice.python_op_name else choice.kind
+        if choice.shape_specialised and pinned:
+            plan.notes.append(f"{label}: {choice.template_id} is shape-specialised. {pinned}")
         family = choice.family or "template"
         runtime = "" if choice.runs_in_onnxruntime else " (ONNX Runtime cannot run it)"
         verified = ", verified on the node alone" if choice.on_node else ""

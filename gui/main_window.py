@@ -14,6 +14,7 @@ from fixport.core.model.errors import (
     FixportError,
     InputSpecError,
     ModelLoadError,
+    ShapeNamesError,
     TemplateValidationError,
 )
 from fixport.core.model.graph import Graph, Node
@@ -31,6 +32,8 @@ from fixport.core.model.requests import (
     SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, DimVerdict, ExportedGraph, TracedGraph, WorkerInfo
+from fixport.core.model.shape_sets import for_the_window
+from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import (
     AFTER_EXPORT_REASONS,
     DEFAULT_OPSET,
@@ -196,9 +199,14 @@ class MainWindow(QMainWindow):
     def reexport(self, keep_view: bool = True, output: str | None = None) -> SubmittedJob | None:
         if self.workbench.project is None:
             return None
+        try:
+            request = self.workbench.analyze_request(output)
+        except FixportError as error:  # a hand-edited project's inputs or shapes to check
+            self.show_error(error)
+            return None
         self._keep_view = keep_view
         self._traced = self._exported = None
-        return self.runner.submit(self.workbench.analyze_request(output))
+        return self.runner.submit(request)
 
     # ---- job results ----
     def _on_job_started(self, submitted: SubmittedJob) -> None:
@@ -217,6 +225,8 @@ class MainWindow(QMainWindow):
 
     def _on_job_failed(self, submitted: SubmittedJob, error: FixportError) -> None:
         self.actions.hide_progress()
+        if isinstance(error, ShapeNamesError):  # the project and its fixes stay: the message says where to fix
+            error = for_the_window(error)
         if isinstance(error, TemplateValidationError):
             self.template.show_error(error.message, error.line)
         self.show_error(error)
@@ -335,8 +345,12 @@ class MainWindow(QMainWindow):
         project = self.workbench.project
         if project is None:
             return None
+        try:
+            request = self.workbench.analyze_request()
+        except FixportError as error:  # a hand-edited project's inputs or shapes to check
+            self.show_error(error)
+            return None
         self.log.log("Fix all: searching a fix for every problem…")
-        request = self.workbench.analyze_request()
         held = self.workbench.analysis if request == self._analyzed_request else None  # the search starts there
         return self.runner.submit(AutoFixRequest(request.model, request.options, request.mappings, analysis=held))
 
@@ -372,8 +386,8 @@ class MainWindow(QMainWindow):
         if plan.opset is not None:
             self.workbench.set_export_option("opset", plan.opset)
         self.fix_outcomes = plan.outcomes
-        self.log.log(plan.summary(), "\n".join([*result.rejected, *(f"tried on the whole model: {why}"
-                                                                   for why in result.whole_model_why)]))
+        self.log.log(plan.summary(), "\n".join([*plan.notes, *result.rejected, *(f"tried on the whole model: {why}"
+                                                                               for why in result.whole_model_why)]))
         self.actions.sync_from_project()
         # The search's last analysis is the export of the project as it now stands: no re-export.
         self._keep_view = True
@@ -434,10 +448,15 @@ class MainWindow(QMainWindow):
                                          "Fix them first (pick a node in Problems, then a template)."))
             return None
         project = self.workbench.project
+        try:
+            other_shapes = project.other_shapes()
+        except FixportError as error:
+            self.show_error(error)
+            return None
         return self.runner.submit(CompareRequest(
             self.workbench.model_request(), dict(project.export_options), list(project.mappings), provider=provider,
             runs=runs, rtol=self.compare_tolerances.get("rtol"), atol=self.compare_tolerances.get("atol"),
-            precision=precision))
+            precision=precision, other_shapes=other_shapes))
 
     def _on_compare_finished(self, result: CompareResult) -> None:
         self.workbench.comparison = result
@@ -518,7 +537,8 @@ class MainWindow(QMainWindow):
                                 suggested_opset=opset_that_works(problem, opset) if problem else None,
                                 exporter=exporter, not_for_templates=(
                                     f"No template fixes this ({problem.reason.description}): it comes from the "
-                                    "model's own code. The Inspector says what to change." if in_model_code else ""))
+                                    "model's own code. The Inspector says what to change." if in_model_code else ""),
+                                pinned_dims=pinned_dims_note(self.workbench.analysis))
         project = self.workbench.project
         self.template.set_target(target, project.mapping_for(ts_node) if project is not None else None)
         if python_op:

@@ -53,6 +53,7 @@ class TemplateTarget:
     suggested_opset: int | None = None  # an opset the exporter names as working for this node
     exporter: ExporterProfile = TORCHSCRIPT  # whose templates and fix language
     not_for_templates: str = ""  # why no template can fix this node's problem (it is in the model's code)
+    pinned_dims: str = ""  # what a fix built for the traced sizes pins (declared dynamic dims), or ''
 
 
 class TemplateDock(QDockWidget):
@@ -224,13 +225,18 @@ class TemplateDock(QDockWidget):
         self.editor.clear_error()
 
     # ---- internals ----
-    @staticmethod
-    def _offer_item(offer: RankedTemplate) -> QListWidgetItem:
+    def _offer_item(self, offer: RankedTemplate) -> QListWidgetItem:
         title = offer.template.title if offer.template else "Stub from the op's schema"
-        item = QListWidgetItem(f"{title}\n    {offer.why}")
+        pinned = self._pinned_dims(offer.template)
+        item = QListWidgetItem(f"{title}\n    {offer.why}" + (f"\n    {pinned}" if pinned else ""))
         item.setData(OFFER_ROLE, offer)
         item.setToolTip(offer.template.description if offer.template else offer.why)
         return item
+
+    def _pinned_dims(self, template: TemplateInfo | None) -> str:
+        """For a template built for the traced sizes, the declared dynamic dims it pins ('' otherwise)."""
+        specialised = template is not None and template.shape_specialised
+        return self.target.pinned_dims if specialised and self.target is not None else ""
 
     @staticmethod
     def _raise_opset_item(opset: int, suggested: int) -> QListWidgetItem:
@@ -273,7 +279,9 @@ class TemplateDock(QDockWidget):
             return
         runtime = ("runs in ONNX Runtime" if template.runs_in_onnxruntime
                    else "needs a custom runtime (not ONNX Runtime)")
-        self.description.setText(f"{template.description} — opset {template.min_opset}+, {runtime}.")
+        pinned = self._pinned_dims(template)
+        self.description.setText(f"{template.description} — opset {template.min_opset}+, {runtime}."
+                                 + (f"\n{pinned}" if pinned else ""))
         self._build_form(template.params)
         self._set_param_values({**template.default_params(), **(extra_params or {})})
         self.editor.set_source(template.source)

@@ -35,6 +35,7 @@ from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPOR
 from fixport.core.onnx_io.cuda_precision import PRECISION_HELP, PRECISION_MODES
 from fixport.core.onnx_io.runtime_check import cuda_unavailable_reason
 from fixport.gui.example_gallery import ExampleGallery
+from fixport.gui.shapes_dialog import ask_shapes_to_check
 from fixport.gui.tolerance_dialog import ToleranceDialog
 
 if TYPE_CHECKING:
@@ -187,6 +188,25 @@ def edit_inputs(window: ActionWindow) -> None:
     window.ask_for_inputs()
 
 
+def edit_shapes(window: ActionWindow) -> None:
+    """Run > Shapes to check…: ask for the shape sets, then set them and analyse again."""
+    project, analysis = window.workbench.project, window.workbench.analysis
+    if project is None:
+        return
+    lines = ask_shapes_to_check(_dialog_parent(window), project.shapes_to_check,
+                                analysis.input_names if analysis else [], analysis.input_shapes if analysis else [])
+    if lines is not None:
+        set_shapes_to_check(window, lines)
+
+
+def set_shapes_to_check(window: ActionWindow, lines: list[str]) -> None:
+    """The project's shapes to check (one input set a line; none: the derived sizes), then a re-analysis."""
+    window.workbench.set_project_field("shapes_to_check", list(lines))
+    checked = "; ".join(lines) if lines else "the sizes derived from the dynamic axes"
+    window.log.log(f"Shapes to check: {checked}; analysing again.")
+    window.reexport(keep_view=True)
+
+
 def find_node(window: ActionWindow) -> None:
     on_onnx = window.selected is not None and window.selected[0] == "onnx"
     window.graphs.pane("onnx" if on_onnx else "torchscript").focus_search()
@@ -216,6 +236,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("cancel", "Cancel", cancel, "Esc", "Stop the running export or comparison"),
     Action("tolerances", "Tolerances…", edit_tolerances, tip="Comparison tolerances per dtype"),
     Action("inputs", "Example inputs…", edit_inputs, tip="Random example inputs: NAME=DIMS[:DTYPE]"),
+    Action("shapes", "Shapes to check…", edit_shapes,
+           tip="Input shapes to also run torch and ONNX Runtime at, one set a line: NAME=DIMS[,NAME=DIMS]"),
     Action("find", "Find node…", find_node, QKeySequence.StandardKey.Find),
     Action("fit", "Fit graphs to view", fit_graphs, "Ctrl+0"),
 )
@@ -225,7 +247,8 @@ MENUS: tuple[tuple[str, tuple[str | None, ...]], ...] = (  # None: a separator; 
     ("&File", ("open_model", "open_example", "open_project", "recent", None, "save_project", "save_project_as",
                "export_onnx", "export_script", None, "quit")),
     ("&View", ("find", "fit")),
-    ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs", None, "suggest_dynamic")),
+    ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs", "shapes", None,
+              "suggest_dynamic")),
 )
 
 

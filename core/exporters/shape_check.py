@@ -24,6 +24,7 @@ from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.shape_sets import example_shape_set, shape_names_error, unknown_names
+from fixport.core.model.traced_sizes import declared_dims
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
 
@@ -44,23 +45,6 @@ class ShapeSet:
         return ", ".join("x".join(str(d) for d in t.shape) or "scalar" for t in self.inputs)
 
 
-def declared_dims(dynamic_axes: dict | None, input_names: list[str], example_inputs: tuple[torch.Tensor, ...]
-                  ) -> dict[str, list[tuple[int, int]]]:
-    """Dim name -> the (input position, axis) it names, for every dynamic axis declared on an input."""
-    dims: dict[str, list[tuple[int, int]]] = {}
-    for input_name, axes in (dynamic_axes or {}).items():
-        if input_name not in input_names:
-            continue  # an output's dynamic axes: nothing to feed
-        position = list(input_names).index(input_name)
-        if position >= len(example_inputs):
-            continue
-        named = axes.items() if isinstance(axes, dict) else ((axis, f"{input_name}_dim{axis}") for axis in axes)
-        for axis, dim_name in named:
-            axis = int(axis) % max(example_inputs[position].dim(), 1)
-            dims.setdefault(str(dim_name), []).append((position, axis))
-    return dims
-
-
 def _larger(size: int) -> int:
     return size + max(1, (size + 1) // 2)  # 1 -> 2 (batch above 1), 8 -> 12, 30 -> 45
 
@@ -79,7 +63,8 @@ def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
     if given:
         return [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
     example_inputs = tuple(loaded.example_inputs)
-    dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names), example_inputs)
+    dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names),
+                         [tuple(t.shape) for t in example_inputs])
     return [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
 
 

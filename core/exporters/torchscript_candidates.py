@@ -56,10 +56,11 @@ def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -
                       python_op_name=problem.python_op_name or None, custom_opsets=dict(template.custom_opsets))
 
 
-def _why(offer: RankedTemplate) -> str:
-    """Why the offer fits, and, for a fix built for the traced sizes, that it is."""
+def _candidate(problem, offer: RankedTemplate, family: str) -> Candidate:
+    """``offer`` as a candidate; its why says when the fix is built for the traced sizes."""
     specialised = offer.template is not None and offer.template.shape_specialised
-    return f"{offer.why} (shape-specialised: built for the traced sizes)" if specialised else offer.why
+    why = f"{offer.why} (shape-specialised: built for the traced sizes)" if specialised else offer.why
+    return Candidate(_mapping(problem, offer), family, why, shape_specialised=specialised)
 
 
 def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, ...]:
@@ -93,19 +94,18 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
     runnable = [o for o in made_for_op if o.template.runs_in_onnxruntime]
     found: list[Candidate] = []
     if standard is not None:
-        found.append(Candidate(_mapping(problem, standard), FAMILY_STANDARD_OP, _why(standard)))
-    found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, _why(o))
-              for o in runnable if not o.template.shape_specialised]
-    found += [Candidate(_mapping(problem, o), FAMILY_BRIDGE, _why(o))
+        found.append(_candidate(problem, standard, FAMILY_STANDARD_OP))
+    found += [_candidate(problem, o, FAMILY_HAND_WRITTEN) for o in runnable if not o.template.shape_specialised]
+    found += [_candidate(problem, o, FAMILY_BRIDGE)
               for o in generic if o.template_id == BRIDGE_TEMPLATE_ID and o.tier < TIER_GENERIC]
-    found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, _why(o))
+    found += [_candidate(problem, o, FAMILY_HAND_WRITTEN)
               for o in runnable if o.template.shape_specialised]  # after every fix that keeps shapes open
     if decomposition is not None:
         family = FAMILY_DECOMPOSITION if problem.kind.startswith("aten::") else FAMILY_INLINED
-        found.append(Candidate(_mapping(problem, decomposition), family, _why(decomposition)))
+        found.append(_candidate(problem, decomposition, family))
     if materialised is not None:
-        found.append(Candidate(_mapping(problem, materialised), FAMILY_MATERIALISED, _why(materialised)))
-    found += [Candidate(_mapping(problem, o), FAMILY_GENERIC, _why(o)) for o in generic
+        found.append(_candidate(problem, materialised, FAMILY_MATERIALISED))
+    found += [_candidate(problem, o, FAMILY_GENERIC) for o in generic
               if o.template.runs_in_onnxruntime and o.template_id != BRIDGE_TEMPLATE_ID]
     if allow_custom:
         found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)

@@ -28,6 +28,18 @@ class InputSpecError(FixportError):
     """An --input/--inputs specification cannot be used."""
 
 
+class ShapeNamesError(InputSpecError):
+    """Shapes to check name inputs the model lacks; the fields let each front end word it
+    (:func:`fixport.core.model.shape_sets.shape_names_error`)."""
+
+    def __init__(self, message: str, hint: str = "", details: str = "", unknown: list[str] | None = None,
+                 input_names: list[str] | None = None, example: str = "") -> None:
+        super().__init__(message, hint, details)
+        self.unknown = list(unknown or [])
+        self.input_names = list(input_names or [])
+        self.example = example
+
+
 class TraceError(FixportError):
     """torch.jit.trace failed inside the user's forward()."""
 

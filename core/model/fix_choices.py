@@ -36,6 +36,7 @@ class AutoFixChoice:
     runs_in_onnxruntime: bool = True
     max_abs: float | None = None  # against torch: the node's outputs, or the whole model's
     on_node: bool = False  # decided on the node alone (fixport.core.fixing.node_trials), not the whole model
+    shape_specialised: bool = False  # built for the traced sizes (fixport.core.model.traced_sizes names them)
 
 
 @dataclass
@@ -46,10 +47,12 @@ class Candidate:
     family: str
     why: str
     runs_in_onnxruntime: bool = True
+    shape_specialised: bool = False  # built for the traced sizes
 
     def choice(self, max_abs: float | None = None, on_node: bool = False) -> AutoFixChoice:
         return AutoFixChoice(self.mapping.target_kind, self.mapping.python_op_name, self.mapping.template_id,
-                             self.why, self.family, self.runs_in_onnxruntime, max_abs, on_node)
+                             self.why, self.family, self.runs_in_onnxruntime, max_abs, on_node,
+                             self.shape_specialised)
 
 
 def custom_domain_params(kind: str, python_op_name: str | None = None) -> dict[str, str]:

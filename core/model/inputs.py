@@ -60,18 +60,6 @@ def parse_input_spec(text: str) -> InputSpec:
     return InputSpec(match["name"], shape, dtype)
 
 
-def parse_shape_set(text: str) -> dict[str, tuple[int, ...]]:
-    """'x=3x12,mask=3x12' -> {'x': (3, 12), 'mask': (3, 12)}: one set of input shapes to check at."""
-    shapes = {}
-    for part in (p for p in text.split(",") if p.strip()):
-        spec = parse_input_spec(part)
-        shapes[spec.name] = spec.shape
-    if not shapes:
-        raise InputSpecError(f"The shapes {text!r} name no input.",
-                             "Write them as NAME=DIMS[,NAME=DIMS], for example x=3x12.")
-    return shapes
-
-
 def human_bytes(count: float) -> str:
     """1536 -> '1.5 KiB'."""
     units = ("bytes", "KiB", "MiB", "GiB", "TiB", "PiB")

@@ -16,6 +16,7 @@ from fixport.core.model.errors import ProjectError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Node
 from fixport.core.model.inputs import InputOptions, parse_input_spec
+from fixport.core.model.shape_sets import ShapeSet, parse_shape_lines
 
 FORMAT_VERSION = 3
 PROJECT_SUFFIX = ".fixport.json"
@@ -83,10 +84,16 @@ class Project:
     search_paths: list[str] = field(default_factory=list)
     export_options: dict[str, Any] = field(default_factory=dict)  # only what the user set
     mappings: list[FixMapping] = field(default_factory=list)
+    # Input sets to check at instead of the derived other sizes, one each: "x=3x12,y=3x5" (older files: none).
+    shapes_to_check: list[str] = field(default_factory=list)
 
     def input_options(self) -> InputOptions:
         return InputOptions(specs=[parse_input_spec(s) for s in self.input_specs],
                             input_file=self.input_file, seed=self.seed)
+
+    def other_shapes(self) -> list[ShapeSet]:
+        """``shapes_to_check`` parsed, for the analyze and compare requests."""
+        return parse_shape_lines(self.shapes_to_check)
 
     def set_mapping(self, mapping: FixMapping) -> None:
         """Add ``mapping``, replacing any mapping for the same kind/Function/instance."""
@@ -164,6 +171,9 @@ def project_from_json(data: dict[str, Any]) -> Project:
                               for m in values.get("mappings", [])]
         project = Project(**values)
         ExportOptions(**project.export_options)  # unknown options fail here, not at export time
+        shapes = project.shapes_to_check
+        if not isinstance(shapes, list) or not all(isinstance(text, str) for text in shapes):
+            raise TypeError("shapes_to_check must be a list of strings such as \"x=3x12\"")
     except TypeError as exc:
         raise ProjectError(f"The project file is damaged: {exc}", "Restore it from a backup or autosave.") from exc
     return project

@@ -66,7 +66,7 @@ class Workbench:
     def analyze_request(self, output: str | None = None) -> AnalyzeRequest:
         assert self.project is not None
         return AnalyzeRequest(self.model_request(), dict(self.project.export_options), list(self.project.mappings),
-                              output)
+                              output, other_shapes=self.project.other_shapes())
 
     @property
     def opset(self) -> int | None:
@@ -89,7 +89,7 @@ class Workbench:
         self._edited()
 
     def set_project_field(self, name: str, value: Any) -> None:
-        """Change how the model opens (inputs, trust, search paths)."""
+        """Change how the model opens (inputs, trust, search paths) or is checked (shapes to check)."""
         assert self.project is not None
         setattr(self.project, name, value)
         self._edited()

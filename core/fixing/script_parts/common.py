@@ -24,18 +24,20 @@ import onnx
 import onnxruntime as ort
 import torch
 
-from fixport.core.exporters.shape_check import declared_dims, other_size_inputs
+from fixport.core.exporters.shape_check import other_size_inputs
 from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import difference_metrics, flatten_outputs, to_numpy
 from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
+from fixport.core.model.traced_sizes import declared_dims
 from fixport.core.onnx_io.ort_session import feeds_for
 
 # Fixport's own code this part calls, which the fix script carries by source: (module, its
 # top-level names in the order they are needed, a namespace keeping them apart or None).
 CARRIED_FIXPORT_CODE = (
     ("fixport.core.loaders.input_tensors", ("random_inputs",), None),
+    ("fixport.core.model.traced_sizes", ("declared_dims",), None),
     ("fixport.core.exporters.shape_check", (
-        "SHAPE_SEED", "declared_dims", "_larger", "_smaller", "random_like", "other_size_inputs"), None),
+        "SHAPE_SEED", "_larger", "_smaller", "random_like", "other_size_inputs"), None),
     ("fixport.core.model.output_stats", (
         "to_numpy", "flatten_outputs", "_as_float", "cosine_similarity", "difference_metrics"), None),
     ("fixport.core.model.tolerances", ("DEFAULT_TOLERANCES", "FALLBACK_DTYPE"), None),
@@ -193,7 +195,7 @@ def shapes_to_check(job: ExportJob) -> list[tuple[str, tuple[Any, ...]]]:
     as Fixport's ``check`` makes them."""
     names, traced = onnx_input_names(job), tuple(job.inputs)
     dynamic_axes = {**job.model_file_options, **job.export_options}.get("dynamic_axes")
-    others = other_size_inputs(declared_dims(dynamic_axes, names, traced), traced)
+    others = other_size_inputs(declared_dims(dynamic_axes, names, [tuple(t.shape) for t in traced]), traced)
     return [(_shapes(names, traced) + TRACED, traced),
             *((f"{label} ({_shapes(names, inputs)})", inputs) for label, inputs in others)]
 
