@@ -162,6 +162,13 @@ def shape_sets(args: argparse.Namespace) -> list[dict[str, tuple[int, ...]]]:
     return [parse_shape_set(text) for text in getattr(args, "shapes", [])]
 
 
+def project_shapes(args: argparse.Namespace) -> list[dict[str, tuple[int, ...]]]:
+    """The shapes to check saved in --project (set in the window, or by fix --shapes)."""
+    from fixport.core.model.project import load_project
+
+    return load_project(args.project).other_shapes() if getattr(args, "project", None) else []
+
+
 def export_overrides(args: argparse.Namespace) -> dict[str, Any]:
     """Only the export options the user actually set; the model file's own fill the rest."""
     overrides: dict[str, Any] = {"opset": args.opset, "operator_export_type": args.export_type,

@@ -11,6 +11,7 @@ from fixport.cli.arguments import (
     add_shapes_argument,
     command,
     job_arguments,
+    project_shapes,
     shape_sets,
 )
 from fixport.cli.output import clear_progress, print_json, progress_printer
@@ -53,7 +54,8 @@ def run_compare(args: argparse.Namespace) -> int:
         result: CompareResult = worker.run(CompareRequest(
             request, options, mappings, onnx_path=args.onnx, provider=args.provider, runs=args.runs,
             rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
-            torch_device=args.torch_device, other_shapes=shape_sets(args)), progress=progress_printer(args.json))
+            torch_device=args.torch_device, other_shapes=shape_sets(args) or project_shapes(args)),
+            progress=progress_printer(args.json))
     finally:
         worker.stop()
     clear_progress(args.json)

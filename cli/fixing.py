@@ -9,9 +9,11 @@ from fixport.cli.arguments import (
     EXIT_OK,
     EXIT_PROBLEMS,
     add_model_arguments,
+    add_shapes_argument,
     command,
     export_overrides,
     model_request,
+    shape_sets,
 )
 from fixport.cli.check_export import analysis_json, print_analysis
 from fixport.cli.output import clear_progress, print_json, progress_printer
@@ -30,7 +32,7 @@ def _project_for(args: argparse.Namespace, mappings=None) -> Project:
     return Project(model_path=request.path, input_specs=[s.text() for s in request.inputs.specs],
                    input_file=request.inputs.input_file, seed=request.inputs.seed, trust=request.trust,
                    search_paths=request.search_paths, export_options=export_overrides(args),
-                   mappings=list(mappings or []))
+                   mappings=list(mappings or []), shapes_to_check=list(getattr(args, "shapes", [])))
 
 
 def _configure_fix(parser: argparse.ArgumentParser) -> None:
@@ -41,6 +43,7 @@ def _configure_fix(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--onnx", metavar="OUT.onnx", help="also write the fixed model")
     parser.add_argument("--keep-opset", action="store_true",
                         help="never raise the opset, even when a fix exists only at a higher one")
+    add_shapes_argument(parser)
 
 
 @command("fix", "Fix every unsupported node with the best-ranked built-in template, re-export, and save "
@@ -57,7 +60,8 @@ def run_fix(args: argparse.Namespace) -> int:
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
         result = worker.run(AutoFixRequest(model_request(args), export_overrides(args), output=args.onnx,
-                                           keep_opset=args.keep_opset), progress=progress_printer(args.json))
+                                           keep_opset=args.keep_opset, other_shapes=shape_sets(args)),
+                            progress=progress_printer(args.json))
     finally:
         worker.stop()
         clear_progress(args.json)

@@ -352,7 +352,8 @@ class MainWindow(QMainWindow):
             return None
         self.log.log("Fix all: searching a fix for every problem…")
         held = self.workbench.analysis if request == self._analyzed_request else None  # the search starts there
-        return self.runner.submit(AutoFixRequest(request.model, request.options, request.mappings, analysis=held))
+        return self.runner.submit(AutoFixRequest(request.model, request.options, request.mappings, analysis=held,
+                                                 other_shapes=request.other_shapes))
 
     def start_suggest_dynamic(self) -> SubmittedJob | None:
         """Which input dims could be declared dynamic (one export per dim, off the UI thread)."""

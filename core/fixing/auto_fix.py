@@ -91,7 +91,8 @@ class _Search:
         def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
             report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
 
-        analysis = analyze(AnalyzeRequest(self.request.model, self.options, list(self.mappings), output),
+        analysis = analyze(AnalyzeRequest(self.request.model, self.options, list(self.mappings), output,
+                                          other_shapes=self.request.other_shapes),
                            progress=stages, cancelled=self.cancelled)
         check_cancelled(self.cancelled)
         return analysis
@@ -154,7 +155,8 @@ class _Search:
                 return f"the export of the node failed: {type(error).__name__}: {error}"
             return verdict if isinstance(verdict, str) else (None, verdict)
         self.whole_model_trials += 1
-        trial_request = AnalyzeRequest(self.request.model, self.options, self.mappings + [candidate.mapping])
+        trial_request = AnalyzeRequest(self.request.model, self.options, self.mappings + [candidate.mapping],
+                                       other_shapes=self.request.other_shapes)
         try:
             trial = run_isolated(lambda: analyze(trial_request))
         except TrialCrashed as error:

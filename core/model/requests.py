@@ -59,6 +59,7 @@ class AutoFixRequest:
     mappings: list[FixMapping] = field(default_factory=list)
     output: str | None = None
     keep_opset: bool = False
+    other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)  # as AnalyzeRequest's
     # The caller's analysis of this model with these options and mappings, when it holds one
     # (the window does): the search starts from it instead of exporting first.
     analysis: AnalysisResult | None = None
