@@ -22,6 +22,7 @@ from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.errors import WorkerCrashed
 from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
 from fixport.core.model.results import AnalysisResult
+from fixport.core.model.trace_warnings import nodes_it_produced, trace_warning
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
 from fixport.core.worker.client import ExportWorker
 
@@ -69,7 +70,17 @@ def print_analysis(result: AnalysisResult) -> None:
         for line in textwrap.wrap(problem.message, MESSAGE_WIDTH):
             print(f"     {line}")
     for warning in result.warnings:
-        print(f"\nwarning: {textwrap.shorten(warning, 300)}")
+        print(f"\nwarning: {textwrap.shorten(warning, 300)}{_recorded_into(warning, result)}")
+
+
+def _recorded_into(text: str, result: AnalysisResult) -> str:
+    """For a TracerWarning, the traced nodes that took the value it recorded as a constant."""
+    warning = trace_warning(text)
+    nodes = nodes_it_produced(warning, result.source_graph) if warning and result.source_graph else []
+    if not nodes:
+        return ""
+    named = ", ".join(dict.fromkeys(f"{n.kind} at {n.source}" + (f" in {n.scope}" if n.scope else "") for n in nodes))
+    return f"\n  recorded as a constant into: {named}"
 
 
 def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[AnalysisResult, int]:

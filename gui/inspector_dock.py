@@ -8,6 +8,7 @@ from PySide6.QtWidgets import QDockWidget, QTextBrowser, QWidget
 
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.trace_warnings import BakedHere
 from fixport.core.model.vocabulary import DEFAULT_OPSET, describe_reason
 from fixport.core.onnx_io.op_docs import OpInfo, onnx_schema_text
 
@@ -47,13 +48,15 @@ class InspectorDock(QDockWidget):
 
     def show_node(self, graph: Graph, node: Node, problem: UnsupportedNode | None = None,
                   op_info: OpInfo | None = None, target_ops: list[str] | None = None,
-                  opset: int = DEFAULT_OPSET) -> None:
+                  opset: int = DEFAULT_OPSET, baked: BakedHere | None = None) -> None:
         parts = [STYLE, f"<h3>{html.escape(node.name or node.kind)}</h3>"]
         if problem is not None:
             first = (f"<br>torch has a built-in symbolic from opset {problem.first_supported_opset}"
                      if problem.first_supported_opset and problem.first_supported_opset > opset else "")
             parts.append(f"<div class='problem'><b>Unsupported — {html.escape(describe_reason(problem.reason))}</b><br>"
                          f"{html.escape(problem.message)}{first}</div>")
+        if baked is not None and baked.warnings:
+            parts.append(self._baked_html(baked))
         rows = [_row("kind", node.kind), _row("graph", graph.kind)]
         if node.scope:
             rows.append(_row("scope", node.scope))
@@ -80,6 +83,15 @@ class InspectorDock(QDockWidget):
             if schema:
                 parts.append(f"<h4>Template target: {html.escape(op_type)}</h4><pre>{html.escape(schema)}</pre>")
         self.browser.setHtml("".join(parts))
+
+    @staticmethod
+    def _baked_html(baked: BakedHere) -> str:
+        """The TracerWarnings whose recorded constant this node takes, and its constant inputs."""
+        items = "".join(f"<li>{html.escape(w.text)}</li>" for w in baked.warnings)
+        constants = ", ".join(html.escape(InspectorDock._short(v)) for v in baked.constants)
+        taken = f"<br>Its constant inputs, as traced: {constants}." if constants else ""
+        return (f"<div class='problem'><b>Traced as a constant</b> — the trace recorded a Python value here, and "
+                f"the ONNX model keeps it at every input size:<ul>{items}</ul>{taken}</div>")
 
     @staticmethod
     def _short(value: Any) -> str:

@@ -33,6 +33,7 @@ from fixport.core.model.requests import (
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, DimVerdict, ExportedGraph, TracedGraph, WorkerInfo
 from fixport.core.model.shape_sets import for_the_window
+from fixport.core.model.trace_warnings import baked_here
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import (
     AFTER_EXPORT_REASONS,
@@ -524,7 +525,10 @@ class MainWindow(QMainWindow):
 
         targets = onnx_ops_in_source(self.template.editor.source()) if ts_node else []
         op_info = op_info or (self._op_infos.get(ts_node.kind) if ts_node else None)
-        self.inspector.show_node(graph, node, problem, op_info, targets, self.workbench.opset or DEFAULT_OPSET)
+        analysis = self.workbench.analysis
+        baked = baked_here(analysis.warnings, self._graph("torchscript"), ts_node) if analysis and ts_node else None
+        self.inspector.show_node(graph, node, problem, op_info, targets, self.workbench.opset or DEFAULT_OPSET,
+                                 baked=baked)
 
     def _offer_templates(self, ts_node: Node) -> None:
         python_op = ts_node.attributes.get("name") if ts_node.kind == PYTHON_OP_KIND else None

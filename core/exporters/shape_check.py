@@ -10,7 +10,6 @@ shape, the output, and the lines where the trace warned that it baked a value.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 import onnx
@@ -24,13 +23,13 @@ from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.shape_sets import example_shape_set, shape_names_error, unknown_names
+from fixport.core.model.trace_warnings import trace_warnings
 from fixport.core.model.traced_sizes import declared_dims
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
 
 SHAPE_SEED = 7  # the other shapes' random inputs, the same on every run
 BAKED_BY_THE_TRACE = "The trace turned a size into a constant at "  # then the user's lines
-_TRACED_AT_RE = re.compile(r"^TracerWarning at ([^:]+:\d+): (.*)$", re.S)
 
 
 @dataclass
@@ -225,12 +224,7 @@ def _distance(where: str, source: str) -> tuple[bool, int]:
 
 def _baked_lines(warnings: list[str]) -> list[tuple[str, str]]:
     """(user line, what) for each TracerWarning the export raised at a line of the user's code."""
-    found = []
-    for warning in warnings:
-        match = _TRACED_AT_RE.match(warning)
-        if match:
-            found.append((match[1], match[2].split(". ")[0].strip()))
-    return found
+    return [(warning.line, warning.what) for warning in trace_warnings(warnings)]
 
 
 FIXED_INPUT_HINT = " (the ONNX model's inputs have fixed sizes there: declare the dim with --dynamic-axes)"
