@@ -85,3 +85,26 @@ def test_fix_auto_holds_fixes_to_the_shapes_the_user_gives_and_the_project_keeps
     compared = json.loads(run_main("compare", str(model_path), "--project", str(project), "--json").stdout)
     assert compared["pass"] and compared["runs"] == 2, compared
     assert any("image=1x3x64x17" in message for message in compared["messages"]), compared["messages"]
+
+
+def test_a_replay_that_folds_the_sizes_is_refused_with_its_own_word(worker, tmp_path: Path) -> None:
+    model_path = tmp_path / "median.py"
+    model_path.write_text('''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 17, "export_options": {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 2: "h"}}}}
+
+
+class Median(torch.nn.Module):
+    def forward(self, x):
+        return x.median(dim=2).values
+
+
+def build():
+    torch.manual_seed(0)
+    return Median().eval(), (torch.randn(2, 4, 8, 8),)
+''', encoding="utf-8")
+    result = worker.run(AutoFixRequest(ModelRequest(str(model_path))))
+    replayed = [r for r in result.rejected if r.startswith("synthesized.decomposition.median")]
+    assert replayed and "b=3, h=12" in replayed[0], result.rejected
+    assert "(aten::median is replayed at the traced sizes" in replayed[0]  # the replay's warning, with the refusal

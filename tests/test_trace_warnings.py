@@ -18,7 +18,8 @@ def test_each_warning_names_the_node_that_took_its_constant(worker) -> None:
     assert linked["baked_sizes.py:38"] == ["baked_sizes.py:37", "baked_sizes.py:37"]  # .tolist(), used below
     sliced = next(n for n in graph.nodes if n.source == "baked_sizes.py:35" and 4 in
                   baked_here(result.warnings, graph, n).constants)  # the half of the traced 8, kept as 4
-    assert baked_here(result.warnings, graph, sliced).warnings[0].what.startswith("Converting a tensor to a Python integer")
+    (warning,) = baked_here(result.warnings, graph, sliced).warnings
+    assert warning.what.startswith("Converting a tensor to a Python integer")
 
 
 def test_check_prints_where_each_warning_went() -> None:

@@ -43,7 +43,7 @@ def test_the_note_names_each_declared_dim_at_its_traced_size() -> None:
 def test_with_the_fix_applied_the_note_says_where_the_export_also_matched() -> None:
     checked = _analysis({"image": {0: "batch"}}, other_sizes=["batch=2"])
     assert pinned_dims_note(checked, fix_applied=True) == (
-        "Built for the traced sizes: batch=1 is declared dynamic; the export with it also matched torch at batch=2.")
+        "Declared dynamic, traced at batch=1: the export with this fix also matched torch at batch=2.")
     assert pinned_dims_note(checked).endswith("this fix may hold only there.")  # before applying it: not known
     wrong = UnsupportedNode(kind="aten::mul", instance="", reason=ProblemReason.SHAPE_SPECIALISED, message="",
                             scope="", source="")
@@ -71,8 +71,8 @@ def test_fix_auto_reports_the_dims_a_shape_specialised_fix_was_built_at(tmp_path
                      "-o", str(tmp_path / "pool.fixport.json"))
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert "with decompose.adaptive_avg_pool2d_matmul [hand_written]" in shown.stdout, shown.stdout
-    assert ("    Built for the traced sizes: batch=1 is declared dynamic; the export with it also matched torch "
-            "at batch=2.") in shown.stdout, shown.stdout
+    assert ("    Declared dynamic, traced at batch=1: the export with this fix also matched torch at batch=2."
+            in shown.stdout), shown.stdout
 
 
 def test_the_template_dock_says_which_declared_dims_a_shape_specialised_offer_pins(qtbot, window,

@@ -59,7 +59,7 @@ def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -
 def _candidate(problem, offer: RankedTemplate, family: str) -> Candidate:
     """``offer`` as a candidate; its why says when the fix is built for the traced sizes."""
     specialised = offer.template is not None and offer.template.shape_specialised
-    why = f"{offer.why} (shape-specialised: built for the traced sizes)" if specialised else offer.why
+    why = f"{offer.why} (shape-specialised: may hold only at the traced sizes)" if specialised else offer.why
     return Candidate(_mapping(problem, offer), family, why, shape_specialised=specialised)
 
 

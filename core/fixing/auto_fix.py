@@ -54,6 +54,7 @@ from fixport.symbolics.library import TemplateLibrary
 ProblemKey = tuple[str, str | None]
 # What the trial's own check finds wrong in a model that runs: at the traced shapes, or at another declared one.
 _WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED)
+REPLAY_WARNING = "ReplayConditionWarning"  # symbolics.synthesis.replay's, as the export notes it
 
 
 def problem_key(problem: UnsupportedNode) -> ProblemKey:
@@ -183,7 +184,8 @@ class _Search:
         # all: they are the model's, listed in the end, not this candidate's doing.
         wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]
         if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]):
-            return wrong[0].message.splitlines()[0][:300]  # the trial's own check: numbers differ (at some shape)
+            # the trial's own check: numbers differ (at some shape)
+            return wrong[0].message.splitlines()[0][:300] + _what_the_replay_said(trial, problem.kind)
         if candidate.family == FAMILY_GENERIC and trial.unsupported:
             return "a generic template is kept only when the whole model can be compared with torch"
         # Other problems left (or ORT, running for the first time, refused another aten op: fixed
@@ -288,14 +290,25 @@ def _contradicted(chosen: list[tuple[UnsupportedNode, Candidate]], checked: Anal
     for problem, candidate in chosen:
         left = still.get(problem_key(problem))
         if left is not None and (candidate.runs_in_onnxruntime or left.reason != ProblemReason.RUNTIME_ERROR):
-            disagreed.append((problem, candidate, (left.message or str(left.reason)).splitlines()[0][:300], True))
+            why = (left.message or str(left.reason)).splitlines()[0][:300]
+            why += _what_the_replay_said(checked, problem.kind)
+            disagreed.append((problem, candidate, why, True))
     wrong = [p for p in checked.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]
     if len(wrong) > len([p for p in before.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]):
         why = f"the whole model's numbers differ from torch with it: {wrong[0].message.splitlines()[0][:300]}"
+        why += "".join(_what_the_replay_said(checked, problem.kind) for problem, _ in chosen)
         named = {problem_key(problem) for problem, *_ in disagreed}
         disagreed += [(problem, candidate, why, False) for problem, candidate in chosen
                       if problem_key(problem) not in named]
     return disagreed
+
+
+def _what_the_replay_said(analysis: AnalysisResult, kind: str) -> str:
+    """' (aten::median is replayed at the traced sizes: ...)': a replayed decomposition's own word on
+    the sizes it holds for, when the export warned about ``kind``."""
+    said = [text.split(": ", 1)[1] for text in analysis.warnings
+            if text.startswith(REPLAY_WARNING) and ": " in text and f"{kind} is replayed" in text]
+    return f" ({said[0]})" if said else ""
 
 
 def _try_on_the_whole_model(contradicted: list[tuple[UnsupportedNode, Candidate, str, bool]], search: _Search,

@@ -51,8 +51,9 @@ def pinned_dims_note(analysis: AnalysisResult | None, fix_applied: bool = False)
     if not sizes:
         return ""
     dims = ", ".join(f"{name}={size}" for name, size in sizes.items())
-    note = f"Built for the traced sizes: {dims} {'is' if len(sizes) == 1 else 'are'} declared dynamic"
     wrong_elsewhere = any(p.reason == ProblemReason.SHAPE_SPECIALISED for p in analysis.unsupported)
     if fix_applied and analysis.other_sizes_checked and not wrong_elsewhere:
-        return f"{note}; the export with it also matched torch at {'; '.join(analysis.other_sizes_checked)}."
-    return f"{note}; this fix may hold only there."
+        return (f"Declared dynamic, traced at {dims}: the export with this fix also matched torch at "
+                f"{'; '.join(analysis.other_sizes_checked)}.")
+    return (f"Built for the traced sizes: {dims} {'is' if len(sizes) == 1 else 'are'} declared dynamic; "
+            "this fix may hold only there.")
