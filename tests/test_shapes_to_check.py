@@ -151,4 +151,5 @@ def test_a_project_with_shapes_it_cannot_read_says_so_without_exporting(qtbot, w
     project_path.write_text(json.dumps(data), encoding="utf-8")
     window.open_path(project_path)
     assert "Line 1: cannot read the input specification 'x=4y20'." in window.actions.banner.text()
-    assert not window.runner.busy
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=60_000)  # the worker's warm-up ping, if any
+    assert window.workbench.analysis is None  # nothing was exported
