@@ -23,7 +23,7 @@ FIXPORT_EXAMPLE = {
     "fix_tolerance": 1e-5,
     "notes": (
         "Fix: an ONNX function for aten::median.dim: TopK over the whole axis (smallest first), then "
-        "the element at (n - 1) // 2, which is torch's lower median (template dynamo.median_dim_topk)."
+        "the element at (n - 1) // 2, which is torch's lower median (template onnx_function.median_dim_topk)."
     ),
 }
 

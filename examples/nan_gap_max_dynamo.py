@@ -24,7 +24,7 @@ FIXPORT_EXAMPLE = {
     "fix_tolerance": 1e-5,
     "notes": (
         "Fix: an ONNX function for aten::amax.default that returns NaN where the reduced slice has one "
-        "(Where(ReduceMax(IsNaN), NaN, ReduceMax)); template dynamo.amax_nan_propagating."
+        "(Where(ReduceMax(IsNaN), NaN, ReduceMax)); template onnx_function.amax_nan_propagating."
     ),
 }
 

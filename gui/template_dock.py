@@ -33,6 +33,7 @@ from fixport.symbolics.library import (
     RankedTemplate,
     TemplateInfo,
     TemplateLibrary,
+    params_for,
 )
 
 OFFER_ROLE = Qt.ItemDataRole.UserRole
@@ -283,7 +284,8 @@ class TemplateDock(QDockWidget):
         self.description.setText(f"{template.description} — opset {template.min_opset}+, {runtime}."
                                  + (f"\n{pinned}" if pinned else ""))
         self._build_form(template.params)
-        self._set_param_values({**template.default_params(), **(extra_params or {})})
+        kind = self.target.kind if self.target is not None else ""
+        self._set_param_values({**params_for(kind, template.default_params()), **(extra_params or {})})
         self.editor.set_source(template.source)
         self.editor.show_line(template.symbolic_line)  # the function, not the metadata, is what matters
 

@@ -22,10 +22,13 @@ from typing import Any
 from fixport.core.model.vocabulary import split_python_op
 
 BUILTIN_DIR = Path(__file__).parent / "builtin"
+# ONNX functions both exporters use (fixport.symbolics.onnx_functions).
+SHARED_DIR = Path(__file__).parent / "shared"
 # Templates written for one example model each live beside the examples (fixport.examples).
 EXAMPLE_TEMPLATES_DIR = Path(__file__).parent.parent / "examples" / "templates"
-BUILTIN_DIRS = (BUILTIN_DIR, EXAMPLE_TEMPLATES_DIR)
+BUILTIN_DIRS = (BUILTIN_DIR, SHARED_DIR, EXAMPLE_TEMPLATES_DIR)
 DEFAULT_USER_DIR = Path(os.path.expanduser("~/.config/fixport/templates"))
+KIND_PARAM = "kind"  # a template's param that Fixport fills with the op it fixes (one file for several ops)
 PARAM_TYPES = frozenset({"str", "int", "float", "bool", "choice"})
 REQUIRED_KEYS = ("id", "title", "description", "family", "fits", "min_opset", "max_opset",
                  "params", "runs_in_onnxruntime", "custom_opsets", "notes")
@@ -127,7 +130,7 @@ def fit_strength(fit: str, kind: str, python_op_name: str | None) -> str | None:
     fit_kind, fit_name = split_python_op(fit)
     if fit_name is not None:
         return "exact" if kind == fit_kind and python_op_name == fit_name else None
-    if fit == kind:
+    if fit == kind or "." not in kind and fit.partition(".")[0] == kind:  # TorchScript kinds have no overload
         return "exact"
     if fit.endswith("::*") and kind.startswith(fit[:-1]):
         return "namespace"
@@ -278,3 +281,8 @@ class TemplateLibrary:
             return RankedTemplate(info.id, tier, f"fits the op's namespace, {opset_text}, {ort}", info)
         tier = TIER_GENERIC if info.opset_ok(opset) else TIER_GENERIC + 1
         return RankedTemplate(info.id, tier, f"generic template ({info.family}), {ort}", info)
+
+
+def params_for(kind: str, defaults: dict[str, Any]) -> dict[str, Any]:
+    """A template's default params, with ``kind`` set to the op it fixes when it asks for it."""
+    return {**defaults, KIND_PARAM: kind} if KIND_PARAM in defaults else dict(defaults)

@@ -346,7 +346,8 @@ def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
     except BridgeError:
         raise
     except Exception as error:
-        raise BridgeError(f"torch_lib's {function.name} cannot be recorded for these arguments: "
+        name = getattr(function, "name", None) or getattr(function, "__name__", "function")
+        raise BridgeError(f"torch_lib's {name} cannot be recorded for these arguments: "
                           f"{type(error).__name__}: {str(error)[:200]}") from error
     finally:
         ir.set_value_magic_handler(previous_handler)
@@ -369,6 +370,14 @@ def emit_torchlib(g, args: Sequence[Any], target: str | None = None):
     schema = _node_schema(node, len(args))
     kind = target or node.kind().rstrip("_")
     function = torchlib_function(kind, schema.overload_name if not target else "")
+    values = record_torchlib(g, function, _node_arguments(schema, args))
+    return values[0] if len(values) == 1 else tuple(values)
+
+
+def emit_onnx_function(g, args: Sequence[Any], function) -> Any:
+    """Emit ``function`` (an ONNX function in onnxscript's trace mode, taking the node's ATen
+    arguments in schema order, as the dynamo exporter calls it) for ``g.original_node``."""
+    schema = _node_schema(g.original_node, len(args))
     values = record_torchlib(g, function, _node_arguments(schema, args))
     return values[0] if len(values) == 1 else tuple(values)
 

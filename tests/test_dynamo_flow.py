@@ -32,9 +32,9 @@ EXPECTED_FIXES = {
     "branch_on_value_dynamo": {},
     "custom_ops_dynamo": {"mydyn::softclip.default": "dynamo.inline_implementation",
                           "mydyn::gate.default": "dynamo.inline_implementation"},
-    "int16_square_dynamo": {"aten::pow.Tensor_Scalar": "dynamo.pow_as_mul"},
-    "median_pooling_dynamo": {"aten::median.dim": "dynamo.median_dim_topk"},
-    "nan_gap_max_dynamo": {"aten::amax.default": "dynamo.amax_nan_propagating"},
+    "int16_square_dynamo": {"aten::pow.Tensor_Scalar": "onnx_function.pow_as_mul"},
+    "median_pooling_dynamo": {"aten::median.dim": "onnx_function.median_dim_topk"},
+    "nan_gap_max_dynamo": {"aten::amax.default": "onnx_function.amax_nan_propagating"},
 }
 
 
@@ -145,7 +145,7 @@ TWO_SQUARES = """
 def _one_node_fix(worker, path: Path) -> tuple[FixMapping, str]:
     before = worker.run(AnalyzeRequest(ModelRequest(str(path)), options=DYNAMO))
     (problem,) = before.unsupported
-    template = dynamo_library().get("dynamo.pow_as_mul")
+    template = dynamo_library().get("onnx_function.pow_as_mul")
     return FixMapping(problem.kind, template.id, template.source, template.default_params(),
                       instance=problem.instance), problem.instance
 
@@ -154,7 +154,7 @@ def test_a_fix_for_one_node_leaves_the_others_to_torch_lib(worker, model_file) -
     path = model_file("two_squares.py", TWO_SQUARES)
     before = worker.run(AnalyzeRequest(ModelRequest(str(path)), options=DYNAMO))
     (problem,) = before.unsupported
-    template = dynamo_library().get("dynamo.pow_as_mul")
+    template = dynamo_library().get("onnx_function.pow_as_mul")
     one_node = FixMapping(problem.kind, template.id, template.source, template.default_params(),
                           instance=problem.instance)
     after = worker.run(AnalyzeRequest(ModelRequest(str(path)), options=DYNAMO, mappings=[one_node]))
@@ -195,9 +195,9 @@ def test_templates_ranks_dynamo_templates_for_an_op_overload() -> None:
     listed = run_main("templates", "--op", "aten::pow.Tensor_Scalar", "--opset", "17", "--json")
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)
-    assert rows[0]["id"] == "dynamo.pow_as_mul" and rows[0]["tier"] == 0  # ranked at torch_lib's opset 18
+    assert rows[0]["id"] == "onnx_function.pow_as_mul" and rows[0]["tier"] == 0  # ranked at torch_lib's opset 18
     every = json.loads(run_main("templates", "--exporter", "dynamo", "--json").stdout)
-    assert {r["family"] for r in every} == {"dynamo_translation", "dynamo_decomposition"}
+    assert {r["family"] for r in every} == {"dynamo_translation", "dynamo_decomposition", "onnx_function"}
 
 
 def test_inspector_gets_the_schema_of_an_fx_op_overload(worker) -> None:

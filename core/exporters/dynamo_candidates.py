@@ -22,8 +22,7 @@ from fixport.core.model.fix_choices import (
 )
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import ProblemReason
-from fixport.symbolics.dynamo.library import params_for
-from fixport.symbolics.library import TIER_EXACT_OPSET, RankedTemplate, TemplateLibrary
+from fixport.symbolics.library import TIER_EXACT_OPSET, RankedTemplate, TemplateLibrary, params_for
 
 INLINE_TEMPLATE_ID = "dynamo.inline_implementation"
 CUSTOM_DOMAIN_TEMPLATE_ID = "dynamo.custom_domain_node"  # in the dynamo template library

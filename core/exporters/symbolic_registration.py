@@ -28,6 +28,7 @@ from torch.onnx._internal.torchscript_exporter.utils import register_custom_op_s
 from fixport.core.exporters.function_symbolics import attached_function_symbolics
 from fixport.core.exporters.registry import restore_registry, snapshot_registry
 from fixport.core.model.vocabulary import PYTHON_OP_KIND, python_op_kind, split_python_op
+from fixport.symbolics.onnx_functions import SHARED_MARK
 from fixport.symbolics.template_form import PARAMS_NAME, injected_names_used
 
 
@@ -123,8 +124,9 @@ def _line_in(error: BaseException, filename: str) -> int | None:
 
 
 def _positional_arity(fn: Callable) -> tuple[int, int, bool]:
-    """(required, total, has *args) of the inputs after ``g``."""
-    params = list(inspect.signature(fn).parameters.values())[1:]
+    """(required, total, has *args) of the inputs after ``g`` (an ONNX function written for both
+    exporters takes no ``g``: the TorchScript exporter's is passed to its wrapper)."""
+    params = list(inspect.signature(fn).parameters.values())[0 if getattr(fn, SHARED_MARK, False) else 1:]
     positional = [p for p in params if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     required = sum(1 for p in positional if p.default is p.empty)
     return required, len(positional), any(p.kind == p.VAR_POSITIONAL for p in params)

@@ -43,6 +43,7 @@ from fixport.symbolics.library import (
     TIER_GENERIC,
     RankedTemplate,
     TemplateLibrary,
+    params_for,
 )
 
 CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"  # in the TorchScript template library
@@ -51,7 +52,7 @@ CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"  # in the TorchScript temp
 def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -> FixMapping:
     template = offer.template
     assert template is not None
-    params = {**template.default_params(), **offer.extra_params, **(extra_params or {})}
+    params = {**params_for(problem.kind, template.default_params()), **offer.extra_params, **(extra_params or {})}
     return FixMapping(target_kind=problem.kind, template_id=template.id, source=template.source, params=params,
                       python_op_name=problem.python_op_name or None, custom_opsets=dict(template.custom_opsets))
 

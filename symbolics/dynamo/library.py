@@ -1,5 +1,6 @@
 """The dynamo exporter's template library: the same template files and ranking as the
-TorchScript one (:class:`fixport.symbolics.library.TemplateLibrary`), from its own folders.
+TorchScript one (:class:`fixport.symbolics.library.TemplateLibrary`), from its own folder and the
+ONNX functions both exporters share (``symbolics/shared``).
 
 Torch-free, like the TorchScript library: the window ranks offers without the worker.
 """
@@ -8,11 +9,10 @@ from __future__ import annotations
 import os
 from pathlib import Path
 
-from fixport.symbolics.library import TORCHLIB_MIN_OPSET, RankedTemplate, TemplateLibrary
+from fixport.symbolics.library import SHARED_DIR, TORCHLIB_MIN_OPSET, RankedTemplate, TemplateLibrary
 
 DYNAMO_TEMPLATES_DIR = Path(__file__).parent / "templates"
 DYNAMO_USER_DIR = Path(os.path.expanduser("~/.config/fixport/dynamo_templates"))
-KIND_PARAM = "kind"  # a generic template's param that Fixport fills with the op it fixes
 
 
 class DynamoTemplateLibrary(TemplateLibrary):
@@ -26,9 +26,4 @@ class DynamoTemplateLibrary(TemplateLibrary):
 def dynamo_library(user_dir: str | os.PathLike[str] | None = None) -> TemplateLibrary:
     """Built-in dynamo templates plus the user's own (which override built-ins by id)."""
     return DynamoTemplateLibrary(user_dir=user_dir if user_dir is not None else DYNAMO_USER_DIR,
-                                 builtin_dirs=[DYNAMO_TEMPLATES_DIR])
-
-
-def params_for(kind: str, defaults: dict) -> dict:
-    """A template's default params, with ``kind`` set to the op it fixes when it asks for it."""
-    return {**defaults, KIND_PARAM: kind} if KIND_PARAM in defaults else dict(defaults)
+                                 builtin_dirs=[DYNAMO_TEMPLATES_DIR, SHARED_DIR])

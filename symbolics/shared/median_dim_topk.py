@@ -3,18 +3,20 @@
 Schema: ``aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)``.
 torch's median of an even count is the lower of the two middle values: element ``(n - 1) // 2``
 of the ascending order. Needs the axis length known at export time (a static shape). Among equal
-values the index may differ from torch's.
+values the index may differ from torch's. One ONNX function for both exporters.
 """
 
 from onnxscript.onnx_opset import opset18 as op
 
+from fixport.symbolics.onnx_functions import for_both_exporters
+
 TEMPLATE = {
-    "id": "dynamo.median_dim_topk",
+    "id": "onnx_function.median_dim_topk",
     "title": "Median over a dim with TopK",
     "description": "Sort the axis ascending with TopK, take element (n - 1) // 2 and its index.",
-    "family": "dynamo_translation",
+    "family": "onnx_function",
     "fits": ["aten::median.dim"],
-    "min_opset": 18,
+    "min_opset": 11,
     "max_opset": None,
     "params": {},
     "runs_in_onnxruntime": True,
@@ -26,6 +28,7 @@ TEMPLATE = {
 params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
+@for_both_exporters
 def symbolic(self, dim: int, keepdim: bool = False):
     rank = len(self.shape)
     axis = dim % rank

@@ -8,13 +8,15 @@ ONNX Runtime. Mul keeps the input's type. Other exponents: Pow in float32, cast 
 from onnxscript import ir
 from onnxscript.onnx_opset import opset18 as op
 
+from fixport.symbolics.onnx_functions import for_both_exporters
+
 TEMPLATE = {
-    "id": "dynamo.pow_as_mul",
+    "id": "onnx_function.pow_as_mul",
     "title": "Integer power as repeated Mul",
     "description": "x ** n as x * x * ... for integer n up to max_multiplications; Pow in float32 otherwise.",
-    "family": "dynamo_translation",
+    "family": "onnx_function",
     "fits": ["aten::pow.Tensor_Scalar"],
-    "min_opset": 18,
+    "min_opset": 15,
     "max_opset": None,
     "params": {
         "max_multiplications": {"type": "int", "default": 4, "label": "Largest exponent written as Mul"},
@@ -28,6 +30,7 @@ TEMPLATE = {
 params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
+@for_both_exporters
 def symbolic(self, exponent: float):
     if float(exponent).is_integer() and 1 <= exponent <= params["max_multiplications"]:
         result = self

@@ -1,0 +1,68 @@
+"""Fixes written once for both exporters: a template in symbolics/shared is an ONNX function the
+dynamo exporter registers as it is and the TorchScript exporter re-emits through the torch_lib
+bridge; both libraries offer it, both searches choose it, and the TorchScript fix script carries it."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.results import ModelRequest
+from fixport.symbolics.dynamo.library import dynamo_library
+from fixport.symbolics.library import SHARED_DIR, TemplateLibrary, parse_template_source
+from tests.conftest import run_main
+
+SHARED = [parse_template_source(path.read_text(encoding="utf-8"), str(path)) for path in sorted(SHARED_DIR.glob("*.py"))
+          if not path.name.startswith("_")]
+
+MEDIAN_MODEL = '''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 17}
+
+
+class Median(torch.nn.Module):
+    def forward(self, x):
+        values, indices = x.median(dim=1)
+        return values, indices
+
+
+def build():
+    torch.manual_seed(0)
+    return Median().eval(), (torch.randn(3, 7, 5),)
+'''
+
+
+@pytest.mark.parametrize("template", SHARED, ids=[t.id for t in SHARED])
+def test_both_libraries_offer_each_shared_template_for_its_ops(template) -> None:
+    assert template.family == "onnx_function"
+    for fit in template.fits:  # dynamo names the overload, TorchScript only the op
+        assert template.id in [o.template_id for o in dynamo_library(user_dir="/nonexistent").templates_for(fit, 18)]
+        torchscript_kind = fit.partition(".")[0]
+        offers = TemplateLibrary(user_dir="/nonexistent").templates_for(torchscript_kind, 17)
+        assert template.id in [o.template_id for o in offers], torchscript_kind
+
+
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_both_exporters_fix_median_with_the_same_template(worker, tmp_path: Path, exporter: str) -> None:
+    model = tmp_path / "median.py"
+    model.write_text(MEDIAN_MODEL, encoding="utf-8")
+    result = worker.run(AutoFixRequest(ModelRequest(str(model)), {"exporter": exporter}))
+    assert result.after.unsupported == [], result.rejected
+    assert [c.template_id for c in result.choices] == ["onnx_function.median_dim_topk"]
+
+
+def test_the_torchscript_fix_script_carries_the_shared_function(tmp_path: Path) -> None:
+    model = tmp_path / "median.py"
+    model.write_text(MEDIAN_MODEL, encoding="utf-8")
+    project, script = tmp_path / "median.fixport.json", tmp_path / "fix_median.py"
+    assert run_main("fix", "--auto", str(model), "-o", str(project)).returncode == 0
+    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert "carry_module('fixport.symbolics.onnx_functions'" in script.read_text(encoding="utf-8")
+    ran = subprocess.run([sys.executable, str(script), "-o", str(tmp_path / "fixed.onnx")], cwd=tmp_path,
+                         capture_output=True, text=True, timeout=300)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    assert "checked at x=3x7x5 (traced): max abs diff 0" in ran.stdout
