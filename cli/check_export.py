@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import sys
 import textwrap
 from pathlib import Path
 from typing import Any
@@ -19,7 +20,8 @@ from fixport.cli.arguments import (
 )
 from fixport.cli.output import print_json, progress_printer
 from fixport.core.exporters.profiles import profile_for
-from fixport.core.model.errors import WorkerCrashed
+from fixport.core.model.capture_changes import write_changed_copy
+from fixport.core.model.errors import FixportError, WorkerCrashed
 from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.trace_warnings import nodes_it_produced, trace_warning
@@ -69,6 +71,8 @@ def print_analysis(result: AnalysisResult) -> None:
             print(f"     torch has a built-in symbolic from opset {problem.first_supported_opset}")
         for line in textwrap.wrap(problem.message, MESSAGE_WIDTH):
             print(f"     {line}")
+        for line in problem.code_change.splitlines():
+            print(f"       {line}")
     for warning in result.warnings:
         print(f"\nwarning: {textwrap.shorten(warning, 300)}{_recorded_into(warning, result)}")
 
@@ -105,6 +109,9 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suggest-dynamic", action="store_true",
                         help="instead: export with each input dim dynamic in turn, check it at other sizes, and "
                              "say which dims generalise and what (which line) blocks the others")
+    parser.add_argument("--write-changed", metavar="COPY.py",
+                        help="write a copy of the model file with the code changes proposed for its capture "
+                             "failures (--exporter dynamo); the model file itself is never changed")
 
 
 @command("check", "Export once and list every unsupported node with its reason "
@@ -114,7 +121,22 @@ def run_check(args: argparse.Namespace) -> int:
         return _run_suggest_dynamic(args)
     result, _ = _run_analysis(args)
     print_json(analysis_json(result)) if args.json else print_analysis(result)
+    if args.write_changed:
+        _write_changed(Path(args.model), result, Path(args.write_changed))
     return EXIT_PROBLEMS if result.unsupported else EXIT_OK
+
+
+def _write_changed(model: Path, result: AnalysisResult, target: Path) -> None:
+    """--write-changed: the copy with the proposed changes, and how to check it."""
+    if model.suffix != ".py":
+        raise FixportError(f"--write-changed needs a Python model file; {model.name} is not one.",
+                           "Change the model's code where it is defined.")
+    written = write_changed_copy(model, result.unsupported, target)
+    if written is None:
+        print("No code change to write: no capture failure here has a proposed change.", file=sys.stderr)
+        return
+    print(f"Wrote {written} (the model file with the proposed changes); check it with: "
+          f"python main.py check --exporter dynamo {written}", file=sys.stderr)
 
 
 def _run_suggest_dynamic(args: argparse.Namespace) -> int:

@@ -4,6 +4,7 @@ from __future__ import annotations
 import html
 from typing import Any
 
+from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QDockWidget, QTextBrowser, QWidget
 
 from fixport.core.model.graph import Graph, Node
@@ -13,6 +14,7 @@ from fixport.core.model.vocabulary import DEFAULT_OPSET, describe_reason
 from fixport.core.onnx_io.op_docs import OpInfo, onnx_schema_text
 
 MAX_ATTRIBUTE_TEXT = 200
+CHANGED_COPY_LINK = "fixport:changed-copy"
 STYLE = """
 <style>
  body { font-size: 10pt; }
@@ -35,26 +37,37 @@ def _values_table(graph: Graph, names: list[str]) -> str:
 
 
 class InspectorDock(QDockWidget):
+    changed_copy_requested = Signal()  # the user asked for a copy of the model file with the proposed changes
+
     def __init__(self, parent: QWidget | None = None) -> None:
         super().__init__("Inspector", parent)
         self.setObjectName("InspectorDock")
         self.browser = QTextBrowser()
         self.browser.setOpenExternalLinks(False)
+        self.browser.setOpenLinks(False)
+        self.browser.anchorClicked.connect(self._on_link)
         self.setWidget(self.browser)
         self.clear()
 
+    def _on_link(self, url: QUrl) -> None:
+        if url.toString() == CHANGED_COPY_LINK:
+            self.changed_copy_requested.emit()
+
     def clear(self) -> None:
         self.browser.setHtml(STYLE + "<p class='muted'>Select a node in either graph.</p>")
+
+    def show_problem(self, problem: UnsupportedNode) -> None:
+        """A problem with no node to show (a capture failure, the export's own failure)."""
+        where = f" at {html.escape(problem.source)}" if problem.source else ""
+        self.browser.setHtml(STYLE + f"<h3>{html.escape(problem.display_kind)}{where}</h3>"
+                             + self._problem_html(problem, DEFAULT_OPSET))
 
     def show_node(self, graph: Graph, node: Node, problem: UnsupportedNode | None = None,
                   op_info: OpInfo | None = None, target_ops: list[str] | None = None,
                   opset: int = DEFAULT_OPSET, baked: BakedHere | None = None) -> None:
         parts = [STYLE, f"<h3>{html.escape(node.name or node.kind)}</h3>"]
         if problem is not None:
-            first = (f"<br>torch has a built-in symbolic from opset {problem.first_supported_opset}"
-                     if problem.first_supported_opset and problem.first_supported_opset > opset else "")
-            parts.append(f"<div class='problem'><b>Unsupported — {html.escape(describe_reason(problem.reason))}</b><br>"
-                         f"{html.escape(problem.message)}{first}</div>")
+            parts.append(self._problem_html(problem, opset))
         if baked is not None and baked.warnings:
             parts.append(self._baked_html(baked))
         rows = [_row("kind", node.kind), _row("graph", graph.kind)]
@@ -83,6 +96,19 @@ class InspectorDock(QDockWidget):
             if schema:
                 parts.append(f"<h4>Template target: {html.escape(op_type)}</h4><pre>{html.escape(schema)}</pre>")
         self.browser.setHtml("".join(parts))
+
+    @staticmethod
+    def _problem_html(problem: UnsupportedNode, opset: int) -> str:
+        """The problem's reason and message, and the code change proposed for it, if any."""
+        first = (f"<br>torch has a built-in symbolic from opset {problem.first_supported_opset}"
+                 if problem.first_supported_opset and problem.first_supported_opset > opset else "")
+        found = (f"<div class='problem'><b>Unsupported — {html.escape(describe_reason(problem.reason))}</b><br>"
+                 f"{html.escape(problem.message)}{first}</div>")
+        if problem.code_change:
+            found += (f"<h4>Proposed change</h4><pre>{html.escape(problem.code_change)}</pre>"
+                      f"<p><a href='{CHANGED_COPY_LINK}'>Write a copy of the model file with the proposed "
+                      "changes and open it</a> (the file itself is not changed)</p>")
+        return found
 
     @staticmethod
     def _baked_html(baked: BakedHere) -> str:

@@ -9,6 +9,7 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
 
 from fixport.core.exporters.profiles import profile_for
+from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import (
     FixportError,
@@ -165,17 +166,21 @@ class MainWindow(QMainWindow):
         self.template.stub_requested.connect(self._on_stub_requested)
         self.compare.node_picked.connect(lambda node_id: self.select_node("onnx", node_id))
         self.restore_bar.restore_clicked.connect(self._on_restore_autosave)
+        self.inspector.changed_copy_requested.connect(self.open_changed_copy)
         self.restore_bar.discard_clicked.connect(self._on_discard_autosave)
 
     # ---- opening ----
-    def open_path(self, path: str | Path) -> None:
-        """Open a model file or a project file and export it right away."""
+    def open_path(self, path: str | Path, export_options: dict[str, Any] | None = None) -> None:
+        """Open a model file or a project file and export it right away (a model with
+        ``export_options``, when given: the options the user had set, e.g. the exporter)."""
         path = Path(path)
         try:
             if path.name.endswith(PROJECT_SUFFIX) or path.suffix == ".json":
                 self.workbench.open_project(path)
             else:
                 self.workbench.open_model(path)
+                if export_options:
+                    self.workbench.set_project_field("export_options", dict(export_options))
         except FixportError as exc:
             self.show_error(exc)
             return
@@ -196,6 +201,23 @@ class MainWindow(QMainWindow):
         self.restore_bar.offer(self.workbench.autosave_file() if self.workbench.has_newer_autosave() else None)
         self.actions.sync_from_project()
         self.reexport(keep_view=False)
+
+    def open_changed_copy(self) -> None:
+        """Write a copy of the model file with the changes proposed for its capture failures beside
+        it, and open that copy with the same options (the original is never changed)."""
+        project, analysis = self.workbench.project, self.workbench.analysis
+        if project is None or analysis is None:
+            return
+        try:
+            written = write_changed_copy(Path(project.model_path), analysis.unsupported)
+        except OSError as error:
+            self.show_error(FixportError(f"Could not write the changed copy: {error}",
+                                         "Check that the model's folder is writable."))
+            return
+        if written is None:
+            return
+        self.log.log(f"Wrote {written} with the proposed changes; opening it.")
+        self.open_path(written, export_options=project.export_options)
 
     def reexport(self, keep_view: bool = True, output: str | None = None) -> SubmittedJob | None:
         if self.workbench.project is None:
@@ -556,10 +578,13 @@ class MainWindow(QMainWindow):
             self.runner.submit(SynthesizeRequest(ts_node.kind, opset, exporter.name), topic="synthesize")
 
     def _on_problem_activated(self, problem: UnsupportedNode) -> None:
+        graph = self._graph("torchscript")
         if problem.reason == ProblemReason.RUNTIME_ERROR and problem.onnx_node:
             self.select_node("onnx", problem.onnx_node)
-        elif problem.instance:
+        elif problem.instance and graph is not None and problem.instance in graph.node_by_id:
             self.select_node("torchscript", problem.instance)
+        else:  # a capture failure or the export's own: no node to select, the problem itself is shown
+            self.inspector.show_problem(problem)
 
     # ---- fixes ----
     def apply_mapping(self, mapping: FixMapping) -> None:

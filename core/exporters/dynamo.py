@@ -37,6 +37,7 @@ from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
 from fixport.core.exporters.dynamo_candidates import candidates_for, fixable
 from fixport.core.exporters.dynamo_capture import FxCapture
+from fixport.core.exporters.dynamo_code_changes import with_code_changes
 from fixport.core.exporters.dynamo_fixes import (
     active_fixes,
     applied_dynamo_mappings,
@@ -92,6 +93,9 @@ class DynamoExporter(Exporter):
         report(progress, 0.05, "capturing with torch.export")
         with _quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
             program, problems = capture(loaded, options)
+            if diagnose and any(p.reason == ProblemReason.CAPTURE_FAILED for p in problems):
+                report(progress, 0.2, "trying a code change for each capture failure")
+                problems = with_code_changes(loaded, problems, lambda: _still_failing(loaded, options))
             check_cancelled(cancelled)
             if program is None:
                 return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
@@ -277,6 +281,14 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
         return draft, [_constraint_problem(first_error, problems, loaded, options)]
     return draft, problems or [_capture_problem_from_exception(first_error)]
+
+
+def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
+    """What still stops torch.export from capturing the model ('' when it captures)."""
+    program, problems = capture(loaded, options)
+    if program is not None and not problems:
+        return ""
+    return "torch.export still fails: " + (problems[0].message.split(". ")[0] if problems else "no graph")
 
 
 def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:

@@ -20,6 +20,7 @@ class UnsupportedNode:
     first_supported_opset: int | None = None
     python_op_name: str = ""
     onnx_node: str = ""  # for runtime errors: the ONNX node that failed
+    code_change: str = ""  # for capture failures: a unified diff of the model file that answers it
 
     @property
     def display_kind(self) -> str:

@@ -1,0 +1,181 @@
+"""Code changes that answer a torch.export capture failure, made from the failing line itself.
+
+torch.export stops where the model's Python depends on a tensor's value. Two shapes of code
+have a mechanical answer, found in the statement at the failing line (``ast``, no torch):
+
+- a branch on a value, ``if scores.max() > 0.5: scores = scores * 2.0`` (assignments only, with
+  or without ``else``): each assigned name becomes ``torch.where(test, if_value, else_value)``;
+- a size read from data, ``count = int((scores > 0).sum())``: ``.item()`` keeps it a symbolic
+  size instead of forcing a Python int, and ``torch._check(count >= 0)`` gives export the fact
+  that a size needs.
+
+A change says where it goes (the enclosing class and method, so it can be tried on the loaded
+model without reloading its weights) and renders as a unified diff of the model file.
+"""
+from __future__ import annotations
+
+import ast
+import difflib
+from dataclasses import dataclass, field
+from pathlib import Path
+
+
+@dataclass(frozen=True)
+class CodeChange:
+    """Lines ``start``..``end`` (1-based, inclusive) of the model file replaced by ``replacement``."""
+
+    start: int
+    end: int
+    replacement: tuple[str, ...]
+    why: str
+    class_name: str = ""  # the class whose method holds the line ('' at module level)
+    method_name: str = ""
+
+
+@dataclass
+class ChangedSource:
+    """A model file's text with changes applied (bottom-up, so line numbers hold)."""
+
+    path_name: str
+    before: str
+    changes: list[CodeChange] = field(default_factory=list)
+
+    @property
+    def after(self) -> str:
+        lines = self.before.splitlines(keepends=True)
+        for change in sorted(self.changes, key=lambda c: c.start, reverse=True):
+            lines[change.start - 1:change.end] = [f"{text}\n" for text in change.replacement]
+        return "".join(lines)
+
+    def diff(self) -> str:
+        return "".join(difflib.unified_diff(self.before.splitlines(keepends=True), self.after.splitlines(keepends=True),
+                                            f"{self.path_name} (as it is)", f"{self.path_name} (changed)", n=1))
+
+
+def _enclosing(tree: ast.Module, line: int) -> tuple[str, ast.FunctionDef | None, ast.stmt | None]:
+    """(class name, function, innermost statement) around ``line``."""
+    class_name, function, statement = "", None, None
+
+    def visit(node: ast.AST, owner: str) -> None:
+        nonlocal class_name, function, statement
+        for child in ast.iter_child_nodes(node):
+            if not isinstance(child, ast.stmt) or not child.lineno <= line <= (child.end_lineno or child.lineno):
+                continue
+            if isinstance(child, ast.ClassDef):
+                visit(child, child.name)
+            elif isinstance(child, (ast.FunctionDef, ast.AsyncFunctionDef)):
+                class_name, function = owner, child
+                visit(child, owner)
+            else:
+                statement = child
+                if isinstance(child, (ast.If, ast.For, ast.While, ast.With)) and child.lineno != line:
+                    visit(child, owner)  # the line is inside: the innermost statement holding it
+
+    visit(tree, "")
+    return class_name, function, statement
+
+
+def _single_assignments(body: list[ast.stmt]) -> dict[str, ast.expr] | None:
+    """name -> value for a block of plain ``name = value`` / ``name op= value`` lines, else None."""
+    found: dict[str, ast.expr] = {}
+    for statement in body:
+        if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
+                and isinstance(statement.targets[0], ast.Name):
+            found[statement.targets[0].id] = statement.value
+        elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
+            name = statement.target.id
+            found[name] = ast.BinOp(ast.Name(name, ast.Load()), statement.op, statement.value)
+        else:
+            return None
+    return found
+
+
+def _branch_as_where(statement: ast.If, indent: str, guard: str) -> tuple[list[str], str] | None:
+    taken = _single_assignments(statement.body)
+    other = _single_assignments(statement.orelse) if statement.orelse else {}
+    if not taken or other is None or len(statement.body) != len(taken):
+        return None
+    test = ast.unparse(statement.test)
+    lines = [f"{indent}{name} = torch.where({test}, {ast.unparse(taken.get(name, ast.Name(name)))}, "
+             f"{ast.unparse(other.get(name, ast.Name(name)))})" for name in dict.fromkeys([*taken, *other])]
+    return lines, (f"The branch depends on a tensor's value (`{guard}`): torch.where computes both sides and "
+                   "keeps the one the test picks, element by element.")
+
+
+def _size_from_data(statement: ast.Assign, indent: str, guard: str) -> tuple[list[str], str] | None:
+    if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
+        return None
+    name, value = statement.targets[0].id, statement.value
+    if isinstance(value, ast.Call) and isinstance(value.func, ast.Name) and value.func.id == "int" \
+            and len(value.args) == 1 and not value.keywords:
+        argument = value.args[0]
+        plain = isinstance(argument, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
+        read = f"{ast.unparse(argument)}.item()" if plain else f"({ast.unparse(argument)}).item()"
+    elif isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "item":
+        read = ast.unparse(value)
+    else:
+        return None
+    return [f"{indent}{name} = {read}", f"{indent}torch._check({name} >= 0)"], (
+        f"{name} is read from a tensor's value (`{guard}`): .item() keeps it a symbolic size where int() "
+        f"forces a Python number, and torch._check({name} >= 0) tells export it is one.")
+
+
+def propose_change(source: str, line: int, guard: str) -> CodeChange | None:
+    """The change that lets torch.export capture the statement at ``line`` (see the module
+    docstring), or None when the statement has no mechanical answer."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    class_name, function, statement = _enclosing(tree, line)
+    if function is None or statement is None:
+        return None
+    text_line = source.splitlines()[statement.lineno - 1]
+    indent = text_line[:len(text_line) - len(text_line.lstrip())]
+    if isinstance(statement, ast.If) and statement.lineno == line:
+        made = _branch_as_where(statement, indent, guard)
+    elif isinstance(statement, ast.Assign):
+        made = _size_from_data(statement, indent, guard)
+    else:
+        made = None
+    if made is None:
+        return None
+    replacement, why = made
+    return CodeChange(statement.lineno, statement.end_lineno or statement.lineno, tuple(replacement), why,
+                      class_name, function.name)
+
+
+def changes_for(source: str, path_name: str, problems: list) -> ChangedSource:
+    """Every change proposed for the capture failures among ``problems`` (those with a
+    ``code_change``), found again from the file's text (no torch: the window and the CLI write copies)."""
+    changes = []
+    for problem in problems:
+        file, _, line = problem.source.rpartition(":")
+        if not problem.code_change or file != path_name or not line.isdigit():
+            continue
+        _, found, rest = problem.message.partition("cannot decide `")
+        change = propose_change(source, int(line), rest.partition("`")[0] if found else "the value")
+        if change is not None and change not in changes:
+            changes.append(change)
+    return ChangedSource(path_name, source, changes)
+
+
+def changed_copy_path(model_path: Path) -> Path:
+    """Where the changed copy of ``model_path`` goes: beside it, never over an existing file."""
+    candidate = model_path.with_name(f"{model_path.stem}_changed{model_path.suffix}")
+    number = 2
+    while candidate.exists():
+        candidate = model_path.with_name(f"{model_path.stem}_changed_{number}{model_path.suffix}")
+        number += 1
+    return candidate
+
+
+def write_changed_copy(model_path: Path, problems: list, target: Path | None = None) -> Path | None:
+    """Write the model file with every proposed change to ``target`` (default: beside it); None
+    when no problem has one. The original is never touched."""
+    changed = changes_for(model_path.read_text(encoding="utf-8"), model_path.name, problems)
+    if not changed.changes:
+        return None
+    target = target or changed_copy_path(model_path)
+    target.write_text(changed.after, encoding="utf-8")
+    return target
