@@ -116,13 +116,13 @@ def test_histc_matches_torch_on_opinfo_samples(index: int) -> None:
         pytest.skip("fewer OpInfo samples")
     x, args, kwargs = samples[index]
     model = Lambda(lambda t: torch.histc(t, *args, **kwargs))
-    _assert_close(model, (x,), [spec_for("moe.histc", "aten::histc")], atol=0, rtol=0)
+    _assert_close(model, (x,), [spec_for("onnx_function.histc", "aten::histc")], atol=0, rtol=0)
 
 
 def test_histc_counts_expert_ids_like_a_moe_router() -> None:
     model = Lambda(lambda ids: torch.histc(ids.float(), bins=4, min=0, max=3))
     ids = torch.tensor([3, 0, 1, 3, 3, 2, 0, 3])
-    _assert_close(model, (ids,), [spec_for("moe.histc", "aten::histc")], atol=0, rtol=0)
+    _assert_close(model, (ids,), [spec_for("onnx_function.histc", "aten::histc")], atol=0, rtol=0)
 
 
 @pytest.mark.parametrize("opset", [13, OPSET])
@@ -131,7 +131,7 @@ def test_grouped_mm_ragged_rows_per_expert(opset: int) -> None:
     weights = torch.randn(4, 8, 8)  # torch's kernel wants 16-byte strides
     model = Lambda(lambda rows, offs: torch._grouped_mm(rows, weights, offs=offs))
     inputs = (torch.randn(10, 8), torch.tensor([3, 3, 7, 10], dtype=torch.int32))  # expert 1 gets no rows
-    _assert_close(model, inputs, [spec_for("moe.grouped_mm", "aten::_grouped_mm")], opset=opset)
+    _assert_close(model, inputs, [spec_for("onnx_function.grouped_mm", "aten::_grouped_mm")], opset=opset)
 
 
 # -- fft (DFT, opset 17) -------------------------------------------------------------------------

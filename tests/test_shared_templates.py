@@ -66,3 +66,18 @@ def test_the_torchscript_fix_script_carries_the_shared_function(tmp_path: Path) 
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "checked at x=3x7x5 (traced): max abs diff 0" in ran.stdout
+
+
+def test_both_exporters_fix_a_mixtral_moe_with_the_same_grouped_mm(worker) -> None:
+    """TorchScript traces transformers' experts to aten::_grouped_mm; dynamo keeps its
+    grouped_mm_fallback custom op (a Python loop over offs.tolist()): one template fixes both."""
+    from fixport.examples import corpus
+
+    model = str(Path(corpus.__file__).parent / "mixtral_moe.py")
+    chosen = {}
+    for exporter in ("torchscript", "dynamo"):
+        result = worker.run(AutoFixRequest(ModelRequest(model), {"exporter": exporter}))
+        assert result.after.unsupported == [], (exporter, result.rejected)
+        chosen[exporter] = {c.kind: c.template_id for c in result.choices}
+    assert chosen["torchscript"]["aten::_grouped_mm"] == "onnx_function.grouped_mm"
+    assert chosen["dynamo"] == {"transformers::grouped_mm_fallback.default": "onnx_function.grouped_mm"}

@@ -1,0 +1,1 @@
+"""ONNX functions written once for both exporters (see fixport.symbolics.onnx_functions)."""
