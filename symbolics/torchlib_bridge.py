@@ -346,8 +346,8 @@ def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
     except BridgeError:
         raise
     except Exception as error:
-        name = getattr(function, "name", None) or getattr(function, "__name__", "function")
-        raise BridgeError(f"torch_lib's {name} cannot be recorded for these arguments: "
+        name = f"torch_lib's {function.name}" if hasattr(function, "name") else "the ONNX function"
+        raise BridgeError(f"{name} cannot be recorded for these arguments: "
                           f"{type(error).__name__}: {str(error)[:200]}") from error
     finally:
         ir.set_value_magic_handler(previous_handler)

@@ -174,7 +174,8 @@ class _Search:
         left = [p for p in trial.unsupported if problem_key(p) == key
                 and (candidate.runs_in_onnxruntime or p.reason != ProblemReason.RUNTIME_ERROR)]
         if left:
-            return left[0].message.splitlines()[0][:300] if left[0].message else str(left[0].reason)
+            why = left[0].message.splitlines()[0][:300] if left[0].message else str(left[0].reason)
+            return why + _what_the_replay_said(trial, problem.kind)
         refused = [p for p in trial.unsupported if p.reason == ProblemReason.RUNTIME_ERROR
                    and problem_key(p) not in self.custom_node_kinds and problem_key(p) != key]
         if refused and not all(p.kind.startswith("aten::") for p in refused):
