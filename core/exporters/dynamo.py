@@ -60,6 +60,7 @@ from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import TracedGraph
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph, strip_provenance
+from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.core.onnx_io.ort_session import run_once
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
@@ -181,7 +182,9 @@ class DynamoExporter(Exporter):
         return candidates_for(problem, library, allow_custom)
 
     def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:
-        return None  # torch_lib translates at opset 18 whatever the opset asked: raising it changes nothing
+        # torch_lib translates at opset 18 whatever was asked; only an op ONNX Runtime refuses at the
+        # model's opset (one ONNX added later, an attribute the conversion kept) is fixed by raising it.
+        return opset_that_runs(problem.message, opset) if problem.reason == ProblemReason.RUNTIME_ERROR else None
 
     def generated_offers(self, kind: str, opset: int, cancelled: CancelCallback | None = None
                          ) -> list[RankedTemplate]:

@@ -1,0 +1,40 @@
+"""The opset an ONNX op that ONNX Runtime refused needs, read from ONNX Runtime's own message.
+
+The dynamo exporter writes torch_lib's functions at opset 18 and converts them to the opset asked.
+Two refusals are about the opset, not the op: an op that does not exist yet at the model's opset
+("No Op registered for DeformConv with domain_version of 18": ONNX added it in 19), and an
+attribute the op gained later that the conversion left in ("Unrecognized attribute: num_outputs
+for operator Split": Split has it from 18). Raising the opset to where ``onnx.defs`` has it is
+the fix.
+"""
+from __future__ import annotations
+
+import re
+
+import onnx.defs
+
+NEWEST_OPSET = 21  # the newest opset the dynamo route raises to (ONNX Runtime 1.2x runs it)
+_NO_OP_RE = re.compile(r"No Op registered for (\w+) with domain_version of (\d+)")
+_ATTRIBUTE_RE = re.compile(r"Unrecognized attribute: (\w+) for operator (\w+)")
+
+
+def _schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
+    try:
+        return onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+
+
+def opset_that_runs(message: str, opset: int) -> int | None:
+    """The lowest opset above ``opset`` at which the op ONNX Runtime refused in ``message`` exists,
+    or has the attribute it was given; None when the message is about something else."""
+    missing = _NO_OP_RE.search(message)
+    if missing:
+        op_type, floor = missing[1], max(opset, int(missing[2]))
+        return next((v for v in range(floor + 1, NEWEST_OPSET + 1) if _schema(op_type, v) is not None), None)
+    attribute = _ATTRIBUTE_RE.search(message)
+    if attribute:
+        name, op_type = attribute[1], attribute[2]
+        return next((v for v in range(opset + 1, NEWEST_OPSET + 1)
+                     if (schema := _schema(op_type, v)) is not None and name in schema.attributes), None)
+    return None
