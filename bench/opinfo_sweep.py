@@ -1,11 +1,13 @@
 """Sweep torch's OpInfo database at one opset: which ops fail the exporter, and does `fix --auto` fix them?
 
 Each op's first float32 CPU sample is wrapped in a one-op module (tensor arguments become model
-inputs, the rest constants) written as a model file; ops whose plain export fails or does not
-run in ONNX Runtime go through `fix --auto` in the worker. Prints, per fix family, how many
-ops it fixed, and the totals: failing, diagnosed, fixed and the percentage.
+inputs, the rest constants) written as a model file; ops whose plain export (``dynamo=False``, or
+``dynamo=True`` with ``--exporter dynamo``) fails or does not run in ONNX Runtime go through
+`fix --auto` with the same exporter in the worker. Prints, per fix family, how many ops it fixed,
+and the totals: failing, diagnosed, fixed and the percentage.
 
-    python bench/opinfo_sweep.py [--opset 17] [--limit N] [--ops cosh,diff] [--json sweep.json]
+    python bench/opinfo_sweep.py [--exporter torchscript|dynamo] [--opset 17] [--limit N] [--ops cosh,diff]
+                                 [--json sweep.json]
 
 ``--json`` writes every failing op with its outcome and, for the ops left unfixed, why each
 candidate was rejected (the groups to work on next).
@@ -14,12 +16,13 @@ from __future__ import annotations
 
 import argparse
 import collections
-import io
 import json
 import tempfile
 import time
-import warnings
 from pathlib import Path
+
+from fixport.bench.plain_export import PlainExportProbe
+from fixport.core.model.vocabulary import EXPORTERS
 
 MODEL_SOURCE = '''
 import torch
@@ -57,61 +60,10 @@ def build():
 '''
 
 
-def plain_export_fails(model_path: Path, opset: int) -> str | None:
-    """Why the plain export (or ONNX Runtime) fails, or None when it works."""
-    import onnxruntime as ort
-    import torch
-
-    from fixport.core.loaders.loading import load_model
-
-    try:
-        loaded = load_model(model_path)
-    except Exception:
-        return None  # the sample itself cannot be built: not an export failure
-    if not loaded.example_inputs:
-        return None
-    buffer = io.BytesIO()
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            torch.onnx.export(loaded.module, loaded.example_inputs, buffer, opset_version=opset, dynamo=False)
-        session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
-        session.run(None, {i.name: t.numpy() for i, t in zip(session.get_inputs(), loaded.example_inputs)})
-    except Exception as error:
-        return f"{type(error).__name__}: {str(error).splitlines()[0][:120] if str(error) else ''}"
-    return None
-
-
-class PlainExportProbe:
-    """``plain_export_fails`` in a forked child: an exporter that crashes (a segfault inside torch)
-    takes the child down, not the sweep; the op counts as failing and a fresh child takes over."""
-
-    def __init__(self, timeout_s: float = 120.0) -> None:
-        self.timeout_s, self.pool = timeout_s, None
-
-    def why_failing(self, model_path: Path, opset: int) -> str | None:
-        import concurrent.futures
-        import multiprocessing
-
-        if self.pool is None:
-            self.pool = concurrent.futures.ProcessPoolExecutor(1, mp_context=multiprocessing.get_context("fork"))
-        try:
-            return self.pool.submit(plain_export_fails, model_path, opset).result(timeout=self.timeout_s)
-        except (concurrent.futures.process.BrokenProcessPool, concurrent.futures.TimeoutError) as error:
-            self.stop()
-            return f"the plain export crashed or hung: {type(error).__name__}"
-
-    def stop(self) -> None:
-        if self.pool is not None:
-            for process in list(getattr(self.pool, "_processes", {}).values()):
-                process.kill()  # a hung child; its pid is the pool's own
-            self.pool.shutdown(wait=False, cancel_futures=True)
-            self.pool = None
-
-
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--opset", type=int, default=17)
+    parser.add_argument("--exporter", choices=EXPORTERS, default="torchscript")
     parser.add_argument("--limit", type=int, default=0, help="only the first N ops (0: all)")
     parser.add_argument("--ops", default="", help="comma-separated OpInfo names to sweep")
     parser.add_argument("--start", type=int, default=0, help="skip the first N ops")
@@ -143,12 +95,13 @@ def main() -> None:
             label = op.name + (f".{op.variant_test_name}" if op.variant_test_name else "")
             path = Path(folder) / f"op_{index}.py"
             path.write_text(MODEL_SOURCE.format(name=op.name, variant=op.variant_test_name, opset=args.opset))
-            why = probe.why_failing(path, args.opset)
+            why = probe.why_failing(path, args.opset, args.exporter)
             if why is None:
                 continue
             failing.append(label)
             try:
-                result = worker.run(AutoFixRequest(ModelRequest(str(path)), keep_opset=True))
+                result = worker.run(AutoFixRequest(ModelRequest(str(path)), {"exporter": args.exporter},
+                                                  keep_opset=True))
             except Exception as error:  # the worker's own error (a crash, a timeout): counted as not fixed
                 unfixed.append(f"{label}: {type(error).__name__}: {str(error)[:100]}")
                 records.append({"op": label, "plain": why, "fixed": False, "error": str(error)[:300]})
@@ -164,13 +117,16 @@ def main() -> None:
                 unfixed.append(f"{label}: {left or 'not diagnosed: ' + why}")
             records.append({"op": label, "plain": why, "fixed": label in fixed,
                             "families": [c.family for c in result.choices],
+                            "problems": sorted({f"{p.display_kind}: {p.reason}" for p in result.before.unsupported}),
                             "left": sorted({p.display_kind for p in result.after.unsupported}),
+                            "left_reasons": sorted({f"{p.display_kind}: {p.reason}" for p in result.after.unsupported}),
                             "rejected": list(result.rejected)})
             print(f"[{index + 1}/{len(ops)}] {label}: {'fixed' if label in fixed else 'not fixed'} "
                   f"{'by ' + ','.join(c.family for c in result.choices) if label in fixed else ''}", flush=True)
     worker.stop()
     probe.stop()
-    print(f"\nOpInfo sweep at opset {args.opset}: {len(ops)} ops, {time.perf_counter() - started:.0f} s")
+    print(f"\nOpInfo sweep, {args.exporter} exporter, at opset {args.opset}: {len(ops)} ops, "
+          f"{time.perf_counter() - started:.0f} s")
     print("Fixed, by the family that made the fix:")
     for family, count in families.most_common():
         print(f"  {family:<24} {count}")
