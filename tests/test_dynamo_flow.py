@@ -275,3 +275,29 @@ def test_fixports_own_decompositions_fix_linalg_for_the_dynamo_exporter(worker, 
     (actual,) = session.run(None, {i.name: t.numpy() for i, t in zip(session.get_inputs(), inputs)})
     np.testing.assert_allclose(actual, module(*inputs).numpy(), atol=1e-4)
 
+
+
+def test_a_decomposition_fix_reaches_an_op_that_appears_only_while_torch_onnx_decomposes(worker, tmp_path) -> None:
+    """linalg_solve_ex is captured as itself; torch.onnx's own decomposition turns it into
+    _linalg_solve_ex, which has no ONNX function. The inlined fix must apply there too, not only
+    to the captured graph's nodes (before, it passed on the node alone and failed in the model)."""
+    model = tmp_path / "solve.py"
+    model.write_text('''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 18}
+
+
+class Solve(torch.nn.Module):
+    def forward(self, a, b):
+        return torch.linalg.solve_ex(a, b)[0]
+
+
+def build():
+    torch.manual_seed(0)
+    return Solve().eval(), (torch.randn(3, 3) + 3 * torch.eye(3), torch.randn(3, 2))
+''', encoding="utf-8")
+    result = worker.run(AutoFixRequest(ModelRequest(str(model)), {"exporter": "dynamo"}))
+    assert result.after.unsupported == [], result.rejected
+    chosen = [(c.kind, c.family) for c in result.choices]
+    assert chosen == [("aten::_linalg_solve_ex.default", "inlined_implementation")]

@@ -42,6 +42,7 @@ from fixport.core.exporters.dynamo_fixes import (
     active_fixes,
     applied_dynamo_mappings,
     apply_decompositions,
+    decompositions_while_preparing,
     node_being_translated,
     register_translations,
 )
@@ -106,7 +107,8 @@ class DynamoExporter(Exporter):
             registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
             register_translations(registry, fixes)
             try:
-                decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
+                with decompositions_while_preparing(fixes):
+                    decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
             except Exception as exc:  # torch's own passes over the captured graph (type promotion, ...)
                 fx_graph = fx_to_graph(program)
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), [_preparation_problem(exc, fx_graph)])

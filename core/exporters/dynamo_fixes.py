@@ -170,3 +170,31 @@ def apply_decompositions(program: torch.export.ExportedProgram, fixes: DynamoFix
             f"A decomposition fix failed while decomposing: {type(error).__name__}: "
             f"{str(error).splitlines()[0][:300] if str(error) else ''}",
             "Edit the decomposition so it traces with fake tensors (torch ops only).") from error
+
+
+@contextmanager
+def decompositions_while_preparing(fixes: DynamoFixes) -> Iterator[None]:
+    """The fixes' decompositions also in the table torch.onnx decomposes the program with: an op the
+    captured graph does not hold yet (aten::linalg_inv_ex comes from decomposing linalg_inv) is
+    only reached there."""
+    if not fixes.decompositions:
+        yield
+        return
+    from torch.onnx._internal.exporter import _fx_passes
+
+    original = _fx_passes._decomp.create_onnx_friendly_decomposition_table
+    extra = {}
+    for kind, function in fixes.decompositions.items():
+        try:
+            extra[op_overload(kind)] = function
+        except TemplateValidationError:
+            continue  # an op this process cannot name: apply_decompositions handled it by the captured node
+
+    def with_fixes(*args: Any, **kwargs: Any) -> dict:
+        return {**original(*args, **kwargs), **extra}
+
+    _fx_passes._decomp.create_onnx_friendly_decomposition_table = with_fixes
+    try:
+        yield
+    finally:
+        _fx_passes._decomp.create_onnx_friendly_decomposition_table = original
