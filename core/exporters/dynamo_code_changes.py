@@ -18,32 +18,12 @@ from typing import Any
 import torch
 
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.capture_changes import ChangedSource, CodeChange, propose_change
+from fixport.core.model.capture_changes import ChangedSource, CodeChange, proposals_for
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import ProblemReason
 
 CHANGE_HOLDS = ("Tried on the loaded model: with the change below torch.export captures it, and torch's outputs "
                 "stay the same")
 CHANGE_UNTRIED = "The change below may answer it"
-
-
-def _guard(message: str) -> str:
-    """The expression torch.export could not decide, as the capture problem quotes it."""
-    _, found, rest = message.partition("cannot decide `")
-    return rest.partition("`")[0] if found else "the value"
-
-
-def _proposals(loaded: LoadedModel, problems: list[UnsupportedNode]) -> dict[int, CodeChange]:
-    source = loaded.path.read_text(encoding="utf-8")
-    found: dict[int, CodeChange] = {}
-    for index, problem in enumerate(problems):
-        file, _, line = problem.source.rpartition(":")
-        if problem.reason != ProblemReason.CAPTURE_FAILED or file != loaded.path.name or not line.isdigit():
-            continue
-        change = propose_change(source, int(line), _guard(problem.message))
-        if change is not None and change not in found.values():
-            found[index] = change
-    return found
 
 
 def _changed_module(loaded: LoadedModel, changed: ChangedSource) -> types.ModuleType:
@@ -113,10 +93,10 @@ def with_code_changes(loaded: LoadedModel, problems: list[UnsupportedNode],
     one; ``recaptured()`` captures the model again and says what still fails ('' when nothing)."""
     if loaded.source_kind != "python" or loaded.module is None or not loaded.path.is_file():
         return problems
-    proposals = _proposals(loaded, problems)
+    before = loaded.path.read_text(encoding="utf-8")
+    proposals = proposals_for(before, loaded.path.name, problems)
     if not proposals:
         return problems
-    before = loaded.path.read_text(encoding="utf-8")
     outcome = _try(loaded, ChangedSource(loaded.path.name, before, list(proposals.values())), recaptured)
     updated = list(problems)
     for index, change in proposals.items():

@@ -19,6 +19,8 @@ import difflib
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from fixport.core.model.vocabulary import ProblemReason
+
 
 @dataclass(frozen=True)
 class CodeChange:
@@ -145,19 +147,27 @@ def propose_change(source: str, line: int, guard: str) -> CodeChange | None:
                       class_name, function.name)
 
 
-def changes_for(source: str, path_name: str, problems: list) -> ChangedSource:
-    """Every change proposed for the capture failures among ``problems`` (those with a
-    ``code_change``), found again from the file's text (no torch: the window and the CLI write copies)."""
-    changes = []
-    for problem in problems:
+def proposals_for(source: str, path_name: str, problems: list) -> dict[int, CodeChange]:
+    """Index in ``problems`` -> the change proposed for that capture failure at a line of the file
+    ``path_name`` (each change once)."""
+    found: dict[int, CodeChange] = {}
+    for index, problem in enumerate(problems):
         file, _, line = problem.source.rpartition(":")
-        if not problem.code_change or file != path_name or not line.isdigit():
+        if problem.reason != ProblemReason.CAPTURE_FAILED or file != path_name or not line.isdigit():
             continue
-        _, found, rest = problem.message.partition("cannot decide `")
-        change = propose_change(source, int(line), rest.partition("`")[0] if found else "the value")
-        if change is not None and change not in changes:
-            changes.append(change)
-    return ChangedSource(path_name, source, changes)
+        _, quoted, rest = problem.message.partition("cannot decide `")  # the guard, as the problem quotes it
+        change = propose_change(source, int(line), rest.partition("`")[0] if quoted else "the value")
+        if change is not None and change not in found.values():
+            found[index] = change
+    return found
+
+
+def changes_for(source: str, path_name: str, problems: list) -> ChangedSource:
+    """The changes proposed for the capture failures among ``problems`` that carry one (their
+    ``code_change``), found again from the file's text (no torch: the window and the CLI write copies)."""
+    proposals = proposals_for(source, path_name, problems)
+    return ChangedSource(path_name, source, [change for index, change in proposals.items()
+                                             if problems[index].code_change])
 
 
 def changed_copy_path(model_path: Path) -> Path:
