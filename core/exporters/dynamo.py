@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import inspect
 import io
 import logging
 import operator
@@ -38,6 +39,7 @@ from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runti
 from fixport.core.exporters.dynamo_candidates import candidates_for, fixable
 from fixport.core.exporters.dynamo_capture import FxCapture
 from fixport.core.exporters.dynamo_code_changes import with_code_changes
+from fixport.core.exporters.dynamo_effects import drop_decomposed_checks, without_effect_tokens
 from fixport.core.exporters.dynamo_fixes import (
     active_fixes,
     applied_dynamo_mappings,
@@ -46,6 +48,7 @@ from fixport.core.exporters.dynamo_fixes import (
     node_being_translated,
     register_translations,
 )
+from fixport.core.exporters.dynamo_origins import captured_origin
 from fixport.core.exporters.dynamo_placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
@@ -86,6 +89,7 @@ class DynamoExporter(Exporter):
     per_node_note = ("Per-node analysis re-exported the model without ONNX optimization, and compared each ONNX "
                      "node group with the FX node it came from (the exporter's node metadata).")
     last_program: torch.export.ExportedProgram | None = None  # the program the last export translated
+    last_captured: torch.export.ExportedProgram | None = None  # what it was decomposed from
 
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,
@@ -112,11 +116,14 @@ class DynamoExporter(Exporter):
             except Exception as exc:  # torch's own passes over the captured graph (type promotion, ...)
                 fx_graph = fx_to_graph(program)
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), [_preparation_problem(exc, fx_graph)])
-            self.last_program = decomposed  # compare runs it node by node
+            decomposed = without_effect_tokens(decomposed)
+            drop_decomposed_checks(decomposed, set(fixes.decompositions))
+            self.last_program, self.last_captured = decomposed, program  # compare runs it node by node
             missing = nodes_without_onnx_function(decomposed, registry)
             fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
             report_partial(progress, TracedGraph(fx_graph))
-            problems += [_missing_function_problem(fx_graph, node_name, message, registry.opset_version)
+            problems += [_missing_function_problem(fx_graph, node_name, message, registry.opset_version,
+                                                   captured_origin(decomposed, node_name, program))
                          for node_name, message in missing]
             if problems:  # a capture that needed draft_export, or ops without a function: no ONNX file
                 return ExportResult(onnx.ModelProto(), fx_graph,
@@ -169,9 +176,9 @@ class DynamoExporter(Exporter):
         applied by the caller), run once to see each failing node's arguments."""
         from fixport.core.exporters.dynamo_node_samples import node_samples
 
-        self.last_program = None
+        self.last_program = self.last_captured = None
         self.export(loaded, replace(options), run_check=False, cancelled=cancelled)
-        return node_samples(self.last_program, loaded, problems)
+        return node_samples(self.last_program, loaded, problems, self.last_captured)
 
     def validate_fix(self, mapping: FixMapping, opset: int) -> None:
         """Nothing to check before the trial: the fix compiles when the export registers it."""
@@ -301,11 +308,28 @@ def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tupl
     kwargs: dict[str, Any] = {}
     if not options.dynamic_axes:
         return args, kwargs, None
+    input_names = list(options.input_names or loaded.input_names)
+    unknown = sorted(set(options.dynamic_axes) - set(input_names) - set(options.output_names or ()))
+    if unknown:  # torch's conversion would fail with a pytree error that names nothing
+        raise ExportError(f"The dynamic axes name {', '.join(unknown)}, which is not an input of "
+                          f"{loaded.path.name} (its inputs: {', '.join(input_names)}).",
+                          "Name the model's inputs in the dynamic axes, e.g. "
+                          f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')
+    if _takes_only_varargs(loaded.module):  # forward(*tensors): torch's conversion wants named parameters
+        per_input = tuple({int(axis): torch.export.Dim.DYNAMIC for axis in options.dynamic_axes.get(name, {})}
+                          or None for name in input_names)
+        return args, kwargs, (per_input,)
     dynamic_shapes, args, kwargs = _dynamic_shapes.from_dynamic_axes_to_dynamic_shapes(
         loaded.module, args, kwargs, dynamic_axes=options.dynamic_axes,
-        input_names=options.input_names or loaded.input_names, output_names=set(options.output_names or ()))
+        input_names=input_names, output_names=set(options.output_names or ()))
     dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(dynamic_shapes)
     return args, kwargs, dynamic_shapes
+
+
+def _takes_only_varargs(module: torch.nn.Module) -> bool:
+    parameters = inspect.signature(module.forward).parameters.values()
+    return any(p.kind is p.VAR_POSITIONAL for p in parameters) and \
+        all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
 
 
 def capture_advice(text: str) -> str:
@@ -418,16 +442,20 @@ def nodes_without_onnx_function(program: torch.export.ExportedProgram,
     return missing
 
 
-def _missing_function_problem(fx_graph: Graph, node_name: str, message: str, opset: int) -> UnsupportedNode:
+def _missing_function_problem(fx_graph: Graph, node_name: str, message: str, opset: int,
+                              origin: tuple[str, str] | None = None) -> UnsupportedNode:
+    """A node the registry cannot translate; ``origin``: the captured op torch.onnx decomposed into it."""
     node = fx_graph.node_by_id[node_name]
     namespace, _, rest = node.kind.partition("::")
     python_name = f"torch.ops.{namespace}.{rest}" if "." in rest else f"torch.ops.{namespace}.{rest}.default"
+    made = (f" torch.onnx made it while decomposing {origin[0]} (node {origin[1]}): a decomposition of that op "
+            "that avoids it fixes it." if origin else "")
     return UnsupportedNode(
         kind=node.kind, instance=node.id, reason=ProblemReason.NO_ONNX_FUNCTION,
         message=(f"No ONNX function for {node.kind} in torch's ONNX registry (torch_lib, opset {opset}): {message}. "
                  f"Give one with torch.onnx.export(..., dynamo=True, custom_translation_table={{{python_name}: fn}}) "
-                 "where fn is an onnxscript function, or decompose the op into supported aten ops."),
-        scope=node.scope, source=node.source)
+                 f"where fn is an onnxscript function, or decompose the op into supported aten ops.{made}"),
+        scope=node.scope, source=node.source, decomposed_from=origin[0] if origin else "")
 
 
 # ---- step 3: translate ----

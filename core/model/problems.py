@@ -21,6 +21,7 @@ class UnsupportedNode:
     python_op_name: str = ""
     onnx_node: str = ""  # for runtime errors: the ONNX node that failed
     code_change: str = ""  # for capture failures: a unified diff of the model file that answers it
+    decomposed_from: str = ""  # dynamo: the captured op torch.onnx's decomposition made this node from
 
     @property
     def display_kind(self) -> str:
