@@ -78,6 +78,9 @@ class NodeSample:
     module: Any  # a torch.nn.Module whose forward is the node alone
     inputs: tuple[Any, ...]
     expected: list[tuple[str, np.ndarray]]  # torch's outputs of ``module`` on ``inputs``, named
+    # input index -> the axes that are dynamic where the node sits (declared dynamic dims reach
+    # it); the node alone is exported with them dynamic too, so a fix that bakes them fails there
+    dynamic_dims: dict[int, tuple[int, ...]] = field(default_factory=dict)
 
 
 @dataclass

@@ -3,10 +3,21 @@
 For each op overload left unsupported (no ONNX function, a function that fails, a node ONNX
 Runtime refuses, numbers that differ):
 
-1. dynamo templates made for the op (``symbolics/dynamo/templates``) that run in ONNX Runtime;
-2. the op's own implementation inlined: a custom op's Python function, or torch's decomposition
-   (``ep.run_decompositions({op: fn})``);
-3. a custom-domain node, only when allowed: ONNX Runtime cannot run it, the target runtime must.
+1. the ONNX op of the same name and inputs, found by itself (``aten::cosh`` -> Cosh);
+2. for a node torch.onnx made while decomposing a captured op (``prims::lgamma`` from
+   ``aten::lgamma``): Fixport's own decomposition of that op, which avoids the node;
+3. dynamo templates made for the op (``symbolics/dynamo/templates``, ``symbolics/shared``) that
+   run in ONNX Runtime;
+4. the op's own implementation inlined: a custom op's Python function, or Fixport's or torch's
+   decomposition (``ep.run_decompositions({op: fn})``); for an error check that returns nothing
+   (``_linalg_check_errors``), dropping it;
+5. static-shape materialisation: for an op linear in its inputs (of the captured op, for a node
+   torch.onnx made), the matrix torch computes at the node's shapes (shape-specialised, so after
+   the fixes that keep shapes open);
+6. a custom-domain node, only when allowed: ONNX Runtime cannot run it, the target runtime must.
+
+This is the TorchScript side's order (:mod:`torchscript_candidates`), less what only a
+TorchScript graph has (torch_lib replay: torch_lib is this exporter's own registry).
 
 A capture failure has no template: it is reported with what to change in the model.
 """
@@ -15,14 +26,24 @@ from __future__ import annotations
 from fixport.core.model.fix_choices import (
     CUSTOM_DOMAIN_WHY,
     FAMILY_CUSTOM_DOMAIN,
+    FAMILY_DECOMPOSITION,
     FAMILY_HAND_WRITTEN,
     FAMILY_INLINED,
+    FAMILY_MATERIALISED,
+    FAMILY_STANDARD_OP,
     Candidate,
     custom_domain_params,
 )
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import ProblemReason
-from fixport.symbolics.library import TIER_EXACT_OPSET, RankedTemplate, TemplateLibrary, params_for
+from fixport.symbolics.library import (
+    TIER_EXACT_OPSET,
+    TIER_EXACT_READY,
+    RankedTemplate,
+    TemplateLibrary,
+    params_for,
+    parse_template_source,
+)
 
 INLINE_TEMPLATE_ID = "dynamo.inline_implementation"
 CUSTOM_DOMAIN_TEMPLATE_ID = "dynamo.custom_domain_node"  # in the dynamo template library
@@ -36,11 +57,61 @@ def fixable(problem) -> bool:
     return problem.reason in _FIXABLE and bool(sep) and namespace not in ("onnx", "torch.export", "python")
 
 
-def _mapping(kind: str, offer: RankedTemplate) -> FixMapping:
+def _mapping(kind: str, offer: RankedTemplate, replaces: str = "") -> FixMapping:
+    """``offer`` as the fix for ``kind``; a decomposition that ``replaces`` another op names it in its
+    ``kind`` param (the op torch.onnx decomposed into ``kind``)."""
     template = offer.template
     assert template is not None
     return FixMapping(target_kind=kind, template_id=template.id, source=template.source,
-                      params=params_for(kind, template.default_params()), custom_opsets=dict(template.custom_opsets))
+                      params=params_for(replaces or kind, template.default_params()),
+                      custom_opsets=dict(template.custom_opsets))
+
+
+def _standard_op_offers(kind: str) -> list[RankedTemplate]:
+    from fixport.symbolics.synthesis.standard_op import standard_op_function_template
+
+    source = standard_op_function_template(kind)
+    if source is None:
+        return []
+    info = parse_template_source(source, f"<generated for {kind}>")
+    return [RankedTemplate(info.id, TIER_EXACT_READY, "the ONNX op of the same name", info)]
+
+
+def _materialised_offers(kind: str) -> list[RankedTemplate]:
+    """The linear-map fix for ``kind`` (the op it replaces: ``kind`` param), aten ops only."""
+    from fixport.symbolics.synthesis.materialise import materialised_decomposition_template
+
+    if not kind.startswith("aten::"):
+        return []
+    info = parse_template_source(materialised_decomposition_template(kind), f"<generated for {kind}>")
+    return [RankedTemplate(info.id, TIER_EXACT_READY, "a constant matrix computed by torch at the node's static "
+                           "shapes (for ops linear in their inputs)", info)]
+
+
+def has_own_decomposition(kind: str) -> bool:
+    """Whether Fixport's own decompositions (``symbolics/synthesis/extra_*.py``) cover ``kind``."""
+    from fixport.core.exporters.dynamo_fixes import op_overload
+    from fixport.core.model.errors import TemplateValidationError
+    from fixport.symbolics.synthesis.decomposition import extra_decompositions
+
+    try:
+        return op_overload(kind) in extra_decompositions()
+    except TemplateValidationError:
+        return False
+
+
+def _inline_why(kind: str) -> str:
+    from fixport.core.exporters.dynamo_effects import returns_nothing
+    from fixport.core.exporters.dynamo_fixes import op_overload
+    from fixport.core.model.errors import TemplateValidationError
+
+    try:
+        check = returns_nothing(op_overload(kind))
+    except TemplateValidationError:
+        check = False
+    if check:
+        return "drop the check: the op returns nothing and only raises errors, which ONNX has no way to"
+    return "the op's own implementation, decomposed into aten ops"
 
 
 def candidates_for(problem, library: TemplateLibrary, allow_custom: bool) -> list[Candidate]:
@@ -48,10 +119,17 @@ def candidates_for(problem, library: TemplateLibrary, allow_custom: bool) -> lis
     kind = problem.kind
     offers = [o for o in library.templates_for(kind, 18) if o.template is not None]
     made_for_op = [o for o in offers if "*" not in o.template.fits and o.tier < TIER_EXACT_OPSET]
-    found = [Candidate(_mapping(kind, o), FAMILY_HAND_WRITTEN, o.why) for o in made_for_op
-             if o.template.runs_in_onnxruntime]
-    found += [Candidate(_mapping(kind, o), FAMILY_INLINED, "the op's own implementation, decomposed into aten ops")
-              for o in offers if o.template_id == INLINE_TEMPLATE_ID]
+    inline = [o for o in offers if o.template_id == INLINE_TEMPLATE_ID]
+    origin = problem.decomposed_from
+    found = [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in _standard_op_offers(kind)]
+    found += [Candidate(_mapping(kind, o), FAMILY_HAND_WRITTEN, o.why) for o in made_for_op
+              if o.template.runs_in_onnxruntime]
+    found += [Candidate(_mapping(kind, o, replaces=origin), FAMILY_DECOMPOSITION,
+                        f"Fixport's own decomposition of {origin}, which torch.onnx decomposed into {kind}")
+              for o in inline if origin and has_own_decomposition(origin)]
+    found += [Candidate(_mapping(kind, o), FAMILY_INLINED, _inline_why(kind)) for o in inline]
+    found += [Candidate(_mapping(kind, o, replaces=origin or kind), FAMILY_MATERIALISED, o.why,
+                        shape_specialised=True) for o in _materialised_offers(origin or kind)]
     if allow_custom:
         found += [Candidate(_mapping(kind, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)
                   for o in made_for_op if not o.template.runs_in_onnxruntime]

@@ -19,9 +19,10 @@ import torch
 
 from fixport.core.model.errors import TemplateValidationError
 from fixport.core.model.project import FixMapping
+from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
 
 FAMILY_TRANSLATION = "dynamo_translation"
-FAMILY_DECOMPOSITION = "dynamo_decomposition"
+FAMILY_DECOMPOSITION = DYNAMO_DECOMPOSITION_FAMILY
 DYNAMO_FAMILIES = (FAMILY_TRANSLATION, FAMILY_DECOMPOSITION)
 
 
@@ -87,13 +88,12 @@ def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
     """Compile every mapping into what the dynamo exporter registers."""
     fixes = DynamoFixes()
     for mapping in mappings:
-        target = op_overload(mapping.target_kind)
         function = compile_mapping(mapping)
         fixes.custom_opsets.update(mapping.domain_opsets())
         if template_family(mapping.source) == FAMILY_DECOMPOSITION:
-            fixes.decompositions[mapping.target_kind] = function
+            fixes.decompositions[mapping.replaced_kind] = function
         else:
-            fixes.translations.setdefault(target, {})[mapping.instance] = function
+            fixes.translations.setdefault(op_overload(mapping.target_kind), {})[mapping.instance] = function
     return fixes
 
 

@@ -16,6 +16,7 @@ import torch
 from torch.utils import _pytree as pytree
 
 from fixport.core.exporters.base import NodeSample, NodeSamples, first_error_line
+from fixport.core.exporters.dynamo_origins import captured_origin
 from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.problems import UnsupportedNode
 
@@ -42,32 +43,43 @@ class OpAlone(torch.nn.Module):
 
 
 def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedModel,
-                 problems: Sequence[UnsupportedNode]) -> NodeSamples:
-    """A sample per failing node of ``program`` named by ``problems``; the rest say why not."""
+                 problems: Sequence[UnsupportedNode],
+                 captured: torch.export.ExportedProgram | None = None) -> NodeSamples:
+    """A sample per failing node of ``program`` named by ``problems``; the rest say why not. A node
+    torch.onnx made while decomposing a captured op (``decomposed_from``) is sampled as that op
+    in ``captured``, the program ``program`` was decomposed from: its fix replaces that op."""
     samples = NodeSamples()
     if program is None:
         samples.undecided = {p.instance: "torch.export could not capture the model as one graph" for p in problems}
         return samples
     nodes = {node.name: node for node in program.graph.nodes if node.op == "call_function"}
-    wanted = {}
+    captured_nodes = {node.name: node for node in captured.graph.nodes} if captured is not None else {}
+    wanted: dict[str, torch.fx.Node] = {}  # problem instance -> the node of program to sample
+    wanted_captured: dict[str, torch.fx.Node] = {}  # problem instance -> the node of captured to sample
     for problem in problems:
-        if problem.instance in nodes:
+        origin = (captured_origin(program, problem.instance, captured)
+                  if problem.decomposed_from and captured is not None else None)
+        if origin is not None:
+            wanted_captured[problem.instance] = captured_nodes[origin[1]]
+        elif problem.instance in nodes:
             wanted[problem.instance] = nodes[problem.instance]
         else:
             samples.undecided[problem.instance] = "the node is not in the program the exporter translates"
-    if not wanted:
-        return samples
-    try:
-        seen = _arguments_seen(program, set(wanted), loaded.example_inputs)
-    except Exception as exc:  # noqa: BLE001 -- only means whole-model trials
-        samples.undecided.update({name: f"the program could not run node by node: {first_error_line(exc)}"
-                                  for name in wanted})
-        return samples
-    for name, node in wanted.items():
+    for source, chosen in ((program, wanted), (captured, wanted_captured)):
+        if not chosen:
+            continue
+        assert source is not None
         try:
-            samples.samples[name] = _op_alone(name, node.target, seen[name])
-        except Exception as exc:  # noqa: BLE001 -- an odd output, complex tensors
-            samples.undecided[name] = f"the node cannot run on its own: {first_error_line(exc)}"
+            seen = _arguments_seen(source, {node.name for node in chosen.values()}, loaded.example_inputs)
+        except Exception as exc:  # noqa: BLE001 -- only means whole-model trials
+            samples.undecided.update({name: f"the program could not run node by node: {first_error_line(exc)}"
+                                      for name in chosen})
+            continue
+        for name, node in chosen.items():
+            try:
+                samples.samples[name] = _op_alone(name, node.target, seen[node.name], _dynamic_dims(node))
+            except Exception as exc:  # noqa: BLE001 -- an odd output, complex tensors
+                samples.undecided[name] = f"the node cannot run on its own: {first_error_line(exc)}"
     return samples
 
 
@@ -91,7 +103,19 @@ def _arguments_seen(program: torch.export.ExportedProgram, names: set[str],
     return seen
 
 
-def _op_alone(name: str, target: Any, arguments: tuple[tuple, dict]) -> NodeSample:
+def _dynamic_dims(node: torch.fx.Node) -> dict[int, tuple[int, ...]]:
+    """For each tensor argument of ``node`` (in the order :class:`OpAlone` takes them), the axes
+    whose size is symbolic in the program: dims declared dynamic reach the node there."""
+    leaves = pytree.tree_leaves((node.args, node.kwargs))
+    values = [leaf.meta.get("val") if isinstance(leaf, torch.fx.Node) else leaf for leaf in leaves]
+    tensors = [value for value in values if isinstance(value, torch.Tensor)]
+    dims = {index: tuple(axis for axis, size in enumerate(tensor.shape) if not isinstance(size, int))
+            for index, tensor in enumerate(tensors)}
+    return {index: axes for index, axes in dims.items() if axes}
+
+
+def _op_alone(name: str, target: Any, arguments: tuple[tuple, dict],
+              dynamic_dims: dict[int, tuple[int, ...]] | None = None) -> NodeSample:
     module = OpAlone(target, arguments)
     inputs = tuple(leaf for leaf in pytree.tree_leaves(arguments) if isinstance(leaf, torch.Tensor))
     with torch.no_grad():
@@ -103,4 +127,4 @@ def _op_alone(name: str, target: Any, arguments: tuple[tuple, dict]) -> NodeSamp
         # ONNX has no complex tensors: the exporter carries them as real pairs between nodes.
         raise RuntimeError("it takes or returns complex tensors, which ONNX carries as real pairs between nodes")
     expected = [(f"output_{index}", to_numpy(value)) for index, value in enumerate(flat)]
-    return NodeSample(name, module, inputs, expected)
+    return NodeSample(name, module, inputs, expected, dict(dynamic_dims or {}))

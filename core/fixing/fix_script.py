@@ -42,6 +42,7 @@ from fixport.core.model.atomic_files import atomic_write_text
 from fixport.core.model.export_options import DEFAULT_OPSET
 from fixport.core.model.inputs import InputSpec, parse_input_spec
 from fixport.core.model.project import FixMapping, Project
+from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
 from fixport.symbolics.library import TemplateFormatError, parse_template_source
 from fixport.symbolics.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
 
@@ -206,10 +207,17 @@ def template_family(source: str) -> str | None:
         return None
 
 
+def _registered_kind(mapping: FixMapping) -> str:
+    """The op the exporter registers the fix for: a dynamo decomposition replaces the op it names."""
+    if template_family(mapping.source) == DYNAMO_DECOMPOSITION_FAMILY:
+        return mapping.replaced_kind
+    return mapping.target_kind
+
+
 def _fix_table(mappings: list[FixMapping]) -> str:
     """FIXES: each fix and what it is for, which the exporter's part registers."""
     rows = "".join(
-        f"    ScriptFix(fix_{index}, {python_literal(m.target_kind)}, instance={python_literal(m.instance)}, "
+        f"    ScriptFix(fix_{index}, {python_literal(_registered_kind(m))}, instance={python_literal(m.instance)}, "
         f"python_op_name={python_literal(m.python_op_name)}, family={python_literal(template_family(m.source))}),\n"
         for index, m in enumerate(mappings, 1))
     return f"\n\nFIXES = [\n{rows}]\n" if rows else "\n\nFIXES = []  # the model exports without fixes\n"

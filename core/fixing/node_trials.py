@@ -3,7 +3,8 @@
 The values that flowed into the node while the model ran are captured once; the node becomes a
 small model of its own (those values as its inputs, its constant arguments as constants). Each
 candidate exports that small model, ONNX Runtime runs it, and its outputs are compared with
-torch's for the same inputs. The cost of a trial no longer grows with the model, and a model
+torch's for the same inputs. Where dims declared dynamic reach the node (the exporter says which,
+``NodeSample.dynamic_dims``), the node alone is exported with them dynamic too. The cost of a trial no longer grows with the model, and a model
 above 2 GB is never exported whole to try one fix.
 
 Where a node cannot be taken out on its own (its inputs could not be captured, it sits in a
@@ -36,7 +37,9 @@ def verdict_on_node(exporter: Exporter, loaded: LoadedModel, sample: NodeSample,
     for a node ONNX Runtime is not asked to run, a custom-domain one)."""
     node_model = LoadedModel(loaded.path, "python", sample.module, sample.inputs,
                              [f"input_{index}" for index in range(len(sample.inputs))])
-    node_options = replace(options, input_names=None, output_names=None, dynamic_axes=None,
+    dynamic_axes = {f"input_{index}": {axis: f"input_{index}_dim_{axis}" for axis in axes}
+                    for index, axes in sample.dynamic_dims.items()}
+    node_options = replace(options, input_names=None, output_names=None, dynamic_axes=dynamic_axes or None,
                            custom_opsets=dict(options.custom_opsets))
     with exporter.fixes_applied([*mappings, candidate.mapping], node_options) as custom_opsets:
         node_options.custom_opsets = {**custom_opsets, **node_options.custom_opsets}

@@ -48,6 +48,14 @@ class FixMapping:
         return opsets
 
     @property
+    def replaced_kind(self) -> str:
+        """The op a decomposition fix replaces: the op its ``kind`` param names where that differs
+        (a fix for ``prims::lgamma`` replaces the ``aten::lgamma`` torch.onnx decomposed into it),
+        else the fix's target."""
+        kind = self.params.get("kind")
+        return kind if isinstance(kind, str) and "::" in kind else self.target_kind
+
+    @property
     def label(self) -> str:
         kind = f"{self.target_kind}[{self.python_op_name}]" if self.python_op_name else self.target_kind
         return f"{kind} @ {self.instance}" if self.instance else kind

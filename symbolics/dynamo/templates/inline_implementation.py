@@ -1,8 +1,11 @@
 """Decompose the op into the torch ops it is made of, then export those.
 
-For a ``torch.library.custom_op``: its own Python implementation; for an aten op: torch's
-decomposition (``torch._decomp.decomposition_table``), else Fixport's own (small static linear
-algebra, scans, special functions: ``symbolics/synthesis/extra_*.py``). Registered as
+For a ``torch.library.custom_op``: its own Python implementation; for an aten op: Fixport's own
+decomposition where it has one (small static linear algebra, scans, special functions:
+``symbolics/synthesis/extra_*.py``), else torch's (``torch._decomp.decomposition_table``). An
+error check that returns nothing (``_linalg_check_errors``) decomposes into nothing: ONNX has no
+errors to raise. ``kind`` names the op replaced: for a node torch.onnx made while decomposing
+another op (``prims::lgamma`` from ``aten::lgamma``), that other op. Registered as
 ``ep.run_decompositions({op: symbolic})``, so the captured graph holds aten ops torch_lib knows.
 Schema: the op's own.
 """
@@ -18,8 +21,8 @@ from fixport.symbolics.synthesis.extra_special import SPECIAL_DECOMPOSITIONS
 TEMPLATE = {
     "id": "dynamo.inline_implementation",
     "title": "Inline the op's implementation (decomposition)",
-    "description": "Replace the op by its Python implementation (custom op) or a decomposition (aten: torch's, "
-                   "else Fixport's).",
+    "description": "Replace the op by its Python implementation (custom op) or a decomposition (aten: "
+                   "Fixport's, else torch's).",
     "family": "dynamo_decomposition",
     "fits": ["*"],
     "min_opset": 18,
@@ -44,11 +47,13 @@ def implementation(kind):
     if custom is not None:
         return custom._init_fn
     target = getattr(getattr(getattr(torch.ops, namespace), name), overload or "default")
-    if target in decomposition_table:
-        return decomposition_table[target]
+    # Fixport's own first: they exist where torch's decomposition does not convert (torch's
+    # lgamma ends in prims::lgamma, which has no ONNX function).
     for table in (LINALG_DECOMPOSITIONS, SCAN_DECOMPOSITIONS, SPECIAL_DECOMPOSITIONS):
         if target in table:
             return table[target]
+    if target in decomposition_table:
+        return decomposition_table[target]
     raise NotImplementedError(f"neither torch nor Fixport has a decomposition of {kind}")
 
 
