@@ -179,3 +179,55 @@ def build():
 
     assert [n.op_type for n in onnx.load(str(output)).graph.node] == ["Cosh", "Mul"]
     _onnx_matches_torch(output, model, atol=1e-5)
+
+
+GAMMA_AND_SVDVALS = '''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 18}
+
+
+class Gamma(torch.nn.Module):
+    def forward(self, x):
+        return torch.mvlgamma(x, p=3) + torch.linalg.svdvals(x[:3, :3]).sum()
+
+
+def build():
+    torch.manual_seed(0)
+    return Gamma().eval(), (torch.rand(4, 5) * 3 + 2,)
+'''
+
+MASKED_MEAN = '''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 18}
+
+
+class Mean(torch.nn.Module):
+    def forward(self, x, mask):
+        return torch.divide((x * mask).sum(-1), mask.sum(-1))
+
+
+def build():
+    torch.manual_seed(0)
+    return Mean().eval(), (torch.randn(3, 5), torch.randint(1, 2, (3, 5)))
+'''
+
+
+def test_nested_prims_unread_outputs_and_composite_kernels(worker, model_file, tmp_path: Path) -> None:
+    """mvlgamma's decomposition calls lgamma, which becomes prims::lgamma: Fixport's lgamma (the op
+    the prim is named after) replaces it. svdvals asks _linalg_svd for no vectors: the node alone is
+    judged on the values the model reads. divide.Tensor is torch's own composite of div."""
+    model, output = model_file("gamma.py", GAMMA_AND_SVDVALS), tmp_path / "gamma.onnx"
+    result = worker.run(AutoFixRequest(ModelRequest(str(model)), dict(DYNAMO), output=str(output)))
+    assert result.after.unsupported == [], result.rejected
+    assert {m.target_kind: m.replaced_kind for m in result.mappings} == {
+        "prims::lgamma.default": "aten::lgamma.default", "aten::_linalg_svd.default": "aten::_linalg_svd.default"}
+    assert result.whole_model_trials == 0
+    _onnx_matches_torch(output, model, atol=1e-4)
+
+    model, output = model_file("mean.py", MASKED_MEAN), tmp_path / "mean.onnx"
+    result = worker.run(AutoFixRequest(ModelRequest(str(model)), dict(DYNAMO), output=str(output)))
+    assert "aten::divide.Tensor" in {p.kind for p in result.before.unsupported}
+    assert result.after.unsupported == [], result.rejected
+    _onnx_matches_torch(output, model, atol=1e-5)

@@ -100,6 +100,19 @@ def has_own_decomposition(kind: str) -> bool:
         return False
 
 
+def own_decomposition_target(problem) -> str:
+    """The op whose Fixport decomposition avoids ``problem``'s node, which torch.onnx made while
+    decomposing a captured op: that op, else the aten op the prim is named after (torch's
+    ``mvlgamma`` calls ``lgamma``, which becomes ``prims::lgamma``); '' when Fixport has neither."""
+    if not problem.decomposed_from:
+        return ""
+    name, _, overload = problem.kind.partition("::")[2].partition(".")
+    for kind in (problem.decomposed_from, f"aten::{name}.{overload}", f"aten::special_{name}.{overload}"):
+        if has_own_decomposition(kind):
+            return kind
+    return ""
+
+
 def _inline_why(kind: str) -> str:
     from fixport.core.exporters.dynamo_effects import returns_nothing
     from fixport.core.exporters.dynamo_fixes import op_overload
@@ -124,9 +137,10 @@ def candidates_for(problem, library: TemplateLibrary, allow_custom: bool) -> lis
     found = [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in _standard_op_offers(kind)]
     found += [Candidate(_mapping(kind, o), FAMILY_HAND_WRITTEN, o.why) for o in made_for_op
               if o.template.runs_in_onnxruntime]
-    found += [Candidate(_mapping(kind, o, replaces=origin), FAMILY_DECOMPOSITION,
-                        f"Fixport's own decomposition of {origin}, which torch.onnx decomposed into {kind}")
-              for o in inline if origin and has_own_decomposition(origin)]
+    replaced = own_decomposition_target(problem)
+    found += [Candidate(_mapping(kind, o, replaces=replaced), FAMILY_DECOMPOSITION,
+                        f"Fixport's own decomposition of {replaced}, where torch.onnx's decomposition of {origin} "
+                        f"makes {kind}") for o in inline if replaced]
     found += [Candidate(_mapping(kind, o), FAMILY_INLINED, _inline_why(kind)) for o in inline]
     found += [Candidate(_mapping(kind, o, replaces=origin or kind), FAMILY_MATERIALISED, o.why,
                         shape_specialised=True) for o in _materialised_offers(origin or kind)]

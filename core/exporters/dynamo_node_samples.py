@@ -9,6 +9,7 @@ the values they had. torch.export captures that module as the same one-op graph.
 """
 from __future__ import annotations
 
+import operator
 from collections.abc import Sequence
 from typing import TYPE_CHECKING, Any
 
@@ -25,11 +26,13 @@ if TYPE_CHECKING:
 
 
 class OpAlone(torch.nn.Module):
-    """One FX node's op overload called on the arguments it saw; tensors are the module's inputs."""
+    """One FX node's op overload called on the arguments it saw; tensors are the module's inputs.
+    ``used``: the outputs the model reads, by index (None: all of them)."""
 
-    def __init__(self, target: Any, arguments: tuple[tuple, dict]) -> None:
+    def __init__(self, target: Any, arguments: tuple[tuple, dict], used: tuple[int, ...] | None = None) -> None:
         super().__init__()
         self.target = target
+        self.used = used
         leaves, self.spec = pytree.tree_flatten(arguments)
         self.tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
         self.fixed = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
@@ -39,7 +42,10 @@ class OpAlone(torch.nn.Module):
         for slot, tensor in zip(self.tensor_slots, tensors):
             leaves[slot] = tensor
         args, kwargs = pytree.tree_unflatten(leaves, self.spec)
-        return self.target(*args, **kwargs)
+        outputs = self.target(*args, **kwargs)
+        if self.used is None:
+            return outputs
+        return tuple(outputs[index] for index in self.used)
 
 
 def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedModel,
@@ -77,7 +83,8 @@ def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedMod
             continue
         for name, node in chosen.items():
             try:
-                samples.samples[name] = _op_alone(name, node.target, seen[node.name], _dynamic_dims(node))
+                samples.samples[name] = _op_alone(name, node.target, seen[node.name], _dynamic_dims(node),
+                                                  _used_outputs(node))
             except Exception as exc:  # noqa: BLE001 -- an odd output, complex tensors
                 samples.undecided[name] = f"the node cannot run on its own: {first_error_line(exc)}"
     return samples
@@ -114,9 +121,20 @@ def _dynamic_dims(node: torch.fx.Node) -> dict[int, tuple[int, ...]]:
     return {index: axes for index, axes in dims.items() if axes}
 
 
+def _used_outputs(node: torch.fx.Node) -> tuple[int, ...] | None:
+    """The outputs of a node with several that the program reads (``getitem`` users), in order:
+    an output nothing reads (the vectors svdvals asks ``_linalg_svd`` not to compute) is not judged.
+    None when the node has one output or is read whole."""
+    if not node.users or not all(user.target is operator.getitem and isinstance(user.args[1], int)
+                                 for user in node.users):
+        return None
+    return tuple(sorted({user.args[1] for user in node.users}))
+
+
 def _op_alone(name: str, target: Any, arguments: tuple[tuple, dict],
-              dynamic_dims: dict[int, tuple[int, ...]] | None = None) -> NodeSample:
-    module = OpAlone(target, arguments)
+              dynamic_dims: dict[int, tuple[int, ...]] | None = None,
+              used: tuple[int, ...] | None = None) -> NodeSample:
+    module = OpAlone(target, arguments, used)
     inputs = tuple(leaf for leaf in pytree.tree_leaves(arguments) if isinstance(leaf, torch.Tensor))
     with torch.no_grad():
         outputs = module(*inputs)

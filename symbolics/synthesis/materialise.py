@@ -191,8 +191,10 @@ def materialised_call(target: Any, args: tuple, kwargs: dict) -> torch.Tensor:
     if batch == 0 or not any(linear.input_sizes):
         constant = bias if bias is not None else torch.zeros(matrix.shape[1], dtype=linear.output_dtype)
         return constant.reshape(linear.output_shape[linear.batch_dims:]).expand(linear.output_shape).clone()
-    flat = [t.to(linear.output_dtype).reshape(batch, size) for t, size in zip(tensors, linear.input_sizes) if size]
-    result = torch.cat(flat, dim=1) @ matrix
+    # a 0-d input is unsqueezed, not reshaped: onnxscript's Reshape-MatMul rewrite reads its rank as 2
+    flat = [t.to(linear.output_dtype).reshape(batch, size) if t.dim() else t.to(linear.output_dtype)[None, None]
+            for t, size in zip(tensors, linear.input_sizes) if size]
+    result = (flat[0] if len(flat) == 1 else torch.cat(flat, dim=1)) @ matrix
     if bias is not None:
         result = result + bias
     return result.reshape(linear.output_shape)

@@ -2,13 +2,16 @@
 
 For a ``torch.library.custom_op``: its own Python implementation; for an aten op: Fixport's own
 decomposition where it has one (small static linear algebra, scans, special functions:
-``symbolics/synthesis/extra_*.py``), else torch's (``torch._decomp.decomposition_table``). An
+``symbolics/synthesis/extra_*.py``), else torch's (``torch._decomp.decomposition_table``, else
+the op's CompositeImplicitAutograd kernel). An
 error check that returns nothing (``_linalg_check_errors``) decomposes into nothing: ONNX has no
 errors to raise. ``kind`` names the op replaced: for a node torch.onnx made while decomposing
 another op (``prims::lgamma`` from ``aten::lgamma``), that other op. Registered as
 ``ep.run_decompositions({op: symbolic})``, so the captured graph holds aten ops torch_lib knows.
 Schema: the op's own.
 """
+
+import functools
 
 import torch
 from torch._decomp import decomposition_table
@@ -39,6 +42,11 @@ TEMPLATE = {
 params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
+def has_composite_kernel(target):
+    """Whether torch writes ``target`` in other aten ops (a CompositeImplicitAutograd kernel)."""
+    return torch._C._dispatch_has_kernel_for_dispatch_key(target.name(), torch._C.DispatchKey.CompositeImplicitAutograd)
+
+
 def implementation(kind):
     """The Python function that computes ``kind`` in torch ops."""
     namespace, _, rest = kind.partition("::")
@@ -54,6 +62,9 @@ def implementation(kind):
             return table[target]
     if target in decomposition_table:
         return decomposition_table[target]
+    if has_composite_kernel(target):  # the op is written in other aten ops (scaled_dot_product_attention)
+        # torch's own C++ kernel: while decomposing, torch puts this very function in its place
+        return functools.partial(target._op_dk, torch._C.DispatchKey.CompositeImplicitAutograd)
     raise NotImplementedError(f"neither torch nor Fixport has a decomposition of {kind}")
 
 
