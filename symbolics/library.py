@@ -72,6 +72,9 @@ class TemplateInfo:
     # Optional in TEMPLATE: the fix is built for the traced sizes (a baked matrix or index), so it is
     # right at other sizes only by chance; ranked after the fixes that keep shapes open.
     shape_specialised: bool = False
+    # Optional in TEMPLATE (dynamo): the ONNX function is for the op on complex values, which the
+    # exporter carries as real tensors with a trailing (real, imag) axis of 2.
+    complex_inputs: bool = False
 
     def default_params(self) -> dict[str, Any]:
         return {name: spec.get("default") for name, spec in self.params.items()}
@@ -120,7 +123,8 @@ def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo
             raise TemplateFormatError(f"param {name!r}: type must be one of {sorted(PARAM_TYPES)}", path, 1)
     return TemplateInfo(**{key: meta[key] for key in REQUIRED_KEYS}, source=source, path=path,
                         docstring=ast.get_docstring(tree) or "", symbolic_line=symbolic_line,
-                        shape_specialised=bool(meta.get("shape_specialised", False)))
+                        shape_specialised=bool(meta.get("shape_specialised", False)),
+                        complex_inputs=bool(meta.get("complex_inputs", False)))
 
 
 def fit_strength(fit: str, kind: str, python_op_name: str | None) -> str | None:

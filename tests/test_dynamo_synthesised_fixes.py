@@ -231,3 +231,52 @@ def test_nested_prims_unread_outputs_and_composite_kernels(worker, model_file, t
     assert "aten::divide.Tensor" in {p.kind for p in result.before.unsupported}
     assert result.after.unsupported == [], result.rejected
     _onnx_matches_torch(output, model, atol=1e-5)
+
+
+COMPLEX_VALUES = '''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 18}
+
+
+class Spectrum(torch.nn.Module):
+    def forward(self, x, freqs):
+        rotated = torch.view_as_complex(x) * torch.polar(torch.ones_like(freqs), freqs).unsqueeze(-1)
+        return torch.view_as_real(rotated), torch.fft.fft2(torch.view_as_complex(x), s=(6, 4))
+
+
+def build():
+    torch.manual_seed(0)
+    return Spectrum().eval(), (torch.randn(5, 3, 2), torch.randn(5))
+'''
+
+
+def test_ops_on_complex_values_get_complex_templates_and_complex_outputs_compare(worker, model_file,
+                                                                                  tmp_path: Path) -> None:
+    """unsqueeze and constant_pad_nd have no complex ONNX function in torch_lib; Fixport's, written
+    for the (real, imag) layout, are registered for complex inputs only. A complex output (the FFT)
+    is compared with ONNX's real layout of it. The fix script registers them the same way."""
+    model, output = model_file("spectrum.py", COMPLEX_VALUES), tmp_path / "spectrum.onnx"
+    result = worker.run(AutoFixRequest(ModelRequest(str(model)), dict(DYNAMO), output=str(output)))
+    assert result.after.unsupported == [], result.rejected
+    assert {c.kind: c.template_id for c in result.choices} == {
+        "aten::unsqueeze.default": "dynamo.complex_unsqueeze",
+        "aten::constant_pad_nd.default": "dynamo.complex_constant_pad_nd"}
+
+    project = tmp_path / "spectrum.fixport.json"
+    assert run_main("fix", str(model), "--exporter", "dynamo", "--auto", "-o", str(project)).returncode == 0
+    script = tmp_path / "spectrum_export.py"
+    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    from_script = tmp_path / "from_script.onnx"
+    completed = subprocess.run([sys.executable, str(script), "-o", str(from_script)], cwd=tmp_path,
+                               capture_output=True, text=True, timeout=300, check=False)
+    assert completed.returncode == 0, completed.stderr[-3000:]
+    loaded = load_model(model)
+    for path in (output, from_script):
+        session = ort.InferenceSession(str(path), providers=["CPUExecutionProvider"])
+        feeds = {i.name: t.numpy() for i, t in zip(session.get_inputs(), loaded.example_inputs)}
+        rotated, spectrum = session.run(None, feeds)
+        with torch.no_grad():
+            expected_rotated, expected_spectrum = loaded.module(*loaded.example_inputs)
+        np.testing.assert_allclose(rotated, expected_rotated.numpy(), atol=1e-5)
+        np.testing.assert_allclose(spectrum, torch.view_as_real(expected_spectrum).numpy(), atol=1e-4)

@@ -4,10 +4,10 @@ For each op overload left unsupported (no ONNX function, a function that fails, 
 Runtime refuses, numbers that differ):
 
 1. the ONNX op of the same name and inputs, found by itself (``aten::cosh`` -> Cosh);
-2. for a node torch.onnx made while decomposing a captured op (``prims::lgamma`` from
+2. dynamo templates made for the op (``symbolics/dynamo/templates``, ``symbolics/shared``) that
+   run in ONNX Runtime; for a node on complex values, those written for complex inputs;
+3. for a node torch.onnx made while decomposing a captured op (``prims::lgamma`` from
    ``aten::lgamma``): Fixport's own decomposition of that op, which avoids the node;
-3. dynamo templates made for the op (``symbolics/dynamo/templates``, ``symbolics/shared``) that
-   run in ONNX Runtime;
 4. the op's own implementation inlined: a custom op's Python function, or Fixport's or torch's
    decomposition (``ep.run_decompositions({op: fn})``); for an error check that returns nothing
    (``_linalg_check_errors``), dropping it;
@@ -65,6 +65,12 @@ def _mapping(kind: str, offer: RankedTemplate, replaces: str = "") -> FixMapping
     return FixMapping(target_kind=kind, template_id=template.id, source=template.source,
                       params=params_for(replaces or kind, template.default_params()),
                       custom_opsets=dict(template.custom_opsets))
+
+
+def on_complex_values(problem) -> bool:
+    """Whether the node's registry lookup failed for complex inputs (torch's dispatcher says so):
+    only templates written for the (real, imag) layout fit it."""
+    return "complex-valued input" in problem.message
 
 
 def _standard_op_offers(kind: str) -> list[RankedTemplate]:
@@ -131,7 +137,8 @@ def candidates_for(problem, library: TemplateLibrary, allow_custom: bool) -> lis
     """Every fix worth trying for ``problem``'s op overload, in the order of the module docstring."""
     kind = problem.kind
     offers = [o for o in library.templates_for(kind, 18) if o.template is not None]
-    made_for_op = [o for o in offers if "*" not in o.template.fits and o.tier < TIER_EXACT_OPSET]
+    made_for_op = [o for o in offers if "*" not in o.template.fits and o.tier < TIER_EXACT_OPSET
+                   and o.template.complex_inputs == on_complex_values(problem)]
     inline = [o for o in offers if o.template_id == INLINE_TEMPLATE_ID]
     origin = problem.decomposed_from
     found = [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in _standard_op_offers(kind)]

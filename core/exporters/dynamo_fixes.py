@@ -32,11 +32,12 @@ class DynamoFixes:
     decompositions per op overload."""
 
     translations: dict[Any, dict[str | None, Callable]] = field(default_factory=dict)
+    complex_translations: dict[Any, Callable] = field(default_factory=dict)  # for the op on complex values
     decompositions: dict[str, Callable] = field(default_factory=dict)  # by kind: see apply_decompositions
     custom_opsets: dict[str, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.translations or self.decompositions)
+        return bool(self.translations or self.complex_translations or self.decompositions)
 
 
 _ACTIVE: contextvars.ContextVar[DynamoFixes | None] = contextvars.ContextVar("fixport_dynamo_fixes", default=None)
@@ -71,6 +72,16 @@ def template_family(source: str) -> str:
         return FAMILY_TRANSLATION
 
 
+def for_complex_inputs(source: str) -> bool:
+    """Whether the TEMPLATE says its ONNX function is for the op on complex values."""
+    from fixport.symbolics.library import TemplateFormatError, parse_template_source
+
+    try:
+        return parse_template_source(source).complex_inputs
+    except TemplateFormatError:
+        return False
+
+
 def compile_mapping(mapping: FixMapping) -> Callable:
     """The mapping's ``symbolic`` function, its params set; errors name the template's line."""
     from fixport.core.exporters.symbolic_registration import TemplateError, compile_template_source
@@ -92,6 +103,8 @@ def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
         fixes.custom_opsets.update(mapping.domain_opsets())
         if template_family(mapping.source) == FAMILY_DECOMPOSITION:
             fixes.decompositions[mapping.replaced_kind] = function
+        elif for_complex_inputs(mapping.source):
+            fixes.complex_translations[op_overload(mapping.target_kind)] = function
         else:
             fixes.translations.setdefault(op_overload(mapping.target_kind), {})[mapping.instance] = function
     return fixes
@@ -110,6 +123,8 @@ def applied_dynamo_mappings(mappings: list[FixMapping]) -> Iterator[dict[str, in
 
 def register_translations(registry: Any, fixes: DynamoFixes) -> None:
     """Register each fix's ONNX function in the exporter's registry, ahead of torch_lib's."""
+    for target, function in fixes.complex_translations.items():
+        registry.register_op(target, function, is_complex=True)
     for target, by_instance in fixes.translations.items():
         if set(by_instance) == {None}:
             registry.register_op(target, by_instance[None])

@@ -207,6 +207,13 @@ def template_family(source: str) -> str | None:
         return None
 
 
+def _for_complex_inputs(source: str) -> bool:
+    try:
+        return parse_template_source(source).complex_inputs
+    except TemplateFormatError:
+        return False
+
+
 def _registered_kind(mapping: FixMapping) -> str:
     """The op the exporter registers the fix for: a dynamo decomposition replaces the op it names."""
     if template_family(mapping.source) == DYNAMO_DECOMPOSITION_FAMILY:
@@ -218,7 +225,8 @@ def _fix_table(mappings: list[FixMapping]) -> str:
     """FIXES: each fix and what it is for, which the exporter's part registers."""
     rows = "".join(
         f"    ScriptFix(fix_{index}, {python_literal(_registered_kind(m))}, instance={python_literal(m.instance)}, "
-        f"python_op_name={python_literal(m.python_op_name)}, family={python_literal(template_family(m.source))}),\n"
+        f"python_op_name={python_literal(m.python_op_name)}, family={python_literal(template_family(m.source))}"
+        f"{', complex_inputs=True' if _for_complex_inputs(m.source) else ''}),\n"
         for index, m in enumerate(mappings, 1))
     return f"\n\nFIXES = [\n{rows}]\n" if rows else "\n\nFIXES = []  # the model exports without fixes\n"
 

@@ -4,8 +4,9 @@ The values that flowed into the node while the model ran are captured once; the 
 small model of its own (those values as its inputs, its constant arguments as constants). Each
 candidate exports that small model, ONNX Runtime runs it, and its outputs are compared with
 torch's for the same inputs. Where dims declared dynamic reach the node (the exporter says which,
-``NodeSample.dynamic_dims``), the node alone is exported with them dynamic too. The cost of a trial no longer grows with the model, and a model
-above 2 GB is never exported whole to try one fix.
+``NodeSample.dynamic_dims``), the node alone is exported with them dynamic too. The cost of a
+trial no longer grows with the model, and a model above 2 GB is never exported whole to try one
+fix.
 
 Where a node cannot be taken out on its own (its inputs could not be captured, it sits in a
 control-flow block, the exporter captures no nodes), the exporter says why in

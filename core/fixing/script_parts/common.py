@@ -26,7 +26,7 @@ import torch
 
 from fixport.core.exporters.shape_check import other_size_inputs
 from fixport.core.loaders.input_tensors import random_inputs
-from fixport.core.model.output_stats import difference_metrics, flatten_outputs, to_numpy
+from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
 from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
 from fixport.core.model.traced_sizes import declared_dims
 from fixport.core.onnx_io.ort_session import feeds_for
@@ -39,7 +39,8 @@ CARRIED_FIXPORT_CODE = (
     ("fixport.core.exporters.shape_check", (
         "SHAPE_SEED", "_larger", "_smaller", "random_like", "other_size_inputs"), None),
     ("fixport.core.model.output_stats", (
-        "to_numpy", "flatten_outputs", "_as_float", "cosine_similarity", "difference_metrics"), None),
+        "to_numpy", "flatten_outputs", "_as_float", "cosine_similarity", "difference_metrics", "as_real_layout"),
+     None),
     ("fixport.core.model.tolerances", ("DEFAULT_TOLERANCES", "FALLBACK_DTYPE"), None),
     ("fixport.core.onnx_io.ort_session", ("feeds_for",), None),
 )
@@ -56,6 +57,7 @@ class ScriptFix(NamedTuple):
     instance: str | None = None  # only this node (instance key, or FX node name); None: every node
     python_op_name: str | None = None  # the autograd.Function a prim::PythonOp fix is for
     family: str | None = None  # the template's family (how the exporter's part registers it)
+    complex_inputs: bool = False  # dynamo: an ONNX function for the op on complex values
 
 
 class ScriptSettings(NamedTuple):
@@ -210,6 +212,7 @@ def output_differences(expected: list[tuple[str, np.ndarray]], actual: Sequence[
         wrong.append(f"torch returns {len(expected)} outputs, ONNX Runtime {len(actual)}")
     for (name, reference), candidate in zip(expected, actual):
         candidate = np.asarray(candidate)
+        reference = as_real_layout(reference, candidate)
         if reference.shape != candidate.shape:
             wrong.append(f"{name}: shape differs: torch {list(reference.shape)}, ONNX {list(candidate.shape)}")
             continue

@@ -7,8 +7,8 @@ source (``CARRIED_FIXPORT_CODE``), so it cannot drift from what Fixport exported
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
-from contextlib import nullcontext
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
@@ -45,7 +45,7 @@ def translation_table(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
     """Op overload -> the fix's ONNX function (one dispatching by FX node where a fix is for one node)."""
     by_kind: dict[str, list[ScriptFix]] = {}
     for fix in fixes:
-        if fix.family != DECOMPOSITION_FAMILY:
+        if fix.family != DECOMPOSITION_FAMILY and not fix.complex_inputs:
             by_kind.setdefault(fix.kind, []).append(fix)
     table: dict[Any, Callable] = {}
     for kind, entries in by_kind.items():
@@ -57,6 +57,32 @@ def translation_table(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
         builtin = None if kind_wide else _torchlib_function(target)
         table[target] = _by_instance(kind, {fix.instance: fix.function for fix in entries}, builtin)
     return table
+
+
+@contextmanager
+def complex_translations_registered(fixes: Sequence[ScriptFix]) -> Iterator[None]:
+    """The fixes for ops on complex values in the registry torch.onnx.export builds: its
+    custom_translation_table registers every function for real inputs only."""
+    table = {op_overload(fix.kind): fix.function for fix in fixes if fix.complex_inputs}
+    if not table:
+        yield
+        return
+    from torch.onnx._internal.exporter import _registration
+
+    descriptor = _registration.ONNXRegistry.__dict__["from_torchlib"]  # the classmethod, restored as it was
+    original = _registration.ONNXRegistry.from_torchlib
+
+    def with_complex(*args: Any, **kwargs: Any) -> Any:
+        registry = original(*args, **kwargs)
+        for target, function in table.items():
+            registry.register_op(target, function, is_complex=True)
+        return registry
+
+    _registration.ONNXRegistry.from_torchlib = staticmethod(with_complex)
+    try:
+        yield
+    finally:
+        _registration.ONNXRegistry.from_torchlib = descriptor
 
 
 def decompositions(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
@@ -73,7 +99,7 @@ def export_with_fixes(job: ExportJob) -> None:
     if replaced:  # the fixes that replace an op by torch ops: run them on the captured program
         target = torch.export.export(job.model, job.inputs, strict=False).run_decompositions(replaced)
     per_node = any(fix.instance for fix in job.fixes)
-    with node_being_translated() if per_node else nullcontext():
+    with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
         program = torch.onnx.export(target, job.inputs, dynamo=True, opset_version=job.opset,
                                     optimize=bool(given.get("do_constant_folding", True)),
                                     custom_translation_table=translation_table(job.fixes) or None, **options)

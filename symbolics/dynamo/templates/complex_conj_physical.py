@@ -1,0 +1,30 @@
+"""``aten::_conj_physical`` on complex values: the imaginary part negated.
+
+Schema: ``aten::_conj_physical(Tensor self) -> Tensor``. The dynamo exporter carries a complex
+tensor as a real one with a trailing axis of 2 (real, imag); torch_lib conjugates ``aten::conj``
+this way but has no ``_conj_physical``, which torch's ``ihfft`` calls.
+"""
+
+from onnxscript import ir
+from onnxscript.onnx_opset import opset18 as op
+
+TEMPLATE = {
+    "id": "dynamo.complex_conj_physical",
+    "title": "Conjugate on complex values",
+    "description": "Multiply the (real, imag) axis by (1, -1).",
+    "family": "dynamo_translation",
+    "fits": ["aten::_conj_physical.default"],
+    "min_opset": 18,
+    "max_opset": None,
+    "params": {},
+    "runs_in_onnxruntime": True,
+    "custom_opsets": {},
+    "notes": "Registered for complex inputs only.",
+    "complex_inputs": True,
+}
+
+params = {}
+
+
+def symbolic(self):
+    return op.Mul(self, op.Constant(value=ir.tensor([1.0, -1.0], dtype=self.dtype)))
