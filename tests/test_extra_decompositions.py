@@ -63,6 +63,7 @@ def _indexing(generator: torch.Generator, x: torch.Tensor) -> dict:
         aten.index_fill.int_Scalar: (x, 1, torch.tensor([1, 3]), 2.5),
         aten.index_fill.int_Tensor: (x, 0, torch.tensor([2]), torch.tensor(-1.0)),
         aten.nonzero_static.default: ((sparse,), {"size": 9}),
+        aten.put.default: (x, torch.tensor([0, -1, 9, 9]), torch.tensor([1.0, 2.0, 3.0, 4.0]), True),
         aten.adaptive_max_pool2d.default: (x.reshape(1, 2, 2, 7), [2, 3]),
         aten.adaptive_max_pool3d.default: (torch.randn(1, 2, 3, 5, 4, generator=generator), [2, 2, 3]),
     }
@@ -81,6 +82,8 @@ def _linear_algebra(generator: torch.Generator) -> dict:
         aten.linalg_solve_triangular.default: ((definite, right), {"upper": False}),  # reads one triangle
         aten.triangular_solve.default: (right, definite, True, True),
         aten.cholesky_solve.default: (right, torch.linalg.cholesky(definite)),
+        aten.cholesky_inverse.default: (torch.linalg.cholesky(definite, upper=True), True),
+        aten._cdist_forward.default: (square, right.mT.contiguous(), 1.5, None),
         aten.linalg_lu_solve.default: (factors, pivots, right),
         aten.lu_unpack.default: (factors, pivots),
         aten.addbmm.default: ((square[0], square, square), {"beta": 0.5, "alpha": 2}),

@@ -204,6 +204,15 @@ def cholesky_solve(b: torch.Tensor, factor: torch.Tensor, upper: bool = False) -
     return _substitute(lower.transpose(-2, -1), middle, upper=True, unit=False)
 
 
+def cholesky_inverse(factor: torch.Tensor, upper: bool = False) -> torch.Tensor:
+    """(L L^T)^-1 = L^-T L^-1 from the factor, by triangular substitution against the identity."""
+    eye = torch.eye(factor.shape[-1], dtype=factor.dtype).expand_as(factor)
+    inverse = _substitute(factor, eye, upper, unit=False)  # L^-1 (or U^-1)
+    if upper:  # A = U^T U: A^-1 = U^-1 U^-T
+        return torch.matmul(inverse, inverse.transpose(-2, -1))
+    return torch.matmul(inverse.transpose(-2, -1), inverse)
+
+
 def lu_unpack(lu: torch.Tensor, pivots: torch.Tensor, unpack_data: bool = True, unpack_pivots: bool = True):
     m, n = lu.shape[-2:]
     k = min(m, n)
@@ -263,6 +272,16 @@ def pdist(x: torch.Tensor, p: float = 2) -> torch.Tensor:
     difference = torch.abs(x[first] - x[second])
     if p == math.inf:
         return difference.amax(-1)
+    return torch.pow(torch.pow(difference, p).sum(-1), 1 / p)
+
+
+def cdist(x1: torch.Tensor, x2: torch.Tensor, p: float = 2.0, compute_mode=None) -> torch.Tensor:
+    """The p-norm distance between every row of ``x1`` and every row of ``x2`` (batched)."""
+    difference = torch.abs(x1.unsqueeze(-2) - x2.unsqueeze(-3))
+    if p == 0:
+        return (difference != 0).sum(-1).to(x1.dtype)
+    if p == math.inf:
+        return difference.amax(-1) if difference.shape[-1] else difference.sum(-1)
     return torch.pow(torch.pow(difference, p).sum(-1), 1 / p)
 
 
@@ -411,6 +430,8 @@ LINALG_DECOMPOSITIONS = {
     aten.linalg_solve_triangular.default: linalg_solve_triangular,
     aten.triangular_solve.default: triangular_solve,
     aten.cholesky_solve.default: cholesky_solve,
+    aten.cholesky_inverse.default: cholesky_inverse,
+    aten._cdist_forward.default: cdist,
     aten.linalg_lu_solve.default: linalg_lu_solve,
     aten.lu_unpack.default: lu_unpack,
     aten.addbmm.default: addbmm,

@@ -213,6 +213,15 @@ def index_fill(x: torch.Tensor, dim: int, index: torch.Tensor, value) -> torch.T
     return torch.where(hit.reshape(shape), torch.as_tensor(value, dtype=x.dtype), x)
 
 
+def put(x: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
+    """``x`` seen flat, ``source`` written (or added) at ``index``; negative indices count from the end."""
+    flat, positions = x.reshape(-1), torch.remainder(index.reshape(-1), x.numel())
+    values = source.reshape(-1).to(x.dtype)
+    if accumulate:
+        return flat.index_add(0, positions, values).reshape(x.shape)
+    return flat.index_put((positions,), values).reshape(x.shape)
+
+
 def nonzero_static(x: torch.Tensor, *, size: int, fill_value: int = -1) -> torch.Tensor:
     """The first ``size`` nonzero positions in row-major order, padded with ``fill_value``: each
     output row picks the element whose running count of nonzeros equals it."""
@@ -276,6 +285,7 @@ SCAN_DECOMPOSITIONS = {
     aten.index_fill.int_Scalar: index_fill,
     aten.index_fill.int_Tensor: index_fill,
     aten.nonzero_static.default: nonzero_static,
+    aten.put.default: put,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool3d.default: adaptive_max_pool2d,
 }
