@@ -10,6 +10,9 @@ from fixport.gui.graph_view import GraphPane
 HEADER_STYLE = "font-weight: 600; padding: 3px 6px; background: #eceff1; border-bottom: 1px solid #cfd8dc;"
 
 
+NO_SOURCE_GRAPH = "the model was not traced or captured: see the message below"
+ONNX_FILE_NO_SOURCE = "an ONNX file has no trace"
+
 class _TitledPane(QWidget):
     def __init__(self, title: str, parent: QWidget | None = None) -> None:
         super().__init__(parent)
@@ -38,6 +41,7 @@ class SideBySideGraphs(QSplitter):
         self.right.pane.view.setObjectName("onnx")
         self.mapping = GraphMapping()
         self.graphs: dict[str, Graph | None] = {"torchscript": None, "onnx": None}
+        self.no_source = NO_SOURCE_GRAPH
         self.left.pane.node_clicked.connect(lambda node_id: self._on_node_clicked("torchscript", node_id))
         self.right.pane.node_clicked.connect(lambda node_id: self._on_node_clicked("onnx", node_id))
 
@@ -45,7 +49,9 @@ class SideBySideGraphs(QSplitter):
         return self.left.pane if kind == "torchscript" else self.right.pane
 
     def set_graphs(self, torchscript: Graph | None, onnx: Graph | None, *, keep_view: bool,
-                   onnx_title: str = "ONNX (exported)") -> None:
+                   onnx_title: str = "ONNX (exported)", no_source: str = NO_SOURCE_GRAPH) -> None:
+        """Show both graphs; ``no_source`` says why there is no source graph, when there is none."""
+        self.no_source = no_source
         previous = self.graphs
         self.graphs = {"torchscript": torchscript, "onnx": onnx}
         self.mapping = GraphMapping.from_onnx_graph(onnx) if onnx is not None else GraphMapping()
@@ -76,7 +82,7 @@ class SideBySideGraphs(QSplitter):
         ts_count = len(torchscript.nodes) if torchscript else 0
         source_title = "FX graph (torch.export)" if torchscript and torchscript.kind == "fx" else "TorchScript (traced)"
         self.left.header.setText(f"{source_title} — {ts_count} nodes" if torchscript else
-                                 "TorchScript — none (an ONNX file has no trace)")
+                                 f"Source graph — none ({self.no_source})")
         if onnx is not None:
             bad = len(onnx.unsupported_nodes())
             flagged = f", ⚠ {bad} unsupported" if bad else ""

@@ -47,7 +47,7 @@ from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.gui.compare_dock import CompareDock
 from fixport.gui.fix_all import opset_that_works, plan_from
-from fixport.gui.graph_panes import SideBySideGraphs
+from fixport.gui.graph_panes import ONNX_FILE_NO_SOURCE, SideBySideGraphs
 from fixport.gui.inspector_dock import InspectorDock
 from fixport.gui.job_runner import JobRunner, SubmittedJob
 from fixport.gui.log_dock import LogDock
@@ -308,7 +308,7 @@ class MainWindow(QMainWindow):
                 analysis is not None and Path(analysis.model_path) == Path(path)):
             return  # another file was opened meanwhile, or the worker was faster
         self._previewed_onnx = path
-        self.graphs.set_graphs(None, graph, keep_view=False, onnx_title="ONNX (file)")
+        self.graphs.set_graphs(None, graph, keep_view=False, onnx_title="ONNX (file)", no_source=ONNX_FILE_NO_SOURCE)
         self.statusBar().showMessage(f"{Path(path).name}: {len(graph.nodes):,} nodes; checking every node "
                                      "in ONNX Runtime…", STATUS_TIMEOUT_MS)
 
@@ -348,6 +348,12 @@ class MainWindow(QMainWindow):
         result = self.workbench.analysis
         if result is None or self._closed:
             return
+        if self.selected is not None and self._graph(self.selected[0]) is not None \
+                and self.selected[1] not in self._graph(self.selected[0]).node_by_id:
+            # the fix replaced the node (a decomposition): its docks would describe what is gone
+            self.selected = None
+            self.inspector.clear()
+            self.template.set_target(None)
         if self.selected is not None:
             self.select_node(*self.selected)
         elif result.unsupported:  # start where the work is: the first problem, with its templates

@@ -280,3 +280,13 @@ def test_ops_on_complex_values_get_complex_templates_and_complex_outputs_compare
             expected_rotated, expected_spectrum = loaded.module(*loaded.example_inputs)
         np.testing.assert_allclose(rotated, expected_rotated.numpy(), atol=1e-5)
         np.testing.assert_allclose(spectrum, torch.view_as_real(expected_spectrum).numpy(), atol=1e-4)
+
+
+def test_the_template_dock_offers_the_generated_dynamo_fixes(worker) -> None:
+    """What fix --auto tries is what the dock lists: the same-name ONNX op first, the matrix last."""
+    from fixport.core.model.requests import SynthesizeRequest
+
+    offers = worker.run(SynthesizeRequest("aten::cosh.default", 18, "dynamo"))
+    ids = [offer.template_id for offer in offers]
+    assert ids[0] == "synthesized.standard_op.cosh" and ids[-1] == "synthesized.materialised.cosh.default"
+    assert "dynamo.stub" in ids

@@ -197,17 +197,19 @@ class DynamoExporter(Exporter):
 
     def generated_offers(self, kind: str, opset: int, cancelled: CancelCallback | None = None
                          ) -> list[RankedTemplate]:
-        """torch_lib's function as a starting point (when it has one), then the schema stub."""
+        """The ONNX op of the same name, torch_lib's function as a starting point (when it has
+        one), the schema stub, and the constant matrix of a linear op."""
+        from fixport.core.exporters.dynamo_candidates import materialised_offers, standard_op_offers
         from fixport.symbolics.dynamo.offers import stub_offer, torchlib_offer
         from fixport.symbolics.library import TIER_EXACT_READY, parse_template_source
 
-        offers = []
+        offers = list(standard_op_offers(kind))
         for source in (torchlib_offer(kind), stub_offer(kind)):
             check_cancelled(cancelled)
             if source is not None:
                 info = parse_template_source(source, f"<generated for {kind}>")
                 offers.append(RankedTemplate(info.id, TIER_EXACT_READY, _GENERATED_WHY[info.id], info))
-        return offers
+        return offers + materialised_offers(kind)
 
     def stub(self, request: StubRequest) -> str:
         """An ONNX function stub (onnxscript) from the op overload's schema."""

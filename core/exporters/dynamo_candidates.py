@@ -73,7 +73,7 @@ def on_complex_values(problem) -> bool:
     return "complex-valued input" in problem.message
 
 
-def _standard_op_offers(kind: str) -> list[RankedTemplate]:
+def standard_op_offers(kind: str) -> list[RankedTemplate]:
     from fixport.symbolics.synthesis.standard_op import standard_op_function_template
 
     source = standard_op_function_template(kind)
@@ -83,7 +83,7 @@ def _standard_op_offers(kind: str) -> list[RankedTemplate]:
     return [RankedTemplate(info.id, TIER_EXACT_READY, "the ONNX op of the same name", info)]
 
 
-def _materialised_offers(kind: str) -> list[RankedTemplate]:
+def materialised_offers(kind: str) -> list[RankedTemplate]:
     """The linear-map fix for ``kind`` (the op it replaces: ``kind`` param), aten ops only."""
     from fixport.symbolics.synthesis.materialise import materialised_decomposition_template
 
@@ -141,7 +141,7 @@ def candidates_for(problem, library: TemplateLibrary, allow_custom: bool) -> lis
                    and o.template.complex_inputs == on_complex_values(problem)]
     inline = [o for o in offers if o.template_id == INLINE_TEMPLATE_ID]
     origin = problem.decomposed_from
-    found = [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in _standard_op_offers(kind)]
+    found = [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in standard_op_offers(kind)]
     found += [Candidate(_mapping(kind, o), FAMILY_HAND_WRITTEN, o.why) for o in made_for_op
               if o.template.runs_in_onnxruntime]
     replaced = own_decomposition_target(problem)
@@ -150,7 +150,7 @@ def candidates_for(problem, library: TemplateLibrary, allow_custom: bool) -> lis
                         f"makes {kind}") for o in inline if replaced]
     found += [Candidate(_mapping(kind, o), FAMILY_INLINED, _inline_why(kind)) for o in inline]
     found += [Candidate(_mapping(kind, o, replaces=origin or kind), FAMILY_MATERIALISED, o.why,
-                        shape_specialised=True) for o in _materialised_offers(origin or kind)]
+                        shape_specialised=True) for o in materialised_offers(origin or kind)]
     if allow_custom:
         found += [Candidate(_mapping(kind, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)
                   for o in made_for_op if not o.template.runs_in_onnxruntime]
