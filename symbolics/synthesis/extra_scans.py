@@ -103,6 +103,40 @@ def nanmedian_dim(x: torch.Tensor, dim: int, keepdim: bool = False) -> tuple[tor
     return _order_statistic(x, torch.clamp(counted - 1, min=0) // 2, dim, keepdim)
 
 
+def median_all(x: torch.Tensor) -> torch.Tensor:
+    """The lower median of every element (NaN when there is one, as torch)."""
+    flat = x.reshape(-1)
+    value = median_dim(flat, 0)[0]
+    return torch.where(torch.isnan(flat).any(), torch.full_like(value, math.nan), value) \
+        if x.dtype.is_floating_point else value
+
+
+def nanmedian_all(x: torch.Tensor) -> torch.Tensor:
+    """The lower median of the elements that are not NaN."""
+    return nanmedian_dim(x.reshape(-1), 0)[0]
+
+
+def mode(x: torch.Tensor, dim: int = -1, keepdim: bool = False) -> tuple[torch.Tensor, torch.Tensor]:
+    """The most frequent value along ``dim`` (the smallest of those tied, as torch) and the last
+    index it is at, from the counts of every pair of equal elements (for the small dims mode has)."""
+    if x.dim() == 0:
+        return x.clone(), torch.zeros((), dtype=torch.int64)
+    dim = dim % x.dim()
+    moved = x.movedim(dim, -1)
+    equal = moved.unsqueeze(-1) == moved.unsqueeze(-2)  # (..., n, n)
+    counts = equal.sum(-1)
+    most = counts.amax(-1, keepdim=True)
+    candidates = torch.where(counts == most, moved, torch.full_like(moved, math.inf) if moved.dtype.is_floating_point
+                             else torch.full_like(moved, torch.iinfo(moved.dtype).max))
+    values = candidates.amin(-1, keepdim=True)
+    positions = torch.arange(moved.shape[-1]).expand_as(moved)
+    indices = torch.where(moved == values, positions, torch.full_like(positions, -1)).amax(-1, keepdim=True)
+    values, indices = values.movedim(-1, dim), indices.movedim(-1, dim)
+    if not keepdim:
+        values, indices = values.squeeze(dim), indices.squeeze(dim)
+    return values, indices
+
+
 def fmax(a: torch.Tensor, b: torch.Tensor) -> torch.Tensor:
     return torch.where(torch.isnan(a), b, torch.where(torch.isnan(b), a, torch.maximum(a, b)))
 
@@ -272,6 +306,9 @@ SCAN_DECOMPOSITIONS = {
     aten.cumprod.default: cumprod,
     aten.kthvalue.default: kthvalue,
     aten.median.dim: median_dim,
+    aten.median.default: median_all,
+    aten.nanmedian.default: nanmedian_all,
+    aten.mode.default: mode,
     aten.nanmedian.dim: nanmedian_dim,
     aten.fmax.default: fmax,
     aten.fmin.default: fmin,
