@@ -43,6 +43,11 @@ def _inputs() -> dict:
                                            aten.special_modified_bessel_k1.default,
                                            aten.special_scaled_modified_bessel_k0.default,
                                            aten.special_scaled_modified_bessel_k1.default)},
+        # the rational approximations up to 5 and the asymptotic forms beyond; Y is -inf at 0, NaN below
+        aten.special_bessel_j0.default: (x * 4,), aten.special_bessel_j1.default: (x * 4,),
+        **{op: (torch.cat([positive * 4, x * 4, torch.zeros(1, 7)]),)
+           for op in (aten.special_bessel_y0.default, aten.special_bessel_y1.default)},
+        aten.special_airy_ai.default: (torch.cat([x.reshape(-1) * 3, torch.linspace(-10, 10, 41)]),),  # split: +-2.09
         **{getattr(aten, f"special_{prefix}chebyshev_polynomial_{kind}").default: (
             (x + 1) / 2 if prefix else x / 2, torch.randint(-1, 14, (4, 7), generator=generator).float())
            for kind in "tuvw" for prefix in ("", "shifted_")},

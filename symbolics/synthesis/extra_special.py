@@ -329,6 +329,227 @@ def _bessel_k_op(order: int, scaled: bool):
     return bessel
 
 
+# Bessel functions of the first and second kind, J0, J1, Y0, Y1, and the Airy function Ai: Cephes'
+# rational approximations as torch has them (ATen/native/Math.h), computed in float64. J and Y: in
+# x^2 on [0, 5] (Y adding (2/pi) log(x) J), and Hankel's asymptotic form in 25/x^2 beyond.
+_J0_PP = (  # 7 coefficients
+    +7.96936729297347051624e-04, +8.28352392107440799803e-02, +1.23953371646414299388e+00,
+    +5.44725003058768775090e+00, +8.74716500199817011941e+00, +5.30324038235394892183e+00,
+    +9.99999999999999997821e-01)
+_J0_PQ = (  # 7 coefficients
+    +9.24408810558863637013e-04, +8.56288474354474431428e-02, +1.25352743901058953537e+00,
+    +5.47097740330417105182e+00, +8.76190883237069594232e+00, +5.30605288235394617618e+00,
+    +1.00000000000000000218e+00)
+_J0_QP = (  # 8 coefficients
+    -1.13663838898469149931e-02, -1.28252718670509318512e+00, -1.95539544257735972385e+01,
+    -9.32060152123768231369e+01, -1.77681167980488050595e+02, -1.47077505154951170175e+02,
+    -5.14105326766599330220e+01, -6.05014350600728481186e+00)
+_J0_QQ = (  # 7 coefficients
+    +6.43178256118178023184e+01, +8.56430025976980587198e+02, +3.88240183605401609683e+03,
+    +7.24046774195652478189e+03, +5.93072701187316984827e+03, +2.06209331660327847417e+03,
+    +2.42005740240291393179e+02)
+_J0_RP = (  # 4 coefficients
+    -4.79443220978201773821e+09, +1.95617491946556577543e+12, -2.49248344360967716204e+14,
+    +9.70862251047306323952e+15)
+_J0_RQ = (  # 8 coefficients
+    +4.99563147152651017219e+02, +1.73785401676374683123e+05, +4.84409658339962045305e+07,
+    +1.11855537045356834862e+10, +2.11277520115489217587e+12, +3.10518229857422583814e+14,
+    +3.18121955943204943306e+16, +1.71086294081043136091e+18)
+_J0_ZEROS_SQUARED = (5.78318596294678452118e+00, 3.04712623436620863991e+01)  # of J0's first two zeros
+_J1_PP = (  # 7 coefficients
+    +7.62125616208173112003e-04, +7.31397056940917570436e-02, +1.12719608129684925192e+00,
+    +5.11207951146807644818e+00, +8.42404590141772420927e+00, +5.21451598682361504063e+00,
+    +1.00000000000000000254e+00)
+_J1_PQ = (  # 7 coefficients
+    +5.71323128072548699714e-04, +6.88455908754495404082e-02, +1.10514232634061696926e+00,
+    +5.07386386128601488557e+00, +8.39985554327604159757e+00, +5.20982848682361821619e+00,
+    +9.99999999999999997461e-01)
+_J1_QP = (  # 8 coefficients
+    +5.10862594750176621635e-02, +4.98213872951233449420e+00, +7.58238284132545283818e+01,
+    +3.66779609360150777800e+02, +7.10856304998926107277e+02, +5.97489612400613639965e+02,
+    +2.11688757100572135698e+02, +2.52070205858023719784e+01)
+_J1_QQ = (  # 7 coefficients
+    +7.42373277035675149943e+01, +1.05644886038262816351e+03, +4.98641058337653607651e+03,
+    +9.56231892404756170795e+03, +7.99704160447350683650e+03, +2.82619278517639096600e+03,
+    +3.36093607810698293419e+02)
+_J1_RP = (  # 4 coefficients
+    -8.99971225705559398224e+08, +4.52228297998194034323e+11, -7.27494245221818276015e+13,
+    +3.68295732863852883286e+15)
+_J1_RQ = (  # 8 coefficients
+    +6.20836478118054335476e+02, +2.56987256757748830383e+05, +8.35146791431949253037e+07,
+    +2.21511595479792499675e+10, +4.74914122079991414898e+12, +7.84369607876235854894e+14,
+    +8.95222336184627338078e+16, +5.32278620332680085395e+18)
+_J1_ZEROS_SQUARED = (1.46819706421238932572e+01, 4.92184563216946036703e+01)  # of J1's first two zeros
+_Y0_YP = (  # 8 coefficients
+    +1.55924367855235737965e+04, -1.46639295903971606143e+07, +5.43526477051876500413e+09,
+    -9.82136065717911466409e+11, +8.75906394395366999549e+13, -3.46628303384729719441e+15,
+    +4.42733268572569800351e+16, -1.84950800436986690637e+16)
+_Y0_YQ = (  # 7 coefficients
+    +1.04128353664259848412e+03, +6.26107330137134956842e+05, +2.68919633393814121987e+08,
+    +8.64002487103935000337e+10, +2.02979612750105546709e+13, +3.17157752842975028269e+15,
+    +2.50596256172653059228e+17)
+_Y1_YP = (  # 6 coefficients
+    +1.26320474790178026440e+09, -6.47355876379160291031e+11, +1.14509511541823727583e+14,
+    -8.12770255501325109621e+15, +2.02439475713594898196e+17, -7.78877196265950026825e+17)
+_Y1_YQ = (  # 8 coefficients
+    +5.94301592346128195359e+02, +2.35564092943068577943e+05, +7.34811944459721705660e+07,
+    +1.87601316108706159478e+10, +3.88231277496238566008e+12, +6.20557727146953693363e+14,
+    +6.87141087355300489866e+16, +3.97270608116560655612e+18)
+_BESSEL_SPLIT = 5.0  # the rational approximation up to here, the asymptotic form beyond
+_J0_TINY = 1e-5  # J0 is 1 - x^2/4 below this
+_TWO_OVER_PI = 0.636619772367581343075535053490057448
+_SQRT_TWO_OVER_PI = 0.797884560802865355879892119868763737
+
+
+def _float64(x: torch.Tensor) -> tuple[torch.Tensor, torch.dtype]:
+    """x in float64, and the dtype torch's result has (integers give the default float dtype)."""
+    dtype = x.dtype if x.dtype.is_floating_point else torch.get_default_dtype()
+    return x.to(torch.float64), dtype
+
+
+def _hankel(x: torch.Tensor, order: int, second_kind: bool) -> torch.Tensor:
+    """J or Y of order 0 or 1 for x > 5: sqrt(2 / (pi x)) (P cos - 5/x Q sin) of x - (2 order + 1) pi/4,
+    sin and cos swapped (and the sign) for Y."""
+    pp, pq, qp, qq = (_J0_PP, _J0_PQ, _J0_QP, _J0_QQ) if order == 0 else (_J1_PP, _J1_PQ, _J1_QP, _J1_QQ)
+    x = torch.clamp(x, min=_BESSEL_SPLIT)
+    w = 25 / (x * x)
+    p = _polynomial(pp, w) / _polynomial(pq, w)
+    q = 5 / x * (_polynomial(qp, w) / _polynomial(qq, w))
+    phase = x - (2 * order + 1) * math.pi / 4
+    value = p * torch.sin(phase) + q * torch.cos(phase) if second_kind else p * torch.cos(phase) - q * torch.sin(phase)
+    return value * _SQRT_TWO_OVER_PI / torch.sqrt(x)
+
+
+def _bessel_j0(x: torch.Tensor) -> torch.Tensor:
+    a = torch.abs(x)
+    square = a * a
+    near = (square - _J0_ZEROS_SQUARED[0]) * (square - _J0_ZEROS_SQUARED[1]) * _polynomial(_J0_RP, square) \
+        / _polynomial(_J0_RQ, square)
+    near = torch.where(a < _J0_TINY, 1 - square / 4, near)
+    return torch.where(a <= _BESSEL_SPLIT, near, _hankel(a, 0, second_kind=False))
+
+
+def _bessel_j1(x: torch.Tensor) -> torch.Tensor:
+    square = x * x
+    near = _polynomial(_J1_RP, square) / _polynomial(_J1_RQ, square) * x * (square - _J1_ZEROS_SQUARED[0]) \
+        * (square - _J1_ZEROS_SQUARED[1])  # odd in x, as torch's is
+    far = _hankel(torch.abs(x), 1, second_kind=False)
+    return torch.where(torch.abs(x) <= _BESSEL_SPLIT, near, torch.where(x < 0, -far, far))
+
+
+def _bessel_y(x: torch.Tensor, order: int) -> torch.Tensor:
+    """Y0 or Y1: -inf at 0, NaN below."""
+    near_x = torch.where((x > 0) & (x <= _BESSEL_SPLIT), x, torch.ones_like(x))
+    square = near_x * near_x
+    if order == 0:
+        near = _polynomial(_Y0_YP, square) / _polynomial(_Y0_YQ, square) \
+            + _TWO_OVER_PI * torch.log(near_x) * _bessel_j0(near_x)
+    else:
+        near = near_x * (_polynomial(_Y1_YP, square) / _polynomial(_Y1_YQ, square)) \
+            + _TWO_OVER_PI * (_bessel_j1(near_x) * torch.log(near_x) - 1 / near_x)
+    value = torch.where(x <= _BESSEL_SPLIT, near, _hankel(x, order, second_kind=True))
+    value = torch.where(x == 0, torch.full_like(x, -math.inf), value)
+    return torch.where(x < 0, torch.full_like(x, math.nan), value)
+
+
+def bessel_j0(x: torch.Tensor) -> torch.Tensor:
+    x, dtype = _float64(x)
+    return _bessel_j0(x).to(dtype)
+
+
+def bessel_j1(x: torch.Tensor) -> torch.Tensor:
+    x, dtype = _float64(x)
+    return _bessel_j1(x).to(dtype)
+
+
+def bessel_y0(x: torch.Tensor) -> torch.Tensor:
+    x, dtype = _float64(x)
+    return _bessel_y(x, 0).to(dtype)
+
+
+def bessel_y1(x: torch.Tensor) -> torch.Tensor:
+    x, dtype = _float64(x)
+    return _bessel_y(x, 1).to(dtype)
+
+
+# Airy Ai: asymptotic forms with rational corrections below -2.09 (in 1/zeta^2) and from 2.09 up (in
+# 1/zeta, zeta = 2/3 x^1.5), the Maclaurin series between; 0 past 103.892, NaN at +-inf.
+_AIRY_AN = (  # 8 coefficients
+    +3.46538101525629032477e-01, +1.20075952739645805542e+01, +7.62796053615234516538e+01,
+    +1.68089224934630576269e+02, +1.59756391350164413639e+02, +7.05360906840444183113e+01,
+    +1.40264691163389668864e+01, +9.99999999999999995305e-01)
+_AIRY_AD = (  # 8 coefficients
+    +5.67594532638770212846e-01, +1.47562562584847203173e+01, +8.45138970141474626562e+01,
+    +1.77318088145400459522e+02, +1.64234692871529701831e+02, +7.14778400825575695274e+01,
+    +1.40959135607834029598e+01, +1.00000000000000000470e+00)
+_AIRY_AFN = (  # 9 coefficients
+    -1.31696323418331795333e-01, -6.26456544431912369773e-01, -6.93158036036933542233e-01,
+    -2.79779981545119124951e-01, -4.91900132609500318020e-02, -4.06265923594885404393e-03,
+    -1.59276496239262096340e-04, -2.77649108155232920844e-06, -1.67787698489114633780e-08)
+_AIRY_AFD = (  # 9 coefficients
+    +1.33560420706553243746e+01, +3.26825032795224613948e+01, +2.67367040941499554804e+01,
+    +9.18707402907259625840e+00, +1.47529146771666414581e+00, +1.15687173795188044134e-01,
+    +4.40291641615211203805e-03, +7.54720348287414296618e-05, +4.51850092970580378464e-07)
+_AIRY_AGN = (  # 11 coefficients
+    +1.97339932091685679179e-02, +3.91103029615688277255e-01, +1.06579897599595591108e+00,
+    +9.39169229816650230044e-01, +3.51465656105547619242e-01, +6.33888919628925490927e-02,
+    +5.85804113048388458567e-03, +2.82851600836737019778e-04, +6.98793669997260967291e-06,
+    +8.11789239554389293311e-08, +3.41551784765923618484e-10)
+_AIRY_AGD = (  # 10 coefficients
+    +9.30892908077441974853e+00, +1.98352928718312140417e+01, +1.55646628932864612953e+01,
+    +5.47686069422975497931e+00, +9.54293611618961883998e-01, +8.64580826352392193095e-02,
+    +4.12656523824222607191e-03, +1.01259085116509135510e-04, +1.17166733214413521882e-06,
+    +4.91834570062930015649e-09)
+_AIRY_SPLIT = 2.09  # the series on (-2.09, 2.09), the asymptotic forms outside
+_AIRY_ZERO_FROM = 103.892  # torch's Ai is 0 past this (exp(zeta) overflows float64 just beyond)
+_AIRY_SERIES_TERMS = 16  # torch sums until a term is below machine epsilon: at most 12 in float64 at +-2.09
+_AIRY_F0, _AIRY_G0 = 0.355028053887817239260, 0.258819403792806798405  # Ai(0), -Ai'(0)
+_ONE_OVER_SQRT_PI = 5.64189583547756286948e-01
+
+
+def _airy_series(x: torch.Tensor) -> torch.Tensor:
+    """Ai(x) = Ai(0) f(x) + Ai'(0) g(x), f and g the two Maclaurin series in x^3."""
+    z = x * x * x
+    f, g, m, n = torch.ones_like(x), x, torch.ones_like(x), x
+    for term in range(_AIRY_SERIES_TERMS):
+        k = 1 + 3 * term
+        m = m * z / ((k + 1) * (k + 2))
+        n = n * z / ((k + 2) * (k + 3))
+        f, g = f + m, g + n
+    return _AIRY_F0 * f - _AIRY_G0 * g
+
+
+def _airy_negative(x: torch.Tensor) -> torch.Tensor:
+    """Ai(x) for x <= -2.09: oscillating, sin and cos of zeta + pi/4."""
+    root = torch.sqrt(-x)
+    zeta = -2 * x * root / 3
+    z = 1 / zeta
+    square = z * z
+    f = 1 + square * _polynomial(_AIRY_AFN, square) / _polynomial(_AIRY_AFD, square)
+    g = z * _polynomial(_AIRY_AGN, square) / _polynomial(_AIRY_AGD, square)
+    t = zeta + math.pi / 4
+    return _ONE_OVER_SQRT_PI / torch.sqrt(root) * (torch.sin(t) * f - torch.cos(t) * g)
+
+
+def _airy_positive(x: torch.Tensor) -> torch.Tensor:
+    """Ai(x) for x >= 2.09: exp(-zeta) / (2 sqrt(pi) x^(1/4)) times a rational function of 1/zeta."""
+    zeta = 2 * x * torch.sqrt(x) / 3
+    ratio = _polynomial(_AIRY_AN, 1 / zeta) / _polynomial(_AIRY_AD, 1 / zeta)
+    return _ONE_OVER_SQRT_PI * ratio / (2 * torch.sqrt(torch.sqrt(x)) * torch.exp(zeta))
+
+
+def airy_ai(x: torch.Tensor) -> torch.Tensor:
+    x, dtype = _float64(x)
+    value = _airy_series(torch.clamp(x, -_AIRY_SPLIT, _AIRY_SPLIT))
+    # one two-sided clamp of x at most: the dynamo exporter's optimizer (onnxscript 0.7.2) fuses two on
+    # one float64 tensor into Clips and leaves the second's bounds undefined. exp(zeta) overflowing to
+    # inf gives 0, so the positive side needs no upper bound.
+    value = torch.where(x >= _AIRY_SPLIT, _airy_positive(torch.clamp(x, min=_AIRY_SPLIT)), value)
+    value = torch.where(x < -_AIRY_SPLIT, _airy_negative(torch.clamp(x, max=-_AIRY_SPLIT)), value)
+    value = torch.where(x > _AIRY_ZERO_FROM, torch.zeros_like(x), value)
+    return torch.where(torch.isinf(x), torch.full_like(x, math.nan), value).to(dtype)
+
+
 # Hermite (H, He), Laguerre and Legendre polynomials of a tensor degree: torch's three-term
 # recurrences unrolled to _RECURRENCE_DEGREES, each degree picked where n equals it. torch gives
 # NaN past degree 128 for float32 Hermite; past that bound these give NaN for all four.
@@ -393,6 +614,11 @@ SPECIAL_DECOMPOSITIONS = {
     aten.special_modified_bessel_k1.default: _bessel_k_op(1, scaled=False),
     aten.special_scaled_modified_bessel_k0.default: _bessel_k_op(0, scaled=True),
     aten.special_scaled_modified_bessel_k1.default: _bessel_k_op(1, scaled=True),
+    aten.special_bessel_j0.default: bessel_j0,
+    aten.special_bessel_j1.default: bessel_j1,
+    aten.special_bessel_y0.default: bessel_y0,
+    aten.special_bessel_y1.default: bessel_y1,
+    aten.special_airy_ai.default: airy_ai,
     aten.special_hermite_polynomial_h.default: hermite_h,
     aten.special_hermite_polynomial_he.default: hermite_he,
     aten.special_laguerre_polynomial_l.default: laguerre_l,
