@@ -71,6 +71,9 @@ def _indexing(generator: torch.Generator, x: torch.Tensor) -> dict:
         aten.median.default: (torch.where(x > 3, torch.nan, x),),
         aten.nanmedian.default: (torch.where(x > 2, torch.nan, x),),
         aten.mode.default: (torch.randint(0, 4, (3, 7), generator=generator).float(), 0, True),
+        aten.histogram.bin_ct: ((x, 5), {"weight": x.abs(), "density": True}),
+        aten._histogramdd_bin_edges.default: ((x[:, :3], [2, 3, 2]), {"range": [-1.0, 1.0, -2.0, 2.0, 0.0, 3.0]}),
+        aten._histogramdd_from_bin_cts.default: ((x[:, :3], [2, 3, 2]), {"density": True}),
         aten.put.default: (x, torch.tensor([0, -1, 9, 9]), torch.tensor([1.0, 2.0, 3.0, 4.0]), True),
         aten.adaptive_max_pool2d.default: (x.reshape(1, 2, 2, 7), [2, 3]),
         aten.adaptive_max_pool3d.default: (torch.randn(1, 2, 3, 5, 4, generator=generator), [2, 2, 3]),
@@ -117,8 +120,8 @@ def test_extra_decomposition_computes_what_torch_computes(op) -> None:
     if expected is None:  # _linalg_check_errors: torch checks, the graph has nothing to emit
         assert actual is None
         return
-    expected = expected if isinstance(expected, tuple) else (expected,)
-    actual = actual if isinstance(actual, tuple) else (actual,)
+    expected = tuple(expected) if isinstance(expected, (tuple, list)) else (expected,)  # Tensor[]: a list
+    actual = tuple(actual) if isinstance(actual, (tuple, list)) else (actual,)
     assert len(actual) == len(expected)
     for got, want in zip(actual, expected):
         assert got.shape == want.shape and got.dtype == want.dtype

@@ -247,6 +247,72 @@ def index_fill(x: torch.Tensor, dim: int, index: torch.Tensor, value) -> torch.T
     return torch.where(hit.reshape(shape), torch.as_tensor(value, dtype=x.dtype), x)
 
 
+def _histogram_edges(values: torch.Tensor, bins: int, bounds: tuple[float, float] | None) -> torch.Tensor:
+    """``bins + 1`` evenly spaced edges over ``bounds``, else over the values' min and max (widened
+    by 0.5 each way when they are equal, as torch)."""
+    if bounds is not None:
+        low = torch.tensor(float(bounds[0]), dtype=values.dtype)
+        high = torch.tensor(float(bounds[1]), dtype=values.dtype)
+    else:
+        low, high = values.amin(), values.amax()
+        same = low == high
+        low, high = torch.where(same, low - 0.5, low), torch.where(same, high + 0.5, high)
+    steps = torch.arange(bins + 1, dtype=values.dtype) / bins
+    return torch.where(torch.arange(bins + 1) == bins, high, low + (high - low) * steps)
+
+
+def _bin_of(values: torch.Tensor, edges: torch.Tensor, bins: int) -> tuple[torch.Tensor, torch.Tensor]:
+    """Each value's bin (the last bin is closed on the right) and whether it falls in any."""
+    low, high = edges[0], edges[-1]
+    position = torch.floor((values - low) / (high - low) * bins).to(torch.int64).clamp(0, bins - 1)
+    # the division can land one bin off next to an edge: compare with the edges themselves
+    position = torch.where(values < edges[position], position - 1, position).clamp(min=0)
+    position = torch.where((values >= edges[(position + 1).clamp(max=bins)]) & (position < bins - 1), position + 1,
+                           position)
+    return position, (values >= low) & (values <= high)
+
+
+def _histogram_counts(rows: torch.Tensor, bins: list[int], bounds: list[float] | None,
+                      weight: torch.Tensor | None) -> tuple[torch.Tensor, list[torch.Tensor]]:
+    """The histogram of ``rows`` (N, D) over ``bins`` per column, and the edges per column."""
+    edges, flat, inside = [], torch.zeros(rows.shape[0], dtype=torch.int64), torch.ones(rows.shape[0], dtype=torch.bool)
+    for column, count in enumerate(bins):
+        pair = (bounds[2 * column], bounds[2 * column + 1]) if bounds is not None else None
+        column_edges = _histogram_edges(rows[:, column], count, pair)
+        position, hit = _bin_of(rows[:, column], column_edges, count)
+        edges.append(column_edges)
+        flat, inside = flat * count + position, inside & hit
+    cells = math.prod(bins)
+    weights = (weight.reshape(-1).to(rows.dtype) if weight is not None else torch.ones(rows.shape[0], dtype=rows.dtype))
+    one_hot = (flat.unsqueeze(-1) == torch.arange(cells)) & inside.unsqueeze(-1)
+    return (one_hot.to(rows.dtype) * weights.unsqueeze(-1)).sum(0).reshape(bins), edges
+
+
+def _as_density(hist: torch.Tensor, edges: list[torch.Tensor]) -> torch.Tensor:
+    """Counts divided by their total and by each cell's volume."""
+    volume = torch.ones((), dtype=hist.dtype)
+    for axis, column_edges in enumerate(edges):
+        shape = [1] * len(edges)
+        shape[axis] = -1
+        volume = volume * (column_edges[1:] - column_edges[:-1]).reshape(shape)
+    return hist / hist.sum() / volume
+
+
+def histogram(x: torch.Tensor, bins: int = 100, *, range=None, weight=None, density: bool = False):
+    """Counts of ``x`` in ``bins`` evenly spaced bins, and their edges (torch.histogram)."""
+    hist, edges = _histogram_counts(x.reshape(-1, 1), [bins], range, weight)
+    return (_as_density(hist, edges) if density else hist), edges[0]
+
+
+def histogramdd_bin_edges(x: torch.Tensor, bins, *, range=None, weight=None, density: bool = False):
+    return _histogram_counts(x.reshape(-1, x.shape[-1]), list(bins), range, weight)[1]
+
+
+def histogramdd_from_bin_cts(x: torch.Tensor, bins, *, range=None, weight=None, density: bool = False):
+    hist, edges = _histogram_counts(x.reshape(-1, x.shape[-1]), list(bins), range, weight)
+    return _as_density(hist, edges) if density else hist
+
+
 def put(x: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
     """``x`` seen flat, ``source`` written (or added) at ``index``; negative indices count from the end."""
     flat, positions = x.reshape(-1), torch.remainder(index.reshape(-1), x.numel())
@@ -323,6 +389,9 @@ SCAN_DECOMPOSITIONS = {
     aten.index_fill.int_Tensor: index_fill,
     aten.nonzero_static.default: nonzero_static,
     aten.put.default: put,
+    aten.histogram.bin_ct: histogram,
+    aten._histogramdd_bin_edges.default: histogramdd_bin_edges,
+    aten._histogramdd_from_bin_cts.default: histogramdd_from_bin_cts,
     aten.adaptive_max_pool2d.default: adaptive_max_pool2d,
     aten.adaptive_max_pool3d.default: adaptive_max_pool2d,
 }
