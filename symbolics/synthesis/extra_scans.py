@@ -254,7 +254,7 @@ def _histogram_edges(values: torch.Tensor, bins: int, bounds: tuple[float, float
         low = torch.tensor(float(bounds[0]), dtype=values.dtype)
         high = torch.tensor(float(bounds[1]), dtype=values.dtype)
     else:
-        low, high = values.amin(), values.amax()
+        low, high = values.amin(0), values.amax(0)  # one column: torch_lib needs the dim
         same = low == high
         low, high = torch.where(same, low - 0.5, low), torch.where(same, high + 0.5, high)
     steps = torch.arange(bins + 1, dtype=values.dtype) / bins
