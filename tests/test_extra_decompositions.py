@@ -104,6 +104,7 @@ def _linear_algebra(generator: torch.Generator) -> dict:
         aten.pdist.default: (rectangle,), aten.linalg_matrix_exp.default: (square,),
         aten._linalg_eigh.default: (square, "U", False),  # values only: vectors come back NaN
         aten._linalg_svd.default: (rectangle, False, False),
+        aten.linalg_pinv.atol_rtol_tensor: ((right @ rectangle,), {"hermitian": False}),  # rank 3, batched 5 x 5
         aten.geqrf.default: (rectangle.mT,), aten.linalg_qr.default: (rectangle, "complete"),
         aten.linalg_householder_product.default: tuple(torch.geqrf(rectangle.mT)),
         aten.ormqr.default: (*torch.geqrf(square[0]), right[0], True, True),

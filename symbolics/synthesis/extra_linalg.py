@@ -5,8 +5,8 @@ substitutions: solve, inv, slogdet, lu_factor, lu, lu_solve, cholesky, cholesky_
 solve_triangular, triangular_solve, lu_unpack; matrix_exp by scaling and squaring; and small
 products and statistics (addbmm, bilinear, cov, corrcoef, dist, pdist); Householder QR with
 LAPACK's conventions (geqrf, householder_product, ormqr, qr); eigenvalues and singular values
-(no vectors) by Jacobi rotations. Matrices of a few dozen rows; each step is a few ONNX
-nodes.
+(no vectors) by Jacobi rotations, and the pseudo-inverse (linalg_pinv) from Jacobi vectors.
+Matrices of a few dozen rows; each step is a few ONNX nodes.
 
 Written in plain torch ops for ops torch decomposes into nothing the exporter converts; the
 decomposition replay traces them like ``torch._decomp``'s (see
@@ -315,23 +315,69 @@ _JACOBI_SWEEPS = 10
 _JACOBI_MAX_SIZE = 16
 
 
-def _jacobi_eigenvalues(symmetric: torch.Tensor) -> torch.Tensor:
+def _rotation(eye: torch.Tensor, p: int, q: int, theta: torch.Tensor) -> torch.Tensor:
+    """The plane rotation by ``theta`` (per batch) in coordinates p, q: c on both diagonal
+    entries, s at (p, q), -s at (q, p)."""
+    c, s = torch.cos(theta)[..., None, None], torch.sin(theta)[..., None, None]
+    diagonal = eye[p].outer(eye[p]) + eye[q].outer(eye[q])
+    return eye + (c - 1) * diagonal + s * (eye[p].outer(eye[q]) - eye[q].outer(eye[p]))
+
+
+def _jacobi(symmetric: torch.Tensor, vectors: bool = False) -> tuple[torch.Tensor, torch.Tensor | None]:
+    """Cyclic two-sided Jacobi in float64: the rotated (nearly diagonal) matrix and, when asked
+    for, the accumulated rotations V (symmetric = V D V^T)."""
     n = symmetric.shape[-1]
     if n > _JACOBI_MAX_SIZE:
         raise NotImplementedError(f"Jacobi eigenvalues are unrolled up to {_JACOBI_MAX_SIZE} x {_JACOBI_MAX_SIZE}")
     a = symmetric.to(torch.float64)
     eye = torch.eye(n, dtype=torch.float64)
+    accumulated = eye.expand(a.shape) if vectors else None
     for _ in range(_JACOBI_SWEEPS if n > 1 else 0):
         for p in range(n - 1):
             for q in range(p + 1, n):
                 # The angle in float32: ONNX Runtime has no float64 Atan. Each sweep re-aims at what
                 # is left off the diagonal, so the angle's rounding does not limit the result.
                 theta = 0.5 * torch.atan2((2 * a[..., p, q]).float(), (a[..., q, q] - a[..., p, p]).float()).double()
-                c, s = torch.cos(theta)[..., None, None], torch.sin(theta)[..., None, None]
-                diagonal = eye[p].outer(eye[p]) + eye[q].outer(eye[q])
-                rotation = eye + (c - 1) * diagonal + s * (eye[p].outer(eye[q]) - eye[q].outer(eye[p]))
+                rotation = _rotation(eye, p, q, theta)
                 a = torch.matmul(torch.matmul(rotation.transpose(-2, -1), a), rotation)
+                if vectors:
+                    accumulated = torch.matmul(accumulated, rotation)
+    return a, accumulated
+
+
+def _jacobi_eigenvalues(symmetric: torch.Tensor) -> torch.Tensor:
+    a, _ = _jacobi(symmetric)
+    eye = torch.eye(symmetric.shape[-1], dtype=torch.float64)
     return torch.sort((a * eye).sum(-1), dim=-1)[0]  # the diagonal (the exporter's diagonal emits an If)
+
+
+def _one_sided_jacobi(a: torch.Tensor) -> tuple[torch.Tensor, torch.Tensor]:
+    """One-sided (Hestenes) Jacobi on the columns of A (..., m, n), in float64: V (n x n) and
+    B = A V, whose columns are orthogonal (b_i = sigma_i u_i). Each rotation is the Jacobi rotation
+    of the Gram matrix B^T B in coordinates p, q, its three entries recomputed from B's columns:
+    the same rotations as two-sided Jacobi on A^T A, but the null space comes out at eps |A|
+    rather than eps |A|^2 / sigma_r, so that torch's cutoff (eps max(m, n) sigma_max in float64)
+    sorts the singular values as LAPACK does."""
+    n = a.shape[-1]
+    if n > _JACOBI_MAX_SIZE:
+        raise NotImplementedError(f"Jacobi singular vectors are unrolled up to {_JACOBI_MAX_SIZE} columns")
+    b = a.to(torch.float64)
+    eye = torch.eye(n, dtype=torch.float64)
+    v = eye.expand(*a.shape[:-2], n, n)
+    for _ in range(_JACOBI_SWEEPS if n > 1 else 0):
+        for p in range(n - 1):
+            for q in range(p + 1, n):
+                column_p, column_q = b[..., :, p], b[..., :, q]
+                alpha, beta = (column_p * column_p).sum(-1), (column_q * column_q).sum(-1)
+                y, x = 2 * (column_p * column_q).sum(-1), beta - alpha
+                # atan2 does not care for the scale: normalise before the float32 angle, so that
+                # tiny columns' entries (squared) do not underflow
+                scale = torch.abs(y) + torch.abs(x)
+                scale = torch.where(scale > 0, scale, torch.ones_like(scale))
+                theta = 0.5 * torch.atan2((y / scale).float(), (x / scale).float()).double()
+                rotation = _rotation(eye, p, q, theta)
+                b, v = torch.matmul(b, rotation), torch.matmul(v, rotation)
+    return v, b
 
 
 def _not_computed(a: torch.Tensor, rows: int, columns: int, wanted: bool) -> torch.Tensor:
@@ -358,6 +404,57 @@ def _linalg_svd(a: torch.Tensor, full_matrices: bool = True, compute_uv: bool = 
     left = _not_computed(a, m, m if full_matrices else k, compute_uv)
     right = _not_computed(a, n if full_matrices else k, n, compute_uv)
     return left, values.to(a.dtype), right
+
+
+def _pinv_tolerances(a: torch.Tensor, atol: torch.Tensor | None, rtol: torch.Tensor | None):
+    """torch's defaults (float64): atol 0; rtol eps * max(m, n) when neither is given, given
+    atol > 0 turns that default rtol to 0."""
+    eps = torch.finfo(a.dtype).eps if a.dtype.is_floating_point else torch.finfo(torch.float32).eps
+    default = torch.full((), eps * max(a.shape[-2], a.shape[-1]), dtype=torch.float64)
+    absolute = atol.to(torch.float64) if atol is not None else torch.zeros((), dtype=torch.float64)
+    if rtol is not None:
+        relative = rtol.to(torch.float64)
+    elif atol is not None:
+        relative = torch.where(absolute > 0, torch.zeros_like(default), default)
+    else:
+        relative = default
+    return absolute, relative
+
+
+def _kept_reciprocal(values: torch.Tensor, magnitude: torch.Tensor, tolerance: torch.Tensor) -> torch.Tensor:
+    """1 / values where magnitude > tolerance (per matrix), 0 elsewhere (no 1/0 to multiply by 0)."""
+    keep = magnitude > tolerance.unsqueeze(-1)
+    return torch.where(keep, 1 / torch.where(keep, values, torch.ones_like(values)), torch.zeros_like(values))
+
+
+def linalg_pinv(a: torch.Tensor, *, atol: torch.Tensor | None = None, rtol: torch.Tensor | None = None,
+                hermitian: bool = False) -> torch.Tensor:
+    """The pseudo-inverse from Jacobi rotations, in float64, with torch's cutoff: singular values
+    (|eigenvalues| when ``hermitian``) above max(atol, rtol * the largest) are inverted, the rest
+    dropped. General A: one-sided Jacobi on the side with fewer columns (A or A^T), A V = B with
+    orthogonal columns b_i = sigma_i u_i, so pinv(A) = V diag(1/sigma_i^2) B^T. Hermitian: two-sided
+    Jacobi on A's lower triangle (as eigh reads it), pinv = V diag(1/lambda) V^T."""
+    m, n = a.shape[-2:]
+    absolute, relative = _pinv_tolerances(a, atol, rtol)
+    if a.numel() == 0:
+        return torch.zeros(*a.shape[:-2], n, m, dtype=a.dtype)
+    if hermitian:
+        lower = torch.tril(a)
+        symmetric = lower + torch.tril(lower, -1).transpose(-2, -1)
+        diagonal, vectors = _jacobi(symmetric, vectors=True)
+        values = (diagonal * torch.eye(n, dtype=torch.float64)).sum(-1)
+        tolerance = torch.maximum(absolute, relative * values.abs().amax(-1))
+        inverse = _kept_reciprocal(values, values.abs(), tolerance)
+        return torch.matmul(vectors * inverse.unsqueeze(-2), vectors.transpose(-2, -1)).to(a.dtype)
+    wide = m < n
+    source = a.transpose(-2, -1) if wide else a  # the fewer columns to rotate
+    vectors, orthogonal = _one_sided_jacobi(source)
+    squares = (orthogonal * orthogonal).sum(-2)  # sigma_i^2
+    singular = torch.sqrt(squares)
+    tolerance = torch.maximum(absolute, relative * singular.amax(-1))
+    inverse = _kept_reciprocal(squares, singular, tolerance)
+    result = torch.matmul(vectors * inverse.unsqueeze(-2), orthogonal.transpose(-2, -1))  # pinv(source)
+    return (result.transpose(-2, -1) if wide else result).to(a.dtype)
 
 
 # Householder QR with LAPACK's conventions (dgeqrf/dlarfg: beta = -sign(alpha) |x|, v[0] = 1,
@@ -444,6 +541,7 @@ LINALG_DECOMPOSITIONS = {
     aten.linalg_matrix_exp.default: matrix_exp,
     aten._linalg_eigh.default: _linalg_eigh,
     aten._linalg_svd.default: _linalg_svd,
+    aten.linalg_pinv.atol_rtol_tensor: linalg_pinv,
     aten.geqrf.default: geqrf,
     aten.linalg_householder_product.default: householder_product,
     aten.ormqr.default: ormqr,
