@@ -74,6 +74,8 @@ def _indexing(generator: torch.Generator, x: torch.Tensor) -> dict:
         aten.histogram.bin_ct: ((x, 5), {"weight": x.abs(), "density": True}),
         aten._histogramdd_bin_edges.default: ((x[:, :3], [2, 3, 2]), {"range": [-1.0, 1.0, -2.0, 2.0, 0.0, 3.0]}),
         aten._histogramdd_from_bin_cts.default: ((x[:, :3], [2, 3, 2]), {"density": True}),
+        aten.segment_reduce.default: ((x[0], "max"), {"lengths": torch.tensor([0, 3, 4]), "initial": -1.0}),
+        aten.diagonal_scatter.default: (x[None].expand(2, 4, 7), x[:2, :4], 1, 1, 2),
         aten.put.default: (x, torch.tensor([0, -1, 9, 9]), torch.tensor([1.0, 2.0, 3.0, 4.0]), True),
         aten.adaptive_max_pool2d.default: (x.reshape(1, 2, 2, 7), [2, 3]),
         aten.adaptive_max_pool3d.default: (torch.randn(1, 2, 3, 5, 4, generator=generator), [2, 2, 3]),

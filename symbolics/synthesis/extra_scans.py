@@ -313,6 +313,55 @@ def histogramdd_from_bin_cts(x: torch.Tensor, bins, *, range=None, weight=None, 
     return _as_density(hist, edges) if density else hist
 
 
+def segment_reduce(data: torch.Tensor, reduce: str, *, lengths=None, indices=None, offsets=None, axis: int = 0,
+                   unsafe: bool = False, initial=None) -> torch.Tensor:
+    """``reduce`` over consecutive segments of ``data`` along ``axis``, given by their ``lengths`` or
+    ``offsets`` (one dimension); ``initial`` takes part in every segment, as torch, and fills empty ones."""
+    if indices is not None or (lengths if lengths is not None else offsets).dim() != 1:
+        raise NotImplementedError("segment_reduce: only one-dimensional lengths or offsets")
+    if lengths is not None:
+        ends = torch.cumsum(lengths, 0)
+        starts = ends - lengths
+    else:
+        starts, ends = offsets[:-1], offsets[1:]
+    values = data.movedim(axis, -1).unsqueeze(-2)  # (..., 1, n)
+    position = torch.arange(data.shape[axis])
+    member = (position >= starts.unsqueeze(-1)) & (position < ends.unsqueeze(-1))  # (segments, n)
+    count = member.sum(-1).to(data.dtype)
+    start = 0.0 if initial is None else float(initial)
+    if reduce in ("sum", "mean"):
+        total = torch.where(member, values, torch.zeros_like(values)).sum(-1) + start
+        result = total if reduce == "sum" else total / count
+        if reduce == "mean" and initial is not None:
+            result = torch.where(count == 0, torch.full_like(result, start), result)
+    elif reduce == "prod":
+        result = torch.where(member, values, torch.ones_like(values)).prod(-1) * (1.0 if initial is None else start)
+    elif reduce in ("max", "min"):
+        fill = -math.inf if reduce == "max" else math.inf
+        pick = torch.amax if reduce == "max" else torch.amin
+        result = pick(torch.where(member, values, torch.full_like(values, fill)), -1)
+        if initial is not None:
+            result = (torch.maximum if reduce == "max" else torch.minimum)(result, torch.full_like(result, start))
+    else:
+        raise NotImplementedError(f"segment_reduce: reduce={reduce!r}")
+    return result.movedim(-1, axis)
+
+
+def diagonal_scatter(x: torch.Tensor, source: torch.Tensor, offset: int = 0, dim1: int = 0,
+                     dim2: int = 1) -> torch.Tensor:
+    """``x`` with its diagonal (``offset``, between ``dim1`` and ``dim2``) replaced by ``source``,
+    without writing in place: each diagonal position reads its element of ``source``."""
+    if source.shape[-1] == 0:  # an offset past the matrix: no diagonal to write
+        return x.clone()
+    moved = x.movedim((dim1, dim2), (-2, -1))
+    rows, columns = moved.shape[-2:]
+    row, column = torch.arange(rows).unsqueeze(-1), torch.arange(columns).unsqueeze(0)
+    on_diagonal = column - row == offset
+    along = (row if offset >= 0 else column).expand(rows, columns).clamp(0, max(source.shape[-1] - 1, 0))
+    spread = source[..., along.reshape(-1)].reshape(*source.shape[:-1], rows, columns)
+    return torch.where(on_diagonal, spread.to(x.dtype), moved).movedim((-2, -1), (dim1, dim2))
+
+
 def put(x: torch.Tensor, index: torch.Tensor, source: torch.Tensor, accumulate: bool = False) -> torch.Tensor:
     """``x`` seen flat, ``source`` written (or added) at ``index``; negative indices count from the end."""
     flat, positions = x.reshape(-1), torch.remainder(index.reshape(-1), x.numel())
@@ -389,6 +438,8 @@ SCAN_DECOMPOSITIONS = {
     aten.index_fill.int_Tensor: index_fill,
     aten.nonzero_static.default: nonzero_static,
     aten.put.default: put,
+    aten.segment_reduce.default: segment_reduce,
+    aten.diagonal_scatter.default: diagonal_scatter,
     aten.histogram.bin_ct: histogram,
     aten._histogramdd_bin_edges.default: histogramdd_bin_edges,
     aten._histogramdd_from_bin_cts.default: histogramdd_from_bin_cts,
