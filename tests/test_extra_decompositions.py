@@ -48,6 +48,10 @@ def _inputs() -> dict:
         **{op: (torch.cat([positive * 4, x * 4, torch.zeros(1, 7)]),)
            for op in (aten.special_bessel_y0.default, aten.special_bessel_y1.default)},
         aten.special_airy_ai.default: (torch.cat([x.reshape(-1) * 3, torch.linspace(-10, 10, 41)]),),  # split: +-2.09
+        # every branch of torch's: the series, the continued fraction, the asymptotic series near a = x > 20; zeros
+        **{op: (torch.tensor([0.0, 1e-3, 0.3, 1.0, 2.5, 7.0, 19.0, 24.0, 48.0])[:, None],
+                torch.tensor([0.0, 1e-3, 0.4, 1.05, 1.5, 3.0, 10.0, 22.0, 30.0, 55.0]))
+           for op in (aten.igamma.default, aten.igammac.default)},
         **{getattr(aten, f"special_{prefix}chebyshev_polynomial_{kind}").default: (
             (x + 1) / 2 if prefix else x / 2, torch.randint(-1, 14, (4, 7), generator=generator).float())
            for kind in "tuvw" for prefix in ("", "shifted_")},
