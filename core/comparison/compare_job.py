@@ -58,6 +58,7 @@ from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
+from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.ort_session import feeds_for
 from fixport.core.onnx_io.placement import collect_placement
 
@@ -177,7 +178,9 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
     providers_used, provider_options = list(session_info.providers_used), dict(session_info.provider_options)
     # The per-node analysis exports and opens its own model: at real size, keeping this one and
     # its session as well would hold the weights twice more.
-    del session, session_info, plan, comparable
+    del session, session_info, plan
+    comparable.model.release()
+    del comparable
     gc.collect()
 
     analysis = None
@@ -224,9 +227,10 @@ def _model_to_compare(loaded: LoadedModel, exporter: Exporter, options: Any, onn
     """The ONNX model to compare: a fresh export (with provenance and the torch side's capture) or a file."""
     if onnx_path is None:
         return exporter.export_for_comparison(loaded, options, cancelled)
-    model = read_model_file(onnx_path, "--onnx file", load_external_data=True)
+    model = read_model_file(onnx_path, "--onnx file")  # external data stays in its file
     refuse_mismatched_inputs(model, loaded, Path(onnx_path).name)
-    return ComparableExport(model, onnx_to_graph(model), Graph("onnx"), None, list(loaded.input_names))
+    return ComparableExport(beside_file(model, Path(onnx_path)), onnx_to_graph(model), Graph("onnx"), None,
+                            list(loaded.input_names))
 
 
 def refuse_mismatched_inputs(model: onnx.ModelProto, loaded: LoadedModel, file_name: str) -> None:
@@ -362,7 +366,7 @@ def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any,
 
     used: list[str] = []
 
-    def session_factory(model: onnx.ModelProto) -> Any:
+    def session_factory(model: OnnxModel) -> Any:
         check_cancelled(cancelled)  # called once per measured node: the per-node analysis's cancel point
         info = plan.create_session(model, provider, precision=precision)
         used[:] = info.providers_used

@@ -27,6 +27,7 @@ import torch
 from fixport.core.exporters.diagnosis import ORT_NATIVE_DOMAINS
 from fixport.core.exporters.torchscript_capture import TorchCapture
 from fixport.core.model.graph import Graph
+from fixport.core.onnx_io.onnx_model import OnnxModel
 
 CONTRIB_DOMAIN = "ai.onnx.contrib"
 CONTRIB_OPSET_VERSION = 1
@@ -47,7 +48,7 @@ _EXTENSIONS_DTYPE_NAMES = {
 class ReferencePlan:
     """A model whose custom-domain nodes run on torch references, and what could not be done."""
 
-    model: onnx.ModelProto
+    model: OnnxModel
     referenced: list[str] = field(default_factory=list)  # ONNX node names given a reference
     missing: list[str] = field(default_factory=list)  # one sentence per node left without one
     messages: list[str] = field(default_factory=list)
@@ -66,7 +67,7 @@ class ReferencePlan:
         options.register_custom_ops_library(get_library_path())
         return options
 
-    def create_session(self, model: onnx.ModelProto | None = None, provider: str = "cpu", **options: Any) -> Any:
+    def create_session(self, model: OnnxModel | None = None, provider: str = "cpu", **options: Any) -> Any:
         """A :class:`fixport.core.onnx_io.ort_session.SessionInfo` for ``model`` (default: the plan's model);
         ``options`` (precision, profile) go to :func:`fixport.core.onnx_io.ort_session.create_session`."""
         from fixport.core.onnx_io.ort_session import create_session
@@ -84,21 +85,21 @@ def custom_domain_node_indices(model: onnx.ModelProto) -> list[int]:
             if (node.domain or "onnx") not in ORT_NATIVE_DOMAINS and (node.domain, node.op_type) not in local_functions]
 
 
-def plan_references(model: onnx.ModelProto, onnx_graph: Graph | None, capture: TorchCapture | None) -> ReferencePlan:
+def plan_references(model: OnnxModel, onnx_graph: Graph | None, capture: TorchCapture | None) -> ReferencePlan:
     """Rewrite every custom-domain node of a copy of ``model`` to a torch reference, if possible.
 
     ``onnx_graph`` must list the nodes in ``model``'s order with their provenance (``origin``).
     """
-    indices = custom_domain_node_indices(model)
+    indices = custom_domain_node_indices(model.proto)
     if not indices:
         return ReferencePlan(model)
     copy = onnx.ModelProto()
-    copy.CopyFrom(model)
-    plan = ReferencePlan(copy)
+    copy.CopyFrom(model.proto)
+    plan = ReferencePlan(model.derived(copy))
     try:
         import onnxruntime_extensions  # noqa: F401
     except ImportError:
-        plan.missing = [f"{_label(model.graph.node[i])}: onnxruntime-extensions is not installed "
+        plan.missing = [f"{_label(model.proto.graph.node[i])}: onnxruntime-extensions is not installed "
                         "(pip install onnxruntime-extensions)" for i in indices]
         return plan
     for index in indices:

@@ -21,23 +21,41 @@ from fixport.core.model.graph import Graph, Node
 from fixport.core.model.output_stats import difference_metrics, to_numpy
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import split_instance_key
+from fixport.core.onnx_io.onnx_model import OnnxModel
 
 SKIPPED_ONNX_OPS = frozenset({"Constant", "Shape", "Size", "ConstantOfShape"})
 MAX_INTRODUCED_RERUNS = 50  # re-running node groups alone costs a session each
-SessionFactory = Callable[[onnx.ModelProto], Any]  # model -> onnxruntime.InferenceSession
+SessionFactory = Callable[[OnnxModel], Any]  # model -> onnxruntime.InferenceSession
 
 
-def with_all_node_outputs(model: onnx.ModelProto) -> onnx.ModelProto:
-    """A copy of ``model`` whose graph outputs include every node's outputs."""
+def with_all_node_outputs(model: OnnxModel) -> OnnxModel:
+    """A copy of ``model`` whose graph outputs include every node's outputs (over the same weights).
+
+    Where the weights are on disk (a big model), values computed from them alone are left out: a
+    transposed weight is as big as the weight, and the same for every input."""
     copy = onnx.ModelProto()
-    copy.CopyFrom(model)
+    copy.CopyFrom(model.proto)
     existing = {output.name for output in copy.graph.output}
+    if model.weights_on_disk:
+        existing |= constant_values(copy)
     for node in copy.graph.node:
         for name in node.output:
             if name and name not in existing:
                 copy.graph.output.append(helper.make_empty_tensor_value_info(name))
                 existing.add(name)
-    return copy
+    return model.derived(copy)
+
+
+def constant_values(model: onnx.ModelProto) -> set[str]:
+    """The initializers and the values computed from them alone (Constant nodes, a Transpose of a
+    weight): the same on every input set."""
+    constant = {initializer.name for initializer in model.graph.initializer}
+    for node in model.graph.node:  # in topological order, as ONNX requires
+        inputs = [name for name in node.input if name]
+        has_body = any(attribute.HasField("g") or attribute.graphs for attribute in node.attribute)
+        if (inputs or node.op_type == "Constant") and not has_body and all(name in constant for name in inputs):
+            constant.update(name for name in node.output if name)
+    return constant
 
 
 @dataclass
@@ -125,24 +143,31 @@ def mark_inherited_errors(onnx_graph: Graph, errors: list[NodeError]) -> None:
                 tainted[name] = inputs_bad
 
 
-def group_submodel(model: onnx.ModelProto, onnx_graph: Graph, error: NodeError,
-                   feeds: dict[str, np.ndarray]) -> tuple[onnx.ModelProto, dict[str, np.ndarray]] | None:
-    """The ONNX nodes of ``error``'s TorchScript node that lead to its output, as a small model."""
-    proto_by_id = {node.id: proto for node, proto in zip(onnx_graph.nodes, model.graph.node)}
+def group_submodel(model: OnnxModel, onnx_graph: Graph, error: NodeError,
+                   feeds: dict[str, np.ndarray]) -> tuple[OnnxModel, dict[str, np.ndarray]] | None:
+    """The ONNX nodes of ``error``'s TorchScript node that lead to its output, as a small model
+    (its initializers still read from the model's weights on disk, when they are there), with the
+    nodes that make a constant input ``feeds`` lack (:func:`with_all_node_outputs` leaves those out)."""
+    proto = model.proto
+    proto_by_id = {node.id: node_proto for node, node_proto in zip(onnx_graph.nodes, proto.graph.node)}
     node_by_output = {name: node for node in onnx_graph.nodes for name in node.outputs if name}
+    constant = constant_values(proto) if model.weights_on_disk else set()
     members: list[Node] = []
     pending = [error.output]
     while pending:
-        producer = node_by_output.get(pending.pop())
-        if (producer is None or producer in members or not producer.origin
-                or producer.origin[0] != error.torchscript_node):
+        name = pending.pop()
+        producer = node_by_output.get(name)
+        if producer is None or producer in members:
+            continue
+        in_group = bool(producer.origin) and producer.origin[0] == error.torchscript_node
+        if not in_group and not (name in constant and name not in feeds):
             continue
         members.append(producer)
         pending += [name for name in producer.inputs if name]
     order = _topological_position(onnx_graph)
     members.sort(key=lambda node: order[node.id])
     produced = {name for node in members for name in node.outputs}
-    initializers = {init.name: init for init in model.graph.initializer}
+    initializers = {init.name: init for init in proto.graph.initializer}
     needed = [name for node in members for name in node.inputs if name and name not in produced]
     graph_inputs, graph_initializers, sub_feeds = [], [], {}
     for name in dict.fromkeys(needed):
@@ -158,12 +183,12 @@ def group_submodel(model: onnx.ModelProto, onnx_graph: Graph, error: NodeError,
     graph = helper.make_graph([proto_by_id[node.id] for node in members], "fixport_node_group",
                               graph_inputs, [helper.make_empty_tensor_value_info(error.output)],
                               initializer=graph_initializers)
-    submodel = helper.make_model(graph, opset_imports=list(model.opset_import), ir_version=model.ir_version)
-    submodel.functions.extend(model.functions)
-    return submodel, sub_feeds
+    submodel = helper.make_model(graph, opset_imports=list(proto.opset_import), ir_version=proto.ir_version)
+    submodel.functions.extend(proto.functions)
+    return model.derived(submodel), sub_feeds
 
 
-def measure_introduced_errors(model: onnx.ModelProto, onnx_graph: Graph, analysis: NodeAnalysis,
+def measure_introduced_errors(model: OnnxModel, onnx_graph: Graph, analysis: NodeAnalysis,
                               matches: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
                               onnx_values: dict[str, np.ndarray], session_factory: SessionFactory) -> None:
     """Re-run each out-of-tolerance node group alone, fed torch's values where torch has them."""
@@ -212,7 +237,21 @@ def find_first_divergent(analysis: NodeAnalysis, onnx_graph: Graph) -> NodeError
     return min(diverging, key=lambda error: order[error.onnx_node], default=None)
 
 
-def analyze_nodes(model: onnx.ModelProto, onnx_graph: Graph, source_graph: Graph | None,
+def all_node_values(model: OnnxModel, inputs: Sequence[torch.Tensor], input_names: Sequence[str],
+                    session_factory: SessionFactory) -> dict[str, np.ndarray]:
+    """Every value of ``model`` on ``inputs`` (its inputs too), by name, from one ONNX Runtime run;
+    the session is gone on return, before the node groups open theirs over the same weights."""
+    from fixport.core.onnx_io.ort_session import feeds_for
+
+    session = session_factory(with_all_node_outputs(model))
+    feeds = feeds_for(session, list(input_names), [to_numpy(t) for t in inputs])
+    names = [output.name for output in session.get_outputs()]
+    values = dict(feeds)
+    values.update(zip(names, session.run(None, feeds)))
+    return values
+
+
+def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | None,
                   capture: NodeCapture, inputs: Sequence[torch.Tensor], input_names: Sequence[str],
                   session_factory: SessionFactory, tolerances: ToleranceTable,
                   templates_by_instance: dict[str, str], run: int = 0, device: str = "cpu") -> NodeAnalysis:
@@ -221,15 +260,9 @@ def analyze_nodes(model: onnx.ModelProto, onnx_graph: Graph, source_graph: Graph
     ``model`` must have the same node order as ``onnx_graph`` (the graph read from it before
     its provenance was stripped); custom-domain nodes must already be runnable.
     """
-    from fixport.core.onnx_io.ort_session import feeds_for
-
     analysis = NodeAnalysis(run=run)
     torch_values = capture.run(inputs, device)
-    session = session_factory(with_all_node_outputs(model))
-    feeds = feeds_for(session, list(input_names), [to_numpy(t) for t in inputs])
-    names = [output.name for output in session.get_outputs()]
-    onnx_values = dict(feeds)
-    onnx_values.update(zip(names, session.run(None, feeds)))
+    onnx_values = all_node_values(model, inputs, input_names, session_factory)
     matches = match_values(onnx_graph, set(torch_values))
     node_errors(onnx_graph, matches, torch_values, onnx_values, tolerances, source_graph,
                 templates_by_instance, analysis)

@@ -40,6 +40,17 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
         result = exporter.export(loaded, export_options, run_check=request.run_check, progress=progress,
                                  cancelled=cancelled)
+    try:
+        return _checked_and_saved(request, loaded, export_options, result, progress, cancelled,
+                                  {"load": loaded_at - started, "export": time.perf_counter() - loaded_at})
+    finally:
+        result.model.release()  # its weights on disk now, not when a finalizer runs (a forked trial has none)
+
+
+def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_options: ExportOptions,
+                       result: ExportResult, progress: ProgressCallback | None, cancelled: CancelCallback | None,
+                       seconds: dict[str, float]) -> AnalysisResult:
+    """A clean export's outputs (and other sizes) against torch's, then saved to ``request.output``."""
     exported_at = time.perf_counter()
     check_cancelled(cancelled)
     max_abs, notes, other_sizes = None, list(loaded.notes), []
@@ -60,8 +71,7 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     output = request.output
     saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
     analysis = _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
-        "load": loaded_at - started, "export": exported_at - loaded_at, "compare": compared_at - exported_at,
-        "save": time.perf_counter() - compared_at})
+        **seconds, "compare": compared_at - exported_at, "save": time.perf_counter() - compared_at})
     analysis.other_sizes_checked = other_sizes
     return analysis
 

@@ -23,10 +23,9 @@ from fixport.core.model.graph import Graph
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import StubRequest
+from fixport.core.onnx_io.onnx_model import OnnxModel
 
 if TYPE_CHECKING:
-    import onnx
-
     from fixport.core.loaders.loading import LoadedModel
     from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
@@ -35,12 +34,16 @@ if TYPE_CHECKING:
 class ExportResult:
     """An exported model with both graphs, their provenance, and every problem found."""
 
-    model: onnx.ModelProto
+    model: OnnxModel  # a bare ModelProto (the empty one of a failed export) is held as it is
     source_graph: Graph  # the source graph: TorchScript, or the FX graph (kind "fx") for dynamo
     onnx_graph: Graph
     unsupported: list[UnsupportedNode]
     warnings: list[str] = field(default_factory=list)
     runtime_outputs: list[Any] | None = None  # ORT's outputs on the example inputs, when the check ran them
+
+    def __post_init__(self) -> None:
+        if not isinstance(self.model, OnnxModel):
+            self.model = OnnxModel(self.model)
 
     @property
     def ok(self) -> bool:
@@ -60,7 +63,7 @@ class ComparableExport:
     """A complete export to compare with torch: the model, both graphs, and the torch side's
     per-node capture (None, with ``notes`` saying why, when it cannot be made)."""
 
-    model: onnx.ModelProto
+    model: OnnxModel
     onnx_graph: Graph
     source_graph: Graph
     capture: NodeCapture | None

@@ -64,6 +64,7 @@ from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import TracedGraph
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph, strip_provenance
+from fixport.core.onnx_io.onnx_model import on_disk
 from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.core.onnx_io.ort_session import run_once
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
@@ -137,6 +138,8 @@ class DynamoExporter(Exporter):
             except Exception as exc:
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
                                     [_translation_problem(exc, fx_graph)])
+        exported = on_disk(model)  # a big model's weights on disk: torch holds them in memory already
+        model = exported.proto
         onnx_graph = onnx_graph_with_provenance(model, fx_graph)
         warnings_ = _opset_warnings(model, options.opset)
         options.opset = model_opset(model, options.opset)  # what the file really has: 18 when 17 could not be reached
@@ -145,11 +148,11 @@ class DynamoExporter(Exporter):
         check_cancelled(cancelled)
         if run_check and not unsupported:
             report(progress, 0.85, "running the model once in ONNX Runtime")
-            error = run_once(model, [i.name for i in model.graph.input], loaded.example_inputs)
+            error = run_once(exported, [i.name for i in model.graph.input], loaded.example_inputs)
             if error:
                 unsupported.append(runtime_error_problem(error, onnx_graph, fx_graph))
         report(progress, 1.0, "done")
-        return ExportResult(model, fx_graph, onnx_graph, unsupported, warnings_)
+        return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_)
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
@@ -159,7 +162,7 @@ class DynamoExporter(Exporter):
                               cancelled: CancelCallback | None = None) -> ComparableExport:
         result = self.export(loaded, options, run_check=False, cancelled=cancelled)
         blocking = [p for p in result.unsupported if p.reason != ProblemReason.RUNTIME_ERROR]
-        if blocking or not result.model.graph.node:
+        if blocking or not result.model.proto.graph.node:
             kinds = ", ".join(sorted({p.display_kind for p in blocking}))
             raise ExportError(f"{loaded.path.name} does not export with the dynamo exporter yet ({kinds}), so there "
                               "is no ONNX model to compare.",
@@ -168,7 +171,7 @@ class DynamoExporter(Exporter):
                               "with --project.")
         assert self.last_program is not None
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, FxCapture(self.last_program),
-                                [i.name for i in result.model.graph.input])
+                                [i.name for i in result.model.proto.graph.input])
 
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:

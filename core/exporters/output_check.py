@@ -12,7 +12,6 @@ from pathlib import Path
 from typing import Any
 
 import numpy as np
-import onnx
 import torch
 
 from fixport.core.exporters.low_precision import rounding_only
@@ -28,12 +27,13 @@ from fixport.core.model.output_stats import (
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
 
 OUTPUT_KIND = "onnx::output"  # a mismatch no TorchScript node can be named for
 
 
-def compare_outputs(loaded: LoadedModel, model: onnx.ModelProto | str, tolerances: ToleranceTable | None = None,
+def compare_outputs(loaded: LoadedModel, model: OnnxModel | str, tolerances: ToleranceTable | None = None,
                     runtime_outputs: list[Any] | None = None) -> list[OutputStats]:
     """Every output of ``model`` (run in ONNX Runtime on CPU, unless ``runtime_outputs`` are that
     run's already) against torch, on the example inputs."""
@@ -41,7 +41,7 @@ def compare_outputs(loaded: LoadedModel, model: onnx.ModelProto | str, tolerance
     return compare_output_lists(torch_outputs(loaded), actual, tolerances or ToleranceTable(), keep_plot_data=False)
 
 
-def onnx_outputs(loaded: LoadedModel, model: onnx.ModelProto | str) -> list[Any]:
+def onnx_outputs(loaded: LoadedModel, model: OnnxModel | str) -> list[Any]:
     """``model``'s outputs in ONNX Runtime on CPU, on the example inputs."""
     session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
     return session.run(None, feeds_for(session, loaded.input_names, [to_numpy(t) for t in loaded.example_inputs]))
@@ -65,7 +65,7 @@ def tolerances_for(loaded: LoadedModel) -> ToleranceTable:
     return ToleranceTable(atol=float(declared) if declared is not None else None)
 
 
-def mismatched_outputs(loaded: LoadedModel, model: onnx.ModelProto, onnx_graph: Graph,
+def mismatched_outputs(loaded: LoadedModel, model: OnnxModel, onnx_graph: Graph,
                        source_graph: Graph | None, runtime_outputs: list[Any] | None = None,
                        ) -> tuple[list[UnsupportedNode], float | None, list[str]]:
     """A ``mismatch`` problem per output beyond tolerance (a crash while comparing is a problem

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-import onnx
 import torch
 
 from fixport.core.exporters.diagnosis import runtime_error_problem
@@ -26,6 +25,7 @@ from fixport.core.model.shape_sets import example_shape_set, shape_names_error, 
 from fixport.core.model.trace_warnings import trace_warnings
 from fixport.core.model.traced_sizes import declared_dims
 from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
 
 SHAPE_SEED = 7  # the other shapes' random inputs, the same on every run
@@ -124,7 +124,7 @@ class ShapeCheck:
     shapes_tried: list[str]
 
 
-def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: onnx.ModelProto, onnx_graph: Graph,
+def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxModel, onnx_graph: Graph,
                        source_graph: Graph | None, warnings: list[str],
                        given: list[dict[str, tuple[int, ...]]] | None = None) -> ShapeCheck:
     """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module docstring)."""

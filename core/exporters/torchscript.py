@@ -4,7 +4,6 @@ from __future__ import annotations
 import io
 import os
 import sys
-import tempfile
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
@@ -46,6 +45,7 @@ from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import ExportedGraph, TracedGraph
 from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
+from fixport.core.onnx_io.onnx_model import WeightsFolder, on_disk, read_export
 from fixport.core.onnx_io.ort_session import run_on_cpu
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
@@ -64,20 +64,25 @@ class TorchScriptExporter(Exporter):
         refuse_onnx_files(loaded)
         check_cancelled(cancelled)
         report(progress, 0.05, TRACING_STAGE)
-        with _export_target(loaded) as target:
-            try:
-                record, caught = self._run_torch_export(
-                    loaded, options, target, diagnose,
-                    on_traced=lambda graph: self._traced(graph, progress))
-            except _FailedAfterConversion as failure:
-                if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
-                    raise ExportError(f"The export failed: {failure.reason}", failure.hint,
-                                      failure.details) from failure.__cause__  # torch's own error
-                return _failed_export(failure)  # a problem to list, like any other (exit 1, not 2)
-            check_cancelled(cancelled)
-            report(progress, 0.7, "reading the exported graph")
-            model = (onnx.load_model_from_string(target.getvalue()) if isinstance(target, io.BytesIO)
-                     else onnx.load(str(target), load_external_data=True))
+        target = _export_target(loaded)
+        path = target if isinstance(target, io.BytesIO) else target.path / EXPORT_FILE_NAME
+        try:
+            record, caught = self._run_torch_export(
+                loaded, options, path, diagnose,
+                on_traced=lambda graph: self._traced(graph, progress))
+        except _FailedAfterConversion as failure:
+            if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
+                raise ExportError(f"The export failed: {failure.reason}", failure.hint,
+                                  failure.details) from failure.__cause__  # torch's own error
+            return _failed_export(failure)  # a problem to list, like any other (exit 1, not 2)
+        check_cancelled(cancelled)
+        report(progress, 0.7, "reading the exported graph")
+        # A big model's weights go to disk here, where the session and the saved file read them:
+        # torch holds them in memory already.
+        exported = (on_disk(onnx.load_model_from_string(target.getvalue())) if isinstance(target, io.BytesIO)
+                    else read_export(path, target))
+        del target  # the serialised export, once read
+        model = exported.proto
         if not model.graph.output:
             raise TraceError("The model's forward() returned no tensor (None, or containers without tensors), "
                              "so the exported ONNX graph has no outputs.",
@@ -94,12 +99,12 @@ class TorchScriptExporter(Exporter):
         if run_check and not unsupported:
             report_partial(progress, ExportedGraph(onnx_graph))  # on screen while ORT checks it
             report(progress, 0.85, "running the model once in ONNX Runtime")
-            run = run_on_cpu(model, loaded.input_names, loaded.example_inputs)
+            run = run_on_cpu(exported, loaded.input_names, loaded.example_inputs)
             outputs = run.outputs
             if run.error:
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, record.torchscript_graph))
         report(progress, 1.0, "done")
-        return ExportResult(model, record.torchscript_graph, onnx_graph, unsupported, caught, outputs)
+        return ExportResult(exported, record.torchscript_graph, onnx_graph, unsupported, caught, outputs)
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
@@ -232,19 +237,15 @@ class TorchScriptExporter(Exporter):
 
 # One protobuf holds at most 2 GB; bigger models go through a file with external data.
 IN_MEMORY_EXPORT_LIMIT_BYTES = 1 << 30
+EXPORT_FILE_NAME = "model.onnx"
 
 
-@contextmanager
-def _export_target(loaded: LoadedModel) -> Iterator[Path | io.BytesIO]:
+def _export_target(loaded: LoadedModel) -> io.BytesIO | WeightsFolder:
     """Where torch writes the export: memory for models under 1 GB of weights (no disk round trip
-    on every re-export), otherwise a temporary file."""
+    on every re-export), otherwise a file in a folder that then keeps the model's weights."""
     state = loaded.module.state_dict() if isinstance(loaded.module, torch.nn.Module) else {}
     weights = sum(t.numel() * t.element_size() for t in state.values() if isinstance(t, torch.Tensor))
-    if weights < IN_MEMORY_EXPORT_LIMIT_BYTES:
-        yield io.BytesIO()
-        return
-    with tempfile.TemporaryDirectory(prefix="fixport-export-") as temp_dir:
-        yield Path(temp_dir) / "model.onnx"
+    return io.BytesIO() if weights < IN_MEMORY_EXPORT_LIMIT_BYTES else WeightsFolder()
 
 
 class _FailedAfterConversion(Exception):

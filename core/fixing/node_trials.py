@@ -54,7 +54,7 @@ def verdict_on_node(exporter: Exporter, loaded: LoadedModel, sample: NodeSample,
         return None
     outputs = result.runtime_outputs
     if outputs is None:  # an exporter whose check keeps no outputs: run the node's model here
-        run = run_on_cpu(result.model, [i.name for i in result.model.graph.input], sample.inputs)
+        run = run_on_cpu(result.model, [i.name for i in result.model.proto.graph.input], sample.inputs)
         if run.error:
             return f"ONNX Runtime cannot run the node alone: {run.error.splitlines()[0][:300]}"
         outputs = run.outputs

@@ -5,6 +5,8 @@ file all take such a model as a path to a model file whose tensors live in one `
 beside it. :func:`write_with_external_data` writes that pair without changing or copying the
 model in memory (``onnx.save_model(save_as_external_data=True)`` empties the caller's tensors), and
 :func:`session_source` gives ONNX Runtime bytes for a small model or such a path for a large one.
+A model whose weights are already on disk (:mod:`fixport.core.onnx_io.onnx_model`) is written from
+there, tensor by tensor: as such a pair, or as one file by :func:`write_in_one_file`.
 """
 from __future__ import annotations
 
@@ -12,7 +14,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, BinaryIO
 
 import onnx
 from google.protobuf.message import EncodeError
@@ -22,13 +24,14 @@ PROTOBUF_LIMIT_BYTES = 2 * 1024**3 - 1024**2  # protobuf cannot serialise 2 GB; 
 # serialised bytes and ORT's parsed copy of them would each hold the weights once more.
 SESSION_FROM_FILE_ABOVE_BYTES = 256 * 1024**2
 EXTERNAL_TENSOR_MIN_BYTES = 1024  # smaller tensors stay in the model file (as onnx's own default)
+COPY_CHUNK_BYTES = 64 * 1024**2
 
 
-def fits_in_one_file(model: onnx.ModelProto, limit: int | None = None) -> bool:
+def fits_in_one_file(model: onnx.ModelProto, limit: int | None = None, base_dir: Path | None = None) -> bool:
     """Whether ``model`` serialises to under ``limit`` bytes, by default protobuf's 2 GB (its
-    ``ByteSize`` itself raises past 2 GB)."""
+    ``ByteSize`` itself raises past 2 GB), its external tensors (in ``base_dir``) counted in."""
     limit = PROTOBUF_LIMIT_BYTES if limit is None else limit
-    if sum(len(tensor.raw_data) for tensor in all_tensors(model)) >= limit:
+    if sum(tensor_bytes(tensor, base_dir) for tensor in all_tensors(model)) >= limit:
         return False
     try:
         return model.ByteSize() < limit
@@ -59,35 +62,129 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
         yield from of_nodes(function.node)
 
 
-def write_with_external_data(model: onnx.ModelProto, path: Path, data_name: str | None = None) -> list[Path]:
+def write_with_external_data(model: onnx.ModelProto, path: Path, data_name: str | None = None,
+                             base_dir: Path | None = None) -> list[Path]:
     """Write ``model`` to ``path`` with its initializers' bytes in ``data_name`` (beside it); the
-    model in memory is not touched. Returns the two files written.
-
-    The model file is a copy of ``model`` whose big initializers name their place in the data
-    file instead of holding their bytes: the weights are never held twice (protobuf keeps a
-    cleared field's memory until the whole message goes, so emptying ``model`` would not help)."""
+    model in memory is not touched. Tensors already external are read from ``base_dir``. Returns
+    the two files written."""
     data_path = path.parent / (data_name or f"{path.name}.data")
+    path.write_bytes(with_external_data(model, data_path, base_dir).SerializeToString())
+    return [path, data_path]
+
+
+def with_external_data(model: onnx.ModelProto, data_path: Path, base_dir: Path | None = None) -> onnx.ModelProto:
+    """A copy of ``model`` whose big initializers name their place in ``data_path`` instead of
+    holding their bytes, which are written there: the weights are never held twice (protobuf keeps
+    a cleared field's memory until the whole message goes, so emptying ``model`` would not help).
+
+    A tensor already external is copied into ``data_path`` from ``base_dir``, chunk by chunk; with
+    no ``base_dir``, or when it is ``data_path``'s own folder, its reference is kept as it is."""
+    copy_external = base_dir is not None and Path(base_dir).resolve() != data_path.parent.resolve()
     light = _copy_without(model, "graph")
     _copy_fields(model.graph, light.graph, without="initializer")
-    offset = 0
-    with open(data_path, "wb") as data:
+    offset = data_path.stat().st_size if data_path.exists() else 0  # appended after what it holds
+    with open(data_path, "ab") as data:
         for tensor in model.graph.initializer:
             kept = light.graph.initializer.add()
-            if tensor.data_location == onnx.TensorProto.EXTERNAL or len(tensor.raw_data) < EXTERNAL_TENSOR_MIN_BYTES:
+            external = tensor.data_location == onnx.TensorProto.EXTERNAL
+            if (external and not copy_external) or (not external and len(tensor.raw_data) < EXTERNAL_TENSOR_MIN_BYTES):
                 kept.CopyFrom(tensor)
                 continue
             _copy_fields(tensor, kept, without="raw_data")
+            del kept.external_data[:]
             padding = -offset % 4096  # aligned, so ONNX Runtime can map the file
             data.write(b"\0" * padding)
             offset += padding
-            length = data.write(tensor.raw_data)
+            if external:
+                length = _copy_external_bytes(tensor, Path(base_dir), data)  # type: ignore[arg-type]
+            else:
+                length = data.write(tensor.raw_data)
             kept.data_location = onnx.TensorProto.EXTERNAL
             for key, value in (("location", data_path.name), ("offset", str(offset)), ("length", str(length))):
                 entry = kept.external_data.add()
                 entry.key, entry.value = key, value
             offset += length
-    path.write_bytes(light.SerializeToString())
-    return [path, data_path]
+    return light
+
+
+def external_place(tensor: onnx.TensorProto, base_dir: Path | None) -> tuple[Path, int, int]:
+    """(file, offset, length) of an external tensor's bytes; a missing length runs to the file's end."""
+    entries = {entry.key: entry.value for entry in tensor.external_data}
+    path = Path(base_dir or ".") / entries["location"]
+    offset = int(entries.get("offset", 0))
+    length = int(entries["length"]) if "length" in entries else path.stat().st_size - offset
+    return path, offset, length
+
+
+def tensor_bytes(tensor: onnx.TensorProto, base_dir: Path | None = None) -> int:
+    """The size of a tensor's raw bytes, inline or external (other storage fields count as 0)."""
+    if tensor.data_location != onnx.TensorProto.EXTERNAL:
+        return len(tensor.raw_data)
+    entries = {entry.key: entry.value for entry in tensor.external_data}
+    return int(entries["length"]) if "length" in entries else external_place(tensor, base_dir)[2]
+
+
+def read_external_chunks(tensor: onnx.TensorProto, base_dir: Path | None) -> Iterator[bytes]:
+    """An external tensor's bytes, COPY_CHUNK_BYTES at a time (a weight can be gigabytes)."""
+    path, offset, length = external_place(tensor, base_dir)
+    with open(path, "rb") as source:
+        source.seek(offset)
+        while length > 0:
+            chunk = source.read(min(COPY_CHUNK_BYTES, length))
+            if not chunk:
+                raise OSError(f"{path.name} ends before tensor {tensor.name}'s bytes do")
+            length -= len(chunk)
+            yield chunk
+
+
+def _copy_external_bytes(tensor: onnx.TensorProto, base_dir: Path, data: Any) -> int:
+    return sum(data.write(chunk) for chunk in read_external_chunks(tensor, base_dir))
+
+
+def write_in_one_file(model: onnx.ModelProto, base_dir: Path | None, stream: BinaryIO) -> None:
+    """``model`` as one file, its external tensors (in ``base_dir``) inline again, written tensor by
+    tensor so no copy of the weights is made in memory.
+
+    Protobuf merges a message field that occurs twice and appends to its repeated fields, so the
+    file is the model without initializers, then per initializer ``graph { initializer { ... } }``:
+    a valid encoding of the whole model, which onnx and ONNX Runtime read like any other."""
+    light = _copy_without(model, "graph")
+    _copy_fields(model.graph, light.graph, without="initializer")
+    stream.write(light.SerializeToString())
+    for tensor in model.graph.initializer:
+        if tensor.data_location != onnx.TensorProto.EXTERNAL:
+            piece = onnx.ModelProto()
+            piece.graph.initializer.add().CopyFrom(tensor)
+            stream.write(piece.SerializeToString())
+            continue
+        head = _copy_without(tensor, "raw_data")
+        del head.external_data[:]
+        head.ClearField("data_location")
+        length = external_place(tensor, base_dir)[2]
+        fields = head.SerializeToString() + _field_header(_RAW_DATA_FIELD, length)
+        initializer = _field_header(_INITIALIZER_FIELD, len(fields) + length)
+        stream.write(_field_header(_GRAPH_FIELD, len(initializer) + len(fields) + length) + initializer + fields)
+        for chunk in read_external_chunks(tensor, base_dir):
+            stream.write(chunk)
+
+
+_GRAPH_FIELD = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
+_INITIALIZER_FIELD = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"].number
+_RAW_DATA_FIELD = onnx.TensorProto.DESCRIPTOR.fields_by_name["raw_data"].number
+
+
+def _field_header(number: int, length: int) -> bytes:
+    """The wire-format key and length of a length-delimited field."""
+    return _varint(number << 3 | 2) + _varint(length)
+
+
+def _varint(value: int) -> bytes:
+    out = bytearray()
+    while value > 0x7F:
+        out.append(value & 0x7F | 0x80)
+        value >>= 7
+    out.append(value)
+    return bytes(out)
 
 
 def _copy_without(message: Any, field_name: str) -> Any:

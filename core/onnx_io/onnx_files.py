@@ -9,7 +9,8 @@ import onnx
 
 from fixport.core.model.atomic_files import atomic_write, output_mode, write_error
 from fixport.core.model.errors import ExportError, ModelLoadError
-from fixport.core.onnx_io.external_data import fits_in_one_file, write_with_external_data
+from fixport.core.onnx_io.external_data import fits_in_one_file, write_in_one_file, write_with_external_data
+from fixport.core.onnx_io.onnx_model import OnnxModel
 
 
 def check_model(model: onnx.ModelProto | str | Path) -> None:
@@ -21,18 +22,22 @@ def check_model(model: onnx.ModelProto | str | Path) -> None:
                           "A symbolic produced an invalid node; see the message for which one.") from exc
 
 
-def save_model(model: onnx.ModelProto, path: str | Path) -> list[Path]:
-    """Check and atomically save ``model``; returns the files written."""
+def save_model(model: OnnxModel | onnx.ModelProto, path: str | Path) -> list[Path]:
+    """Check and atomically save ``model``: one file below protobuf's 2 GB, else the model file and
+    its ``.data`` beside it (weights kept on disk are copied from there); returns the files written."""
     path = Path(path)
-    if fits_in_one_file(model):
+    proto, base_dir = (model.proto, model.base_dir) if isinstance(model, OnnxModel) else (model, None)
+    if fits_in_one_file(proto, base_dir=base_dir):
         # Checked as written, from the file: the serialised bytes live only while they are
         # written, and the checker does not get a second copy of the weights from memory.
-        atomic_write(path, lambda stream: stream.write(model.SerializeToString()), verify=check_model)
+        write = ((lambda stream: write_in_one_file(proto, base_dir, stream)) if base_dir is not None
+                 else (lambda stream: stream.write(proto.SerializeToString())))
+        atomic_write(path, write, verify=check_model)
         return [path]
-    return _save_with_external_data(model, path)
+    return _save_with_external_data(proto, path, base_dir)
 
 
-def _save_with_external_data(model: onnx.ModelProto, path: Path) -> list[Path]:
+def _save_with_external_data(model: onnx.ModelProto, path: Path, base_dir: Path | None) -> list[Path]:
     """Model and data written in a temporary folder beside the target, then renamed into place
     (through a symlink to its target, keeping the target's mode, like :func:`atomic_write_bytes`)."""
     target = Path(os.path.realpath(Path(path).expanduser()))
@@ -42,7 +47,7 @@ def _save_with_external_data(model: onnx.ModelProto, path: Path) -> list[Path]:
         mode = output_mode(target)
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fixport-") as temp_dir:
             temp_model = Path(temp_dir) / target.name
-            write_with_external_data(model, temp_model, data_name)
+            write_with_external_data(model, temp_model, data_name, base_dir)
             check_model(temp_model)
             for written in (temp_model, Path(temp_dir) / data_name):
                 written.chmod(mode)

@@ -11,12 +11,15 @@ import onnxruntime as ort
 
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, cuda_provider_options
 from fixport.core.onnx_io.external_data import session_source
+from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.placement import enable_profiling
 from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
 
 ORT_LOG_ERRORS = 3
 ORT_LOG_FATAL_ONLY = 4  # for probing runs whose errors Fixport reports itself
 PROVIDERS = {"cpu": ["CPUExecutionProvider"], "cuda": [CUDA_PROVIDER, "CPUExecutionProvider"]}
+# Where ONNX Runtime looks for the external data of a model given as bytes.
+EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path"
 
 
 @dataclass
@@ -44,7 +47,7 @@ def providers_for(provider: str, precision: str = DEFAULT_PRECISION) -> list[Any
     return list(PROVIDERS[provider])
 
 
-def create_session(model: onnx.ModelProto | bytes | str, provider: str = "cpu",
+def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: str = "cpu",
                    extra_session_options: ort.SessionOptions | None = None,
                    log_severity: int = ORT_LOG_ERRORS, precision: str = DEFAULT_PRECISION,
                    profile: bool = False) -> SessionInfo:
@@ -68,10 +71,15 @@ def create_session(model: onnx.ModelProto | bytes | str, provider: str = "cpu",
     options.log_severity_level = log_severity
     if profile:
         enable_profiling(options)
-    with session_source(model) as source:
-        if isinstance(source, str):  # a big model, opened from its file
-            keep_one_copy_of_the_weights(options)
-        session = ort.InferenceSession(source, sess_options=options, providers=asked)
+    if isinstance(model, OnnxModel) and model.weights_on_disk:  # the graph's bytes, the weights from their folder
+        keep_one_copy_of_the_weights(options)
+        options.add_session_config_entry(EXTERNAL_DATA_FOLDER_KEY, str(model.base_dir))
+        session = ort.InferenceSession(model.proto.SerializeToString(), sess_options=options, providers=asked)
+    else:
+        with session_source(model.proto if isinstance(model, OnnxModel) else model) as source:
+            if isinstance(source, str):  # a big model, opened from its file
+                keep_one_copy_of_the_weights(options)
+            session = ort.InferenceSession(source, sess_options=options, providers=asked)
     used = session.get_providers()
     fallback = cuda_fallback_message([p[0] if isinstance(p, tuple) else p for p in asked], used)
     messages += [fallback] if fallback else []
@@ -105,7 +113,7 @@ def feeds_for(session: ort.InferenceSession, names: Sequence[str],
     return dict(zip(wanted, arrays))
 
 
-def run_once(model: onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> str | None:
+def run_once(model: OnnxModel | onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> str | None:
     """Load and run ``model`` on CPU once; the ORT error text, or None when it runs."""
     return run_on_cpu(model, input_names, inputs).error
 
@@ -125,7 +133,7 @@ BFLOAT16_ON_CPU = ("ONNX Runtime cannot run this bfloat16 model on CPU: its CPU 
                    "and run the bfloat16 model where ONNX Runtime runs it: `compare --provider cuda` on a GPU.")
 
 
-def run_on_cpu(model: onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> CpuRun:
+def run_on_cpu(model: OnnxModel | onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> CpuRun:
     """Load and run ``model`` on CPU once, keeping the outputs (the analysis compares them with torch)."""
     if any(str(getattr(t, "dtype", "")) == "torch.bfloat16" for t in inputs):
         return CpuRun(error=BFLOAT16_ON_CPU)

@@ -1,0 +1,205 @@
+"""A big export keeps its weights once, on disk: sessions, node analysis and saved files read them there.
+
+The threshold (256 MB) is lowered to 1 kB, so small real exports take the path a real-size one takes.
+"""
+from __future__ import annotations
+
+import os
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper, numpy_helper
+
+import fixport.core.exporters.torchscript as torchscript
+import fixport.core.onnx_io.external_data as external_data
+import fixport.core.onnx_io.onnx_model as onnx_model
+from fixport.core.comparison.intermediates import group_submodel, with_all_node_outputs
+from fixport.core.model.compare_result import NodeError
+from fixport.core.onnx_io.onnx_files import save_model
+from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph
+from fixport.core.onnx_io.onnx_model import OnnxModel, WeightsFolder, on_disk
+from fixport.core.onnx_io.ort_session import create_session, run_on_cpu
+
+SIZE = 1024  # float32 elements: 4 kB, above the lowered threshold
+LINEAR_MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.first = torch.nn.Linear(64, 64)
+            self.second = torch.nn.Linear(64, 32)
+
+        def forward(self, x):
+            return self.second(torch.relu(self.first(x)))
+
+    def build():
+        torch.manual_seed(0)
+        return Model().eval(), (torch.randn(2, 64),)
+"""
+
+
+@pytest.fixture
+def small_threshold(monkeypatch, tmp_path: Path) -> Path:
+    """Weights above 1 kB go to disk; temporary folders are made in (and counted from) the returned one."""
+    monkeypatch.setattr(onnx_model, "WEIGHTS_ON_DISK_ABOVE_BYTES", 1000)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+def _model(tagged: bool = False) -> onnx.ModelProto:
+    """y = (x + w) * 2, w big enough to go to disk; ``tagged``: the Add's provenance, as an export reads it."""
+    weight = numpy_helper.from_array(np.arange(SIZE, dtype=np.float32), "w")
+    two = numpy_helper.from_array(np.array([2.0], dtype=np.float32), "two")  # small: stays inline
+    add = helper.make_node("Add", ["x", "w"], ["sum"], name="add")
+    if tagged:
+        add.attribute.append(helper.make_attribute(PROVENANCE_ATTRIBUTE, "add_key"))
+    mul = helper.make_node("Mul", ["sum", "two"], ["y"], name="mul")
+    graph = helper.make_graph([add, mul], "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [SIZE])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [SIZE])], [weight, two])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _run(model: OnnxModel | onnx.ModelProto) -> np.ndarray:
+    run = run_on_cpu(model, ["x"], [np.ones(SIZE, dtype=np.float32)])
+    assert run.error is None, run.error
+    return run.outputs[0]
+
+
+def test_big_weights_go_to_disk_and_the_proto_keeps_references(small_threshold: Path) -> None:
+    exported = on_disk(_model())
+    assert exported.weights_on_disk
+    big, small = exported.proto.graph.initializer
+    assert big.data_location == TensorProto.EXTERNAL and not big.raw_data
+    assert small.data_location == TensorProto.DEFAULT and small.raw_data
+    assert exported.proto.ByteSize() < SIZE
+    np.testing.assert_array_equal(_run(exported), _run(_model()))
+    folder = exported.base_dir
+    exported.release()
+    assert not folder.exists()
+
+
+def test_small_models_stay_whole_in_memory() -> None:
+    exported = on_disk(_model())
+    assert not exported.weights_on_disk and exported.proto == _model()
+
+
+def test_weights_on_disk_save_as_one_file_equal_to_the_model(small_threshold: Path, tmp_path: Path) -> None:
+    written = save_model(on_disk(_model()), tmp_path / "m.onnx")
+    assert written == [tmp_path / "m.onnx"]
+    assert onnx.load(str(tmp_path / "m.onnx"), load_external_data=False) == _model()
+
+
+def test_weights_on_disk_save_with_external_data_above_the_protobuf_limit(small_threshold: Path, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    monkeypatch.setattr(external_data, "PROTOBUF_LIMIT_BYTES", 1000)
+    written = save_model(on_disk(_model()), tmp_path / "big.onnx")
+    assert [p.name for p in written] == ["big.onnx", "big.onnx.data"]
+    reloaded = onnx.load(str(tmp_path / "big.onnx")).graph.initializer[0]
+    np.testing.assert_array_equal(numpy_helper.to_array(reloaded), np.arange(SIZE, dtype=np.float32))
+    session = ort.InferenceSession(str(tmp_path / "big.onnx"), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(session.run(None, {"x": np.ones(SIZE, dtype=np.float32)})[0], _run(_model()))
+
+
+def test_copies_and_parts_of_the_graph_read_the_same_weights(small_threshold: Path) -> None:
+    exported = on_disk(_model())
+    all_outputs = create_session(with_all_node_outputs(exported)).session
+    values = dict(zip([o.name for o in all_outputs.get_outputs()],
+                      all_outputs.run(None, {"x": np.zeros(SIZE, dtype=np.float32)})))
+    np.testing.assert_array_equal(values["sum"], np.arange(SIZE, dtype=np.float32))
+    error = NodeError(onnx_node="add", onnx_kind="onnx::Add", output="sum", torchscript_node="add_key",
+                      torchscript_kind="aten::add", scope="", source="", template="", shape=(SIZE,),
+                      dtype="float32", max_abs=0.0, mean_abs=0.0, max_rel=0.0, rtol=0.0, atol=0.0, exceeds=True)
+    submodel, feeds = group_submodel(exported, onnx_to_graph(_model(tagged=True)), error,
+                                     {"x": np.ones(SIZE, dtype=np.float32)})
+    assert submodel.base_dir == exported.base_dir
+    (output,) = create_session(submodel).session.run(None, feeds)
+    np.testing.assert_array_equal(output, np.arange(SIZE, dtype=np.float32) + 1)
+
+
+def test_the_folder_is_removed_only_by_the_process_that_made_it(small_threshold: Path) -> None:
+    folder = WeightsFolder()
+    pid = os.fork()
+    if pid == 0:  # a forked trial dropping its copy of the object
+        folder.release()
+        os._exit(0)
+    os.waitpid(pid, 0)
+    assert folder.path.is_dir()
+    folder.release()
+    assert not folder.path.exists()
+
+
+def test_check_compare_and_save_read_the_weights_from_disk(small_threshold: Path, model_file, tmp_path: Path,
+                                                           monkeypatch) -> None:
+    """Analysis (ORT check, output comparison, saved file) and compare (outputs, node by node, and an
+    --onnx file with external data) on an export whose weights are on disk, torch writing a file as
+    it does for a model over 1 GB; every temporary weights folder is gone afterwards."""
+    from fixport.core.comparison.compare_job import compare
+    from fixport.core.exporters.analysis import analyze
+    from fixport.core.model.requests import AnalyzeRequest, CompareRequest
+    from fixport.core.model.results import ModelRequest
+
+    monkeypatch.setattr(torchscript, "IN_MEMORY_EXPORT_LIMIT_BYTES", 0)
+    path = model_file("linear.py", LINEAR_MODEL)
+    saved = tmp_path / "linear.onnx"
+    analysis = analyze(AnalyzeRequest(ModelRequest(str(path)), output=str(saved)))
+    assert analysis.unsupported == [] and analysis.output_max_abs is not None
+    assert [Path(p).name for p in analysis.saved_files] == ["linear.onnx"]
+    assert all(t.data_location == TensorProto.DEFAULT for t in onnx.load(str(saved)).graph.initializer)
+
+    result = compare(CompareRequest(ModelRequest(str(path)), runs=2))
+    assert result.passed and result.node_analysis is not None and result.node_analysis.nodes
+
+    monkeypatch.setattr(external_data, "PROTOBUF_LIMIT_BYTES", 1000)
+    external = tmp_path / "external" / "linear.onnx"
+    analyze(AnalyzeRequest(ModelRequest(str(path)), output=str(external)))
+    assert (external.parent / "linear.onnx.data").is_file()
+    from_file = compare(CompareRequest(ModelRequest(str(path)), onnx_path=str(external), analyze_nodes=False))
+    assert from_file.passed
+    assert not list(small_threshold.glob(f"{onnx_model.FOLDER_PREFIX}*"))
+
+
+def test_values_made_from_the_weights_alone_are_not_fetched_but_made_where_a_group_needs_them(
+        small_threshold: Path) -> None:
+    """y = x @ w^T: the transposed weight is as big as the weight; per-node analysis leaves it out
+    of its run, and the MatMul's group alone makes it from the weight again."""
+    weight = numpy_helper.from_array(np.arange(32 * 32, dtype=np.float32).reshape(32, 32) / 1000, "w")
+    nodes = [helper.make_node("Transpose", ["w"], ["w_t"], name="t"),
+             helper.make_node("MatMul", ["x", "w_t"], ["y"], name="mm")]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 32])], [weight])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    exported = on_disk(model)
+    assert [o.name for o in with_all_node_outputs(exported).proto.graph.output] == ["y"]
+    tagged = onnx.ModelProto()
+    tagged.CopyFrom(model)
+    for node, origin in zip(tagged.graph.node, ["t_key", "mm_key"]):
+        node.attribute.append(helper.make_attribute(PROVENANCE_ATTRIBUTE, origin))
+    error = NodeError(onnx_node="mm", onnx_kind="onnx::MatMul", output="y", torchscript_node="mm_key",
+                      torchscript_kind="aten::matmul", scope="", source="", template="", shape=(2, 32),
+                      dtype="float32", max_abs=0.0, mean_abs=0.0, max_rel=0.0, rtol=0.0, atol=0.0, exceeds=True)
+    x = np.ones((2, 32), dtype=np.float32)
+    submodel, feeds = group_submodel(exported, onnx_to_graph(tagged), error, {"x": x})
+    assert [node.op_type for node in submodel.proto.graph.node] == ["Transpose", "MatMul"]
+    (output,) = create_session(submodel).session.run(None, feeds)
+    np.testing.assert_allclose(output, x @ numpy_helper.to_array(weight).T, rtol=1e-6)
+
+
+def test_the_folders_of_a_process_that_is_gone_are_removed(small_threshold: Path) -> None:
+    """A worker stopped on a timeout never runs its finalizers: the next folder made removes its own."""
+    import subprocess
+    import sys
+
+    gone = subprocess.run([sys.executable, "-c", "import os; print(os.getpid())"], capture_output=True, text=True)
+    orphan = small_threshold / f"{onnx_model.FOLDER_PREFIX}{gone.stdout.strip()}-abc"
+    orphan.mkdir()
+    (orphan / onnx_model.WEIGHTS_FILE).write_bytes(b"weights")
+    folder = WeightsFolder()
+    assert not orphan.exists() and folder.path.is_dir()
+    folder.release()
