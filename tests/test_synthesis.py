@@ -145,18 +145,19 @@ def test_fix_auto_cli_names_the_family_and_the_script_reproduces_it(tmp_path: Pa
 
 
 def test_fix_auto_reports_an_op_nothing_fixes_without_a_custom_node(worker, tmp_path: Path) -> None:
-    model = _one_op_file(tmp_path, "torch.mode(x, 1)")  # no 1:1 op, no torch_lib, no decomposition, not linear
+    # no 1:1 op, no torch_lib, no decomposition that converts (LDL pivots), not linear
+    model = _one_op_file(tmp_path, "torch.linalg.ldl_factor(x @ x.transpose(0, 1))")
     result = worker.run(AutoFixRequest(ModelRequest(str(model)), keep_opset=False))
-    assert [p.kind for p in result.after.unsupported] == ["aten::mode"]
+    assert [p.kind for p in result.after.unsupported] == ["aten::linalg_ldl_factor"]
     assert all(c.family != "custom_domain" for c in result.choices)
-    assert "aten::mode" in result.no_template
+    assert "aten::linalg_ldl_factor" in result.no_template
 
 
 def test_fix_auto_with_keep_opset_falls_back_to_a_custom_node_with_all_outputs(worker, tmp_path: Path) -> None:
-    model = _one_op_file(tmp_path, "torch.mode(x, 1)")
+    model = _one_op_file(tmp_path, "torch.linalg.ldl_factor(x @ x.transpose(0, 1))")
     result = worker.run(AutoFixRequest(ModelRequest(str(model)), keep_opset=True))
     assert [(c.kind, c.family, c.runs_in_onnxruntime) for c in result.choices] == [
-        ("aten::mode", "custom_domain", False)]
+        ("aten::linalg_ldl_factor", "custom_domain", False)]
     (node,) = [n for n in result.after.onnx_graph.nodes if n.kind.startswith("custom::")]
     assert len(node.outputs) == 2
     assert {p.reason for p in result.after.unsupported} == {"runtime_error"}
