@@ -20,6 +20,7 @@ import torch
 from fixport.core.model.errors import TemplateValidationError
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
+from fixport.symbolics.library import for_complex_inputs
 
 FAMILY_TRANSLATION = "dynamo_translation"
 FAMILY_DECOMPOSITION = DYNAMO_DECOMPOSITION_FAMILY
@@ -70,16 +71,6 @@ def template_family(source: str) -> str:
         return parse_template_source(source).family
     except TemplateFormatError:
         return FAMILY_TRANSLATION
-
-
-def for_complex_inputs(source: str) -> bool:
-    """Whether the TEMPLATE says its ONNX function is for the op on complex values."""
-    from fixport.symbolics.library import TemplateFormatError, parse_template_source
-
-    try:
-        return parse_template_source(source).complex_inputs
-    except TemplateFormatError:
-        return False
 
 
 def compile_mapping(mapping: FixMapping) -> Callable:

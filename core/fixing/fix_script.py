@@ -43,7 +43,7 @@ from fixport.core.model.export_options import DEFAULT_OPSET
 from fixport.core.model.inputs import InputSpec, parse_input_spec
 from fixport.core.model.project import FixMapping, Project
 from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
-from fixport.symbolics.library import TemplateFormatError, parse_template_source
+from fixport.symbolics.library import TemplateFormatError, for_complex_inputs, parse_template_source
 from fixport.symbolics.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
 
 COMMON_PART = "fixport.core.fixing.script_parts.common"
@@ -207,13 +207,6 @@ def template_family(source: str) -> str | None:
         return None
 
 
-def _for_complex_inputs(source: str) -> bool:
-    try:
-        return parse_template_source(source).complex_inputs
-    except TemplateFormatError:
-        return False
-
-
 def _registered_kind(mapping: FixMapping) -> str:
     """The op the exporter registers the fix for: a dynamo decomposition replaces the op it names."""
     if template_family(mapping.source) == DYNAMO_DECOMPOSITION_FAMILY:
@@ -226,7 +219,7 @@ def _fix_table(mappings: list[FixMapping]) -> str:
     rows = "".join(
         f"    ScriptFix(fix_{index}, {python_literal(_registered_kind(m))}, instance={python_literal(m.instance)}, "
         f"python_op_name={python_literal(m.python_op_name)}, family={python_literal(template_family(m.source))}"
-        f"{', complex_inputs=True' if _for_complex_inputs(m.source) else ''}),\n"
+        f"{', complex_inputs=True' if for_complex_inputs(m.source) else ''}),\n"
         for index, m in enumerate(mappings, 1))
     return f"\n\nFIXES = [\n{rows}]\n" if rows else "\n\nFIXES = []  # the model exports without fixes\n"
 
