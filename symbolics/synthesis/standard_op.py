@@ -43,8 +43,9 @@ def _input_range(schema: onnx.defs.OpSchema) -> tuple[int, int]:
     return schema.min_input, schema.max_input
 
 
-def find_standard_op(kind: str, opset: int) -> StandardOpMatch | None:
-    """The ONNX op at ``opset`` that ``kind`` maps to 1:1, or None."""
+def find_standard_op(kind: str, opset: int, overload_name: str | None = None) -> StandardOpMatch | None:
+    """The ONNX op at ``opset`` that ``kind`` maps to 1:1, or None; ``overload_name``: only that
+    overload of it ('' for ``default``), else the first that fits."""
     namespace, _, name = kind.partition("::")
     if namespace != "aten":
         return None
@@ -60,6 +61,10 @@ def find_standard_op(kind: str, opset: int) -> StandardOpMatch | None:
         arguments = overload.arguments
         if any(a.is_out for a in arguments) or overload.name.endswith("_") or not arguments:
             continue
+        if overload_name is not None and overload.overload_name != overload_name:
+            continue
+        if high > 2 * low and high > 1000 and len(arguments) < 2:
+            continue  # a variadic ONNX op (Max, Sum) of one input is that input; aten::max(self) reduces it
         if any(str(a.type) != "Tensor" for a in arguments) or not low <= len(arguments) <= high:
             continue
         if not schema.min_output <= len(overload.returns) <= schema.max_output:
@@ -110,8 +115,8 @@ def standard_op_function_template(kind: str) -> str | None:
     """Dynamo template source: ``kind`` (an op overload, ``aten::cosh.default``) as an onnxscript
     function calling its ONNX namesake, or None when there is none."""
     base, _, overload = kind.partition(".")
-    match = find_standard_op(base, 18)
-    if match is None or overload not in ("", "default") and f".{overload}(" not in match.aten_schema:
+    match = find_standard_op(base, 18, "" if overload in ("", "default") else overload)
+    if match is None:
         return None
     opset = max(18, match.onnx_since)
     name = base.partition("::")[2]
