@@ -154,10 +154,9 @@ def test_a_dynamo_node_alone_calls_its_op_on_the_arguments_it_saw(model_file) ->
     assert sample is not None
     (given,) = sample.inputs
     torch.testing.assert_close(given, loaded.example_inputs[0] * 2)
-    ((_, values), (_, indices)) = sample.expected
+    ((_, values),) = sample.expected  # the model reads the values only: the indices are not judged
     expected = torch.median(loaded.example_inputs[0] * 2, dim=1)
     np.testing.assert_array_equal(values, expected.values.numpy())
-    np.testing.assert_array_equal(indices, expected.indices.numpy())
 
 
 def test_a_float16_model_is_fixed_on_the_node_and_keeps_its_dtype(worker, model_file, tmp_path: Path) -> None:

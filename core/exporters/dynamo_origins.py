@@ -34,6 +34,8 @@ def captured_origin(program: torch.export.ExportedProgram, node_name: str,
     if not isinstance(original, torch._ops.OpOverload) or original is node.target:
         return None
     kind = fx_kind(original)
+    if kind == fx_kind(node.target):  # the same op (a custom op's overload object is made anew)
+        return None
     captured_nodes = {n.name: n for n in captured.graph.nodes if n.op == "call_function"}
     for source in _sources(node.meta.get("from_node")):
         found = captured_nodes.get(getattr(source, "name", None))
