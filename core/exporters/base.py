@@ -149,8 +149,9 @@ class Exporter(Protocol):
         ...
 
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
-                       allow_custom: bool) -> list[Candidate]:
-        """Every fix worth trying for ``problem``, in the order ``fix --auto`` tries them."""
+                       allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:
+        """Every fix worth trying for ``problem``, in the order ``fix --auto`` tries them; ``sample``
+        (the node with the values it saw) adds the fixes made from those values."""
         ...
 
     def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:

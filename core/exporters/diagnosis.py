@@ -20,7 +20,9 @@ EXPORTER_NAMESPACES = frozenset({"aten", "prim", "onnx", "quantized", "_caffe2"}
 # ONNX domains that ONNX Runtime implements out of the box.
 ORT_NATIVE_DOMAINS = frozenset({"", "onnx", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc",
                                 "ai.onnx.training", "ai.onnx.preview.training", "com.ms.internal.nhwc"})
-_ORT_NODE_NAME_RES = (re.compile(r"[Nn]ode \(([^)]*)\)"), re.compile(r"Name:'([^']*)'"))
+# "Node (name)", "Name:'name'", and the model checker's "In Node, ("name", OpType, ...)" of INVALID_GRAPH
+_ORT_NODE_NAME_RES = (re.compile(r"[Nn]ode \(([^)]*)\)"), re.compile(r"Name:'([^']*)'"),
+                      re.compile(r'In Node, \("([^"]*)"'))
 _ORT_UNREGISTERED_RE = re.compile(r"([\w.\-]+):([\w\-]+)\(-?\d+\) is not a registered function/op")
 
 

@@ -34,7 +34,14 @@ from torch.onnx._internal.exporter import (
     _registration,
 )
 
-from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult, NodeSamples, refuse_onnx_files
+from fixport.core.exporters.base import (
+    ComparableExport,
+    Exporter,
+    ExportResult,
+    NodeSample,
+    NodeSamples,
+    refuse_onnx_files,
+)
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
 from fixport.core.exporters.dynamo_candidates import candidates_for, fixable
 from fixport.core.exporters.dynamo_capture import FxCapture
@@ -124,7 +131,8 @@ class DynamoExporter(Exporter):
             fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
             report_partial(progress, TracedGraph(fx_graph))
             problems += [_missing_function_problem(fx_graph, node_name, message, registry.opset_version,
-                                                   captured_origin(decomposed, node_name, program))
+                                                   captured_origin(decomposed, node_name, program),
+                                                   takes_complex_tensors(decomposed, node_name))
                          for node_name, message in missing]
             if problems:  # a capture that needed draft_export, or ops without a function: no ONNX file
                 return ExportResult(onnx.ModelProto(), fx_graph,
@@ -190,8 +198,8 @@ class DynamoExporter(Exporter):
         return fixable(problem)
 
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
-                       allow_custom: bool) -> list[Candidate]:
-        return candidates_for(problem, library, allow_custom)
+                       allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:
+        return candidates_for(problem, library, allow_custom, sample)
 
     def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:
         # torch_lib translates at opset 18 whatever was asked; only an op ONNX Runtime refuses at the
@@ -447,8 +455,17 @@ def nodes_without_onnx_function(program: torch.export.ExportedProgram,
     return missing
 
 
+def takes_complex_tensors(program: torch.export.ExportedProgram, node_name: str) -> bool:
+    """Whether the node ``node_name`` of ``program`` has a complex tensor among its inputs."""
+    node = next((n for n in program.graph.nodes if n.name == node_name), None)
+    if node is None:
+        return False
+    values = [arg.meta.get("val") for arg in node.all_input_nodes]
+    return any(isinstance(value, torch.Tensor) and value.is_complex() for value in values)
+
+
 def _missing_function_problem(fx_graph: Graph, node_name: str, message: str, opset: int,
-                              origin: tuple[str, str] | None = None) -> UnsupportedNode:
+                              origin: tuple[str, str] | None = None, complex_inputs: bool = False) -> UnsupportedNode:
     """A node the registry cannot translate; ``origin``: the captured op torch.onnx decomposed into it."""
     node = fx_graph.node_by_id[node_name]
     namespace, _, rest = node.kind.partition("::")
@@ -460,7 +477,8 @@ def _missing_function_problem(fx_graph: Graph, node_name: str, message: str, ops
         message=(f"No ONNX function for {node.kind} in torch's ONNX registry (torch_lib, opset {opset}): {message}. "
                  f"Give one with torch.onnx.export(..., dynamo=True, custom_translation_table={{{python_name}: fn}}) "
                  f"where fn is an onnxscript function, or decompose the op into supported aten ops.{made}"),
-        scope=node.scope, source=node.source, decomposed_from=origin[0] if origin else "")
+        scope=node.scope, source=node.source, decomposed_from=origin[0] if origin else "",
+        complex_inputs=complex_inputs)
 
 
 # ---- step 3: translate ----

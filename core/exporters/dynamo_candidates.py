@@ -10,7 +10,9 @@ Runtime refuses, numbers that differ):
    ``aten::lgamma``): Fixport's own decomposition of that op, which avoids the node;
 4. the op's own implementation inlined: a custom op's Python function, or Fixport's or torch's
    decomposition (``ep.run_decompositions({op: fn})``); for an error check that returns nothing
-   (``_linalg_check_errors``), dropping it;
+   (``_linalg_check_errors``), dropping it; for a custom op whose function torch.export cannot
+   capture (a branch on a value, a size from data), a copy of it with those lines rewritten
+   (:mod:`dynamo_rewritten_inline`, made on the node's values);
 5. static-shape materialisation: for an op linear in its inputs (of the captured op, for a node
    torch.onnx made), the matrix torch computes at the node's shapes (shape-specialised, so after
    the fixes that keep shapes open);
@@ -65,12 +67,6 @@ def _mapping(kind: str, offer: RankedTemplate, replaces: str = "") -> FixMapping
     return FixMapping(target_kind=kind, template_id=template.id, source=template.source,
                       params=params_for(replaces or kind, template.default_params()),
                       custom_opsets=dict(template.custom_opsets))
-
-
-def on_complex_values(problem) -> bool:
-    """Whether the node's registry lookup failed for complex inputs (torch's dispatcher says so):
-    only templates written for the (real, imag) layout fit it."""
-    return "complex-valued input" in problem.message
 
 
 def standard_op_offers(kind: str) -> list[RankedTemplate]:
@@ -133,12 +129,30 @@ def _inline_why(kind: str) -> str:
     return "the op's own implementation, decomposed into aten ops"
 
 
-def candidates_for(problem, library: TemplateLibrary, allow_custom: bool) -> list[Candidate]:
-    """Every fix worth trying for ``problem``'s op overload, in the order of the module docstring."""
+def rewritten_offers(kind: str, sample) -> list[RankedTemplate]:
+    """The custom op's implementation rewritten to capture on the node's values (``sample``), where
+    it does not capture as written."""
+    from fixport.core.exporters.dynamo_rewritten_inline import rewritten_implementation
+    from fixport.symbolics.synthesis.rewritten_implementation import rewritten_implementation_template
+
+    if sample is None:
+        return []
+    made = rewritten_implementation(kind, sample)
+    if made is None or isinstance(made, str):
+        return []
+    source = rewritten_implementation_template(kind, made.function_name, made.source, made.where, made.reasons)
+    info = parse_template_source(source, f"<generated for {kind}>")
+    return [RankedTemplate(info.id, TIER_EXACT_READY, "the op's own implementation, with the lines torch.export "
+                           "cannot capture rewritten: " + " ".join(made.reasons), info)]
+
+
+def candidates_for(problem, library: TemplateLibrary, allow_custom: bool, sample=None) -> list[Candidate]:
+    """Every fix worth trying for ``problem``'s op overload, in the order of the module docstring;
+    ``sample``: the node's values, for the fixes made from them."""
     kind = problem.kind
     offers = [o for o in library.templates_for(kind, 18) if o.template is not None]
     made_for_op = [o for o in offers if "*" not in o.template.fits and o.tier < TIER_EXACT_OPSET
-                   and o.template.complex_inputs == on_complex_values(problem)]
+                   and o.template.complex_inputs == problem.complex_inputs]
     inline = [o for o in offers if o.template_id == INLINE_TEMPLATE_ID]
     origin = problem.decomposed_from
     found = [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in standard_op_offers(kind)]
@@ -149,6 +163,7 @@ def candidates_for(problem, library: TemplateLibrary, allow_custom: bool) -> lis
                         f"Fixport's own decomposition of {replaced}, where torch.onnx's decomposition of {origin} "
                         f"makes {kind}") for o in inline if replaced]
     found += [Candidate(_mapping(kind, o), FAMILY_INLINED, _inline_why(kind)) for o in inline]
+    found += [Candidate(_mapping(kind, o), FAMILY_INLINED, o.why) for o in rewritten_offers(kind, sample)]
     found += [Candidate(_mapping(kind, o, replaces=origin or kind), FAMILY_MATERIALISED, o.why,
                         shape_specialised=True) for o in materialised_offers(origin or kind)]
     if allow_custom:

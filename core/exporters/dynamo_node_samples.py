@@ -37,11 +37,15 @@ class OpAlone(torch.nn.Module):
         self.tensor_slots = [i for i, leaf in enumerate(leaves) if isinstance(leaf, torch.Tensor)]
         self.fixed = [None if isinstance(leaf, torch.Tensor) else leaf for leaf in leaves]
 
-    def forward(self, *tensors: torch.Tensor) -> Any:
+    def arguments_for(self, tensors: Sequence[torch.Tensor]) -> tuple[tuple, dict]:
+        """The node's (args, kwargs) with ``tensors`` in its tensors' places."""
         leaves = list(self.fixed)
         for slot, tensor in zip(self.tensor_slots, tensors):
             leaves[slot] = tensor
-        args, kwargs = pytree.tree_unflatten(leaves, self.spec)
+        return pytree.tree_unflatten(leaves, self.spec)
+
+    def forward(self, *tensors: torch.Tensor) -> Any:
+        args, kwargs = self.arguments_for(tensors)
         outputs = self.target(*args, **kwargs)
         if self.used is None:
             return outputs

@@ -15,7 +15,14 @@ import onnx
 import torch
 
 from fixport.core.exporters.applied_fixes import applied_mappings, validate_mappings
-from fixport.core.exporters.base import ComparableExport, Exporter, ExportResult, NodeSamples, refuse_onnx_files
+from fixport.core.exporters.base import (
+    ComparableExport,
+    Exporter,
+    ExportResult,
+    NodeSample,
+    NodeSamples,
+    refuse_onnx_files,
+)
 from fixport.core.exporters.conversion_hooks import ConversionRecord, conversion_hooks
 from fixport.core.exporters.diagnosis import (
     classify_failure,
@@ -143,7 +150,7 @@ class TorchScriptExporter(Exporter):
         return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED)
 
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
-                       allow_custom: bool) -> list[Candidate]:
+                       allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:
         return candidates_for(problem, opset, library, allow_custom)
 
     def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:

@@ -17,7 +17,10 @@ ONNX Runtime and compared with torch, so a trial costs milliseconds whatever the
 Once a round has settled every kind it can, the whole model is exported and checked once; a kind
 whose node-level choice the whole model contradicts (the node still fails there, or the model's
 numbers now differ) is tried again on the whole model, as is a kind whose node cannot stand
-alone (the exporter says why, and the result lists it in ``whole_model_why``).
+alone (the exporter says why, and the result lists it in ``whole_model_why``). A candidate that
+replaces the node by ops of which one fails in turn (an inlined implementation using an op whose
+ONNX function fails) cannot be decided on the node: when no candidate works there, the first
+such ones are tried on the whole model, where the next round fixes what they leave.
 
 The search exports the whole model itself only where it must: once at the start unless the
 caller passes the analysis it holds (the window does), once after each round of fixes (writing
@@ -37,7 +40,7 @@ from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.exporters.shape_check import baked_at
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
-from fixport.core.fixing.node_trials import verdict_on_node
+from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
@@ -50,6 +53,8 @@ from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult
 from fixport.core.model.vocabulary import IN_THE_MODELS_CODE_REASONS, ProblemReason, users_own_op
 from fixport.symbolics.library import TemplateLibrary
+
+MAX_UNDECIDED_ON_WHOLE_MODEL = 2  # whole-model trials for candidates the node could not decide
 
 ProblemKey = tuple[str, str | None]
 # What the trial's own check finds wrong in a model that runs: at the traced shapes, or at another declared one.
@@ -114,19 +119,34 @@ class _Search:
     def first_working(self, problem: UnsupportedNode, current: AnalysisResult, result: AutoFixResult,
                       allow_custom: bool) -> tuple[Candidate, AnalysisResult | None, float | None] | None:
         """The first candidate for ``problem`` that works, the trial's analysis (None when it was
-        tried on the node alone) and its max error."""
+        tried on the node alone) and its max error. Candidates the node alone cannot decide (they
+        leave other ops to fix) are tried on the whole model, only when no other works."""
         opset = current.options.opset
-        candidates = [c for c in self.exporter.fix_candidates(problem, opset, self.library, allow_custom)
+        sample = self.sample_for(problem)
+        candidates = [c for c in self.exporter.fix_candidates(problem, opset, self.library, allow_custom, sample)
                       if (problem_key(problem), c.mapping.template_id) not in self.contradicted]
-        on_node = self.sample_for(problem) is not None
+        on_node = sample is not None
+        undecided: list[Candidate] = []
         for number, candidate in enumerate(candidates, 1):
             where = "on the node" if on_node else "on the whole model"
             report(self.progress, self.fraction,
                    f"{problem.display_kind}: trial {number} of {len(candidates)} ({where})")
             outcome = self.try_candidate(candidate, problem, current)
+            if isinstance(outcome, OtherOpsLeft):
+                undecided.append(candidate)
+                outcome = f"{outcome}: tried on the whole model if nothing else works"
             if isinstance(outcome, str):
                 result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
                                        f"{problem.display_kind}: {outcome}")
+                continue
+            return candidate, *outcome
+        for candidate in undecided[:MAX_UNDECIDED_ON_WHOLE_MODEL]:
+            report(self.progress, self.fraction, f"{problem.display_kind}: {candidate.mapping.template_id} "
+                   "on the whole model (the node alone left other ops to fix)")
+            outcome = self.try_on_whole_model(candidate, problem, current)
+            if isinstance(outcome, str):
+                result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
+                                       f"{problem.display_kind}, on the whole model: {outcome}")
                 continue
             return candidate, *outcome
         return None
@@ -135,7 +155,7 @@ class _Search:
         return None if problem_key(problem) in self.whole_model_only else self.samples.sample_for(problem)
 
     def try_candidate(self, candidate: Candidate, problem: UnsupportedNode, current: AnalysisResult
-                      ) -> str | tuple[AnalysisResult | None, float | None]:
+                      ) -> str | OtherOpsLeft | tuple[AnalysisResult | None, float | None]:
         """The candidate on the node alone where it can stand alone, else the whole model's trial
         export judged by its own analysis; a string says why the candidate failed."""
         try:
@@ -154,7 +174,12 @@ class _Search:
                 return str(error)
             except Exception as error:  # a fix's own code can raise anything while it is registered or run
                 return f"the export of the node failed: {type(error).__name__}: {error}"
-            return verdict if isinstance(verdict, str) else (None, verdict)
+            return verdict if isinstance(verdict, (str, OtherOpsLeft)) else (None, verdict)
+        return self.try_on_whole_model(candidate, problem, current)
+
+    def try_on_whole_model(self, candidate: Candidate, problem: UnsupportedNode, current: AnalysisResult
+                           ) -> str | tuple[AnalysisResult, float | None]:
+        """The whole model's trial export with the candidate, judged by its own analysis."""
         self.whole_model_trials += 1
         trial_request = AnalyzeRequest(self.request.model, self.options, self.mappings + [candidate.mapping],
                                        other_shapes=self.request.other_shapes)

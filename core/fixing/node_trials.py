@@ -15,7 +15,7 @@ kind's candidates on the whole model.
 """
 from __future__ import annotations
 
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from fixport.core.exporters.output_check import tolerances_for
@@ -31,11 +31,23 @@ if TYPE_CHECKING:
     from fixport.core.exporters.base import Exporter, NodeSample
 
 
+@dataclass(frozen=True)
+class OtherOpsLeft:
+    """The candidate replaced the node, but what it was replaced by has ops of its own to fix
+    (a decomposition into an op whose ONNX function fails): the node alone cannot decide."""
+
+    kinds: tuple[str, ...]
+
+    def __str__(self) -> str:
+        return f"on the node alone it leaves {', '.join(self.kinds)} to fix"
+
+
 def verdict_on_node(exporter: Exporter, loaded: LoadedModel, sample: NodeSample, candidate: Candidate,
-                    mappings: list[FixMapping], options: ExportOptions) -> str | float | None:
+                    mappings: list[FixMapping], options: ExportOptions) -> str | float | None | OtherOpsLeft:
     """Export the node alone with ``mappings`` and ``candidate``, run it in ONNX Runtime and compare
     with torch: a string says why the candidate fails; otherwise the largest absolute error (None
-    for a node ONNX Runtime is not asked to run, a custom-domain one)."""
+    for a node ONNX Runtime is not asked to run, a custom-domain one). :class:`OtherOpsLeft` when
+    the node is gone and only other ops, each fixable, are left."""
     node_model = LoadedModel(loaded.path, "python", sample.module, sample.inputs,
                              [f"input_{index}" for index in range(len(sample.inputs))])
     dynamic_axes = {f"input_{index}": {axis: f"input_{index}_dim_{axis}" for axis in axes}
@@ -47,6 +59,8 @@ def verdict_on_node(exporter: Exporter, loaded: LoadedModel, sample: NodeSample,
         result = exporter.export(node_model, node_options, run_check=candidate.runs_in_onnxruntime)
     left = [p for p in result.unsupported
             if candidate.runs_in_onnxruntime or p.reason != ProblemReason.RUNTIME_ERROR]
+    if left and all(p.kind != candidate.mapping.target_kind and exporter.can_fix(p) for p in left):
+        return OtherOpsLeft(tuple(sorted({p.display_kind for p in left})))
     if left:
         first = left[0]
         return first.message.splitlines()[0][:300] if first.message else str(first.reason)

@@ -50,8 +50,13 @@ class ChangedSource:
         return "".join(lines)
 
     def diff(self) -> str:
-        return "".join(difflib.unified_diff(self.before.splitlines(keepends=True), self.after.splitlines(keepends=True),
-                                            f"{self.path_name} (as it is)", f"{self.path_name} (changed)", n=1))
+        return unified_diff(self.path_name, self.before, self.after)
+
+
+def unified_diff(path_name: str, before: str, after: str) -> str:
+    """``before`` -> ``after`` of the file ``path_name``, as the Inspector and the report show it."""
+    return "".join(difflib.unified_diff(before.splitlines(keepends=True), after.splitlines(keepends=True),
+                                        f"{path_name} (as it is)", f"{path_name} (changed)", n=1))
 
 
 def _enclosing(tree: ast.Module, line: int) -> tuple[str, ast.FunctionDef | None, ast.stmt | None]:

@@ -22,6 +22,7 @@ class UnsupportedNode:
     onnx_node: str = ""  # for runtime errors: the ONNX node that failed
     code_change: str = ""  # for capture failures: a unified diff of the model file that answers it
     decomposed_from: str = ""  # dynamo: the captured op torch.onnx's decomposition made this node from
+    complex_inputs: bool = False  # dynamo: the node takes complex tensors (only complex templates fit)
 
     @property
     def display_kind(self) -> str:
