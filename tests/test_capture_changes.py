@@ -47,9 +47,67 @@ def _changed(line: int) -> str:
 
 
 def test_a_branch_on_a_value_becomes_torch_where_for_every_name_it_assigns() -> None:
-    after = _changed(7)
-    assert "        y = torch.where(y.max() > 0.5, y + 1, y)\n        z = torch.where(y.max() > 0.5, y, -y)\n" in after
     assert "        y = torch.where(y.sum() > 0, y * 3, y)\n" in _changed(12)  # y *= 3, no else: y stays
+    # z = y reads the y the branch just assigned: each side is computed first, under its own names
+    assert ("        branch_taken = y.max() > 0.5\n        y_if_true = y + 1\n        z_if_true = y_if_true\n"
+            "        z_if_false = -y\n        y = torch.where(branch_taken, y_if_true, y)\n"
+            "        z = torch.where(branch_taken, z_if_true, z_if_false)\n") in _changed(7)
+
+
+BRANCHES = textwrap.dedent('''
+    import torch
+
+
+    def branchy(x):
+        y = x * 2
+        if y.max() > 0.5:
+            y = y + 1
+            y = y * y
+            z = y - x
+        else:
+            z = -y
+            y = z * 3
+        return y, z
+
+
+    def checked(x):
+        if (x < -10).any():
+            raise ValueError("too small")
+        assert torch.isfinite(x).all(), "not finite"
+        return x + 1
+''').lstrip()
+
+
+def _run(source: str, name: str, x):
+    scope: dict = {}
+    exec(compile(source, "branches.py", "exec"), scope)  # noqa: S102 -- the test's own code
+    return scope[name](x)
+
+
+def test_a_rewritten_branch_computes_what_the_branch_did_on_both_sides() -> None:
+    import torch
+
+    change = propose_change(BRANCHES, 6, "u0")  # the if
+    assert change is not None
+    after = ChangedSource("branches.py", BRANCHES, [change]).after
+    for x in (torch.tensor([1.0, -2.0]), torch.tensor([0.1, -2.0])):  # the branch taken, then not
+        for expected, got in zip(_run(BRANCHES, "branchy", x), _run(after, "branchy", x)):
+            torch.testing.assert_close(got, expected)
+
+
+def test_a_check_on_a_value_becomes_torch_check_and_still_raises_in_torch() -> None:
+    import pytest
+    import torch
+
+    changes = [propose_change(BRANCHES, line, "u0") for line in (17, 19)]
+    assert all(changes)
+    assert changes[0].replacement == ("    torch._check(torch.logical_not((x < -10).any()).item(), "
+                                      "lambda: 'too small')",)
+    assert changes[1].replacement == ("    torch._check(torch.isfinite(x).all().item(), lambda: 'not finite')",)
+    after = ChangedSource("branches.py", BRANCHES, changes).after
+    torch.testing.assert_close(_run(after, "checked", torch.ones(2)), torch.full((2,), 2.0))
+    with pytest.raises(RuntimeError, match="too small"):
+        _run(after, "checked", torch.tensor([-20.0]))
 
 
 def test_a_size_read_from_data_stays_symbolic_and_is_checked_non_negative() -> None:

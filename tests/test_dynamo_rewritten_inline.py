@@ -145,3 +145,21 @@ def twice(x: torch.Tensor) -> torch.Tensor:
 ''')
     sample = _sample(path, "fixport_test_plain::twice", (torch.randn(3),))
     assert rewritten_implementation("fixport_test_plain::twice.default", sample) is None
+
+
+def test_a_check_that_raises_on_values_becomes_torch_check(model_file) -> None:
+    path = model_file("checked.py", '''
+import torch
+
+
+@torch.library.custom_op("fixport_test_checked::safe_sqrt", mutates_args=())
+def safe_sqrt(x: torch.Tensor) -> torch.Tensor:
+    if (x < 0).any():
+        raise ValueError("safe_sqrt takes no negative values")
+    return x.sqrt()
+''')
+    sample = _sample(path, "fixport_test_checked::safe_sqrt", (torch.rand(4),))
+    made = rewritten_implementation("fixport_test_checked::safe_sqrt.default", sample)
+    assert not isinstance(made, str) and made is not None, made
+    assert "torch._check(torch.logical_not((x < 0).any()).item()" in made.source
+    assert "+    torch._check(" in made.diff and "-    if (x < 0).any():" in made.diff

@@ -1,10 +1,14 @@
 """Code changes that answer a torch.export capture failure, made from the failing line itself.
 
-torch.export stops where the model's Python depends on a tensor's value. Two shapes of code
+torch.export stops where the model's Python depends on a tensor's value. These shapes of code
 have a mechanical answer, found in the statement at the failing line (``ast``, no torch):
 
 - a branch on a value, ``if scores.max() > 0.5: scores = scores * 2.0`` (assignments only, with
-  or without ``else``): each assigned name becomes ``torch.where(test, if_value, else_value)``;
+  or without ``else``): each assigned name becomes ``torch.where(test, if_value, else_value)``
+  (where a line reads what an earlier one assigned, each side is computed first under its own
+  names, so the result is the branch's for every input);
+- a check on a value, ``if (x < 0).any(): raise ValueError(...)`` or ``assert (x >= 0).all()``:
+  ``torch._check`` keeps it as a runtime assertion export can capture;
 - a size read from data, ``count = int((scores > 0).sum())``: ``.item()`` keeps it a symbolic
   size instead of forcing a Python int, and ``torch._check(count >= 0)`` gives export the fact
   that a size needs.
@@ -82,31 +86,109 @@ def _enclosing(tree: ast.Module, line: int) -> tuple[str, ast.FunctionDef | None
     return class_name, function, statement
 
 
-def _single_assignments(body: list[ast.stmt]) -> dict[str, ast.expr] | None:
-    """name -> value for a block of plain ``name = value`` / ``name op= value`` lines, else None."""
-    found: dict[str, ast.expr] = {}
+def _assignments(body: list[ast.stmt]) -> list[tuple[str, ast.expr]] | None:
+    """(name, value) in order for a block of plain ``name = value`` / ``name op= value`` lines,
+    else None."""
+    found: list[tuple[str, ast.expr]] = []
     for statement in body:
         if isinstance(statement, ast.Assign) and len(statement.targets) == 1 \
                 and isinstance(statement.targets[0], ast.Name):
-            found[statement.targets[0].id] = statement.value
+            found.append((statement.targets[0].id, statement.value))
         elif isinstance(statement, ast.AugAssign) and isinstance(statement.target, ast.Name):
             name = statement.target.id
-            found[name] = ast.BinOp(ast.Name(name, ast.Load()), statement.op, statement.value)
+            found.append((name, ast.BinOp(ast.Name(name, ast.Load()), statement.op, statement.value)))
         else:
             return None
     return found
 
 
+def _reads(expression: ast.expr) -> set[str]:
+    return {node.id for node in ast.walk(expression) if isinstance(node, ast.Name)}
+
+
+class _Renamed(ast.NodeTransformer):
+    """Reads of the names in ``renamed`` replaced by their new names."""
+
+    def __init__(self, renamed: dict[str, str]) -> None:
+        self.renamed = renamed
+
+    def visit_Name(self, node: ast.Name) -> ast.Name:
+        return ast.Name(self.renamed.get(node.id, node.id), node.ctx)
+
+
 def _branch_as_where(statement: ast.If, indent: str, guard: str) -> tuple[list[str], str] | None:
-    taken = _single_assignments(statement.body)
-    other = _single_assignments(statement.orelse) if statement.orelse else {}
-    if not taken or other is None or len(statement.body) != len(taken):
+    taken = _assignments(statement.body)
+    other = _assignments(statement.orelse) if statement.orelse else []
+    if not taken or other is None:
         return None
+    names = list(dict.fromkeys(name for name, _ in [*taken, *other]))
+    why = (f"The branch depends on a tensor's value (`{guard}`): torch.where computes both sides and keeps the "
+           "one the test picks, element by element.")
     test = ast.unparse(statement.test)
-    lines = [f"{indent}{name} = torch.where({test}, {ast.unparse(taken.get(name, ast.Name(name)))}, "
-             f"{ast.unparse(other.get(name, ast.Name(name)))})" for name in dict.fromkeys([*taken, *other])]
-    return lines, (f"The branch depends on a tensor's value (`{guard}`): torch.where computes both sides and "
-                   "keeps the one the test picks, element by element.")
+    if _each_line_stands_alone(statement.test, taken, other, names):
+        then, otherwise = dict(taken), dict(other)
+        return [f"{indent}{name} = torch.where({test}, {ast.unparse(then.get(name, ast.Name(name)))}, "
+                f"{ast.unparse(otherwise.get(name, ast.Name(name)))})" for name in names], why
+    # Lines that read what an earlier one assigned: each side is computed first, under its own names.
+    flag = "branch_taken"
+    lines = [f"{indent}{flag} = {test}"]
+    sides: list[dict[str, str]] = []
+    for suffix, block in (("if_true", taken), ("if_false", other)):
+        renamed: dict[str, str] = {}
+        for name, value in block:
+            new_name = f"{name}_{suffix}"
+            lines.append(f"{indent}{new_name} = {ast.unparse(_Renamed(renamed).visit(value))}")
+            renamed[name] = new_name
+        sides.append(renamed)
+    lines += [f"{indent}{name} = torch.where({flag}, {sides[0].get(name, name)}, {sides[1].get(name, name)})"
+              for name in names]
+    return lines, why
+
+
+def _each_line_stands_alone(test: ast.expr, taken: list[tuple[str, ast.expr]], other: list[tuple[str, ast.expr]],
+                            names: list[str]) -> bool:
+    """Whether one ``name = torch.where(test, then, else)`` line per name, in order, computes what
+    the branch does: no name is assigned twice on a side, and no line reads a name an earlier
+    line (of its side, or of the where lines) assigned."""
+    for block in (taken, other):
+        if len({name for name, _ in block}) != len(block):
+            return False
+        for index, (_, value) in enumerate(block):
+            if _reads(value) & {name for name, _ in block[:index]}:
+                return False
+    then, otherwise = dict(taken), dict(other)
+    for index, name in enumerate(names):
+        read = _reads(test) | (_reads(then[name]) if name in then else set()) \
+            | (_reads(otherwise[name]) if name in otherwise else set())
+        if read & set(names[:index]):
+            return False
+    return True
+
+
+def _check_instead_of_raise(statement: ast.stmt, indent: str, guard: str) -> tuple[list[str], str] | None:
+    """``if bad: raise E(message)`` and ``assert good, message`` as ``torch._check``, which export
+    keeps as a runtime assertion (dropped in ONNX, which has no errors to raise)."""
+    if isinstance(statement, ast.Assert):
+        holds, message = statement.test, statement.msg
+    elif isinstance(statement, ast.If) and not statement.orelse and len(statement.body) == 1 \
+            and isinstance(statement.body[0], ast.Raise):
+        raised = statement.body[0].exc
+        arguments = raised.args if isinstance(raised, ast.Call) else []
+        message = arguments[0] if len(arguments) == 1 else None
+        if isinstance(statement.test, ast.UnaryOp) and isinstance(statement.test.op, ast.Not):
+            holds = statement.test.operand
+        else:
+            holds = ast.Call(ast.Attribute(ast.Name("torch", ast.Load()), "logical_not", ast.Load()),
+                             [statement.test], [])
+    else:
+        return None
+    text = ast.unparse(holds)
+    plain = isinstance(holds, (ast.Call, ast.Name, ast.Attribute, ast.Subscript))
+    value = f"{text}.item()" if plain else f"({text}).item()"
+    said = f", lambda: {ast.unparse(message)}" if message is not None else ""
+    return [f"{indent}torch._check({value}{said})"], (
+        f"The check reads a tensor's value (`{guard}`): torch._check keeps it as a runtime assertion that "
+        "torch.export can capture (ONNX has no errors to raise: the exported model does not check it).")
 
 
 def _size_from_data(statement: ast.Assign, indent: str, guard: str) -> tuple[list[str], str] | None:
@@ -139,8 +221,9 @@ def propose_change(source: str, line: int, guard: str) -> CodeChange | None:
         return None
     text_line = source.splitlines()[statement.lineno - 1]
     indent = text_line[:len(text_line) - len(text_line.lstrip())]
-    if isinstance(statement, ast.If) and statement.lineno == line:
-        made = _branch_as_where(statement, indent, guard)
+    if isinstance(statement, (ast.If, ast.Assert)) and statement.lineno == line:
+        made = _check_instead_of_raise(statement, indent, guard) or (
+            _branch_as_where(statement, indent, guard) if isinstance(statement, ast.If) else None)
     elif isinstance(statement, ast.Assign):
         made = _size_from_data(statement, indent, guard)
     else:
