@@ -22,17 +22,29 @@ def _is_graph_context(value: Any) -> bool:
     return type(value).__name__ == "GraphContext" and hasattr(value, "original_node")
 
 
-def for_both_exporters(function: Callable[..., Any]) -> Callable[..., Any]:
+def for_both_exporters(function: Callable[..., Any] | None = None, *, complex_inputs: bool = False) -> Any:
     """``function`` for the dynamo exporter (its signature and annotations kept, which the
-    exporter reads), and for the TorchScript exporter when called as ``symbolic(g, *args)``."""
+    exporter reads), and for the TorchScript exporter when called as ``symbolic(g, *args)``.
 
-    @functools.wraps(function)
+    ``complex_inputs``: the function is the op on complex values, carried as real tensors with a
+    trailing (real, imag) axis. The dynamo exporter registers it for complex inputs only; the
+    TorchScript exporter registers a fix for the whole op kind, so there a node without complex
+    tensors is exported by torch's own symbolic, and a complex one gets its values in that layout.
+    """
+    if function is None:
+        return functools.partial(for_both_exporters, complex_inputs=complex_inputs)
+    chosen = function
+
+    @functools.wraps(chosen)
     def symbolic(*args: Any, **kwargs: Any) -> Any:
         if args and _is_graph_context(args[0]):
-            from fixport.symbolics.torchlib_bridge import emit_onnx_function
+            from fixport.symbolics.torchlib_bridge import emit_onnx_function, takes_complex_tensors, torch_symbolic
 
-            return emit_onnx_function(args[0], args[1:], function)
-        return function(*args, **kwargs)
+            g = args[0]
+            if complex_inputs and not takes_complex_tensors(g):
+                return torch_symbolic(g)(g, *args[1:])
+            return emit_onnx_function(g, args[1:], chosen, complex_layout=complex_inputs)
+        return chosen(*args, **kwargs)
 
     setattr(symbolic, SHARED_MARK, True)
     return symbolic

@@ -42,12 +42,20 @@ def torchlib_function(kind: str, overload: str = ""):
     raise BridgeError(f"onnxscript torch_lib has no implementation of {kind}")
 
 
-def _ir_value(value: torch._C.Value, name: str):
+_REAL_OF_COMPLEX = {"COMPLEX64": "FLOAT", "COMPLEX128": "DOUBLE"}
+
+
+def _ir_value(value: torch._C.Value, name: str, complex_layout: bool = False):
+    """``value`` as an ONNX-IR value; ``complex_layout``: a complex tensor as the real one it is
+    carried as (a trailing (real, imag) axis of 2), as the dynamo exporter hands it to functions."""
     from torch.onnx._internal._lazy_import import onnx_ir as ir
 
     scalar = _type_utils.JitScalarType.from_value(value, _type_utils.JitScalarType.UNDEFINED)
     dtype = None if scalar == _type_utils.JitScalarType.UNDEFINED else ir.DataType(scalar.onnx_type())
     sizes = symbolic_helper._get_tensor_sizes(value)
+    if complex_layout and dtype is not None and dtype.name in _REAL_OF_COMPLEX:
+        dtype = ir.DataType[_REAL_OF_COMPLEX[dtype.name]]
+        sizes = [*sizes, 2] if sizes is not None else None
     return ir.Value(name=name, type=ir.TensorType(dtype) if dtype else None,
                     shape=ir.Shape(sizes) if sizes is not None else None)
 
@@ -319,9 +327,10 @@ class _RecordedArithmetic:
         return self.opset.Neg(operand)
 
 
-def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
+def record_torchlib(g, function, arguments: Sequence[Any], complex_layout: bool = False) -> list[Any]:
     """Run torch_lib ``function`` on ``arguments`` (graph values, lists of them, Python constants)
-    with torch's ONNX-IR recorder and emit what it recorded into ``g``; the output values."""
+    with torch's ONNX-IR recorder and emit what it recorded into ``g``; the output values.
+    ``complex_layout``: complex values are handed over in their real layout."""
     from onnxscript import evaluator
     from onnxscript.onnx_opset import opset18
     from torch.onnx._internal._lazy_import import onnx_ir as ir
@@ -331,7 +340,7 @@ def record_torchlib(g, function, arguments: Sequence[Any]) -> list[Any]:
 
     def to_ir(value: Any) -> Any:
         if isinstance(value, torch._C.Value):
-            ir_value = _ir_value(value, f"input_{len(ir_to_jit)}")
+            ir_value = _ir_value(value, f"input_{len(ir_to_jit)}", complex_layout)
             ir_to_jit[id(ir_value)] = value
             return ir_value
         if isinstance(value, (list, tuple)):
@@ -374,12 +383,31 @@ def emit_torchlib(g, args: Sequence[Any], target: str | None = None):
     return values[0] if len(values) == 1 else tuple(values)
 
 
-def emit_onnx_function(g, args: Sequence[Any], function) -> Any:
+def emit_onnx_function(g, args: Sequence[Any], function, complex_layout: bool = False) -> Any:
     """Emit ``function`` (an ONNX function in onnxscript's trace mode, taking the node's ATen
-    arguments in schema order, as the dynamo exporter calls it) for ``g.original_node``."""
+    arguments in schema order, as the dynamo exporter calls it) for ``g.original_node``;
+    ``complex_layout``: a function for complex values, which it takes in their real layout."""
     schema = _node_schema(g.original_node, len(args))
-    values = record_torchlib(g, function, _node_arguments(schema, args))
+    values = record_torchlib(g, function, _node_arguments(schema, args), complex_layout)
     return values[0] if len(values) == 1 else tuple(values)
+
+
+def takes_complex_tensors(g) -> bool:
+    """Whether the TorchScript node being exported has a complex tensor among its inputs."""
+    for value in g.original_node.inputs():
+        value_type = value.type()
+        if isinstance(value_type, torch._C.TensorType) and value_type.dtype() is not None \
+                and value_type.dtype().is_complex:
+            return True
+    return False
+
+
+def torch_symbolic(g):
+    """torch's own symbolic for the node being exported, at the export's opset."""
+    from torch.onnx._internal.torchscript_exporter import registration
+
+    functions = registration.registry.get_function_group(g.original_node.kind())._functions._base
+    return functions[max(v for v in functions if v <= g.opset)]
 
 
 class TorchlibSteps:

@@ -260,8 +260,8 @@ def test_ops_on_complex_values_get_complex_templates_and_complex_outputs_compare
     result = worker.run(AutoFixRequest(ModelRequest(str(model)), dict(DYNAMO), output=str(output)))
     assert result.after.unsupported == [], result.rejected
     assert {c.kind: c.template_id for c in result.choices} == {
-        "aten::unsqueeze.default": "dynamo.complex_unsqueeze",
-        "aten::constant_pad_nd.default": "dynamo.complex_constant_pad_nd"}
+        "aten::unsqueeze.default": "onnx_function.complex_unsqueeze",
+        "aten::constant_pad_nd.default": "onnx_function.complex_constant_pad_nd"}
 
     project = tmp_path / "spectrum.fixport.json"
     assert run_main("fix", str(model), "--exporter", "dynamo", "--auto", "-o", str(project)).returncode == 0

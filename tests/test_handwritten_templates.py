@@ -170,7 +170,7 @@ def test_fft_sizes_pad_and_crop_through_dft_length() -> None:
 _COMPLEX_SPECS = [("complex.view_as_complex", "aten::view_as_complex"),
                   ("complex.view_as_complex", "aten::view_as_real"), ("complex.polar", "aten::polar"),
                   ("complex.mul", "aten::mul"), ("complex.conj", "aten::_conj"), ("complex.real", "aten::real"),
-                  ("complex.real", "aten::imag"), ("complex.layout_ops", "aten::unsqueeze"),
+                  ("complex.real", "aten::imag"), ("onnx_function.complex_unsqueeze", "aten::unsqueeze"),
                   ("complex.layout_ops", "aten::slice"), ("complex.layout_ops", "aten::select"),
                   ("complex.layout_ops", "aten::transpose")]
 

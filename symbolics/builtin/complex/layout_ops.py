@@ -1,12 +1,14 @@
-"""Shape ops on complex tensors (``slice``, ``select``, ``unsqueeze``, ``squeeze``, ``transpose``, ``to``).
+"""Shape ops on complex tensors (``slice``, ``select``, ``squeeze``, ``transpose``, ``to``).
 
 Schemas: ``aten::slice.Tensor(Tensor(a) self, int dim=0, SymInt? start=None, SymInt? end=None,
-SymInt step=1)``, ``aten::select.int(Tensor(a) self, int dim, SymInt index)``, ``aten::unsqueeze(
-Tensor(a) self, int dim)``, ``aten::squeeze.dim(Tensor(a) self, int dim)``, ``aten::transpose.int(
-Tensor(a) self, int dim0, int dim1)``, ``aten::to(...)``. A complex tensor is a real one with a
+SymInt step=1)``, ``aten::select.int(Tensor(a) self, int dim, SymInt index)``,
+``aten::squeeze.dim(Tensor(a) self, int dim)``, ``aten::transpose.int(Tensor(a) self, int dim0,
+int dim1)``, ``aten::to(...)``. A complex tensor is a real one with a
 trailing (real, imaginary) axis, so a negative ``dim`` counts one further from the end: the
 ONNX op is emitted on the shifted axis. ``to`` between complex dtypes of the same width is the
 identity. Nodes without complex tensors are exported by torch's symbolic, unchanged.
+(``unsqueeze`` on complex values is ``onnx_function.complex_unsqueeze``, one function for both
+exporters.)
 """
 
 import torch
@@ -14,10 +16,10 @@ from torch.onnx._internal.torchscript_exporter import registration, symbolic_hel
 
 TEMPLATE = {
     "id": "complex.layout_ops",
-    "title": "slice/select/unsqueeze/squeeze/transpose/to on complex tensors",
+    "title": "slice/select/squeeze/transpose/to on complex tensors",
     "description": "Shape ops on complex tensors with negative dims shifted past the trailing (real, imaginary) axis.",
     "family": "complex",
-    "fits": ["aten::slice", "aten::select", "aten::unsqueeze", "aten::squeeze", "aten::transpose", "aten::to"],
+    "fits": ["aten::slice", "aten::select", "aten::squeeze", "aten::transpose", "aten::to"],
     "min_opset": 13,
     "max_opset": None,
     "params": {},
@@ -64,12 +66,10 @@ def symbolic(g, self, *args):
         return g.op("Identity", self)
     rank = g.original_node.inputsAt(0).type().dim()  # of the complex tensor; the layout has one more axis
 
-    def axis(value, extra=0):  # a torch dim -> the axis of the (..., 2) layout
+    def axis(value):  # a torch dim -> the axis of the (..., 2) layout
         dim = _int(value)
-        return dim + (rank + extra if dim < 0 else 0)
+        return dim + (rank if dim < 0 else 0)
 
-    if kind == "aten::unsqueeze":
-        return g.op("Unsqueeze", self, _const(g, [axis(args[0], extra=1)]))
     if kind == "aten::squeeze":
         return g.op("Squeeze", self, _const(g, [axis(args[0])]))
     if kind == "aten::select":

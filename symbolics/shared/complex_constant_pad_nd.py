@@ -1,23 +1,25 @@
 """``aten::constant_pad_nd`` on complex values: pad every complex axis, never the (real, imag) one.
 
-Schema: ``aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``. The
-dynamo exporter carries a complex tensor as a real one with a trailing axis of 2 (real, imag);
-torch_lib has no complex constant_pad_nd. torch's ``pad`` lists (begin, end) pairs from the last
+Schema: ``aten::constant_pad_nd(Tensor self, SymInt[] pad, Scalar value=0) -> Tensor``. Both
+exporters carry a complex tensor as a real one with a trailing axis of 2 (real, imag); torch_lib
+has no complex constant_pad_nd. torch's ``pad`` lists (begin, end) pairs from the last
 axis backwards; ONNX Pad takes every axis's begins, then every axis's ends, first axis first. The
 (real, imag) axis gets no padding. The pad value is complex ``value + 0j``: torch's FFTs pad with
-zeros.
+zeros. One ONNX function for both exporters, for complex inputs only.
 """
 
 from onnxscript import ir
 from onnxscript.onnx_opset import opset18 as op
 
+from fixport.symbolics.onnx_functions import for_both_exporters
+
 TEMPLATE = {
-    "id": "dynamo.complex_constant_pad_nd",
+    "id": "onnx_function.complex_constant_pad_nd",
     "title": "Constant padding on complex values",
     "description": "Pad the complex axes of the real layout; the (real, imag) axis stays as it is.",
-    "family": "dynamo_translation",
+    "family": "onnx_function",
     "fits": ["aten::constant_pad_nd.default"],
-    "min_opset": 18,
+    "min_opset": 13,
     "max_opset": None,
     "params": {},
     "runs_in_onnxruntime": True,
@@ -29,6 +31,7 @@ TEMPLATE = {
 params = {}
 
 
+@for_both_exporters(complex_inputs=True)
 def symbolic(self, pad, value: float = 0.0):
     rank = len(self.shape) - 1  # the complex tensor's rank
     pairs = list(pad) + [0] * (rank * 2 - len(pad))

@@ -1,20 +1,23 @@
 """``aten::_conj_physical`` on complex values: the imaginary part negated.
 
-Schema: ``aten::_conj_physical(Tensor self) -> Tensor``. The dynamo exporter carries a complex
-tensor as a real one with a trailing axis of 2 (real, imag); torch_lib conjugates ``aten::conj``
-this way but has no ``_conj_physical``, which torch's ``ihfft`` calls.
+Schema: ``aten::_conj_physical(Tensor self) -> Tensor``. Both exporters carry a complex tensor
+as a real one with a trailing axis of 2 (real, imag); torch_lib conjugates ``aten::conj`` this
+way but has no ``_conj_physical``, which torch's ``ihfft`` calls. One ONNX function for both
+exporters, for complex inputs only.
 """
 
 from onnxscript import ir
 from onnxscript.onnx_opset import opset18 as op
 
+from fixport.symbolics.onnx_functions import for_both_exporters
+
 TEMPLATE = {
-    "id": "dynamo.complex_conj_physical",
+    "id": "onnx_function.complex_conj_physical",
     "title": "Conjugate on complex values",
     "description": "Multiply the (real, imag) axis by (1, -1).",
-    "family": "dynamo_translation",
+    "family": "onnx_function",
     "fits": ["aten::_conj_physical.default"],
-    "min_opset": 18,
+    "min_opset": 13,
     "max_opset": None,
     "params": {},
     "runs_in_onnxruntime": True,
@@ -26,5 +29,6 @@ TEMPLATE = {
 params = {}
 
 
+@for_both_exporters(complex_inputs=True)
 def symbolic(self):
     return op.Mul(self, op.Constant(value=ir.tensor([1.0, -1.0], dtype=self.dtype)))
