@@ -11,12 +11,10 @@ import ast
 import contextlib
 import inspect
 import io
-import logging
 import operator
 import re
-import warnings
-from collections.abc import Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from collections.abc import Sequence
+from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
 from typing import Any
@@ -45,6 +43,12 @@ from fixport.core.exporters.base import (
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
 from fixport.core.exporters.dynamo_candidates import candidates_for, fixable
 from fixport.core.exporters.dynamo_capture import FxCapture
+from fixport.core.exporters.dynamo_capture_failures import (
+    CAPTURE_KIND_PREFIX,
+    capture_advice,
+    capture_problems_from_report,
+    quiet_torch,
+)
 from fixport.core.exporters.dynamo_code_changes import with_code_changes
 from fixport.core.exporters.dynamo_effects import drop_decomposed_checks, without_effect_tokens
 from fixport.core.exporters.dynamo_fixes import (
@@ -76,18 +80,15 @@ from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.core.onnx_io.ort_session import run_once
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
-CAPTURE_KIND_PREFIX = "torch.export::"
 FX_NODE_METADATA = "pkg.torch.onnx.name_scopes"  # repr of [module scopes..., FX node name]
 _TRANSLATING_NODE_RE = re.compile(r"Error when translating node %(\w+)")
 _EXECUTING_TARGET_RE = re.compile(r"While executing %\w+ : .*?target=torch\.ops\.aten\.([\w.]+)")
 _SOURCE_FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
-_DATA_DEPENDENT_MARKERS = ("GuardOnDataDependentSymNode", "Data-dependent", "data-dependent", "DATA_DEPENDENT")
 _GENERATED_WHY = {"dynamo.torchlib_start": "torch_lib's own ONNX function for this op, to edit",
                   "dynamo.stub": "an ONNX function skeleton from the op's schema"}
 _CONSTRAINTS_VIOLATED = "Constraints violated"  # torch.export's words for dynamic dims the code specialises
 _DIMS_DO_NOT_HOLD = (_CONSTRAINTS_VIOLATED, "conflicts between user-specified ranges and inferred ranges")
 _INPUT_DIM_RE = re.compile(r"inputs\[(\d+)\]\.shape\[(\d+)\]")
-_DYNAMIC_SHAPE_MARKERS = ("ConstraintViolation", "Constraints violated", "dynamic_shapes")
 
 
 class DynamoExporter(Exporter):
@@ -105,7 +106,7 @@ class DynamoExporter(Exporter):
         options.validate()
         refuse_onnx_files(loaded)
         report(progress, 0.05, "capturing with torch.export")
-        with _quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
+        with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
             program, problems = capture(loaded, options)
             if diagnose and any(p.reason == ProblemReason.CAPTURE_FAILED for p in problems):
                 report(progress, 0.2, "trying a code change for each capture failure")
@@ -266,24 +267,7 @@ def registry_opset(opset: int) -> int:
     return max(opset, _constants.TORCHLIB_OPSET)
 
 
-@contextmanager
-def _quiet_torch() -> Iterator[None]:
-    """torch.export and draft_export log and warn at length; the diagnosis says it in one line."""
-    loggers = [logging.getLogger(name) for name in ("torch.export", "torch._export", "torch.fx.experimental",
-                                                      "torch._dynamo", "torch.onnx", "onnxscript")]
-    levels = [logger.level for logger in loggers]
-    for logger in loggers:
-        logger.setLevel(logging.ERROR)
-    try:
-        with warnings.catch_warnings():
-            warnings.simplefilter("ignore")
-            yield
-    finally:
-        for logger, level in zip(loggers, levels):
-            logger.setLevel(level)
 
-
-# ---- step 1: capture ----
 
 def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
                                                                   list[UnsupportedNode]]:
@@ -302,7 +286,7 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
         draft = torch.export.draft_export(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
     except Exception:
         return None, [_capture_problem_from_exception(first_error)]
-    problems = _capture_problems_from_report(draft)
+    problems = capture_problems_from_report(draft)
     if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
         return draft, [_constraint_problem(first_error, problems, loaded, options)]
     return draft, problems or [_capture_problem_from_exception(first_error)]
@@ -343,19 +327,6 @@ def _takes_only_varargs(module: torch.nn.Module) -> bool:
     parameters = inspect.signature(module.forward).parameters.values()
     return any(p.kind is p.VAR_POSITIONAL for p in parameters) and \
         all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
-
-
-def capture_advice(text: str) -> str:
-    """What to do about a capture failure, by what kind of failure it is."""
-    if any(marker in text for marker in _DATA_DEPENDENT_MARKERS):
-        return ("A branch or shape depends on a tensor's value, which torch.export cannot capture. Make the line "
-                "branchless (torch.where, clamp), express it with torch.cond, or state what holds with "
-                "torch._check(...) so export can decide; torch.export.draft_export(model, args) lists every such line.")
-    if any(marker in text for marker in _DYNAMIC_SHAPE_MARKERS):
-        return ("The dynamic shapes asked for do not hold in the model: relax or remove the dynamic axis, or give "
-                "dynamic_shapes with torch.export.Dim ranges that the code allows.")
-    return ("torch.export could not capture the model. strict=False (tried first) runs forward() in Python; look at "
-            "the line above, and try torch.export.draft_export(model, args) for a report of every failure.")
 
 
 def _constraint_problem(exc: BaseException, at_lines: list[UnsupportedNode], loaded: LoadedModel,
@@ -399,44 +370,6 @@ def _capture_problem_from_exception(exc: BaseException) -> UnsupportedNode:
         kind=f"{CAPTURE_KIND_PREFIX}{type(exc).__name__}", instance=source or type(exc).__name__,
         reason=ProblemReason.CAPTURE_FAILED, message=f"{first} (at {source or '?'}{code}). {capture_advice(text)}",
         scope="", source=source)
-
-
-def _capture_problems_from_report(draft: torch.export.ExportedProgram) -> list[UnsupportedNode]:
-    """One problem per failure in draft_export's report, each at its user line."""
-    report_ = getattr(draft, "_report", None)
-    problems = []
-    for failure in getattr(report_, "failures", []):
-        if getattr(failure, "xfail", False):
-            continue
-        failure_type = failure.failure_type.name.lower()
-        data = failure.data if isinstance(failure.data, dict) else {}
-        source, code = _user_frame_of_report(data.get("user_stack"), report_)
-        expression = data.get("expr", "")
-        what = f"cannot decide `{expression}`" if expression else failure_type.replace("_", " ")
-        problems.append(UnsupportedNode(
-            kind=f"{CAPTURE_KIND_PREFIX}{failure_type}", instance=source or failure_type,
-            reason=ProblemReason.CAPTURE_FAILED,
-            message=f"torch.export {what} at {source or '?'}" + (f" `{code}`" if code else "") + ". "
-                    + capture_advice(failure.failure_type.name),
-            scope="", source=source))
-    return problems
-
-
-def _user_frame_of_report(user_stack: Any, report_: Any) -> tuple[str, str]:
-    from torch._logging.structured import INTERN_TABLE  # file names are interned once per process
-
-    from fixport.core.loaders.torchscript_graph import _is_library_frame
-
-    table = getattr(report_, "str_to_filename", {}) or {}  # {index: path}, only names new to this export
-    names = {index: path for path, index in INTERN_TABLE.items()}
-    names.update({k: v for k, v in table.items() if isinstance(k, int)})
-    frames = user_stack if isinstance(user_stack, list) else []
-    for frame in reversed(frames):
-        filename = frame.get("filename")
-        path = str(names.get(filename, "")) if isinstance(filename, int) else str(filename or "")
-        if path and not _is_library_frame(path):
-            return f"{path.rsplit('/', 1)[-1]}:{frame.get('line')}", str(frame.get("loc") or "").strip()
-    return "", ""
 
 
 # ---- step 2: every node without an ONNX function ----

@@ -16,7 +16,9 @@ mechanical answer (a loop over ``tensor.tolist()``) leaves the op to the other f
 from __future__ import annotations
 
 import ast
+import contextlib
 import inspect
+import io
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
@@ -28,6 +30,11 @@ from torch._library.custom_ops import OPDEFS
 from torch.utils import _pytree as pytree
 
 from fixport.core.exporters.base import NodeSample, first_error_line
+from fixport.core.exporters.dynamo_capture_failures import (
+    DATA_DEPENDENT_MARKERS,
+    capture_problems_from_report,
+    quiet_torch,
+)
 from fixport.core.model.capture_changes import ChangedSource, propose_change, unified_diff
 
 MAX_REWRITE_ROUNDS = 4  # each round answers the lines that stop one capture
@@ -82,23 +89,21 @@ def _compiled(source: str, node: ast.FunctionDef, path: str, original: Callable[
 def _stopping_lines(function: Callable[..., Any], sample: NodeSample) -> list[tuple[str, str]] | str:
     """(``file.py:LINE``, guard) for each line that stops torch.export in ``function``; [] when it
     captures; a string when it fails for another reason."""
-    from fixport.core.exporters.dynamo import _DATA_DEPENDENT_MARKERS, _capture_problems_from_report, _quiet_torch
-
     module = _Calls(function, sample)
     try:
         torch.export.export(module, tuple(sample.inputs), strict=False)
         return []
     except Exception as exc:  # noqa: BLE001 -- any capture failure; only data-dependent ones are answered
         text = f"{type(exc).__name__}: {exc}"
-        if not any(marker in text for marker in _DATA_DEPENDENT_MARKERS):
+        if not any(marker in text for marker in DATA_DEPENDENT_MARKERS):
             return f"the implementation does not capture: {first_error_line(exc)}"
     try:
-        with _quiet_torch():  # draft_export prints a banner per failure
+        with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
             draft = torch.export.draft_export(module, tuple(sample.inputs))
     except Exception as exc:  # noqa: BLE001
         return f"torch.export.draft_export fails on the implementation: {first_error_line(exc)}"
     lines = []
-    for problem in _capture_problems_from_report(draft):
+    for problem in capture_problems_from_report(draft):
         _, quoted, rest = problem.message.partition("cannot decide `")
         lines.append((problem.source, rest.partition("`")[0] if quoted else "the value"))
     return lines or "torch.export names no line of the implementation"
@@ -167,5 +172,5 @@ def rewritten_implementation(kind: str, sample: NodeSample) -> RewrittenImplemen
     with torch.no_grad():
         if not _same_outputs(original(*args, **kwargs), function(*args, **kwargs)):
             return "the changed implementation gives other outputs than the original on the node's values"
-    return RewrittenImplementation(kind, original.__name__, _function_text(text, node), unified_diff(name, before, text),
-                                   tuple(reasons), f"{name}:{defined_at}")
+    return RewrittenImplementation(kind, original.__name__, _function_text(text, node),
+                                   unified_diff(name, before, text), tuple(reasons), f"{name}:{defined_at}")
