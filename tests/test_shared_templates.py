@@ -81,3 +81,57 @@ def test_both_exporters_fix_a_mixtral_moe_with_the_same_grouped_mm(worker) -> No
         chosen[exporter] = {c.kind: c.template_id for c in result.choices}
     assert chosen["torchscript"]["aten::_grouped_mm"] == "onnx_function.grouped_mm"
     assert chosen["dynamo"] == {"transformers::grouped_mm_fallback.default": "onnx_function.grouped_mm"}
+
+
+MASKED_SELECT_MODEL = '''
+import torch
+
+FIXPORT_EXAMPLE = {"opset": 18}
+
+
+class Select(torch.nn.Module):
+    def forward(self, x, mask):
+        return torch.masked_select(x * 2, mask)
+
+
+def build():
+    torch.manual_seed(0)
+    return Select().eval(), (torch.rand(3, 4), torch.rand(4) > 0.5)
+'''
+
+
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_masked_select_as_compress_holds_for_masks_of_every_count(worker, tmp_path: Path, exporter: str) -> None:
+    """The output's length is the mask's count: one ONNX function, registered by either exporter,
+    runs at masks it was not exported with (dynamo: chosen by fix --auto; TorchScript, which has
+    its own symbolic, takes it as a fix)."""
+    import numpy as np
+    import onnxruntime as ort
+    import torch
+
+    from fixport.core.model.project import FixMapping
+    from fixport.core.model.requests import AnalyzeRequest
+    from fixport.symbolics.library import SHARED_DIR
+
+    model, output = tmp_path / "select.py", tmp_path / "select.onnx"
+    model.write_text(MASKED_SELECT_MODEL, encoding="utf-8")
+    if exporter == "dynamo":
+        result = worker.run(AutoFixRequest(ModelRequest(str(model)), {"exporter": exporter}, output=str(output)))
+        assert result.after.unsupported == [], result.rejected
+        assert [c.template_id for c in result.choices] == ["onnx_function.masked_select_compress"]
+    else:
+        source = (SHARED_DIR / "masked_select_compress.py").read_text(encoding="utf-8")
+        mapping = FixMapping(target_kind="aten::masked_select", template_id="onnx_function.masked_select_compress",
+                             source=source)
+        result = worker.run(AnalyzeRequest(ModelRequest(str(model)), {"exporter": exporter}, [mapping],
+                                           output=str(output)))
+        assert result.unsupported == []
+    import onnx
+
+    assert "Compress" in [node.op_type for node in onnx.load(str(output)).graph.node]
+    session = ort.InferenceSession(str(output), providers=["CPUExecutionProvider"])
+    for mask in (torch.tensor([True, False, True, True]), torch.zeros(4, dtype=torch.bool)):
+        x = torch.rand(3, 4)
+        (actual,) = session.run(None, {session.get_inputs()[0].name: x.numpy(),
+                                       session.get_inputs()[1].name: mask.numpy()})
+        np.testing.assert_allclose(actual, torch.masked_select(x * 2, mask).numpy())
