@@ -84,6 +84,9 @@ class NodeSample:
     # input index -> the axes that are dynamic where the node sits (declared dynamic dims reach
     # it); the node alone is exported with them dynamic too, so a fix that bakes them fails there
     dynamic_dims: dict[int, tuple[int, ...]] = field(default_factory=dict)
+    # the op's own (args, kwargs) with the values the node saw, for fixes made from them (a custom
+    # op's implementation called on them); None where the exporter does not keep them
+    arguments: tuple[tuple, dict] | None = None
 
 
 @dataclass

@@ -12,7 +12,7 @@ Runtime refuses, numbers that differ):
    decomposition (``ep.run_decompositions({op: fn})``); for an error check that returns nothing
    (``_linalg_check_errors``), dropping it; for a custom op whose function torch.export cannot
    capture (a branch on a value, a size from data), a copy of it with those lines rewritten
-   (:mod:`dynamo_rewritten_inline`, made on the node's values);
+   (:mod:`implementation_rewrite`, made on the node's values);
 5. static-shape materialisation: for an op linear in its inputs (of the captured op, for a node
    torch.onnx made), the matrix torch computes at the node's shapes (shape-specialised, so after
    the fixes that keep shapes open);
@@ -132,12 +132,12 @@ def _inline_why(kind: str) -> str:
 def rewritten_offers(kind: str, sample) -> list[RankedTemplate]:
     """The custom op's implementation rewritten to capture on the node's values (``sample``), where
     it does not capture as written."""
-    from fixport.core.exporters.dynamo_rewritten_inline import rewritten_implementation
+    from fixport.core.exporters.implementation_rewrite import rewritten_implementation
     from fixport.symbolics.synthesis.rewritten_implementation import rewritten_implementation_template
 
-    if sample is None:
+    if sample is None or sample.arguments is None:
         return []
-    made = rewritten_implementation(kind, sample)
+    made = rewritten_implementation(kind, sample.arguments)
     if made is None or isinstance(made, str):
         return []
     source = rewritten_implementation_template(kind, made.function_name, made.source, made.where, made.reasons)

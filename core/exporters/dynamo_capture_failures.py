@@ -3,7 +3,7 @@
 ``draft_export`` reports every line that stopped the capture (the guard it could not decide, the
 user's frame); each becomes a capture-failure problem at that line, with advice by kind of
 failure. Shared by the model's capture (:mod:`dynamo`) and a custom op's implementation
-captured on its own (:mod:`dynamo_rewritten_inline`).
+captured on its own (:mod:`implementation_rewrite`).
 """
 from __future__ import annotations
 

@@ -149,4 +149,4 @@ def _op_alone(name: str, target: Any, arguments: tuple[tuple, dict],
         # ONNX has no complex tensors: the exporter carries them as real pairs between nodes.
         raise RuntimeError("it takes or returns complex tensors, which ONNX carries as real pairs between nodes")
     expected = [(f"output_{index}", to_numpy(value)) for index, value in enumerate(flat)]
-    return NodeSample(name, module, inputs, expected, dict(dynamic_dims or {}))
+    return NodeSample(name, module, inputs, expected, dict(dynamic_dims or {}), arguments)

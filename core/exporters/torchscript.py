@@ -151,7 +151,7 @@ class TorchScriptExporter(Exporter):
 
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
                        allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:
-        return candidates_for(problem, opset, library, allow_custom)
+        return candidates_for(problem, opset, library, allow_custom, sample)
 
     def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:
         return opset_that_fixes(problem, opset, library)

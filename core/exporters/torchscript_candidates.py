@@ -8,7 +8,9 @@ runs in plain ONNX Runtime and matches torch:
 3. onnxscript's torch_lib implementation, replayed at the export's opset;
 4. hand-written templates made for the op that are built for the traced sizes (shape-specialised),
    then torch's own decomposition of the op, replayed through the exporter's symbolics (for a
-   ``torch.library`` op: its own Python implementation, inlined), which folds sizes too;
+   ``torch.library`` op: its own Python implementation, inlined, else a copy of it with the
+   lines that depend on a tensor's value rewritten, made on the node's values), which folds sizes
+   too;
 5. static-shape materialisation: for an op linear in its inputs, the matrix torch computes at
    the node's shapes (shape-specialised, so after the fixes that keep shapes open);
 6. generic templates (``fits: *``) that run in ONNX Runtime;
@@ -83,8 +85,28 @@ def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, ...]:
             materialised_offer(problem.kind, opset))
 
 
-def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: bool) -> list[Candidate]:
-    """Every fix worth trying for ``problem`` at ``opset``, in the order of the module docstring."""
+def rewritten_offers(problem, sample) -> list[RankedTemplate]:
+    """A torch.library op's implementation rewritten where it cannot be traced as written (a branch
+    on a value), made on the node's values (``sample``); see :mod:`implementation_rewrite`."""
+    from fixport.core.exporters.implementation_rewrite import rewritten_implementation
+    from fixport.symbolics.library import TIER_EXACT_READY, parse_template_source
+    from fixport.symbolics.synthesis.rewritten_implementation import rewritten_inlined_template
+
+    if sample is None or sample.arguments is None or problem.python_op_name or problem.kind.startswith("aten::"):
+        return []
+    made = rewritten_implementation(problem.kind, sample.arguments)
+    if made is None or isinstance(made, str):
+        return []
+    source = rewritten_inlined_template(problem.kind, made.function_name, made.source, made.where, made.reasons)
+    info = parse_template_source(source, f"<generated for {problem.kind}>")
+    return [RankedTemplate(info.id, TIER_EXACT_READY, "the op's own implementation, with the lines that cannot be "
+                           "traced rewritten: " + " ".join(made.reasons), info)]
+
+
+def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: bool,
+                   sample=None) -> list[Candidate]:
+    """Every fix worth trying for ``problem`` at ``opset``, in the order of the module docstring;
+    ``sample``: the node's values, for the fixes made from them."""
     offers = [o for o in library.templates_for(problem.kind, opset, problem.python_op_name or None)
               if o.template is not None and o.template_id != STUB_TEMPLATE_ID and o.template.opset_ok(opset)]
     standard, decomposition, materialised = _synthesized(problem, opset)
@@ -104,6 +126,7 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
     if decomposition is not None:
         family = FAMILY_DECOMPOSITION if problem.kind.startswith("aten::") else FAMILY_INLINED
         found.append(_candidate(problem, decomposition, family))
+    found += [_candidate(problem, o, FAMILY_INLINED) for o in rewritten_offers(problem, sample)]
     if materialised is not None:
         found.append(_candidate(problem, materialised, FAMILY_MATERIALISED))
     found += [_candidate(problem, o, FAMILY_GENERIC) for o in generic

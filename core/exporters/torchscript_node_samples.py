@@ -196,4 +196,4 @@ def _node_alone(key: str, node: torch._C.Node, values: list[Any]) -> NodeSample:
         raise RuntimeError("it takes or returns complex tensors, which fixes carry as real pairs "
                            "agreed with its neighbours")
     expected = [(f"output_{index}", to_numpy(output)) for index, output in enumerate(outputs)]
-    return NodeSample(key, NodeAlone(function), tuple(inputs), expected)
+    return NodeSample(key, NodeAlone(function), tuple(inputs), expected, arguments=(tuple(values), {}))

@@ -1,17 +1,18 @@
 """A custom op's Python implementation with what torch.export cannot capture rewritten.
 
-Inlining a ``torch.library.custom_op`` (``dynamo.inline_implementation``) traces its Python
-function with fake tensors, and a branch on a tensor's value or a size read from data stops it
-(``GuardOnDataDependentSymNode``). Here the implementation is captured on its own, on the values
-the node saw; ``draft_export`` names each line that stops it, and the mechanical changes that
-answer the same failure in a model (:mod:`fixport.core.model.capture_changes`: ``torch.where``
-for a branch, ``.item()`` with ``torch._check`` for a size) are made to a copy of the function,
-again until it captures. The copy must give the implementation's outputs on those values; it
-becomes a generated template that shows the changed function
-(:func:`fixport.symbolics.synthesis.rewritten_implementation.rewritten_implementation_template`).
+Inlining a ``torch.library.custom_op`` (``dynamo.inline_implementation``, TorchScript's
+``synthesized.inlined``) traces its Python function with fake tensors, and a branch on a tensor's
+value or a size read from data stops it (``GuardOnDataDependentSymNode``). Here the implementation
+is captured on its own, on the values the node saw; ``draft_export`` names each line that stops
+it, and the mechanical changes that answer the same failure in a model
+(:mod:`fixport.core.model.capture_changes`: ``torch.where`` for a branch, ``torch._check`` for a
+check that raises, ``.item()`` with ``torch._check`` for a size) are made to a copy of the
+function, again until it captures. The copy must give the implementation's outputs on those values; it
+becomes a generated template for either exporter that shows the changed function
+(:mod:`fixport.symbolics.synthesis.rewritten_implementation`).
 
 Not value-specialised: ``torch.where`` computes both sides for every input. A line with no
-mechanical answer (a loop over ``tensor.tolist()``) leaves the op to the other families.
+mechanical answer (a loop whose count depends on the values) leaves the op to the other families.
 """
 from __future__ import annotations
 
@@ -29,7 +30,7 @@ import torch
 from torch._library.custom_ops import OPDEFS
 from torch.utils import _pytree as pytree
 
-from fixport.core.exporters.base import NodeSample, first_error_line
+from fixport.core.exporters.base import first_error_line
 from fixport.core.exporters.dynamo_capture_failures import (
     DATA_DEPENDENT_MARKERS,
     capture_problems_from_report,
@@ -50,19 +51,6 @@ class RewrittenImplementation:
     diff: str  # of the file the implementation is in, as written -> changed
     reasons: tuple[str, ...]  # one per change
     where: str  # 'file.py:LINE' of the implementation
-
-
-class _Calls(torch.nn.Module):
-    """``function`` called on the node's arguments; tensors are the module's inputs."""
-
-    def __init__(self, function: Callable[..., Any], sample: NodeSample) -> None:
-        super().__init__()
-        self.function = function
-        self.alone = sample.module
-
-    def forward(self, *tensors: torch.Tensor) -> Any:
-        args, kwargs = self.alone.arguments_for(tensors)
-        return self.function(*args, **kwargs)
 
 
 def _function_node(tree: ast.Module, name: str, near_line: int) -> ast.FunctionDef | None:
@@ -86,12 +74,17 @@ def _compiled(source: str, node: ast.FunctionDef, path: str, original: Callable[
     return scope[node.name]
 
 
-def _stopping_lines(function: Callable[..., Any], sample: NodeSample) -> list[tuple[str, str]] | str:
-    """(``file.py:LINE``, guard) for each line that stops torch.export in ``function``; [] when it
-    captures; a string when it fails for another reason."""
-    module = _Calls(function, sample)
+def _stopping_lines(function: Callable[..., Any], arguments: tuple[tuple, dict]) -> list[tuple[str, str]] | str:
+    """(``file.py:LINE``, guard) for each line that stops torch.export in ``function`` called on
+    ``arguments`` (its tensors as the program's inputs); [] when it captures; a string when it
+    fails for another reason."""
+    from fixport.core.exporters.dynamo_node_samples import OpAlone
+
+    module = OpAlone(function, arguments)
+    tensors = tuple(leaf for leaf in pytree.tree_leaves(arguments) if isinstance(leaf, torch.Tensor))
     try:
-        torch.export.export(module, tuple(sample.inputs), strict=False)
+        with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # a failed capture prints its graph
+            torch.export.export(module, tensors, strict=False)
         return []
     except Exception as exc:  # noqa: BLE001 -- any capture failure; only data-dependent ones are answered
         text = f"{type(exc).__name__}: {exc}"
@@ -99,7 +92,7 @@ def _stopping_lines(function: Callable[..., Any], sample: NodeSample) -> list[tu
             return f"the implementation does not capture: {first_error_line(exc)}"
     try:
         with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
-            draft = torch.export.draft_export(module, tuple(sample.inputs))
+            draft = torch.export.draft_export(module, tensors)
     except Exception as exc:  # noqa: BLE001
         return f"torch.export.draft_export fails on the implementation: {first_error_line(exc)}"
     lines = []
@@ -122,10 +115,10 @@ def _same_outputs(expected: Any, got: Any) -> bool:
     return True
 
 
-def rewritten_implementation(kind: str, sample: NodeSample) -> RewrittenImplementation | str | None:
+def rewritten_implementation(kind: str, arguments: tuple[tuple, dict]) -> RewrittenImplementation | str | None:
     """The implementation of custom op ``kind`` changed until torch.export captures it on the
-    node's values (``sample``); None when it captures as written (plain inlining covers it); a
-    string says why there is no such change."""
+    node's values (``arguments``: its args and kwargs as the node saw them); None when it
+    captures as written (plain inlining covers it); a string says why there is no such change."""
     definition = OPDEFS.get(kind.partition(".")[0])
     if definition is None:
         return None
@@ -144,7 +137,7 @@ def rewritten_implementation(kind: str, sample: NodeSample) -> RewrittenImplemen
     reasons: list[str] = []
     function = original
     for _ in range(MAX_REWRITE_ROUNDS):
-        stopping = _stopping_lines(function, sample)
+        stopping = _stopping_lines(function, arguments)
         if isinstance(stopping, str):
             return stopping
         if not stopping:
@@ -168,7 +161,7 @@ def rewritten_implementation(kind: str, sample: NodeSample) -> RewrittenImplemen
         return f"torch.export still stops inside {original.__name__} after {MAX_REWRITE_ROUNDS} rounds of changes"
     if not reasons:
         return None
-    args, kwargs = sample.module.arguments_for(sample.inputs)
+    args, kwargs = arguments
     with torch.no_grad():
         if not _same_outputs(original(*args, **kwargs), function(*args, **kwargs)):
             return "the changed implementation gives other outputs than the original on the node's values"

@@ -1,6 +1,7 @@
-"""Inlining a custom op whose Python implementation torch.export cannot capture as written (a
-branch on a tensor's value): a copy with that line rewritten (torch.where) is inlined instead,
-and holds at values that take the other branch. Real torch.onnx exports, real ONNX Runtime.
+"""Inlining a custom op whose Python implementation cannot be captured as written (a branch on
+a tensor's value, a check that raises): a copy with that line rewritten (torch.where,
+torch._check) is inlined instead, by either exporter, and holds at values that take the other
+branch. Real torch.onnx exports, real ONNX Runtime.
 """
 from __future__ import annotations
 
@@ -13,8 +14,7 @@ import numpy as np
 import onnxruntime as ort
 import torch
 
-from fixport.core.exporters.dynamo_node_samples import _op_alone
-from fixport.core.exporters.dynamo_rewritten_inline import rewritten_implementation
+from fixport.core.exporters.implementation_rewrite import rewritten_implementation
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
@@ -103,6 +103,19 @@ def test_a_branch_on_a_value_in_a_custom_op_is_rewritten_and_inlined(worker, mod
     _runs_like_torch(output, model, 0.01)  # the branch not taken: not specialised to the values seen
 
 
+def test_the_torchscript_route_replays_the_same_rewrite(worker, model_file, tmp_path: Path) -> None:
+    """TorchScript's inlined implementation fails on the same guard; the same rewrite, rendered as
+    a replay template, fixes it and holds on both sides of the branch."""
+    model, output = model_file("branch.py", BRANCH_ON_VALUE), tmp_path / "branch_ts.onnx"
+    result = worker.run(AutoFixRequest(ModelRequest(str(model)), {"exporter": "torchscript"}, output=str(output)))
+    assert result.after.unsupported == [], result.rejected
+    (choice,) = result.choices
+    assert choice.template_id == "synthesized.rewritten_implementation.normalise_if_large"
+    assert any("synthesized.inlined" in why and "cannot be traced" in why for why in result.rejected)
+    _runs_like_torch(output, model, 1.0)
+    _runs_like_torch(output, model, 0.01)
+
+
 def test_the_fix_script_inlines_the_rewritten_copy(model_file, tmp_path: Path) -> None:
     model, project = model_file("branch.py", BRANCH_ON_VALUE), tmp_path / "branch.fixport.json"
     fixed = run_main("fix", str(model), "--exporter", "dynamo", "--opset", "18", "--auto", "-o", str(project))
@@ -116,20 +129,19 @@ def test_the_fix_script_inlines_the_rewritten_copy(model_file, tmp_path: Path) -
     _runs_like_torch(output, model, 0.01)
 
 
-def _sample(path: Path, qualified: str, arguments: tuple):
+def _sample(path: Path, arguments: tuple) -> tuple[tuple, dict]:
+    """The op's arguments, once the file that defines the op is imported."""
     spec = importlib.util.spec_from_file_location(path.stem, path)
     module = importlib.util.module_from_spec(spec)
     spec.loader.exec_module(module)
-    namespace, name = qualified.split("::")
-    target = getattr(getattr(torch.ops, namespace), name).default
-    return _op_alone("node", target, (arguments, {}))
+    return arguments, {}
 
 
 def test_a_loop_on_values_has_no_mechanical_rewrite(model_file) -> None:
     """A loop whose count depends on the values has no branchless form: no rewrite is offered,
     and the reason names the line."""
     path = model_file("halve.py", LOOP_ON_VALUES)
-    sample = _sample(path, "fixport_test_loop::halve_until_small", (torch.randn(6, 3) * 8,))
+    sample = _sample(path, (torch.randn(6, 3) * 8,))
     why = rewritten_implementation("fixport_test_loop::halve_until_small.default", sample)
     assert isinstance(why, str) and "halve.py:8" in why and "no mechanical rewrite" in why, why
 
@@ -143,7 +155,7 @@ import torch
 def twice(x: torch.Tensor) -> torch.Tensor:
     return x * 2
 ''')
-    sample = _sample(path, "fixport_test_plain::twice", (torch.randn(3),))
+    sample = _sample(path, (torch.randn(3),))
     assert rewritten_implementation("fixport_test_plain::twice.default", sample) is None
 
 
@@ -158,7 +170,7 @@ def safe_sqrt(x: torch.Tensor) -> torch.Tensor:
         raise ValueError("safe_sqrt takes no negative values")
     return x.sqrt()
 ''')
-    sample = _sample(path, "fixport_test_checked::safe_sqrt", (torch.rand(4),))
+    sample = _sample(path, (torch.rand(4),))
     made = rewritten_implementation("fixport_test_checked::safe_sqrt.default", sample)
     assert not isinstance(made, str) and made is not None, made
     assert "torch._check(torch.logical_not((x < 0).any()).item()" in made.source
