@@ -203,3 +203,72 @@ def test_the_folders_of_a_process_that_is_gone_are_removed(small_threshold: Path
     folder = WeightsFolder()
     assert not orphan.exists() and folder.path.is_dir()
     folder.release()
+
+
+MIXED_PARAMETERS_MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        '''Parameters whose names sort unlike their use, a tied weight, a small bias (stays inline),
+        float16, int64 and bool buffers, a Linear whose weight constant folding transposes.'''
+
+        def __init__(self):
+            super().__init__()
+            self.z_embed = torch.nn.Embedding(40, 32)
+            self.a_proj = torch.nn.Linear(32, 40, bias=False)
+            self.a_proj.weight = self.z_embed.weight  # tied: one initializer
+            self.m_scale = torch.nn.Parameter(torch.linspace(0.5, 1.5, 32))
+            self.register_buffer("halves", torch.linspace(-1, 1, 32 * 40).reshape(40, 32).half())
+            self.register_buffer("offsets", torch.arange(40 * 32).reshape(40, 32))
+            self.register_buffer("keep", torch.arange(40 * 32).reshape(40, 32) % 3 == 0)
+
+        def forward(self, ids):
+            hidden = self.z_embed(ids) * self.m_scale
+            logits = self.a_proj(hidden)
+            extra = (self.halves.float() + self.offsets.float() * self.keep.float()).sum(-1)
+            return logits + extra
+
+    def build():
+        torch.manual_seed(0)
+        return Model().eval(), (torch.tensor([[1, 5, 7, 39]]),)
+"""
+
+
+@pytest.mark.parametrize("folding", [True, False])
+def test_a_file_export_writes_its_weights_from_torch_as_the_full_export_would(
+        small_threshold: Path, model_file, monkeypatch, folding: bool) -> None:
+    """A model torch writes to a file (over 1 GB) gets its parameters from torch's tensors straight into
+    the weights file (torch's encoder sees none): the same graph, initializers and weight bytes as
+    the model read back from torch's full encoding, with and without constant folding."""
+    from contextlib import nullcontext
+    from dataclasses import replace
+
+    from fixport.core.exporters.choice import exporter_for
+    from fixport.core.loaders.loading import load_model
+    from fixport.core.model.export_options import resolve_export_options
+
+    monkeypatch.setattr(torchscript, "IN_MEMORY_EXPORT_LIMIT_BYTES", 0)
+    loaded = load_model(model_file("mixed.py", MIXED_PARAMETERS_MODEL))
+    options = replace(resolve_export_options(loaded.settings, {}), do_constant_folding=folding)
+    exporter = exporter_for("torchscript")
+    written = exporter.export(loaded, options, run_check=False)
+    monkeypatch.setattr(torchscript, "weights_written_to", lambda _path: nullcontext())
+    encoded = exporter.export(loaded, options, run_check=False)
+
+    assert written.model.proto == encoded.model.proto
+    assert written.onnx_graph == encoded.onnx_graph
+    weights = (written.model.base_dir / onnx_model.WEIGHTS_FILE).read_bytes()
+    assert weights == (encoded.model.base_dir / onnx_model.WEIGHTS_FILE).read_bytes()
+    initializers = {t.name: t for t in written.model.proto.graph.initializer}
+    assert any(t.data_location == TensorProto.EXTERNAL for t in initializers.values())
+    assert any(t.data_location == TensorProto.DEFAULT and t.raw_data for t in initializers.values())
+    assert not {value.name for value in written.model.proto.graph.input} & set(initializers)
+    inputs = [t.numpy() for t in loaded.example_inputs]
+    np.testing.assert_array_equal(_outputs(written.model, loaded.input_names, inputs),
+                                  _outputs(encoded.model, loaded.input_names, inputs))
+
+
+def _outputs(model: OnnxModel, names, inputs) -> np.ndarray:
+    run = run_on_cpu(model, names, inputs)
+    assert run.error is None, run.error
+    return run.outputs[0]

@@ -7,7 +7,7 @@ import sys
 import traceback
 import warnings
 from collections.abc import Callable, Iterator, Sequence
-from contextlib import AbstractContextManager, contextmanager
+from contextlib import AbstractContextManager, contextmanager, nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -34,6 +34,7 @@ from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.registry import first_supported_opset
 from fixport.core.exporters.torchscript_candidates import candidates_for, opset_that_fixes
 from fixport.core.exporters.torchscript_capture import TorchCaptureError, TorchGraphRecorder
+from fixport.core.exporters.torchscript_weights import weights_written_to
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import (
     CancelCallback,
@@ -52,7 +53,7 @@ from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import ExportedGraph, TracedGraph
 from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
-from fixport.core.onnx_io.onnx_model import WeightsFolder, on_disk, read_export
+from fixport.core.onnx_io.onnx_model import WEIGHTS_FILE, WeightsFolder, on_disk, read_export
 from fixport.core.onnx_io.ort_session import run_on_cpu
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
@@ -209,7 +210,10 @@ class TorchScriptExporter(Exporter):
             autograd_inlining=options.autograd_inlining,
             dynamo=False,
         )
-        with warnings.catch_warnings(record=True) as caught, conversion_hooks(
+        # A file export keeps its weights in the folder's weights file: written there from torch's
+        # tensors, never encoded into the proto torch serialises (see torchscript_weights.py).
+        weights = nullcontext() if isinstance(path, io.BytesIO) else weights_written_to(path.parent / WEIGHTS_FILE)
+        with warnings.catch_warnings(record=True) as caught, weights, conversion_hooks(
                 diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining,
                 user_input_count=len(loaded.example_inputs), on_traced=on_traced,
                 traced_from=loaded.module, trace_context=(repr(sorted(kwargs.items())),)) as record:

@@ -11,7 +11,7 @@ there, tensor by tensor: as such a pair, or as one file by :func:`write_in_one_f
 from __future__ import annotations
 
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any, BinaryIO
@@ -25,6 +25,7 @@ PROTOBUF_LIMIT_BYTES = 2 * 1024**3 - 1024**2  # protobuf cannot serialise 2 GB; 
 SESSION_FROM_FILE_ABOVE_BYTES = 256 * 1024**2
 EXTERNAL_TENSOR_MIN_BYTES = 1024  # smaller tensors stay in the model file (as onnx's own default)
 COPY_CHUNK_BYTES = 64 * 1024**2
+ALIGNMENT_BYTES = 4096  # external tensors start on a page, so ONNX Runtime can map the file
 
 
 def fits_in_one_file(model: onnx.ModelProto, limit: int | None = None, base_dir: Path | None = None) -> bool:
@@ -82,8 +83,7 @@ def with_external_data(model: onnx.ModelProto, data_path: Path, base_dir: Path |
     copy_external = base_dir is not None and Path(base_dir).resolve() != data_path.parent.resolve()
     light = _copy_without(model, "graph")
     _copy_fields(model.graph, light.graph, without="initializer")
-    offset = data_path.stat().st_size if data_path.exists() else 0  # appended after what it holds
-    with open(data_path, "ab") as data:
+    with ExternalDataWriter(data_path) as writer:
         for tensor in model.graph.initializer:
             kept = light.graph.initializer.add()
             external = tensor.data_location == onnx.TensorProto.EXTERNAL
@@ -92,19 +92,42 @@ def with_external_data(model: onnx.ModelProto, data_path: Path, base_dir: Path |
                 continue
             _copy_fields(tensor, kept, without="raw_data")
             del kept.external_data[:]
-            padding = -offset % 4096  # aligned, so ONNX Runtime can map the file
-            data.write(b"\0" * padding)
-            offset += padding
             if external:
-                length = _copy_external_bytes(tensor, Path(base_dir), data)  # type: ignore[arg-type]
+                writer.add(kept, lambda data, tensor=tensor: _copy_external_bytes(tensor, Path(base_dir), data))
             else:
-                length = data.write(tensor.raw_data)
-            kept.data_location = onnx.TensorProto.EXTERNAL
-            for key, value in (("location", data_path.name), ("offset", str(offset)), ("length", str(length))):
-                entry = kept.external_data.add()
-                entry.key, entry.value = key, value
-            offset += length
+                writer.add(kept, lambda data, tensor=tensor: data.write(tensor.raw_data))
     return light
+
+
+class ExternalDataWriter:
+    """Appends tensors' bytes to one data file (after what it holds), each at an offset aligned
+    to ALIGNMENT_BYTES, and points their TensorProtos there."""
+
+    def __init__(self, data_path: Path) -> None:
+        self.data_path = data_path
+        self.offset = data_path.stat().st_size if data_path.exists() else 0
+        self._data: BinaryIO | None = None
+
+    def __enter__(self) -> ExternalDataWriter:
+        self._data = open(self.data_path, "ab")
+        return self
+
+    def __exit__(self, *_exc: object) -> None:
+        assert self._data is not None
+        self._data.close()
+
+    def add(self, tensor: onnx.TensorProto, write: Callable[[BinaryIO], int]) -> None:
+        """Write one tensor's bytes with ``write`` (returns the count) and make ``tensor`` refer to them."""
+        assert self._data is not None
+        padding = -self.offset % ALIGNMENT_BYTES
+        self._data.write(b"\0" * padding)
+        self.offset += padding
+        length = write(self._data)
+        tensor.data_location = onnx.TensorProto.EXTERNAL
+        for key, value in (("location", self.data_path.name), ("offset", str(self.offset)), ("length", str(length))):
+            entry = tensor.external_data.add()
+            entry.key, entry.value = key, value
+        self.offset += length
 
 
 def external_place(tensor: onnx.TensorProto, base_dir: Path | None) -> tuple[Path, int, int]:
