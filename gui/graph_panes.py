@@ -42,6 +42,7 @@ class SideBySideGraphs(QSplitter):
         self.mapping = GraphMapping()
         self.graphs: dict[str, Graph | None] = {"torchscript": None, "onnx": None}
         self.no_source = NO_SOURCE_GRAPH
+        self.onnx_title = "ONNX (exported)"  # what the ONNX pane shows, as its header names it
         self.left.pane.node_clicked.connect(lambda node_id: self._on_node_clicked("torchscript", node_id))
         self.right.pane.node_clicked.connect(lambda node_id: self._on_node_clicked("onnx", node_id))
 
@@ -63,11 +64,27 @@ class SideBySideGraphs(QSplitter):
                 pane.set_graph(display_graph(graph), keep_view=keep_view)
         self._update_headers(onnx_title)
 
+    def show_opening(self, onnx_file: bool) -> None:
+        """Empty panes while a model opens: its trace and export are on their way (an ONNX file's
+        graph is read on its own, and it has no trace)."""
+        self.set_graphs(None, None, keep_view=False, no_source=ONNX_FILE_NO_SOURCE if onnx_file else NO_SOURCE_GRAPH)
+        if not onnx_file:
+            self.left.header.setText("Source graph — tracing…")
+        self.right.header.setText("ONNX — reading…" if onnx_file else "ONNX — exporting…")
+
+    def stop_waiting(self) -> None:
+        """The job the panes waited for failed: the headers say what is shown, not what was coming."""
+        self._update_headers(self.onnx_title)
+        if self.graphs["onnx"] is None:
+            self.right.header.setText("ONNX — none")
+
     def show_traced(self, torchscript: Graph, *, keep_view: bool) -> None:
         """The traced graph, before its export ends (the ONNX pane keeps what it shows)."""
         self.graphs = {**self.graphs, "torchscript": torchscript}
         self.pane("torchscript").set_graph(display_graph(torchscript), keep_view=keep_view)
+        shown = self.onnx_title  # the ONNX pane still shows the graph this title names
         self._update_headers("ONNX (exporting…)")
+        self.onnx_title = shown
         if self.graphs["onnx"] is None:
             self.right.header.setText("ONNX — exporting…")
 
@@ -78,6 +95,7 @@ class SideBySideGraphs(QSplitter):
         self._update_headers(onnx_title)
 
     def _update_headers(self, onnx_title: str) -> None:
+        self.onnx_title = onnx_title
         torchscript, onnx = self.graphs["torchscript"], self.graphs["onnx"]
         ts_count = len(torchscript.nodes) if torchscript else 0
         source_title = "FX graph (torch.export)" if torchscript and torchscript.kind == "fx" else "TorchScript (traced)"

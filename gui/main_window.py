@@ -187,9 +187,9 @@ class MainWindow(QMainWindow):
         self.actions.add_recent_file(str(path.resolve()))
         self.setWindowTitle(f"{path.name} — {WINDOW_TITLE}")
         self.log.log(f"Opened {path}")
-        self.graphs.set_graphs(None, None, keep_view=False)
-        self._previewed_onnx = None
         model_path = Path(self.workbench.project.model_path)
+        self.graphs.show_opening(onnx_file=model_path.suffix == ".onnx")
+        self._previewed_onnx = None
         if model_path.suffix == ".onnx":
             self.onnx_preview.read(model_path)  # drawn before the worker's check arrives
         self.problems.set_problems([])
@@ -256,6 +256,7 @@ class MainWindow(QMainWindow):
         project = self.workbench.project
         if not isinstance(submitted.request, AnalyzeRequest) or project is None:
             return
+        self.graphs.stop_waiting()
         if isinstance(error, InputSpecError) and "no example inputs" in error.message:
             self.ask_for_inputs()
         elif isinstance(error, ModelLoadError) and "--trust" in error.hint and not project.trust:

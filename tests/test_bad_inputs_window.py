@@ -53,7 +53,16 @@ def test_a_bad_file_shows_a_message_and_the_window_stays_usable(qtbot, window: M
     for word in words:
         assert word.lower() in shown.lower(), f"{name}: {word!r} missing from {shown!r}"
     assert TRACEBACK not in shown
+    assert "tracing…" not in window.graphs.left.header.text(), f"{name}: the source pane still says it traces"
     assert snapshot(bench) == before, f"{name}: a bench file changed"
     open_and_wait(qtbot, window, bench / "tiny.py")
     analysis = window.workbench.analysis
     assert analysis is not None and not analysis.unsupported, window.log.contents()
+
+
+def test_the_panes_say_the_model_is_on_its_way_while_it_opens(qtbot, window: MainWindow, bench: Path) -> None:
+    window.open_path(bench / "tiny.py")
+    assert window.graphs.left.header.text() == "Source graph — tracing…"
+    assert window.graphs.right.header.text() == "ONNX — exporting…"
+    qtbot.waitUntil(lambda: not window.runner.busy, timeout=JOB_TIMEOUT_MS)
+    assert window.graphs.left.header.text().startswith("TorchScript (traced) — ")
