@@ -103,6 +103,19 @@ def test_a_branch_on_a_value_in_a_custom_op_is_rewritten_and_inlined(worker, mod
     _runs_like_torch(output, model, 0.01)  # the branch not taken: not specialised to the values seen
 
 
+def test_a_fix_onnx_runtime_runs_comes_before_a_custom_domain_node(worker, model_file) -> None:
+    """With --keep-opset custom-domain nodes are allowed, and the custom op's node alone takes one;
+    the rewritten implementation, which the node could not decide, is still tried first (on the
+    whole model) and kept. The custom-domain node alone exports at opset 17 (only custom nodes:
+    nothing for ONNX's version converter to do)."""
+    model = model_file("branch.py", BRANCH_ON_VALUE)
+    result = worker.run(AutoFixRequest(ModelRequest(str(model)), dict(DYNAMO), keep_opset=True))
+    chosen = {c.kind: c.template_id for c in result.choices}
+    assert chosen["fixport_test_branch::normalise_if_large.default"] == \
+        "synthesized.rewritten_implementation.normalise_if_large", result.rejected
+    assert not any("Target opset version" in why for why in result.rejected), result.rejected
+
+
 def test_the_torchscript_route_replays_the_same_rewrite(worker, model_file, tmp_path: Path) -> None:
     """TorchScript's inlined implementation fails on the same guard; the same rewrite, rendered as
     a replay template, fixes it and holds on both sides of the branch."""

@@ -421,7 +421,10 @@ def translate(program: torch.export.ExportedProgram, registry: _registration.ONN
     """What torch.onnx.export does after decomposition: translate, convert the opset, optimize, rename."""
     onnx_program = _core._exported_program_to_onnx_program(program, registry=registry)
     metadata = {node.name: dict(node.metadata_props) for node in onnx_program.model.graph}
-    onnx_program.model = onnxscript_apis.convert_version(onnx_program.model, options.opset)
+    if any(node.domain in ("", "ai.onnx") for node in onnx_program.model.graph.all_nodes()):
+        onnx_program.model = onnxscript_apis.convert_version(onnx_program.model, options.opset)
+    else:  # custom-domain nodes only (a node alone): nothing to convert, and onnxscript would refuse below 18
+        onnx_program.model.graph.opset_imports[""] = options.opset
     for node in onnx_program.model.graph:  # ONNX's version converter drops metadata: provenance with it
         if not node.metadata_props and node.name in metadata:
             node.metadata_props.update(metadata[node.name])

@@ -128,6 +128,11 @@ class _Search:
         on_node = sample is not None
         undecided: list[Candidate] = []
         for number, candidate in enumerate(candidates, 1):
+            if undecided and not candidate.runs_in_onnxruntime:  # a fix ONNX Runtime runs comes first
+                found = self._first_on_whole_model(undecided, problem, current, result)
+                if found is not None:
+                    return found
+                undecided = []
             where = "on the node" if on_node else "on the whole model"
             report(self.progress, self.fraction,
                    f"{problem.display_kind}: trial {number} of {len(candidates)} ({where})")
@@ -140,6 +145,11 @@ class _Search:
                                        f"{problem.display_kind}: {outcome}")
                 continue
             return candidate, *outcome
+        return self._first_on_whole_model(undecided, problem, current, result)
+
+    def _first_on_whole_model(self, undecided: list[Candidate], problem: UnsupportedNode, current: AnalysisResult,
+                              result: AutoFixResult) -> tuple[Candidate, AnalysisResult, float | None] | None:
+        """The first of the candidates the node could not decide that works on the whole model."""
         for candidate in undecided[:MAX_UNDECIDED_ON_WHOLE_MODEL]:
             report(self.progress, self.fraction, f"{problem.display_kind}: {candidate.mapping.template_id} "
                    "on the whole model (the node alone left other ops to fix)")
