@@ -57,15 +57,16 @@ def _methods_replaced(model: torch.nn.Module, module: types.ModuleType, changes:
             instance.__dict__.pop(name, None)
 
 
-def _same(expected: Any, got: Any) -> bool:
+def same_outputs(expected: Any, got: Any) -> bool:
+    """Whether two runs of a model (or of a function) give the same outputs, to float rounding."""
     if isinstance(expected, torch.Tensor):
         return isinstance(got, torch.Tensor) and expected.shape == got.shape and torch.allclose(
             expected, got, rtol=1e-5, atol=1e-6, equal_nan=True)
     if isinstance(expected, (tuple, list)):
-        return isinstance(got, (tuple, list)) and len(expected) == len(got) and all(map(_same, expected, got))
+        return isinstance(got, (tuple, list)) and len(expected) == len(got) and all(map(same_outputs, expected, got))
     if isinstance(expected, dict):
         return isinstance(got, dict) and expected.keys() == got.keys() \
-            and all(_same(expected[key], got[key]) for key in expected)
+            and all(same_outputs(expected[key], got[key]) for key in expected)
     return expected == got
 
 
@@ -80,7 +81,7 @@ def _try(loaded: LoadedModel, changed: ChangedSource, recaptured: Callable[[], s
         with _methods_replaced(loaded.module, module, changed.changes):
             with torch.no_grad():
                 got = loaded.module(*loaded.example_inputs)
-            if not _same(expected, got):
+            if not same_outputs(expected, got):
                 return "torch's outputs change with it, so it is not the same model"
             return recaptured()
     except Exception as error:  # noqa: BLE001 -- the user's changed code can raise anything

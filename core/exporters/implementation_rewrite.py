@@ -36,6 +36,7 @@ from fixport.core.exporters.dynamo_capture_failures import (
     capture_problems_from_report,
     quiet_torch,
 )
+from fixport.core.exporters.dynamo_code_changes import same_outputs
 from fixport.core.model.capture_changes import ChangedSource, propose_change, unified_diff
 
 MAX_REWRITE_ROUNDS = 4  # each round answers the lines that stop one capture
@@ -102,19 +103,6 @@ def _stopping_lines(function: Callable[..., Any], arguments: tuple[tuple, dict])
     return lines or "torch.export names no line of the implementation"
 
 
-def _same_outputs(expected: Any, got: Any) -> bool:
-    left, right = pytree.tree_leaves(expected), pytree.tree_leaves(got)
-    if len(left) != len(right):
-        return False
-    for a, b in zip(left, right):
-        if isinstance(a, torch.Tensor) != isinstance(b, torch.Tensor):
-            return False
-        if isinstance(a, torch.Tensor) and (a.shape != b.shape or not torch.allclose(
-                a.double(), b.double(), rtol=1e-5, atol=1e-6, equal_nan=True)):
-            return False
-    return True
-
-
 def rewritten_implementation(kind: str, arguments: tuple[tuple, dict]) -> RewrittenImplementation | str | None:
     """The implementation of custom op ``kind`` changed until torch.export captures it on the
     node's values (``arguments``: its args and kwargs as the node saw them); None when it
@@ -163,7 +151,7 @@ def rewritten_implementation(kind: str, arguments: tuple[tuple, dict]) -> Rewrit
         return None
     args, kwargs = arguments
     with torch.no_grad():
-        if not _same_outputs(original(*args, **kwargs), function(*args, **kwargs)):
+        if not same_outputs(original(*args, **kwargs), function(*args, **kwargs)):
             return "the changed implementation gives other outputs than the original on the node's values"
     return RewrittenImplementation(kind, original.__name__, _function_text(text, node),
                                    unified_diff(name, before, text), tuple(reasons), f"{name}:{defined_at}")
