@@ -267,7 +267,7 @@ def registry_opset(opset: int) -> int:
     return max(opset, _constants.TORCHLIB_OPSET)
 
 
-
+# ---- step 1: capture ----
 
 def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
                                                                   list[UnsupportedNode]]:

@@ -129,26 +129,12 @@ def _inline_why(kind: str) -> str:
     return "the op's own implementation, decomposed into aten ops"
 
 
-def rewritten_offers(kind: str, sample) -> list[RankedTemplate]:
-    """The custom op's implementation rewritten to capture on the node's values (``sample``), where
-    it does not capture as written."""
-    from fixport.core.exporters.implementation_rewrite import rewritten_implementation
-    from fixport.symbolics.synthesis.rewritten_implementation import rewritten_implementation_template
-
-    if sample is None or sample.arguments is None:
-        return []
-    made = rewritten_implementation(kind, sample.arguments)
-    if made is None or isinstance(made, str):
-        return []
-    source = rewritten_implementation_template(kind, made.function_name, made.source, made.where, made.reasons)
-    info = parse_template_source(source, f"<generated for {kind}>")
-    return [RankedTemplate(info.id, TIER_EXACT_READY, "the op's own implementation, with the lines torch.export "
-                           "cannot capture rewritten: " + " ".join(made.reasons), info)]
-
-
 def candidates_for(problem, library: TemplateLibrary, allow_custom: bool, sample=None) -> list[Candidate]:
     """Every fix worth trying for ``problem``'s op overload, in the order of the module docstring;
     ``sample``: the node's values, for the fixes made from them."""
+    from fixport.core.exporters.implementation_rewrite import rewritten_offers
+    from fixport.symbolics.synthesis.rewritten_implementation import rewritten_implementation_template
+
     kind = problem.kind
     offers = [o for o in library.templates_for(kind, 18) if o.template is not None]
     made_for_op = [o for o in offers if "*" not in o.template.fits and o.tier < TIER_EXACT_OPSET
@@ -163,7 +149,8 @@ def candidates_for(problem, library: TemplateLibrary, allow_custom: bool, sample
                         f"Fixport's own decomposition of {replaced}, where torch.onnx's decomposition of {origin} "
                         f"makes {kind}") for o in inline if replaced]
     found += [Candidate(_mapping(kind, o), FAMILY_INLINED, _inline_why(kind)) for o in inline]
-    found += [Candidate(_mapping(kind, o), FAMILY_INLINED, o.why) for o in rewritten_offers(kind, sample)]
+    found += [Candidate(_mapping(kind, o), FAMILY_INLINED, o.why)
+              for o in rewritten_offers(kind, sample, rewritten_implementation_template)]
     found += [Candidate(_mapping(kind, o, replaces=origin or kind), FAMILY_MATERIALISED, o.why,
                         shape_specialised=True) for o in materialised_offers(origin or kind)]
     if allow_custom:

@@ -40,9 +40,6 @@ def quiet_torch() -> Iterator[None]:
             logger.setLevel(level)
 
 
-# ---- step 1: capture ----
-
-
 def capture_advice(text: str) -> str:
     """What to do about a capture failure, by what kind of failure it is."""
     if any(marker in text for marker in DATA_DEPENDENT_MARKERS):

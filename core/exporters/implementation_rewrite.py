@@ -24,13 +24,13 @@ import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import torch
 from torch._library.custom_ops import OPDEFS
 from torch.utils import _pytree as pytree
 
-from fixport.core.exporters.base import first_error_line
+from fixport.core.exporters.base import NodeSample, first_error_line
 from fixport.core.exporters.dynamo_capture_failures import (
     DATA_DEPENDENT_MARKERS,
     capture_problems_from_report,
@@ -38,6 +38,9 @@ from fixport.core.exporters.dynamo_capture_failures import (
 )
 from fixport.core.exporters.dynamo_code_changes import same_outputs
 from fixport.core.model.capture_changes import ChangedSource, propose_change, unified_diff
+
+if TYPE_CHECKING:
+    from fixport.symbolics.library import RankedTemplate
 
 MAX_REWRITE_ROUNDS = 4  # each round answers the lines that stop one capture
 
@@ -155,3 +158,20 @@ def rewritten_implementation(kind: str, arguments: tuple[tuple, dict]) -> Rewrit
             return "the changed implementation gives other outputs than the original on the node's values"
     return RewrittenImplementation(kind, original.__name__, _function_text(text, node),
                                    unified_diff(name, before, text), tuple(reasons), f"{name}:{defined_at}")
+
+
+def rewritten_offers(kind: str, sample: NodeSample | None,
+                     render: Callable[[str, str, str, str, tuple[str, ...]], str]) -> list[RankedTemplate]:
+    """The custom op's implementation rewritten on the node's values (``sample``), where it cannot
+    be captured as written, as the template ``render`` makes of it for one exporter."""
+    from fixport.symbolics.library import TIER_EXACT_READY, RankedTemplate, parse_template_source
+
+    if sample is None or sample.arguments is None:
+        return []
+    made = rewritten_implementation(kind, sample.arguments)
+    if made is None or isinstance(made, str):
+        return []
+    info = parse_template_source(render(kind, made.function_name, made.source, made.where, made.reasons),
+                                 f"<generated for {kind}>")
+    return [RankedTemplate(info.id, TIER_EXACT_READY, "the op's own implementation, with the lines that stop its "
+                           "capture rewritten: " + " ".join(made.reasons), info)]

@@ -85,22 +85,11 @@ def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, ...]:
             materialised_offer(problem.kind, opset))
 
 
-def rewritten_offers(problem, sample) -> list[RankedTemplate]:
-    """A torch.library op's implementation rewritten where it cannot be traced as written (a branch
-    on a value), made on the node's values (``sample``); see :mod:`implementation_rewrite`."""
-    from fixport.core.exporters.implementation_rewrite import rewritten_implementation
-    from fixport.symbolics.library import TIER_EXACT_READY, parse_template_source
+def _rewritten_offers(problem, sample) -> list[RankedTemplate]:
+    from fixport.core.exporters.implementation_rewrite import rewritten_offers
     from fixport.symbolics.synthesis.rewritten_implementation import rewritten_inlined_template
 
-    if sample is None or sample.arguments is None or problem.python_op_name or problem.kind.startswith("aten::"):
-        return []
-    made = rewritten_implementation(problem.kind, sample.arguments)
-    if made is None or isinstance(made, str):
-        return []
-    source = rewritten_inlined_template(problem.kind, made.function_name, made.source, made.where, made.reasons)
-    info = parse_template_source(source, f"<generated for {problem.kind}>")
-    return [RankedTemplate(info.id, TIER_EXACT_READY, "the op's own implementation, with the lines that cannot be "
-                           "traced rewritten: " + " ".join(made.reasons), info)]
+    return rewritten_offers(problem.kind, sample, rewritten_inlined_template)
 
 
 def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: bool,
@@ -126,7 +115,8 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
     if decomposition is not None:
         family = FAMILY_DECOMPOSITION if problem.kind.startswith("aten::") else FAMILY_INLINED
         found.append(_candidate(problem, decomposition, family))
-    found += [_candidate(problem, o, FAMILY_INLINED) for o in rewritten_offers(problem, sample)]
+    found += [_candidate(problem, o, FAMILY_INLINED)  # a torch.library op only (worker side: imports torch)
+              for o in _rewritten_offers(problem, sample)]
     if materialised is not None:
         found.append(_candidate(problem, materialised, FAMILY_MATERIALISED))
     found += [_candidate(problem, o, FAMILY_GENERIC) for o in generic

@@ -12,7 +12,9 @@ exporters.)
 """
 
 import torch
-from torch.onnx._internal.torchscript_exporter import registration, symbolic_helper
+from torch.onnx._internal.torchscript_exporter import symbolic_helper
+
+from fixport.symbolics.torchlib_bridge import torch_symbolic
 
 TEMPLATE = {
     "id": "complex.layout_ops",
@@ -34,12 +36,6 @@ def _is_complex(value):
         and value_type.dtype().is_complex
 
 
-def _builtin(g):
-    """torch's own symbolic for this node's kind at the export's opset."""
-    functions = registration.registry.get_function_group(g.original_node.kind())._functions._base
-    return functions[max(v for v in functions if v <= g.opset)]
-
-
 _END = 9223372036854775807
 
 
@@ -59,7 +55,7 @@ def _const(g, values):
 def symbolic(g, self, *args):
     kind = g.original_node.kind()
     if not _is_complex(g.original_node.inputsAt(0)):
-        return _builtin(g)(g, self, *args)
+        return torch_symbolic(g)(g, self, *args)
     if kind == "aten::to":
         if not _is_complex(g.original_node.output()):
             raise RuntimeError("complex to real: torch drops the imaginary part; not covered")

@@ -8,7 +8,9 @@ torch's own symbolic, unchanged.
 """
 
 import torch
-from torch.onnx._internal.torchscript_exporter import _type_utils, registration
+from torch.onnx._internal.torchscript_exporter import _type_utils
+
+from fixport.symbolics.torchlib_bridge import torch_symbolic
 
 TEMPLATE = {
     "id": "complex.mul",
@@ -36,12 +38,6 @@ def _is_tensor(value):
     return isinstance(value_type, torch._C.TensorType) and (value_type.dim() or 0) > 0
 
 
-def _builtin(g):
-    """torch's own symbolic for this node's kind at the export's opset."""
-    functions = registration.registry.get_function_group(g.original_node.kind())._functions._base
-    return functions[max(v for v in functions if v <= g.opset)]
-
-
 def _part(g, value, index):
     return g.op("Gather", value, g.op("Constant", value_t=torch.tensor(index, dtype=torch.int64)), axis_i=-1)
 
@@ -55,7 +51,7 @@ def symbolic(g, self, other):
     traced_self, traced_other = g.original_node.inputsAt(0), g.original_node.inputsAt(1)
     left, right = _is_complex(traced_self), _is_complex(traced_other)
     if not left and not right:
-        return _builtin(g)(g, self, other)
+        return torch_symbolic(g)(g, self, other)
     if left and right:
         a, b, c, d = _part(g, self, 0), _part(g, self, 1), _part(g, other, 0), _part(g, other, 1)
         return _pair(g, g.op("Sub", g.op("Mul", a, c), g.op("Mul", b, d)),
