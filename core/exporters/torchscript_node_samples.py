@@ -118,6 +118,9 @@ def _values_flowing_into(graph: torch._C.Graph, params: list[torch.Tensor], node
     probe = graph.copy()
     position = {node: index for index, node in enumerate(all_nodes(graph))}
     probe_nodes = list(all_nodes(probe))
+    for node in probe_nodes:
+        if node.hasAttribute(FUSED_OUTPUTS_ATTRIBUTE):
+            _unfuse_list_outputs(probe, node)
     none = probe.insertConstant(None)
     none.node().moveBefore(next(iter(probe.nodes())))
     returned: list[torch._C.Value] = []
@@ -147,6 +150,23 @@ def _values_flowing_into(graph: torch._C.Graph, params: list[torch.Tensor], node
         values = function(*inputs, *params)
     values = values if isinstance(values, tuple) else (values,)
     return {key: [values[i] for i in indexes] for key, indexes in slots.items()}
+
+
+FUSED_OUTPUTS_ATTRIBUTE = "_outputs"  # set by the exporter's preprocessing on split/unbind fused with their ListUnpack
+
+
+def _unfuse_list_outputs(graph: torch._C.Graph, node: torch._C.Node) -> None:
+    """The exporter's preprocessing makes ``x.unbind(0)`` (split, chunk, ...) and the unpacking of its
+    list one node with several outputs, which the TorchScript interpreter cannot run: give it back
+    its list output and a ``prim::ListUnpack``, in place (the node stays, its outputs are rerouted)."""
+    listed = graph.create(node.kind(), list(node.inputs()))
+    listed.output().setType(torch._C.ListType(torch._C.TensorType.get()))
+    listed.insertBefore(node)
+    unpack = graph.create("prim::ListUnpack", [listed.output()], node.outputsSize())
+    unpack.insertBefore(node)
+    for old, new in zip(node.outputs(), unpack.outputs()):
+        new.setType(old.type())
+        old.replaceAllUsesWith(new)
 
 
 def _node_alone(key: str, node: torch._C.Node, values: list[Any]) -> NodeSample:
