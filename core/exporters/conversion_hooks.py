@@ -7,6 +7,7 @@ conversion and emit a placeholder node instead of stopping at the first error.
 """
 from __future__ import annotations
 
+import re
 import traceback
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -66,6 +67,7 @@ class ConversionRecord:
     diagnose: bool = False
     on_traced: Callable[[Graph], None] | None = None  # told as soon as the traced graph is known
     has_complex: bool = True  # whether any traced value is complex (False skips a per-node check)
+    unserializable: list[ConversionFailure] = field(default_factory=list)  # nodes whose values ONNX cannot type
     _unclaimed: dict[str, list[str]] = field(default_factory=dict)
 
     def set_graph_keys(self, keys: dict[torch._C.Node, str]) -> None:
@@ -192,15 +194,68 @@ def _hooks(diagnose: bool, user_input_count: int | None, on_traced: Callable[[Gr
         tag_new_nodes(new_nodes[first_new:], key)
         return outputs
 
+    original_export_onnx = torch._C.Graph._export_onnx
+
+    def export_onnx(graph: torch._C.Graph, *args: Any, **kwargs: Any) -> Any:
+        try:
+            return original_export_onnx(graph, *args, **kwargs)
+        except Exception as exc:  # torch's serializer names no node: find the values it refused
+            record.unserializable = unserializable_values(graph, str(exc), record)
+            raise
+
     torch._C._jit_pass_onnx = jit_pass_onnx
     exporter_utils._run_symbolic_function = run_symbolic_function
+    torch._C.Graph._export_onnx = export_onnx
     _active_record = record
     try:
         yield record
     finally:
         torch._C._jit_pass_onnx = original_pass
         exporter_utils._run_symbolic_function = original_run
+        torch._C.Graph._export_onnx = original_export_onnx
         _active_record = None
+
+
+_UNEXPECTED_SCALAR_TYPE = re.compile(r"ScalarType (\w+) is an unexpected tensor scalar type")
+
+
+def unserializable_values(graph: torch._C.Graph, message: str, record: ConversionRecord) -> list[ConversionFailure]:
+    """The TorchScript nodes whose conversion left a value of a type ONNX has no tensor of (torch's
+    serializer says only the type): each ONNX node holding one is traced to its source node by the
+    provenance tag on it or, for a node a later pass made (constant folding), on a node reading it."""
+    found = _UNEXPECTED_SCALAR_TYPE.search(message)
+    if found is None:
+        return []
+    scalar_type = found.group(1)
+    nodes = all_nodes(graph)
+    readers: dict[torch._C.Value, list[torch._C.Node]] = {}
+    for node in nodes:
+        for value in node.inputs():
+            readers.setdefault(value, []).append(node)
+    failures: dict[str, ConversionFailure] = {}
+    for node in nodes:
+        bad = [value for value in node.outputs() if _scalar_type_name(value) == scalar_type]
+        if not bad:
+            continue
+        key = next((_provenance(n) for n in [node, *readers.get(bad[0], [])] if _provenance(n)), "")
+        source = record.node_of_key.get(key)
+        if source is None or key in failures:
+            continue
+        failures[key] = _failure(source, key, RuntimeError(
+            f"torch's conversion of this node makes a {scalar_type} value ({node.kind()}), which ONNX has no "
+            f"tensor type for, so torch.onnx.export fails when it writes the model (\"{found.group(0)}\")"))
+    return list(failures.values())
+
+
+def _scalar_type_name(value: torch._C.Value) -> str:
+    value_type = value.type()
+    if not isinstance(value_type, torch._C.TensorType):
+        return ""
+    return value_type.scalarType() or ""
+
+
+def _provenance(node: torch._C.Node) -> str:
+    return node.s(PROVENANCE_ATTRIBUTE) if node.hasAttribute(PROVENANCE_ATTRIBUTE) else ""
 
 
 class ComplexIgnored(RuntimeError):

@@ -242,7 +242,8 @@ class TorchScriptExporter(Exporter):
                               "The error comes from the model's forward(); fix it there and open the model again.",
                               details=details)
         hint = ("ONNX has no complex tensors: return torch.view_as_real(...) from forward() (and take real inputs)"
-                if "Complex" in str(exc) else "The exporter's traceback is in the log.")
+                if "Complex" in str(exc) and record.has_complex and not record.unserializable
+                else "The exporter's traceback is in the log.")
         return _FailedAfterConversion(f"{type(exc).__name__}: {exc}", hint, details=details, record=record)
 
 
@@ -272,10 +273,12 @@ def _failed_export(failure: _FailedAfterConversion) -> ExportResult:
     """What a diagnosing export reports when torch's exporter fails after converting the nodes:
     the traced graph, no ONNX graph, and the failure as the one problem (with the per-node ones)."""
     record = failure.record
-    problems = [classify_failure(f, first_supported_opset(f.kind)) for f in record.failures]
-    problems.append(UnsupportedNode(kind="(export)", instance="", reason=ProblemReason.EXPORT_FAILED,
-                                    message=f"The export failed after converting every node: "
-                                            f"{failure.reason.rstrip('. ')}. {failure.hint}.", scope="", source=""))
+    problems = [classify_failure(f, first_supported_opset(f.kind)) for f in record.failures + record.unserializable]
+    if not record.unserializable:  # no node to blame: the export itself is the problem
+        problems.append(UnsupportedNode(kind="(export)", instance="", reason=ProblemReason.EXPORT_FAILED,
+                                        message=f"The export failed after converting every node: "
+                                                f"{failure.reason.rstrip('. ')}. {failure.hint}.", scope="",
+                                        source=""))
     traced = record.torchscript_graph if record.torchscript_graph is not None else Graph(kind="torchscript")
     return ExportResult(onnx.ModelProto(), traced, Graph(kind="onnx"), problems)
 
