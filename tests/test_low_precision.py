@@ -39,20 +39,3 @@ def test_rounding_passes_and_a_real_error_does_not() -> None:
         verdicts[label] = rounding_only(model, inputs, expected, [actual], [stats]).get(stats.name)
     assert verdicts["wrong"] is None
     assert "float16 rounding" in verdicts["rounded"] and "torch's own float16 run" in verdicts["rounded"]
-
-
-def test_a_bfloat16_model_is_converted_and_check_says_why_it_cannot_run_on_cpu(model_file) -> None:
-    from tests.conftest import run_main
-
-    path = model_file("bf16.py", """
-        import torch
-
-        def build():
-            torch.manual_seed(0)
-            model = torch.nn.Sequential(torch.nn.Linear(8, 8), torch.nn.ReLU()).eval().to(torch.bfloat16)
-            return model, (torch.randn(2, 8, dtype=torch.bfloat16),)
-    """)
-    ran = run_main("check", str(path))
-    assert ran.returncode == 1, ran.stderr  # a problem listed, not a failure to load or trace
-    said = " ".join(ran.stdout.split())  # the report wraps its lines
-    assert "no bfloat16 kernels" in said and "--provider cuda" in said

@@ -86,8 +86,10 @@ def to_numpy(value: Any) -> np.ndarray:
     """A numpy array from a numpy value or a torch tensor (duck-typed: no torch import)."""
     if hasattr(value, "detach"):
         value = value.detach().cpu()
-        if str(value.dtype) == "torch.bfloat16":
-            value = value.float()
+        if str(value.dtype) == "torch.bfloat16":  # numpy has none: ml_dtypes' (as onnx's numpy_helper)
+            import ml_dtypes
+
+            return value.float().numpy().astype(ml_dtypes.bfloat16)
         return value.numpy()
     return np.asarray(value)
 
@@ -160,13 +162,24 @@ def difference_metrics(expected: np.ndarray, actual: np.ndarray, rtol: float, at
     if count == 0:
         metrics.update(max_abs=0.0, mean_abs=0.0, max_rel=0.0, rmse=0.0, cosine=1.0)
         return metrics
-    floor = np.finfo(expected.dtype).eps if np.issubdtype(expected.dtype, np.inexact) else 1.0
+    floor = _epsilon(expected.dtype)
     with np.errstate(invalid="ignore", over="ignore"):
         relative = abs_diff / np.maximum(np.where(np.isnan(magnitude), 0.0, magnitude), floor)
         metrics.update(max_abs=float(abs_diff.max()), mean_abs=float(abs_diff.mean()),
                        max_rel=float(relative.max()), rmse=float(np.sqrt(np.mean(np.square(abs_diff)))),
                        cosine=cosine_similarity(reference, candidate))
     return metrics
+
+
+def _epsilon(dtype: np.dtype) -> float:
+    """The float type's machine epsilon (bfloat16's from ml_dtypes), 1.0 for integers and bools."""
+    if np.issubdtype(dtype, np.inexact):
+        return float(np.finfo(dtype).eps)
+    if dtype.name == "bfloat16":
+        import ml_dtypes
+
+        return float(ml_dtypes.finfo(dtype).eps)
+    return 1.0
 
 
 def cosine_similarity(reference: np.ndarray, candidate: np.ndarray) -> float:

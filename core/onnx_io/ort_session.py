@@ -3,15 +3,25 @@ from __future__ import annotations
 
 from collections.abc import Sequence
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
 import onnxruntime as ort
 
+from fixport.core.model.output_stats import to_numpy
+from fixport.core.onnx_io.bfloat16_runs import (
+    WIDENED_ON_CPU_NOTE,
+    Bfloat16Session,
+    bfloat16_values,
+    boundary_in_float32,
+    has_bfloat16,
+    widened,
+)
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, cuda_provider_options
 from fixport.core.onnx_io.external_data import session_source
-from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.placement import enable_profiling
 from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
 
@@ -26,7 +36,7 @@ EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path
 class SessionInfo:
     """A session plus what the user asked for and what ORT actually used."""
 
-    session: ort.InferenceSession
+    session: ort.InferenceSession | Bfloat16Session
     provider_requested: str
     providers_used: list[str]
     messages: list[str] = field(default_factory=list)
@@ -67,6 +77,9 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
             messages.append(f"{why} Running on CPU instead.")
             runs_on = "cpu"
     asked = providers_for(runs_on, precision)
+    model, bfloat16_names = _in_float32_where_bfloat16(model, runs_on)
+    if bfloat16_names is not None and runs_on == "cpu":
+        messages.append(WIDENED_ON_CPU_NOTE)
     options = extra_session_options or ort.SessionOptions()
     options.log_severity_level = log_severity
     if profile:
@@ -81,9 +94,28 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
                 keep_one_copy_of_the_weights(options)
             session = ort.InferenceSession(source, sess_options=options, providers=asked)
     used = session.get_providers()
+    if bfloat16_names is not None:
+        session = Bfloat16Session(session, bfloat16_names)
     fallback = cuda_fallback_message([p[0] if isinstance(p, tuple) else p for p in asked], used)
     messages += [fallback] if fallback else []
     return SessionInfo(session, provider, used, messages, precision, applied_cuda_options(session, asked))
+
+
+def _in_float32_where_bfloat16(model: OnnxModel | onnx.ModelProto | bytes | str, runs_on: str
+                               ) -> tuple[OnnxModel | onnx.ModelProto | bytes | str, set[str] | None]:
+    """A model with bfloat16 values as ONNX Runtime can be fed and read on ``runs_on`` (widened on
+    CPU, float32 at its edges elsewhere: bfloat16_runs.py), with the names of the original's
+    bfloat16 values; any other model as it is, with None."""
+    if isinstance(model, str):
+        source = beside_file(onnx.load(model, load_external_data=False), Path(model))
+    elif isinstance(model, bytes):
+        source = OnnxModel(onnx.load_from_string(model))
+    else:
+        source = model if isinstance(model, OnnxModel) else OnnxModel(model)
+    if not has_bfloat16(source.proto):
+        return model, None
+    names = bfloat16_values(source.proto)
+    return (widened(source) if runs_on == "cpu" else boundary_in_float32(source)), names
 
 
 def keep_one_copy_of_the_weights(options: ort.SessionOptions) -> None:
@@ -126,18 +158,9 @@ class CpuRun:
     error: str | None = None
 
 
-# numpy has no bfloat16, and ONNX Runtime's CPU provider has no bfloat16 kernel for most ops.
-BFLOAT16_ON_CPU = ("ONNX Runtime cannot run this bfloat16 model on CPU: its CPU provider has no bfloat16 kernels "
-                   "for most ops (Add, MatMul, Gemm), so the export was converted but not run or compared here. "
-                   "Check the conversion with the model in float32 (model.float() and float inputs in build()), "
-                   "and run the bfloat16 model where ONNX Runtime runs it: `compare --provider cuda` on a GPU.")
-
-
 def run_on_cpu(model: OnnxModel | onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> CpuRun:
     """Load and run ``model`` on CPU once, keeping the outputs (the analysis compares them with torch)."""
-    if any(str(getattr(t, "dtype", "")) == "torch.bfloat16" for t in inputs):
-        return CpuRun(error=BFLOAT16_ON_CPU)
-    arrays = [t.detach().cpu().numpy() if hasattr(t, "detach") else np.asarray(t) for t in inputs]
+    arrays = [to_numpy(t) for t in inputs]
     try:
         session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
         outputs = session.run(None, feeds_for(session, input_names, arrays))

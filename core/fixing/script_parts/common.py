@@ -15,6 +15,7 @@ import importlib.util
 import inspect
 import os
 import sys
+import tempfile
 import types
 from collections.abc import Callable, Sequence
 from typing import Any, NamedTuple
@@ -29,6 +30,7 @@ from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
 from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
 from fixport.core.model.traced_sizes import declared_dims
+from fixport.core.onnx_io.bfloat16_runs import Bfloat16Session, bfloat16_values, has_bfloat16, widen_in_place
 from fixport.core.onnx_io.ort_session import feeds_for
 
 # Fixport's own code this part calls, which the fix script carries by source: (module, its
@@ -39,10 +41,14 @@ CARRIED_FIXPORT_CODE = (
     ("fixport.core.exporters.shape_check", (
         "SHAPE_SEED", "_larger", "_smaller", "random_like", "other_size_inputs"), None),
     ("fixport.core.model.output_stats", (
-        "to_numpy", "flatten_outputs", "_as_float", "cosine_similarity", "difference_metrics", "as_real_layout"),
-     None),
+        "to_numpy", "flatten_outputs", "_as_float", "_epsilon", "cosine_similarity", "difference_metrics",
+        "as_real_layout"), None),
     ("fixport.core.model.tolerances", ("DEFAULT_TOLERANCES", "FALLBACK_DTYPE"), None),
     ("fixport.core.onnx_io.ort_session", ("feeds_for",), None),
+    ("fixport.core.onnx_io.bfloat16_runs", (
+        "BFLOAT16", "FLOAT", "TYPE_ATTRIBUTES", "ROUNDED_SUFFIX", "_graphs", "_tensor_types", "_element_types",
+        "_typed_nodes", "_bfloat16_places", "has_bfloat16", "bfloat16_values", "_widen_type", "_widen_nodes",
+        "_widen_inline", "widen_in_place", "as_float32", "Bfloat16Session"), None),
 )
 ORT_LOG_ERRORS = 3  # ONNX Runtime's own warnings would bury the lines the check prints
 TRACED = " (traced)"  # ends the label of the example inputs' shapes
@@ -233,10 +239,8 @@ def check_shapes(job: ExportJob, fix_tolerance: float | None = None) -> list[str
     """Run the written file in ONNX Runtime (CPU) against torch at each of ``shapes_to_check``,
     printing a line per shape; the shapes where it fails or differs. A shape torch itself
     refuses is skipped, said so: the export cannot be blamed for it."""
-    options = ort.SessionOptions()
-    options.log_severity_level = ORT_LOG_ERRORS
-    try:  # from the path, so weights saved as external data load too
-        session = ort.InferenceSession(job.output, sess_options=options, providers=["CPUExecutionProvider"])
+    try:
+        session = cpu_session(job.output)
     except Exception as exc:  # an op ONNX Runtime does not implement (a custom domain's, say)
         print(f"not checked: ONNX Runtime cannot load it: {_first_line(exc)}")
         return [CANNOT_LOAD]
@@ -259,6 +263,27 @@ def check_shapes(job: ExportJob, fix_tolerance: float | None = None) -> list[str
         print(f"checked at {label}: " + (f"MISMATCH {'; '.join(wrong)}" if wrong else f"max abs diff {worst:.2g}"))
         failed += [label] if wrong else []
     return failed
+
+
+def cpu_session(path: str) -> Any:
+    """ONNX Runtime's CPU session of the written file, from its path so weights saved as external
+    data load too. A bfloat16 model runs widened to float32, as Fixport runs it: ONNX Runtime's CPU
+    provider has no bfloat16 kernels for most ops."""
+    options = ort.SessionOptions()
+    options.log_severity_level = ORT_LOG_ERRORS
+    graph = onnx.load(path, load_external_data=False)
+    if not has_bfloat16(graph):
+        return ort.InferenceSession(path, sess_options=options, providers=["CPUExecutionProvider"])
+    model = onnx.load(path)
+    widen_in_place(model)
+    with tempfile.TemporaryDirectory() as folder:
+        widened_path = os.path.join(folder, "widened.onnx")
+        onnx.save_model(model, widened_path, save_as_external_data=True, location="widened.onnx.data")
+        del model
+        session = ort.InferenceSession(widened_path, sess_options=options, providers=["CPUExecutionProvider"])
+    print("note: ONNX Runtime's CPU provider has no bfloat16 kernels for most ops: the check runs the model "
+          "with its bfloat16 tensors widened to float32 (exactly), rounded where the graph casts to bfloat16")
+    return Bfloat16Session(session, bfloat16_values(graph))
 
 
 def _first_line(exc: BaseException) -> str:

@@ -1,0 +1,140 @@
+"""bfloat16 models check, fix, compare and export on CPU, where ONNX Runtime has no bfloat16
+kernels for most ops: the session runs a widened copy and gives bfloat16 back (issue 20, precision)."""
+from __future__ import annotations
+
+import ml_dtypes
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+import torch
+from onnx import TensorProto, helper, numpy_helper
+
+from fixport.core.onnx_io.bfloat16_runs import boundary_in_float32, widened
+from fixport.core.onnx_io.onnx_model import OnnxModel, WeightsFolder, on_disk
+from fixport.core.onnx_io.ort_session import create_session
+from tests.conftest import run_main
+
+# Two ops torch's TorchScript exporter fails on in bfloat16: aten::diff has no symbolic, and the
+# symbolic of scaled_dot_product_attention makes a ComplexDouble constant of an explicit scale,
+# which fails only when torch writes the model (no node named). The qkv unbind is the form the
+# exporter fuses with its unpacking (a multi-output node the node capture must undo).
+ATTENTION_MODEL = """
+    import torch
+    from torch import nn
+
+    class Attention(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.qkv = nn.Linear(32, 96)
+
+        def forward(self, x):
+            q, k, v = self.qkv(x).view(1, 16, 3, 4, 8).permute(2, 0, 3, 1, 4).unbind(0)
+            mask = torch.ones(16, 16, dtype=torch.bool).tril()
+            y = nn.functional.scaled_dot_product_attention(q, k, v, attn_mask=mask, scale=0.3)
+            return torch.diff(y, dim=-1)
+
+    def build():
+        torch.manual_seed(0)
+        return Attention().to(torch.bfloat16).eval(), (torch.randn(1, 16, 32, dtype=torch.bfloat16),)
+"""
+
+
+def _said(ran) -> str:
+    return " ".join(ran.stdout.split())  # the report wraps its lines
+
+
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_a_bfloat16_model_is_fixed_on_its_nodes_compared_and_exported_in_bfloat16(model_file, tmp_path,
+                                                                                  exporter) -> None:
+    path = model_file("attention_bf16.py", ATTENTION_MODEL)
+    project = tmp_path / "fixes.fixport.json"
+    fixed = run_main("fix", str(path), "--auto", "--exporter", exporter, "-o", str(project))
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    said = _said(fixed)
+    if exporter == "torchscript":
+        assert "(export)" not in said  # the serializer's failure is traced to its node
+        assert "fixed aten::scaled_dot_product_attention" in said and "fixed aten::diff" in said
+        assert "on the whole model" not in said.split("Nothing is left")[0].split("tried")[0]
+        assert said.count("on the node alone") >= 2
+    else:  # torch.export and torch_lib take both ops as they are
+        assert "nothing to fix" in said
+    fixes = ["--project", str(project)] if project.exists() else ["--exporter", exporter]
+    compared = run_main("compare", str(path), *fixes)
+    assert compared.returncode == 0, compared.stdout + compared.stderr
+    said = _said(compared)
+    assert "bfloat16" in said and "PASS" in said and "widened to float32" in said
+    out = tmp_path / "model.onnx"
+    exported = run_main("export", str(path), *fixes, "-o", str(out))
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    model = onnx.load(str(out))
+    assert model.graph.output[0].type.tensor_type.elem_type == TensorProto.BFLOAT16  # the fix kept the dtype
+
+
+def test_check_names_the_node_whose_conversion_torch_cannot_write(model_file) -> None:
+    path = model_file("attention_bf16.py", ATTENTION_MODEL)
+    ran = run_main("check", str(path))
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    said = _said(ran)
+    assert "aten::scaled_dot_product_attention" in said and "ComplexDouble" in said
+    assert "view_as_real" not in said  # the model has no complex values: that advice would mislead
+
+
+def _rounding_model() -> onnx.ModelProto:
+    """float32 x, cast to bfloat16 (rounding), times a bfloat16 weight: bfloat16 out."""
+    weight = numpy_helper.from_array(np.linspace(-2, 2, 6).astype(ml_dtypes.bfloat16).reshape(2, 3), "w")
+    graph = helper.make_graph(
+        [helper.make_node("Cast", ["x"], ["x16"], to=TensorProto.BFLOAT16),
+         helper.make_node("Mul", ["x16", "w"], ["y"])], "g",
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [2, 3])], initializer=[weight])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _expected(x: np.ndarray, model: onnx.ModelProto) -> np.ndarray:
+    weight = torch.from_numpy(numpy_helper.to_array(model.graph.initializer[0]).astype(np.float32))
+    return (torch.from_numpy(x).bfloat16() * weight.bfloat16()).float().numpy()
+
+
+def test_a_widened_session_rounds_where_the_graph_casts_and_returns_bfloat16() -> None:
+    model = _rounding_model()
+    x = np.full((2, 3), 1.00390625 + 2 ** -12, np.float32)  # not a bfloat16: the Cast must round it
+    info = create_session(model, "cpu")
+    (y,) = info.session.run(None, {"x": x})
+    assert y.dtype == ml_dtypes.bfloat16
+    np.testing.assert_array_equal(y.astype(np.float32), _expected(x, model))
+    assert any("widened to float32" in message for message in info.messages)
+
+
+def test_weights_on_disk_are_widened_once_per_folder_and_run_the_same(tmp_path) -> None:
+    model = _rounding_model()
+    weights = onnx.ModelProto()
+    weights.CopyFrom(model)
+    weights.graph.initializer[0].CopyFrom(numpy_helper.from_array(
+        np.linspace(-2, 2, 3000).astype(ml_dtypes.bfloat16).reshape(2, 1500), "w"))  # past the 1 KB inline limit
+    for io_value in (*weights.graph.input, *weights.graph.output):
+        io_value.type.tensor_type.shape.dim[1].dim_value = 1500
+    held = on_disk(weights, WeightsFolder())
+    assert held.weights_on_disk and held.proto.graph.initializer[0].data_location == TensorProto.EXTERNAL
+    first, second = widened(held), widened(held)
+    assert first.base_dir == second.base_dir and first.base_dir != held.base_dir
+    assert (first.base_dir / "weights.data").stat().st_size >= 2 * 3000  # float32: twice the bfloat16 bytes
+    x = np.random.default_rng(0).standard_normal((2, 1500)).astype(np.float32)
+    (from_disk,) = create_session(held, "cpu").session.run(None, {"x": x})
+    (in_memory,) = create_session(OnnxModel(weights), "cpu").session.run(None, {"x": x})
+    np.testing.assert_array_equal(from_disk.astype(np.float32), in_memory.astype(np.float32))
+    np.testing.assert_array_equal(in_memory.astype(np.float32), _expected(x, weights))
+
+
+def test_the_boundary_copy_takes_and_gives_float32_and_keeps_bfloat16_inside() -> None:
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g",
+                              [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [3])],
+                              [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [3])])
+    model = OnnxModel(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)]))
+    edged = boundary_in_float32(model).proto
+    assert [i.type.tensor_type.elem_type for i in (*edged.graph.input, *edged.graph.output)] == [TensorProto.FLOAT] * 2
+    assert [n.op_type for n in edged.graph.node] == ["Cast", "Identity", "Cast"]
+    session = ort.InferenceSession(edged.SerializeToString(), providers=["CPUExecutionProvider"])
+    x = np.array([1.5, -2.25, 3.296875], np.float32)  # bfloat16 values: exact through both casts
+    (y,) = session.run(None, {"x": x})
+    np.testing.assert_array_equal(y, x)
