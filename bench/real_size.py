@@ -4,7 +4,8 @@ Usage: python bench/real_size.py [--quick] [--only NAME ...] [--logs DIR] [--tim
                                 [--min-free-gb 1.5]
 
 For every model of bench/real_size_models/ (Qwen2-0.5B, ViT-L/16 with RMSNorm, three 16k x 16k
-Linear layers whose ONNX file is 3.2 GB, ViT-B/16 in float16), each in its own process, one after
+Linear layers whose ONNX file is 3.2 GB, ViT-B/16 in float16, Qwen2-0.5B in bfloat16 as its checkpoints
+ship), each in its own process, one after
 the other: one plain ``torch.onnx.export(..., dynamo=False)`` of the model file's build() (with
 ONNX_FALLTHROUGH, as in bench/fix_time.py: the only way a plain export gets through the nodes that
 need a fix), then ``check``, ``fix --auto -o P.fixport.json``, ``export --project P`` and
@@ -36,7 +37,7 @@ from fixport.bench.real_size_models._size import QUICK_ENV
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "bench" / "real_size_models"
-MODEL_NAMES = ("qwen2_0_5b", "vit_large_rmsnorm", "wide_linear_3gb", "vit_base_fp16")
+MODEL_NAMES = ("qwen2_0_5b", "vit_large_rmsnorm", "wide_linear_3gb", "vit_base_fp16", "qwen2_0_5b_bf16")
 SAMPLE_S = 0.1
 GB = 1e9
 PAGE = os.sysconf("SC_PAGE_SIZE")

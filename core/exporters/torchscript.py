@@ -147,6 +147,8 @@ class TorchScriptExporter(Exporter):
     def can_fix(self, problem: UnsupportedNode) -> bool:
         if problem.reason == ProblemReason.RUNTIME_ERROR and not problem.kind.startswith("aten::"):
             return False  # an ONNX node ORT refuses with no TorchScript op to re-convert
+        if problem.reason == ProblemReason.EXPORT_FAILED and not problem.instance:
+            return False  # the export itself failed, no node named: no op to give a fix to
         # The model's own randomness, or sizes its code turned into constants: no conversion changes that.
         return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED)
 
