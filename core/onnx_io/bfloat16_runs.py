@@ -20,6 +20,7 @@ per source folder (a node-by-node analysis opens many sessions over the same wei
 """
 from __future__ import annotations
 
+import weakref
 from collections.abc import Iterable, Iterator, Sequence
 from pathlib import Path
 from typing import Any
@@ -207,7 +208,7 @@ def _with_widened_weights(source: OnnxModel, proto: onnx.ModelProto) -> OnnxMode
                 if t.data_location == onnx.TensorProto.EXTERNAL]
     if not external or source.base_dir is None:
         return OnnxModel(proto)
-    folder, places = _widened_folder(source.base_dir)
+    folder, places = _widened_folder(source)
     data_path = folder.path / WEIGHTS_FILE
     with ExternalDataWriter(data_path) as writer:
         for tensor in external:
@@ -226,19 +227,23 @@ def _with_widened_weights(source: OnnxModel, proto: onnx.ModelProto) -> OnnxMode
     return OnnxModel(proto, folder.path, folder)
 
 
-def _widened_folder(base_dir: Path) -> tuple[WeightsFolder, dict[tuple[str, int, int], tuple[int, int]]]:
-    key = Path(base_dir).resolve()
+def _widened_folder(source: OnnxModel) -> tuple[WeightsFolder, dict[tuple[str, int, int], tuple[int, int]]]:
+    """The folder of ``source``'s widened weights, made on first use; it goes with the source's
+    temporary folder, or once the source folder is found gone."""
+    assert source.base_dir is not None
+    key = Path(source.base_dir).resolve()
     entry = _widened_weights.get(key)
     if entry is None or not entry[0].path.exists():
-        for stale in [k for k in _widened_weights if not k.exists()]:  # their source folders are gone
+        for stale in [k for k in _widened_weights if not k.exists()]:
             _widened_weights.pop(stale)[0].release()
         entry = _widened_weights[key] = (WeightsFolder(), {})
+        if source.folder is not None:
+            weakref.finalize(source.folder, _release_widened, key)
     return entry
 
 
-def release_widened_weights(base_dir: Path) -> None:
-    """Remove the widened copy of the weights in ``base_dir`` (when the source weights go)."""
-    entry = _widened_weights.pop(Path(base_dir).resolve(), None)
+def _release_widened(key: Path) -> None:
+    entry = _widened_weights.pop(key, None)
     if entry is not None:
         entry[0].release()
 
