@@ -11,10 +11,11 @@ import gc
 import time
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
-from dataclasses import replace
+from dataclasses import dataclass, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
+import numpy as np
 import onnx
 import torch
 
@@ -25,7 +26,7 @@ from fixport.core.comparison.intermediates import (
 )
 from fixport.core.exporters.base import ComparableExport, Exporter
 from fixport.core.exporters.choice import exporter_for
-from fixport.core.exporters.low_precision import rounding_only
+from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, rounding_only
 from fixport.core.exporters.shape_check import ShapeSet, first_line, generalisation_shapes, random_like
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
@@ -150,6 +151,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                                                                                       given_shapes)]
     per_run: list[list[OutputStats]] = []
     compared: list[tuple[str, tuple[torch.Tensor, ...]]] = []  # (label, inputs) of each run in per_run
+    rounding_checks: list[RoundingCheck] = []
     placement = None
     module = loaded.module.to(device)
     try:
@@ -164,8 +166,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                     messages.append(note)
                     inputs = inputs.inputs
                 else:
-                    stats, notes = _compare_run(module, session, loaded.input_names, inputs, tolerances, run, device)
-                    messages += notes
+                    stats, check = _compare_run(module, session, loaded.input_names, inputs, tolerances, run, device)
+                    rounding_checks += [check] if check.failing else []
                 if stats:
                     per_run.append(stats)
                     compared.append((label, inputs))
@@ -173,15 +175,17 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                 check_cancelled(cancelled)
     finally:
         loaded.module.to("cpu")
-    outputs = [worst_of_runs(column) for column in zip(*per_run)]
-    seconds["outputs"] = time.perf_counter() - run_started
     providers_used, provider_options = list(session_info.providers_used), dict(session_info.provider_options)
-    # The per-node analysis exports and opens its own model: at real size, keeping this one and
-    # its session as well would hold the weights twice more.
+    # The per-node analysis exports and opens its own model, and the half-precision check runs the
+    # model in float32: at real size, keeping this model and its session as well would hold the
+    # weights twice more.
     del session, session_info, plan
     comparable.model.release()
     del comparable
     gc.collect()
+    messages += _judge_rounding(loaded.module, rounding_checks, device)
+    outputs = [worst_of_runs(column) for column in zip(*per_run)]
+    seconds["outputs"] = time.perf_counter() - run_started
 
     analysis = None
     if analyze_nodes_enabled and onnx_path is None:
@@ -304,19 +308,46 @@ def _tolerances_for(tolerances: ToleranceTable, precision: str, providers_used: 
     return tolerances.for_tf32()
 
 
+@dataclass
+class RoundingCheck:
+    """One input set's failing outputs, to be held to the model run in float32 (low_precision.py)
+    once the ONNX session is gone."""
+
+    run: int
+    inputs: tuple[torch.Tensor, ...]
+    expected: list[tuple[str, np.ndarray]]
+    actual: list[Any]
+    failing: list[OutputStats]
+
+
 def _compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
-                 tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], list[str]]:
-    """One input set's outputs, and notes for float16 outputs that pass as float16's own rounding."""
+                 tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], RoundingCheck]:
+    """One input set's outputs, and what is left to check for half precision's own rounding."""
     on_device = [t.to(device) for t in inputs]
     with torch.no_grad():
         expected = flatten_outputs(module(*on_device))
     actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
     stats = compare_output_lists(expected, actual, tolerances, run)
-    rounding = rounding_only(module, on_device, expected, actual, [s for s in stats if not s.passed])
-    for output in stats:
-        if output.name in rounding:
-            output.passed = True
-    return stats, [f"Input set {run + 1}: {note}" for note in rounding.values()]
+    failing = [s for s in stats if not s.passed and s.dtype in LOW_PRECISION_NAMES]
+    return stats, RoundingCheck(run, inputs, expected, list(actual), failing)
+
+
+def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device: str) -> list[str]:
+    """Pass the half-precision outputs whose difference is that precision's own rounding; a note for each."""
+    notes: list[str] = []
+    if not checks:
+        return notes
+    try:
+        module.to(device)
+        for check in checks:
+            on_device = [t.to(device) for t in check.inputs]
+            rounding = rounding_only(module, on_device, check.expected, check.actual, check.failing)
+            for output in check.failing:
+                output.passed = output.passed or output.name in rounding
+            notes += [f"Input set {check.run + 1}: {note}" for note in rounding.values()]
+    finally:
+        module.to("cpu")
+    return notes
 
 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
