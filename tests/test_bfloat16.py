@@ -69,6 +69,9 @@ def test_a_bfloat16_model_is_fixed_on_its_nodes_compared_and_exported_in_bfloat1
     assert exported.returncode == 0, exported.stdout + exported.stderr
     model = onnx.load(str(out))
     assert model.graph.output[0].type.tensor_type.elem_type == TensorProto.BFLOAT16  # the fix kept the dtype
+    from_file = run_main("compare", str(path), "--onnx", str(out))  # the saved file, opened from its path
+    assert from_file.returncode == 0, from_file.stdout + from_file.stderr
+    assert "widened to float32" in _said(from_file)
 
 
 def test_check_names_the_node_whose_conversion_torch_cannot_write(model_file) -> None:

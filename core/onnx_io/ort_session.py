@@ -106,16 +106,17 @@ def _in_float32_where_bfloat16(model: OnnxModel | onnx.ModelProto | bytes | str,
     """A model with bfloat16 values as ONNX Runtime can be fed and read on ``runs_on`` (widened on
     CPU, float32 at its edges elsewhere: bfloat16_runs.py), with the names of the original's
     bfloat16 values; any other model as it is, with None."""
-    if isinstance(model, str):
-        source = beside_file(onnx.load(model, load_external_data=False), Path(model))
-    elif isinstance(model, bytes):
-        source = OnnxModel(onnx.load_from_string(model))
-    else:
-        source = model if isinstance(model, OnnxModel) else OnnxModel(model)
-    if not has_bfloat16(source.proto):
+    if isinstance(model, (OnnxModel, onnx.ModelProto)):
+        proto = model.proto if isinstance(model, OnnxModel) else model
+    else:  # a path (its weights stay in their files) or bytes
+        proto = onnx.load(model, load_external_data=False) if isinstance(model, str) else onnx.load_from_string(model)
+    if not has_bfloat16(proto):
         return model, None
-    names = bfloat16_values(source.proto)
-    return (widened(source) if runs_on == "cpu" else boundary_in_float32(source)), names
+    if isinstance(model, OnnxModel):
+        source = model
+    else:
+        source = beside_file(proto, Path(model)) if isinstance(model, str) else OnnxModel(proto)
+    return (widened(source) if runs_on == "cpu" else boundary_in_float32(source)), bfloat16_values(proto)
 
 
 def keep_one_copy_of_the_weights(options: ort.SessionOptions) -> None:
