@@ -1,7 +1,7 @@
 """Fixport on models at their real published size: time and peak memory of each command (issue 20).
 
-Usage: python bench/real_size.py [--quick] [--only NAME ...] [--logs DIR] [--timeout 86400] [--limit S]
-                                [--min-free-gb 1.5]
+Usage: python bench/real_size.py [--quick] [--exporter torchscript|dynamo] [--only NAME ...] [--logs DIR]
+                                [--timeout 86400] [--limit S] [--min-free-gb 1.5]
 
 For every model of bench/real_size_models/ (Qwen2-0.5B, ViT-L/16 with RMSNorm, three 16k x 16k
 Linear layers whose ONNX file is 3.2 GB, ViT-B/16 in float16, Qwen2-0.5B in bfloat16 as its checkpoints
@@ -45,14 +45,17 @@ OK_CODES = {"check": (0, 1)}  # check exits 1 when it lists problems: that is it
 
 PLAIN_EXPORT = """
 import importlib.util, sys, torch
-path, out = sys.argv[1], sys.argv[2]
+path, out, exporter = sys.argv[1], sys.argv[2], sys.argv[3]
 spec = importlib.util.spec_from_file_location("real_size_model", path)
 module = importlib.util.module_from_spec(spec)
 spec.loader.exec_module(module)
 model, inputs = module.build()
 opset = getattr(module, "FIXPORT_EXAMPLE", {}).get("opset", 17)
-torch.onnx.export(model.eval(), inputs, out, opset_version=opset, dynamo=False,
-                  operator_export_type=torch.onnx.OperatorExportTypes.ONNX_FALLTHROUGH)
+if exporter == "dynamo":  # torch's default: it writes external data itself past 2 GB
+    torch.onnx.export(model.eval(), inputs, out, opset_version=opset, dynamo=True)
+else:
+    torch.onnx.export(model.eval(), inputs, out, opset_version=opset, dynamo=False,
+                      operator_export_type=torch.onnx.OperatorExportTypes.ONNX_FALLTHROUGH)
 """
 
 
@@ -191,12 +194,14 @@ def error_line(run: Run) -> str:
     return (plain or lines or ["(no output)"])[-1]
 
 
-def commands(model: Path, scratch: Path, timeout_s: float) -> list[tuple[str, list[str]]]:
+def commands(model: Path, scratch: Path, timeout_s: float,
+             exporter: str = "torchscript") -> list[tuple[str, list[str]]]:
     """The plain export, then Fixport's commands as a user chains them (the fixed project reused)."""
-    python, main, limit = sys.executable, str(REPO / "main.py"), ["--timeout", str(timeout_s)]
+    python, main = sys.executable, str(REPO / "main.py")
+    limit = ["--timeout", str(timeout_s), "--exporter", exporter]
     project, onnx = str(scratch / "fixed.fixport.json"), str(scratch / "fixed.onnx")
     return [
-        ("plain export", [python, "-c", PLAIN_EXPORT, str(model), str(scratch / "plain.onnx")]),
+        ("plain export", [python, "-c", PLAIN_EXPORT, str(model), str(scratch / "plain.onnx"), exporter]),
         ("check", [python, main, "check", str(model), *limit]),
         ("fix --auto", [python, main, "fix", str(model), "--auto", "-o", project, *limit]),
         ("export", [python, main, "export", str(model), "-o", onnx, "--project", project, *limit]),
@@ -224,7 +229,7 @@ def bench_model(name: str, args: argparse.Namespace, env: dict[str, str]) -> lis
     runs = []
     with tempfile.TemporaryDirectory(prefix=f"fixport-real-size-{name}-") as folder:
         scratch = Path(folder)
-        for command, argv in commands(MODELS / f"{name}.py", scratch, args.timeout):
+        for command, argv in commands(MODELS / f"{name}.py", scratch, args.timeout, args.exporter):
             argv_run = _without_missing_project(argv)
             if argv_run != argv:
                 command += " (no project)"
@@ -269,6 +274,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny configs of the same architectures")
     parser.add_argument("--only", action="append", choices=MODEL_NAMES, help="only this model (repeatable)")
+    parser.add_argument("--exporter", choices=("torchscript", "dynamo"), default="torchscript",
+                        help="the exporter of the plain export and of every command")
     parser.add_argument("--timeout", type=float, default=86400.0, help="Fixport's --timeout for its jobs")
     parser.add_argument("--limit", type=float, default=3 * 3600.0, help="the bench stops a command after this")
     parser.add_argument("--logs", metavar="DIR", help="also save each command's whole output here")
@@ -277,7 +284,7 @@ def main() -> None:
     env = {key: value for key, value in os.environ.items() if key != QUICK_ENV}
     if args.quick:
         env[QUICK_ENV] = "1"
-    print(f"real_size bench ({'quick: tiny configs' if args.quick else 'real size'}), "
+    print(f"real_size bench ({'quick: tiny configs' if args.quick else 'real size'}, {args.exporter}), "
           f"{os.cpu_count()} CPU cores, {free_memory() / GB:.1f} GB free")
     for name in args.only or MODEL_NAMES:
         print(f"{name} ...", file=sys.stderr, flush=True)
