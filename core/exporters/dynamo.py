@@ -62,6 +62,7 @@ from fixport.core.exporters.dynamo_fixes import (
 from fixport.core.exporters.dynamo_origins import captured_origin
 from fixport.core.exporters.dynamo_placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.profiles import DYNAMO
+from fixport.core.exporters.shared_weights import share_torch_weights
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
@@ -148,6 +149,7 @@ class DynamoExporter(Exporter):
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
                                     [_translation_problem(exc, fx_graph)])
         exported = on_disk(model)  # a big model's weights on disk: torch holds them in memory already
+        share_torch_weights(exported, loaded.module)
         model = exported.proto
         onnx_graph = onnx_graph_with_provenance(model, fx_graph)
         warnings_ = _opset_warnings(model, options.opset)

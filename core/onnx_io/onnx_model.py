@@ -15,9 +15,10 @@ import os
 import shutil
 import tempfile
 import weakref
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from pathlib import Path
 
+import numpy as np
 import onnx
 
 from fixport.core.onnx_io.external_data import (
@@ -72,11 +73,16 @@ def _alive(pid: int) -> bool:
 
 @dataclass(eq=False)
 class OnnxModel:
-    """An ONNX model: ``proto`` in memory, its external tensors in ``base_dir`` (None: all inline)."""
+    """An ONNX model: ``proto`` in memory, its external tensors in ``base_dir`` (None: all inline).
+
+    ``shared`` holds initializers whose values are the exported torch model's own tensors (same
+    name, dtype, shape and bytes; :mod:`fixport.core.exporters.shared_weights`): ONNX Runtime
+    takes those buffers as they are instead of a copy of the weights of its own."""
 
     proto: onnx.ModelProto
     base_dir: Path | None = None
     folder: WeightsFolder | None = None  # the temporary folder behind base_dir, when it is one
+    shared: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def weights_on_disk(self) -> bool:
@@ -84,7 +90,7 @@ class OnnxModel:
 
     def derived(self, proto: onnx.ModelProto) -> OnnxModel:
         """Another graph over the same weights (a copy with more outputs, a part of the graph)."""
-        return OnnxModel(proto, self.base_dir, self.folder)
+        return OnnxModel(proto, self.base_dir, self.folder, self.shared)
 
     def release(self) -> None:
         """Remove the temporary weights now (sessions already open keep what they read or mapped)."""
