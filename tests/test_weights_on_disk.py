@@ -272,3 +272,29 @@ def _outputs(model: OnnxModel, names, inputs) -> np.ndarray:
     run = run_on_cpu(model, names, inputs)
     assert run.error is None, run.error
     return run.outputs[0]
+
+
+def test_a_dynamo_export_writes_its_weights_from_torch_straight_to_disk(small_threshold: Path, model_file) -> None:
+    """torch.export's route too: the translated model's weights go to the folder from torch's tensors
+    (no proto holding them), check and compare read them there, and the folders go afterwards."""
+    from fixport.core.comparison.compare_job import compare
+    from fixport.core.exporters.base import ExportOptions
+    from fixport.core.exporters.choice import exporter_for
+    from fixport.core.loaders.loading import load_model
+    from fixport.core.model.requests import CompareRequest
+    from fixport.core.model.results import ModelRequest
+
+    path = model_file("linear.py", LINEAR_MODEL)
+    result = exporter_for("dynamo").export(load_model(path, trust=True), ExportOptions(opset=17))
+    assert result.unsupported == [] and result.model.weights_on_disk
+    assert all(t.data_location == TensorProto.EXTERNAL for t in result.model.proto.graph.initializer
+               if t.name.endswith("weight"))
+    assert any(node.metadata_props for node in result.model.proto.graph.node)  # provenance kept
+    del result
+    compared = compare(CompareRequest(ModelRequest(str(path)), runs=2, options={"exporter": "dynamo"}))
+    assert compared.passed and compared.node_analysis is not None and compared.node_analysis.nodes
+    assert any("FX node" in message for message in compared.messages)  # the dynamo route's analysis
+    import gc
+
+    gc.collect()
+    assert not list(small_threshold.glob(f"{onnx_model.FOLDER_PREFIX}*"))

@@ -76,7 +76,14 @@ from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import TracedGraph
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph, strip_provenance
-from fixport.core.onnx_io.onnx_model import on_disk
+from fixport.core.onnx_io.onnx_model import (
+    EXPORT_FILE_NAME,
+    OnnxModel,
+    WeightsFolder,
+    on_disk,
+    read_export,
+    weights_go_to_disk,
+)
 from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.core.onnx_io.ort_session import run_once
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
@@ -144,11 +151,10 @@ class DynamoExporter(Exporter):
             report(progress, 0.55, "translating to ONNX")
             try:
                 with node_being_translated():
-                    model = translate(decomposed, registry, options, loaded)
+                    exported = translated_model(translate_program(decomposed, registry, options, loaded))
             except Exception as exc:
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
                                     [_translation_problem(exc, fx_graph)])
-        exported = on_disk(model)  # a big model's weights on disk: torch holds them in memory already
         share_torch_weights(exported, loaded.module)
         model = exported.proto
         onnx_graph = onnx_graph_with_provenance(model, fx_graph)
@@ -420,7 +426,27 @@ def _missing_function_problem(fx_graph: Graph, node_name: str, message: str, ops
 
 def translate(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
               options: ExportOptions, loaded: LoadedModel) -> onnx.ModelProto:
-    """What torch.onnx.export does after decomposition: translate, convert the opset, optimize, rename."""
+    """What torch.onnx.export does after decomposition, as one ModelProto (weights inline)."""
+    return translate_program(program, registry, options, loaded).model_proto
+
+
+def translated_model(onnx_program: Any) -> OnnxModel:
+    """The translated model; a big one's weights go from torch's tensors straight to a weights
+    folder, as torch.onnx.export writes a file (no proto holding them all on the way)."""
+    graph = onnx_program.model.graph
+    weights = sum(value.const_value.nbytes for value in graph.initializers.values() if value.const_value is not None)
+    if not weights_go_to_disk(weights):
+        return on_disk(onnx_program.model_proto)
+    folder = WeightsFolder()
+    path = folder.path / EXPORT_FILE_NAME
+    onnx_program.save(str(path), external_data=True)
+    return read_export(path, folder)
+
+
+def translate_program(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
+                      options: ExportOptions, loaded: LoadedModel) -> Any:
+    """What torch.onnx.export does after decomposition: translate, convert the opset, optimize,
+    rename; the ONNXProgram, its weights still torch's tensors."""
     onnx_program = _core._exported_program_to_onnx_program(program, registry=registry)
     metadata = {node.name: dict(node.metadata_props) for node in onnx_program.model.graph}
     if any(node.domain in ("", "ai.onnx") for node in onnx_program.model.graph.all_nodes()):
@@ -437,7 +463,7 @@ def translate(program: torch.export.ExportedProgram, registry: _registration.ONN
         _ir_passes.rename_inputs(onnx_program.model, list(input_names))
     if options.output_names:
         _ir_passes.rename_outputs(onnx_program.model, list(options.output_names))
-    return onnx_program.model_proto
+    return onnx_program
 
 
 def _preparation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:

@@ -54,7 +54,7 @@ from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import ExportedGraph, TracedGraph
 from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
-from fixport.core.onnx_io.onnx_model import WEIGHTS_FILE, WeightsFolder, on_disk, read_export
+from fixport.core.onnx_io.onnx_model import EXPORT_FILE_NAME, WEIGHTS_FILE, WeightsFolder, on_disk, read_export
 from fixport.core.onnx_io.ort_session import run_on_cpu
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
@@ -253,7 +253,6 @@ class TorchScriptExporter(Exporter):
 
 # One protobuf holds at most 2 GB; bigger models go through a file with external data.
 IN_MEMORY_EXPORT_LIMIT_BYTES = 1 << 30
-EXPORT_FILE_NAME = "model.onnx"
 
 
 def _export_target(loaded: LoadedModel) -> io.BytesIO | WeightsFolder:

@@ -30,6 +30,7 @@ from fixport.core.onnx_io.external_data import (
 
 WEIGHTS_ON_DISK_ABOVE_BYTES = SESSION_FROM_FILE_ABOVE_BYTES
 WEIGHTS_FILE = "weights.data"
+EXPORT_FILE_NAME = "model.onnx"  # what an exporter writes into a weights folder, for read_export
 FOLDER_PREFIX = "fixport-weights-"
 
 
@@ -98,13 +99,18 @@ class OnnxModel:
             self.folder.release()
 
 
+def weights_go_to_disk(weight_bytes: int) -> bool:
+    """Whether a model with this many bytes of initializers keeps them on disk."""
+    return weight_bytes > WEIGHTS_ON_DISK_ABOVE_BYTES
+
+
 def on_disk(model: onnx.ModelProto, folder: WeightsFolder | None = None) -> OnnxModel:
     """``model`` with its big initializers moved to ``folder`` (a new one by default) when they pass
     ``WEIGHTS_ON_DISK_ABOVE_BYTES`` in all; tensors already external stay where they are, in ``folder``.
 
     Returns a new, light proto: drop ``model`` to free its weights (protobuf keeps a cleared
     field's memory until the whole message goes)."""
-    if folder is None and sum(tensor_bytes(t) for t in model.graph.initializer) <= WEIGHTS_ON_DISK_ABOVE_BYTES:
+    if folder is None and not weights_go_to_disk(sum(tensor_bytes(t) for t in model.graph.initializer)):
         return OnnxModel(model)
     folder = folder or WeightsFolder()
     light = with_external_data(model, folder.path / WEIGHTS_FILE)
