@@ -62,7 +62,6 @@ from fixport.core.exporters.dynamo_fixes import (
 from fixport.core.exporters.dynamo_origins import captured_origin
 from fixport.core.exporters.dynamo_placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.profiles import DYNAMO
-from fixport.core.exporters.shared_weights import share_torch_weights
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
@@ -155,7 +154,6 @@ class DynamoExporter(Exporter):
             except Exception as exc:
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
                                     [_translation_problem(exc, fx_graph)])
-        share_torch_weights(exported, loaded.module)
         model = exported.proto
         onnx_graph = onnx_graph_with_provenance(model, fx_graph)
         warnings_ = _opset_warnings(model, options.opset)

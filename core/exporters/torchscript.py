@@ -32,7 +32,6 @@ from fixport.core.exporters.diagnosis import (
 from fixport.core.exporters.given_inputs import given_inputs_only
 from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.registry import first_supported_opset
-from fixport.core.exporters.shared_weights import share_torch_weights
 from fixport.core.exporters.torchscript_candidates import candidates_for, opset_that_fixes
 from fixport.core.exporters.torchscript_capture import TorchCaptureError, TorchGraphRecorder
 from fixport.core.exporters.torchscript_weights import weights_written_to
@@ -91,7 +90,6 @@ class TorchScriptExporter(Exporter):
         exported = (on_disk(onnx.load_model_from_string(target.getvalue())) if isinstance(target, io.BytesIO)
                     else read_export(path, target))
         del target  # the serialised export, once read
-        share_torch_weights(exported, loaded.module)
         model = exported.proto
         if not model.graph.output:
             raise TraceError("The model's forward() returned no tensor (None, or containers without tensors), "

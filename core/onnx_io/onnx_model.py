@@ -15,10 +15,9 @@ import os
 import shutil
 import tempfile
 import weakref
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 
-import numpy as np
 import onnx
 
 from fixport.core.onnx_io.external_data import (
@@ -74,16 +73,11 @@ def _alive(pid: int) -> bool:
 
 @dataclass(eq=False)
 class OnnxModel:
-    """An ONNX model: ``proto`` in memory, its external tensors in ``base_dir`` (None: all inline).
-
-    ``shared`` holds initializers whose values are the exported torch model's own tensors (same
-    name, dtype, shape and bytes; :mod:`fixport.core.exporters.shared_weights`): ONNX Runtime
-    takes those buffers as they are instead of a copy of the weights of its own."""
+    """An ONNX model: ``proto`` in memory, its external tensors in ``base_dir`` (None: all inline)."""
 
     proto: onnx.ModelProto
     base_dir: Path | None = None
     folder: WeightsFolder | None = None  # the temporary folder behind base_dir, when it is one
-    shared: dict[str, np.ndarray] = field(default_factory=dict)
 
     @property
     def weights_on_disk(self) -> bool:
@@ -91,7 +85,7 @@ class OnnxModel:
 
     def derived(self, proto: onnx.ModelProto) -> OnnxModel:
         """Another graph over the same weights (a copy with more outputs, a part of the graph)."""
-        return OnnxModel(proto, self.base_dir, self.folder, self.shared)
+        return OnnxModel(proto, self.base_dir, self.folder)
 
     def release(self) -> None:
         """Remove the temporary weights now (sessions already open keep what they read or mapped)."""

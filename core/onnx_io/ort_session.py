@@ -82,7 +82,6 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
         messages.append(WIDENED_ON_CPU_NOTE)
     options = extra_session_options or ort.SessionOptions()
     options.log_severity_level = log_severity
-    shared = shared_initializers(model, options)
     if profile:
         enable_profiling(options)
     if isinstance(model, OnnxModel) and model.weights_on_disk:  # the graph's bytes, the weights from their folder
@@ -95,7 +94,6 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
                 keep_one_copy_of_the_weights(options)
             session = ort.InferenceSession(source, sess_options=options, providers=asked)
     used = session.get_providers()
-    session._fixport_shared_weights = shared  # ONNX Runtime reads them for as long as the session lives
     if bfloat16_names is not None:
         session = Bfloat16Session(session, bfloat16_names)
     fallback = cuda_fallback_message([p[0] if isinstance(p, tuple) else p for p in asked], used)
@@ -119,22 +117,6 @@ def _in_float32_where_bfloat16(model: OnnxModel | onnx.ModelProto | bytes | str,
     else:
         source = beside_file(proto, Path(model)) if isinstance(model, str) else OnnxModel(proto)
     return (widened(source) if runs_on == "cpu" else boundary_in_float32(source)), bfloat16_values(proto)
-
-
-def shared_initializers(model: OnnxModel | onnx.ModelProto | bytes | str,
-                        options: ort.SessionOptions) -> list[ort.OrtValue]:
-    """Hand ONNX Runtime the torch model's own tensors for the initializers in ``model.shared``
-    (no copy: onnx_model.py); the values to keep alive with the session."""
-    if not isinstance(model, OnnxModel) or not model.shared:
-        return []
-    in_graph = {tensor.name for tensor in model.proto.graph.initializer}
-    values = []
-    for name, array in model.shared.items():
-        if name in in_graph:
-            value = ort.OrtValue.ortvalue_from_numpy(array)
-            options.add_initializer(name, value)
-            values.append(value)
-    return values
 
 
 def keep_one_copy_of_the_weights(options: ort.SessionOptions) -> None:
