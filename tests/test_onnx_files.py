@@ -58,6 +58,25 @@ def test_invalid_model_is_refused_and_nothing_is_written(tmp_path: Path) -> None
     assert not any(tmp_path.iterdir())
 
 
+def test_a_big_models_graph_is_checked_without_its_weights(tmp_path: Path, monkeypatch) -> None:
+    """Above SESSION_FROM_FILE_ABOVE_BYTES the checker gets the graph, not the weights' bytes (at
+    real size, gigabytes): a bad node or a weight of the wrong type is still refused."""
+    monkeypatch.setattr(onnx_files, "SESSION_FROM_FILE_ABOVE_BYTES", 1000)
+    written = onnx_files.save_model(_model(), tmp_path / "m.onnx")
+    assert written == [tmp_path / "m.onnx"]
+    onnx.checker.check_model(str(written[0]), full_check=True)
+    assert run_on_cpu(onnx.load(str(written[0])), ["x"], [np.ones(1024, dtype=np.float32)]).outputs[0][-1] == 1024
+
+    bad_node = _model()
+    bad_node.graph.node[0].op_type = "NoSuchOp"
+    wrong_type = _model()
+    wrong_type.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.arange(1024, dtype=np.int64), "w"))
+    for number, model in enumerate((bad_node, wrong_type)):
+        with pytest.raises(ExportError, match="ONNX checker"):
+            onnx_files.save_model(model, tmp_path / f"bad{number}.onnx")
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["m.onnx"]
+
+
 def test_check_fix_and_save_take_the_external_data_path_end_to_end(monkeypatch, model_file, tmp_path: Path) -> None:
     """The 2 GB limit lowered to 1 kB: analysis, fix --auto's node trials and whole-model check,
     and the saved file all go through external data, as a real-size model does."""

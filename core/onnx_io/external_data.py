@@ -191,6 +191,25 @@ def write_in_one_file(model: onnx.ModelProto, base_dir: Path | None, stream: Bin
             stream.write(chunk)
 
 
+def without_weight_bytes(model: onnx.ModelProto, location: str) -> onnx.ModelProto:
+    """A copy of ``model`` whose big initializers keep their name, type and dims but, in place of
+    their bytes, refer to the file ``location`` (any file: nothing reads it). For checks of the
+    graph that must not get a copy of the weights."""
+    light = _copy_without(model, "graph")
+    _copy_fields(model.graph, light.graph, without="initializer")
+    for tensor in model.graph.initializer:
+        kept = light.graph.initializer.add()
+        if tensor.data_location != onnx.TensorProto.EXTERNAL and len(tensor.raw_data) < EXTERNAL_TENSOR_MIN_BYTES:
+            kept.CopyFrom(tensor)  # small ones stay: shape inference reads Reshape's shapes from them
+            continue
+        _copy_fields(tensor, kept, without="raw_data")
+        del kept.external_data[:]
+        kept.data_location = onnx.TensorProto.EXTERNAL
+        entry = kept.external_data.add()
+        entry.key, entry.value = "location", location
+    return light
+
+
 _GRAPH_FIELD = onnx.ModelProto.DESCRIPTOR.fields_by_name["graph"].number
 _INITIALIZER_FIELD = onnx.GraphProto.DESCRIPTOR.fields_by_name["initializer"].number
 _RAW_DATA_FIELD = onnx.TensorProto.DESCRIPTOR.fields_by_name["raw_data"].number

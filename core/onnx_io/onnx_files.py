@@ -9,7 +9,13 @@ import onnx
 
 from fixport.core.model.atomic_files import atomic_write, output_mode, write_error
 from fixport.core.model.errors import ExportError, ModelLoadError
-from fixport.core.onnx_io.external_data import fits_in_one_file, write_in_one_file, write_with_external_data
+from fixport.core.onnx_io.external_data import (
+    SESSION_FROM_FILE_ABOVE_BYTES,
+    fits_in_one_file,
+    without_weight_bytes,
+    write_in_one_file,
+    write_with_external_data,
+)
 from fixport.core.onnx_io.onnx_model import OnnxModel
 
 
@@ -22,22 +28,38 @@ def check_model(model: onnx.ModelProto | str | Path) -> None:
                           "A symbolic produced an invalid node; see the message for which one.") from exc
 
 
+def check_graph(model: onnx.ModelProto) -> None:
+    """:func:`check_model` on ``model``'s nodes, types and shapes without its weights' bytes (a big
+    model's file checked as written would make the checker hold the weights once or twice more:
+    at real size, gigabytes above the export itself)."""
+    with tempfile.TemporaryDirectory(prefix="fixport-check-") as folder:
+        placeholder = Path(folder) / "weights-not-read"
+        placeholder.touch()
+        graph_only = Path(folder) / "model.onnx"
+        graph_only.write_bytes(without_weight_bytes(model, placeholder.name).SerializeToString())
+        check_model(graph_only)
+
+
 def save_model(model: OnnxModel | onnx.ModelProto, path: str | Path) -> list[Path]:
     """Check and atomically save ``model``: one file below protobuf's 2 GB, else the model file and
     its ``.data`` beside it (weights kept on disk are copied from there); returns the files written."""
     path = Path(path)
     proto, base_dir = (model.proto, model.base_dir) if isinstance(model, OnnxModel) else (model, None)
+    big = not fits_in_one_file(proto, SESSION_FROM_FILE_ABOVE_BYTES, base_dir)
+    if big:  # its graph checked before it is written, its weights never read back
+        check_graph(proto)
     if fits_in_one_file(proto, base_dir=base_dir):
-        # Checked as written, from the file: the serialised bytes live only while they are
-        # written, and the checker does not get a second copy of the weights from memory.
+        # A small one is checked as written, from the file: the serialised bytes live only while
+        # they are written.
         write = ((lambda stream: write_in_one_file(proto, base_dir, stream)) if base_dir is not None
                  else (lambda stream: stream.write(proto.SerializeToString())))
-        atomic_write(path, write, verify=check_model)
+        atomic_write(path, write, verify=None if big else check_model)
         return [path]
-    return _save_with_external_data(proto, path, base_dir)
+    return _save_with_external_data(proto, path, base_dir, check_written=not big)
 
 
-def _save_with_external_data(model: onnx.ModelProto, path: Path, base_dir: Path | None) -> list[Path]:
+def _save_with_external_data(model: onnx.ModelProto, path: Path, base_dir: Path | None,
+                             check_written: bool = True) -> list[Path]:
     """Model and data written in a temporary folder beside the target, then renamed into place
     (through a symlink to its target, keeping the target's mode, like :func:`atomic_write_bytes`)."""
     target = Path(os.path.realpath(Path(path).expanduser()))
@@ -48,7 +70,8 @@ def _save_with_external_data(model: onnx.ModelProto, path: Path, base_dir: Path 
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fixport-") as temp_dir:
             temp_model = Path(temp_dir) / target.name
             write_with_external_data(model, temp_model, data_name, base_dir)
-            check_model(temp_model)
+            if check_written:
+                check_model(temp_model)
             for written in (temp_model, Path(temp_dir) / data_name):
                 written.chmod(mode)
             os.replace(Path(temp_dir) / data_name, target.parent / data_name)
