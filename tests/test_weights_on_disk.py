@@ -165,16 +165,39 @@ def test_check_compare_and_save_read_the_weights_from_disk(small_threshold: Path
     assert not list(small_threshold.glob(f"{onnx_model.FOLDER_PREFIX}*"))
 
 
-def test_values_made_from_the_weights_alone_are_not_fetched_but_made_where_a_group_needs_them(
-        small_threshold: Path) -> None:
-    """y = x @ w^T: the transposed weight is as big as the weight; per-node analysis leaves it out
-    of its run, and the MatMul's group alone makes it from the weight again."""
+def _transposed_weight_model() -> onnx.ModelProto:
+    """y = x @ w^T, the Transpose of the weight a node of its own (as an unoptimised export has it)."""
     weight = numpy_helper.from_array(np.arange(32 * 32, dtype=np.float32).reshape(32, 32) / 1000, "w")
     nodes = [helper.make_node("Transpose", ["w"], ["w_t"], name="t"),
              helper.make_node("MatMul", ["x", "w_t"], ["y"], name="mm")]
     graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [2, 32])],
                               [helper.make_tensor_value_info("y", TensorProto.FLOAT, [2, 32])], [weight])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_session_run_once_can_leave_the_weights_transposes_unfolded(tmp_path: Path) -> None:
+    """ONNX Runtime folds Transpose(w) into a second weight when the session is made; the per-node
+    analysis of a big model runs its session once and asks it not to (the Transpose runs, or is
+    fused into the MatMul, reading the one weight)."""
+    x = np.ones((2, 32), dtype=np.float32)
+    ops, outputs = {}, {}
+    for fold in (True, False):
+        options = ort.SessionOptions()
+        options.optimized_model_filepath = str(tmp_path / f"folded_{fold}.onnx")
+        session = create_session(_transposed_weight_model(), extra_session_options=options,
+                                 fold_constants=fold).session
+        (outputs[fold],) = session.run(None, {"x": x})
+        ops[fold] = [node.op_type for node in onnx.load(options.optimized_model_filepath).graph.node]
+    assert ops[True] == ["MatMul"] and ops[False] in (["Transpose", "MatMul"], ["FusedMatMul"])
+    np.testing.assert_array_equal(outputs[True], outputs[False])
+
+
+def test_values_made_from_the_weights_alone_are_not_fetched_but_made_where_a_group_needs_them(
+        small_threshold: Path) -> None:
+    """y = x @ w^T: the transposed weight is as big as the weight; per-node analysis leaves it out
+    of its run, and the MatMul's group alone makes it from the weight again."""
+    model = _transposed_weight_model()
+    weight = model.graph.initializer[0]
     exported = on_disk(model)
     assert [o.name for o in with_all_node_outputs(exported).proto.graph.output] == ["y"]
     tagged = onnx.ModelProto()

@@ -399,7 +399,9 @@ def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any,
 
     def session_factory(model: OnnxModel) -> Any:
         check_cancelled(cancelled)  # called once per measured node: the per-node analysis's cancel point
-        info = plan.create_session(model, provider, precision=precision)
+        # Run once: at real size, ONNX Runtime folding the unoptimised export's Transposes of weights
+        # would hold a second copy of them.
+        info = plan.create_session(model, provider, precision=precision, fold_constants=not model.weights_on_disk)
         used[:] = info.providers_used
         return info.session
 

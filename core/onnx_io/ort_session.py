@@ -60,11 +60,14 @@ def providers_for(provider: str, precision: str = DEFAULT_PRECISION) -> list[Any
 def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: str = "cpu",
                    extra_session_options: ort.SessionOptions | None = None,
                    log_severity: int = ORT_LOG_ERRORS, precision: str = DEFAULT_PRECISION,
-                   profile: bool = False) -> SessionInfo:
+                   profile: bool = False, fold_constants: bool = True) -> SessionInfo:
     """A session on ``provider``; CUDA absent, or present but unable to load, falls back to CPU with a message.
 
     ``precision`` picks the CUDA provider's options (cuda_precision.py); ``profile`` records where
     each node runs (read it with :func:`fixport.core.onnx_io.placement.collect_placement`).
+    ``fold_constants=False`` keeps ONNX Runtime from computing constant subgraphs when the session
+    is made: for a model run once whose Transposes of weights were not folded by the exporter, the
+    folded copies would be the size of the weights, kept for the session's life.
     """
     messages: list[str] = []
     provider = provider.lower()
@@ -80,6 +83,7 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
     model, bfloat16_names = _in_float32_where_bfloat16(model, runs_on)
     if bfloat16_names is not None and runs_on == "cpu":
         messages.append(WIDENED_ON_CPU_NOTE)
+    unfolded = {} if fold_constants else {"disabled_optimizers": ["ConstantFolding"]}
     options = extra_session_options or ort.SessionOptions()
     options.log_severity_level = log_severity
     if profile:
@@ -87,12 +91,13 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
     if isinstance(model, OnnxModel) and model.weights_on_disk:  # the graph's bytes, the weights from their folder
         keep_one_copy_of_the_weights(options)
         options.add_session_config_entry(EXTERNAL_DATA_FOLDER_KEY, str(model.base_dir))
-        session = ort.InferenceSession(model.proto.SerializeToString(), sess_options=options, providers=asked)
+        session = ort.InferenceSession(model.proto.SerializeToString(), sess_options=options, providers=asked,
+                                       **unfolded)
     else:
         with session_source(model.proto if isinstance(model, OnnxModel) else model) as source:
             if isinstance(source, str):  # a big model, opened from its file
                 keep_one_copy_of_the_weights(options)
-            session = ort.InferenceSession(source, sess_options=options, providers=asked)
+            session = ort.InferenceSession(source, sess_options=options, providers=asked, **unfolded)
     used = session.get_providers()
     if bfloat16_names is not None:
         session = Bfloat16Session(session, bfloat16_names)
