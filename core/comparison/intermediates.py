@@ -6,7 +6,7 @@ ONNX side: a copy of the model with every node output added as a graph output, r
 """
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Collection, Iterator, Sequence
 from dataclasses import dataclass
 from typing import Any
 
@@ -25,11 +25,15 @@ from fixport.core.onnx_io.onnx_model import OnnxModel
 
 SKIPPED_ONNX_OPS = frozenset({"Constant", "Shape", "Size", "ConstantOfShape"})
 MAX_INTRODUCED_RERUNS = 50  # re-running node groups alone costs a session each
+# ONNX Runtime returns every requested value of a run at once: above this many bytes of values
+# (estimated from torch's side), the ONNX side is fetched in slices, one run each.
+VALUES_PER_RUN_BYTES = 256 * 1024**2
 SessionFactory = Callable[[OnnxModel], Any]  # model -> onnxruntime.InferenceSession
 
 
-def with_all_node_outputs(model: OnnxModel) -> OnnxModel:
-    """A copy of ``model`` whose graph outputs include every node's outputs (over the same weights).
+def with_all_node_outputs(model: OnnxModel, only: Collection[str] | None = None) -> OnnxModel:
+    """A copy of ``model`` whose graph outputs include every node's outputs (over the same weights),
+    or of those, the ones named in ``only``.
 
     Where the weights are on disk (a big model), values computed from them alone are left out: a
     transposed weight is as big as the weight, and the same for every input."""
@@ -38,9 +42,10 @@ def with_all_node_outputs(model: OnnxModel) -> OnnxModel:
     existing = {output.name for output in copy.graph.output}
     if model.weights_on_disk:
         existing |= constant_values(copy)
+    wanted = None if only is None else set(only)
     for node in copy.graph.node:
         for name in node.output:
-            if name and name not in existing:
+            if name and name not in existing and (wanted is None or name in wanted):
                 copy.graph.output.append(helper.make_empty_tensor_value_info(name))
                 existing.add(name)
     return model.derived(copy)
@@ -190,8 +195,16 @@ def group_submodel(model: OnnxModel, onnx_graph: Graph, error: NodeError,
 
 def measure_introduced_errors(model: OnnxModel, onnx_graph: Graph, analysis: NodeAnalysis,
                               matches: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
-                              onnx_values: dict[str, np.ndarray], session_factory: SessionFactory) -> None:
-    """Re-run each out-of-tolerance node group alone, fed torch's values where torch has them."""
+                              fetch_onnx_values: Callable[[Collection[str]], dict[str, np.ndarray]],
+                              session_factory: SessionFactory) -> None:
+    """Re-run each out-of-tolerance node group alone, fed torch's values where torch has them and
+    ONNX's (``fetch_onnx_values`` of the names the groups read) elsewhere."""
+    exceeding = [error for error in analysis.nodes if error.exceeds]
+    # Nodes whose inputs were still fine decide the first divergent node: measure them first.
+    candidates = sorted(exceeding, key=lambda error: error.inputs_exceed)[:MAX_INTRODUCED_RERUNS]
+    if not candidates:
+        return
+    onnx_values = fetch_onnx_values(names_read_by_groups(onnx_graph, {error.torchscript_node for error in candidates}))
     feeds = dict(onnx_values)
     for match in matches:
         value = torch_values.get((match.key, match.output_index))
@@ -199,9 +212,6 @@ def measure_introduced_errors(model: OnnxModel, onnx_graph: Graph, analysis: Nod
         if value is not None and onnx_value is not None and value.shape == onnx_value.shape:
             feeds[match.onnx_value] = value.astype(onnx_value.dtype, copy=False)
     expected_by_output = {match.onnx_value: torch_values.get((match.key, match.output_index)) for match in matches}
-    exceeding = [error for error in analysis.nodes if error.exceeds]
-    # Nodes whose inputs were still fine decide the first divergent node: measure them first.
-    candidates = sorted(exceeding, key=lambda error: error.inputs_exceed)[:MAX_INTRODUCED_RERUNS]
     for error in candidates:
         built = group_submodel(model, onnx_graph, error, feeds)
         if built is None:
@@ -224,6 +234,16 @@ def measure_introduced_errors(model: OnnxModel, onnx_graph: Graph, analysis: Nod
                                  "out-of-tolerance nodes only.")
 
 
+def names_read_by_groups(onnx_graph: Graph, keys: set[str]) -> set[str]:
+    """Every value read by an ONNX node of the groups of TorchScript/FX nodes ``keys``, and every
+    value that group makes: what re-running the groups alone can need."""
+    names: set[str] = set()
+    for node in onnx_graph.nodes:
+        if node.origin and node.origin[0] in keys:
+            names.update(name for name in (*node.inputs, *node.outputs) if name)
+    return names
+
+
 def _introduces(error: NodeError) -> bool:
     """Whether the node still exceeds tolerance when run alone on torch's inputs (unknown: yes)."""
     return True if error.introduced_exceeds is None else error.introduced_exceeds
@@ -238,17 +258,36 @@ def find_first_divergent(analysis: NodeAnalysis, onnx_graph: Graph) -> NodeError
 
 
 def all_node_values(model: OnnxModel, inputs: Sequence[torch.Tensor], input_names: Sequence[str],
-                    session_factory: SessionFactory) -> dict[str, np.ndarray]:
-    """Every value of ``model`` on ``inputs`` (its inputs too), by name, from one ONNX Runtime run;
-    the session is gone on return, before the node groups open theirs over the same weights."""
+                    session_factory: SessionFactory, only: Collection[str] | None = None) -> dict[str, np.ndarray]:
+    """Every value of ``model`` on ``inputs`` (or of those, the ones named in ``only``), with its
+    inputs, by name, from one ONNX Runtime run; the session is gone on return, before the node
+    groups open theirs over the same weights."""
     from fixport.core.onnx_io.ort_session import feeds_for
 
-    session = session_factory(with_all_node_outputs(model))
+    session = session_factory(with_all_node_outputs(model, only))
     feeds = feeds_for(session, list(input_names), [to_numpy(t) for t in inputs])
     names = [output.name for output in session.get_outputs()]
     values = dict(feeds)
     values.update(zip(names, session.run(None, feeds)))
     return values
+
+
+def slices_within(matches: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
+                  budget: int) -> Iterator[list[ValueMatch]]:
+    """``matches`` in order, cut where the torch values they stand for pass ``budget`` bytes (the
+    ONNX values are the same size); one slice when they all fit."""
+    piece: list[ValueMatch] = []
+    size = 0
+    for match in matches:
+        value = torch_values.get((match.key, match.output_index))
+        nbytes = 0 if value is None else value.nbytes
+        if piece and size + nbytes > budget:
+            yield piece
+            piece, size = [], 0
+        piece.append(match)
+        size += nbytes
+    if piece:
+        yield piece
 
 
 def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | None,
@@ -258,16 +297,22 @@ def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | Non
     """Capture both sides for one input set, compare node by node, find the first divergent node.
 
     ``model`` must have the same node order as ``onnx_graph`` (the graph read from it before
-    its provenance was stripped); custom-domain nodes must already be runnable.
+    its provenance was stripped); custom-domain nodes must already be runnable. The ONNX side is
+    fetched VALUES_PER_RUN_BYTES at a time: a vision transformer at real size has gigabytes of
+    intermediate values, and holding both sides' whole would be more than the model itself.
     """
     analysis = NodeAnalysis(run=run)
     torch_values = capture.run(inputs, device)
-    onnx_values = all_node_values(model, inputs, input_names, session_factory)
     matches = match_values(onnx_graph, set(torch_values))
-    node_errors(onnx_graph, matches, torch_values, onnx_values, tolerances, source_graph,
-                templates_by_instance, analysis)
+
+    def fetch(names: Collection[str]) -> dict[str, np.ndarray]:
+        return all_node_values(model, inputs, input_names, session_factory, names)
+
+    for piece in slices_within(matches, torch_values, VALUES_PER_RUN_BYTES):
+        node_errors(onnx_graph, piece, torch_values, fetch([match.onnx_value for match in piece]), tolerances,
+                    source_graph, templates_by_instance, analysis)
     mark_inherited_errors(onnx_graph, analysis.nodes)
-    measure_introduced_errors(model, onnx_graph, analysis, matches, torch_values, onnx_values, session_factory)
+    measure_introduced_errors(model, onnx_graph, analysis, matches, torch_values, fetch, session_factory)
     analysis.first_divergent = find_first_divergent(analysis, onnx_graph)
     if analysis.skipped_shape_mismatch:
         analysis.messages.append(f"{analysis.skipped_shape_mismatch} matched value(s) skipped: "
