@@ -194,17 +194,21 @@ def group_submodel(model: OnnxModel, onnx_graph: Graph, error: NodeError,
 
 
 def measure_introduced_errors(model: OnnxModel, onnx_graph: Graph, analysis: NodeAnalysis,
-                              matches: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
+                              matches: list[ValueMatch],
+                              fetch_torch_values: Callable[[Collection[ValueKey]], dict[ValueKey, np.ndarray]],
                               fetch_onnx_values: Callable[[Collection[str]], dict[str, np.ndarray]],
                               session_factory: SessionFactory) -> None:
     """Re-run each out-of-tolerance node group alone, fed torch's values where torch has them and
-    ONNX's (``fetch_onnx_values`` of the names the groups read) elsewhere."""
+    ONNX's elsewhere (each side fetched for the values the groups read and make)."""
     exceeding = [error for error in analysis.nodes if error.exceeds]
     # Nodes whose inputs were still fine decide the first divergent node: measure them first.
     candidates = sorted(exceeding, key=lambda error: error.inputs_exceed)[:MAX_INTRODUCED_RERUNS]
     if not candidates:
         return
-    onnx_values = fetch_onnx_values(names_read_by_groups(onnx_graph, {error.torchscript_node for error in candidates}))
+    names = names_read_by_groups(onnx_graph, {error.torchscript_node for error in candidates})
+    onnx_values = fetch_onnx_values(names)
+    matches = [match for match in matches if match.onnx_value in names]
+    torch_values = fetch_torch_values({(match.key, match.output_index) for match in matches})
     feeds = dict(onnx_values)
     for match in matches:
         value = torch_values.get((match.key, match.output_index))
@@ -272,15 +276,13 @@ def all_node_values(model: OnnxModel, inputs: Sequence[torch.Tensor], input_name
     return values
 
 
-def slices_within(matches: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
-                  budget: int) -> Iterator[list[ValueMatch]]:
-    """``matches`` in order, cut where the torch values they stand for pass ``budget`` bytes (the
-    ONNX values are the same size); one slice when they all fit."""
+def slices_within(matches: list[ValueMatch], sizes: dict[ValueKey, int], budget: int) -> Iterator[list[ValueMatch]]:
+    """``matches`` in order, cut where the torch values they stand for (``sizes``, in bytes) pass
+    ``budget`` (the ONNX values are the same size); one slice when they all fit."""
     piece: list[ValueMatch] = []
     size = 0
     for match in matches:
-        value = torch_values.get((match.key, match.output_index))
-        nbytes = 0 if value is None else value.nbytes
+        nbytes = sizes.get((match.key, match.output_index), 0)
         if piece and size + nbytes > budget:
             yield piece
             piece, size = [], 0
@@ -297,22 +299,25 @@ def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | Non
     """Capture both sides for one input set, compare node by node, find the first divergent node.
 
     ``model`` must have the same node order as ``onnx_graph`` (the graph read from it before
-    its provenance was stripped); custom-domain nodes must already be runnable. The ONNX side is
-    fetched VALUES_PER_RUN_BYTES at a time: a vision transformer at real size has gigabytes of
-    intermediate values, and holding both sides' whole would be more than the model itself.
+    its provenance was stripped); custom-domain nodes must already be runnable. Both sides run
+    once per slice of VALUES_PER_RUN_BYTES of values, keeping that slice: a vision transformer
+    at real size has gigabytes of intermediate values, and holding both sides' whole would be more
+    than the model itself.
     """
     analysis = NodeAnalysis(run=run)
-    torch_values = capture.run(inputs, device)
-    matches = match_values(onnx_graph, set(torch_values))
+    sizes = capture.value_sizes(inputs, device)
+    matches = match_values(onnx_graph, set(sizes))
 
     def fetch(names: Collection[str]) -> dict[str, np.ndarray]:
         return all_node_values(model, inputs, input_names, session_factory, names)
 
-    for piece in slices_within(matches, torch_values, VALUES_PER_RUN_BYTES):
-        node_errors(onnx_graph, piece, torch_values, fetch([match.onnx_value for match in piece]), tolerances,
-                    source_graph, templates_by_instance, analysis)
+    for piece in slices_within(matches, sizes, VALUES_PER_RUN_BYTES):
+        keys = {(match.key, match.output_index) for match in piece}
+        node_errors(onnx_graph, piece, capture.run(inputs, device, keys), fetch([match.onnx_value for match in piece]),
+                    tolerances, source_graph, templates_by_instance, analysis)
     mark_inherited_errors(onnx_graph, analysis.nodes)
-    measure_introduced_errors(model, onnx_graph, analysis, matches, torch_values, fetch, session_factory)
+    measure_introduced_errors(model, onnx_graph, analysis, matches, lambda keys: capture.run(inputs, device, keys),
+                              fetch, session_factory)
     analysis.first_divergent = find_first_divergent(analysis, onnx_graph)
     if analysis.skipped_shape_mismatch:
         analysis.messages.append(f"{analysis.skipped_shape_mismatch} matched value(s) skipped: "

@@ -6,7 +6,7 @@ one with :func:`fixport.core.exporters.choice.exporter_for` and never ask which 
 """
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any, Protocol
@@ -54,7 +54,13 @@ class NodeCapture(Protocol):
     """The source graph as a function of the model's inputs returning every node's tensor
     outputs, keyed the way ONNX nodes name their origin: what per-node comparison runs."""
 
-    def run(self, inputs: Sequence[Any], device: str = "cpu") -> dict[ValueKey, np.ndarray]:
+    def run(self, inputs: Sequence[Any], device: str = "cpu",
+            keep: Collection[ValueKey] | None = None) -> dict[ValueKey, np.ndarray]:
+        """The values of one input set: all, or the ones in ``keep``."""
+        ...
+
+    def value_sizes(self, inputs: Sequence[Any], device: str = "cpu") -> dict[ValueKey, int]:
+        """The size in bytes of every value the run would return, keeping none of them."""
         ...
 
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import itertools
 from collections import Counter
-from collections.abc import Iterator, Sequence
+from collections.abc import Collection, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass
 from typing import Any
@@ -44,8 +44,19 @@ class TorchCapture:
     # runnable only when the graph above does not run in the interpreter.
     traced_graph: torch._C.Graph | None = None
 
-    def run(self, inputs: Sequence[torch.Tensor], device: str = "cpu") -> dict[ValueKey, np.ndarray]:
-        """All captured values for one input set."""
+    def run(self, inputs: Sequence[torch.Tensor], device: str = "cpu",
+            keep: Collection[ValueKey] | None = None) -> dict[ValueKey, np.ndarray]:
+        """The captured values of one input set (those in ``keep``): the graph returns them all at
+        once, the others are dropped as soon as it has."""
+        values = self._values(inputs, device)
+        return {key: to_numpy(value) for key, value in zip(self.outputs, values) if keep is None or key in keep}
+
+    def value_sizes(self, inputs: Sequence[torch.Tensor], device: str = "cpu") -> dict[ValueKey, int]:
+        values = self._values(inputs, device)
+        return {key: value.nbytes if isinstance(value, torch.Tensor) else np.asarray(value).nbytes
+                for key, value in zip(self.outputs, values)}
+
+    def _values(self, inputs: Sequence[torch.Tensor], device: str) -> tuple[Any, ...]:
         arguments = [t.to(device) for t in (*inputs, *self.params)]
         with torch.no_grad():
             try:
@@ -57,8 +68,7 @@ class TorchCapture:
                 self.function, self.outputs = _runnable_traced(self.traced_graph, self.graph)
                 self.traced_graph = None
                 values = self.function(*arguments)
-        values = values if isinstance(values, tuple) else (values,)
-        return {key: to_numpy(value) for key, value in zip(self.outputs, values)}
+        return values if isinstance(values, tuple) else (values,)
 
 
 class TorchGraphRecorder:
