@@ -58,3 +58,21 @@ def test_compare_passes_half_precision_rounding_and_says_so(model_file) -> None:
     said = " ".join(ran.stdout.split())
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "but that is float16 rounding" in said and "PASS" in said
+
+
+def test_the_fix_script_applies_the_same_rule() -> None:
+    """The fix script's check (``script_parts.common``, carried into the script by source) passes
+    the same rounding with a line saying so, and still fails the real error."""
+    from fixport.core.fixing.script_parts.common import half_precision_rounding
+
+    model, inputs = _deep_half_mlp()
+    with torch.no_grad():
+        expected = flatten_outputs(model(*inputs))
+    ((name, exact),) = float32_outputs(model, inputs)
+    verdicts = {}
+    for label, actual in (("rounded", exact.astype(np.float16)), ("wrong", (exact + 0.5).astype(np.float16))):
+        failing = {name: f"{name}: max abs diff beyond tolerance"}  # as output_differences reports it
+        verdicts[label] = half_precision_rounding(model, inputs, expected, [actual], failing, fix_tolerance=1e-7)
+    assert verdicts["wrong"] == {}
+    assert verdicts["rounded"][name].startswith(f"{name}: float16 rounding (against the model run in float32, "
+                                                "ONNX Runtime is ")

@@ -25,6 +25,7 @@ import onnx
 import onnxruntime as ort
 import torch
 
+from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
 from fixport.core.exporters.shape_check import other_size_inputs
 from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
@@ -38,6 +39,9 @@ from fixport.core.onnx_io.ort_session import feeds_for
 CARRIED_FIXPORT_CODE = (
     ("fixport.core.loaders.input_tensors", ("random_inputs",), None),
     ("fixport.core.model.traced_sizes", ("declared_dims",), None),
+    ("fixport.core.exporters.low_precision", (
+        "LOW_PRECISION", "LOW_PRECISION_NAMES", "ROUNDING_MARGIN", "float32_outputs", "_max_abs", "within_rounding"),
+     None),
     ("fixport.core.exporters.shape_check", (
         "SHAPE_SEED", "_larger", "_smaller", "random_like", "other_size_inputs"), None),
     ("fixport.core.model.output_stats", (
@@ -209,30 +213,57 @@ def shapes_to_check(job: ExportJob) -> list[tuple[str, tuple[Any, ...]]]:
 
 
 def output_differences(expected: list[tuple[str, np.ndarray]], actual: Sequence[Any],
-                       fix_tolerance: float | None) -> tuple[float, list[str]]:
-    """The largest absolute difference, and what is beyond tolerance per output. Fixport's rule:
-    ``|onnx - torch| <= atol + rtol * |torch|`` with its per-dtype table (exact for ints and bools),
-    the model file's ``fix_tolerance`` replacing atol; a shape or dtype that differs fails."""
-    worst, wrong = 0.0, []
+                       fix_tolerance: float | None) -> tuple[float, dict[str, str]]:
+    """The largest absolute difference, and what is beyond tolerance, by output name. Fixport's
+    rule: ``|onnx - torch| <= atol + rtol * |torch|`` with its per-dtype table (exact for ints and
+    bools), the model file's ``fix_tolerance`` replacing atol; a shape or dtype that differs fails."""
+    worst, wrong = 0.0, {}
     if len(actual) != len(expected):
-        wrong.append(f"torch returns {len(expected)} outputs, ONNX Runtime {len(actual)}")
+        wrong["outputs"] = f"torch returns {len(expected)} outputs, ONNX Runtime {len(actual)}"
     for (name, reference), candidate in zip(expected, actual):
         candidate = np.asarray(candidate)
         reference = as_real_layout(reference, candidate)
         if reference.shape != candidate.shape:
-            wrong.append(f"{name}: shape differs: torch {list(reference.shape)}, ONNX {list(candidate.shape)}")
+            wrong[name] = f"{name}: shape differs: torch {list(reference.shape)}, ONNX {list(candidate.shape)}"
             continue
         if reference.dtype != candidate.dtype:
-            wrong.append(f"{name}: dtype differs: torch {reference.dtype}, ONNX {candidate.dtype}")
+            wrong[name] = f"{name}: dtype differs: torch {reference.dtype}, ONNX {candidate.dtype}"
             continue
-        rtol, atol = DEFAULT_TOLERANCES.get(str(reference.dtype), DEFAULT_TOLERANCES[FALLBACK_DTYPE])
-        atol = atol if fix_tolerance is None else float(fix_tolerance)
+        rtol, atol = _tolerance(str(reference.dtype), fix_tolerance)
         metrics = difference_metrics(reference, candidate, rtol, atol)
         worst = max(worst, metrics["max_abs"])
         if metrics["mismatch_count"]:
-            wrong.append(f"{name}: max abs diff {metrics['max_abs']:.3g} ({metrics['mismatch_count']} of "
-                         f"{metrics['element_count']} beyond rtol {rtol:g}, atol {atol:g})")
+            wrong[name] = (f"{name}: max abs diff {metrics['max_abs']:.3g} ({metrics['mismatch_count']} of "
+                           f"{metrics['element_count']} beyond rtol {rtol:g}, atol {atol:g})")
     return worst, wrong
+
+
+def _tolerance(dtype: str, fix_tolerance: float | None) -> tuple[float, float]:
+    rtol, atol = DEFAULT_TOLERANCES.get(dtype, DEFAULT_TOLERANCES[FALLBACK_DTYPE])
+    return rtol, (atol if fix_tolerance is None else float(fix_tolerance))
+
+
+def half_precision_rounding(model: Any, inputs: Sequence[Any], expected: list[tuple[str, np.ndarray]],
+                            actual: Sequence[Any], wrong: dict[str, str],
+                            fix_tolerance: float | None) -> dict[str, str]:
+    """Of the ``wrong`` float16/bfloat16 outputs, those within rounding of the model run in float32
+    (Fixport's rule: ONNX Runtime no further from it than twice torch's own half-precision run),
+    each with a line giving both distances."""
+    failing = {index: name for index, (name, value) in enumerate(expected)
+               if name in wrong and str(value.dtype) in LOW_PRECISION_NAMES and index < len(actual)
+               and np.shape(actual[index]) == value.shape}
+    reference = float32_outputs(model, inputs) if failing else None
+    if reference is None or len(reference) != len(expected):
+        return {}
+    accepted = {}
+    for index, name in failing.items():
+        dtype = str(expected[index][1].dtype)
+        rounding, onnx_error, torch_error = within_rounding(expected[index][1], np.asarray(actual[index]),
+                                                            reference[index][1], _tolerance(dtype, fix_tolerance)[1])
+        if rounding:
+            accepted[name] = (f"{name}: {dtype} rounding (against the model run in float32, ONNX Runtime is "
+                              f"{onnx_error:.3g} off, torch's own {dtype} run {torch_error:.3g})")
+    return accepted
 
 
 def check_shapes(job: ExportJob, fix_tolerance: float | None = None) -> list[str]:
@@ -260,7 +291,10 @@ def check_shapes(job: ExportJob, fix_tolerance: float | None = None) -> list[str
             failed.append(label)
             continue
         worst, wrong = output_differences(expected, actual, fix_tolerance)
-        print(f"checked at {label}: " + (f"MISMATCH {'; '.join(wrong)}" if wrong else f"max abs diff {worst:.2g}"))
+        rounding = half_precision_rounding(job.model, inputs, expected, actual, wrong, fix_tolerance)
+        wrong = {name: text for name, text in wrong.items() if name not in rounding}
+        verdict = f"MISMATCH {'; '.join(wrong.values())}" if wrong else f"max abs diff {worst:.2g}"
+        print(f"checked at {label}: {verdict}" + "".join(f"; {line}" for line in rounding.values()))
         failed += [label] if wrong else []
     return failed
 
