@@ -23,11 +23,7 @@ import torchvision
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fixport.core.comparison.compare_job import _compare_run  # noqa: E402
-from fixport.core.comparison.intermediates import (  # noqa: E402
-    TorchGraphRecorder,
-    analyze_nodes,
-    with_all_node_outputs,
-)
+from fixport.core.comparison.intermediates import analyze_nodes, with_all_node_outputs  # noqa: E402
 from fixport.core.exporters.torchscript import ExportOptions, TorchScriptExporter  # noqa: E402
 from fixport.core.loaders.loading import LoadedModel  # noqa: E402
 from fixport.core.model.tolerances import ToleranceTable  # noqa: E402
@@ -53,10 +49,8 @@ def main() -> None:
     example = torch.randn(1, 3, 224, 224)
     loaded = LoadedModel(Path("resnet50.py"), "python", module, (example,), ["x"])
     options = replace(ExportOptions(opset=17), do_constant_folding=False)
-    recorder = TorchGraphRecorder()
-    with recorder.hooks(1):
-        result = TorchScriptExporter().export(loaded, options, diagnose=False, run_check=False)
-    capture = recorder.build()
+    result = TorchScriptExporter().export_for_comparison(loaded, options)  # as compare's per-node analysis
+    capture = result.capture
     session = create_session(result.model, "cpu").session
     all_outputs = create_session(with_all_node_outputs(result.model), "cpu").session
     feeds = feeds_for(session, ["x"], [example.numpy()])

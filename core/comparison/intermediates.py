@@ -308,16 +308,24 @@ def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | Non
     sizes = capture.value_sizes(inputs, device)
     matches = match_values(onnx_graph, set(sizes))
 
-    def fetch(names: Collection[str]) -> dict[str, np.ndarray]:
+    def fetch(names: Collection[str] | None) -> dict[str, np.ndarray]:
         return all_node_values(model, inputs, input_names, session_factory, names)
 
-    for piece in slices_within(matches, sizes, VALUES_PER_RUN_BYTES):
-        keys = {(match.key, match.output_index) for match in piece}
-        node_errors(onnx_graph, piece, capture.run(inputs, device, keys), fetch([match.onnx_value for match in piece]),
-                    tolerances, source_graph, templates_by_instance, analysis)
+    pieces = list(slices_within(matches, sizes, VALUES_PER_RUN_BYTES))
+    if len(pieces) == 1:  # they all fit: one run of each side, kept for the node groups re-run alone
+        torch_values, onnx_values = capture.run(inputs, device), fetch(None)
+        node_errors(onnx_graph, matches, torch_values, onnx_values, tolerances, source_graph, templates_by_instance,
+                    analysis)
+        fetch_torch, fetch_onnx = (lambda _keys: torch_values), (lambda _names: onnx_values)
+    else:
+        for piece in pieces:
+            keys = {(match.key, match.output_index) for match in piece}
+            node_errors(onnx_graph, piece, capture.run(inputs, device, keys),
+                        fetch([match.onnx_value for match in piece]), tolerances, source_graph, templates_by_instance,
+                        analysis)
+        fetch_torch, fetch_onnx = (lambda keys: capture.run(inputs, device, keys)), fetch
     mark_inherited_errors(onnx_graph, analysis.nodes)
-    measure_introduced_errors(model, onnx_graph, analysis, matches, lambda keys: capture.run(inputs, device, keys),
-                              fetch, session_factory)
+    measure_introduced_errors(model, onnx_graph, analysis, matches, fetch_torch, fetch_onnx, session_factory)
     analysis.first_divergent = find_first_divergent(analysis, onnx_graph)
     if analysis.skipped_shape_mismatch:
         analysis.messages.append(f"{analysis.skipped_shape_mismatch} matched value(s) skipped: "
