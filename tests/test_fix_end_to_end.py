@@ -94,8 +94,8 @@ def test_fix_cli_saves_a_project_that_export_and_script_reproduce(tmp_path: Path
     assert ran.returncode == 0, ran.stderr
     # ml_dtypes (numpy's bfloat16) comes with onnx: the script needs nothing beyond what exporting needs.
     assert _imported_top_modules(script) <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
-                                            "contextlib", "collections", "functools", "itertools", "types", "typing", "math",
-                                            "tempfile", "numpy", "onnx", "onnxruntime", "torch", "onnxscript",
+                                            "contextlib", "collections", "functools", "itertools", "types", "typing",
+                                            "math", "tempfile", "numpy", "onnx", "onnxruntime", "torch", "onnxscript",
                                             "ml_dtypes"}
     _assert_same_model(onnx.load(str(fixport_onnx)), onnx.load(str(script_onnx)))
 
