@@ -90,6 +90,19 @@ def test_small_models_stay_whole_in_memory() -> None:
     assert not exported.weights_on_disk and exported.proto == _model()
 
 
+def test_half_precision_weights_count_as_the_float32_a_cpu_session_holds(monkeypatch) -> None:
+    """600 bytes of float16 weights pass a 1000-byte threshold (a CPU session holds them as 1200
+    bytes of float32); 600 bytes of float32 do not."""
+    monkeypatch.setattr(onnx_model, "WEIGHTS_ON_DISK_ABOVE_BYTES", 1000)
+    for dtype, goes in ((np.float16, True), (np.float32, False)):
+        model = _model()
+        model.graph.initializer[0].CopyFrom(numpy_helper.from_array(np.zeros(600 // np.dtype(dtype).itemsize, dtype),
+                                                                    "w"))
+        exported = on_disk(model)
+        assert exported.weights_on_disk == goes, dtype
+        exported.release()
+
+
 def test_weights_on_disk_save_as_one_file_equal_to_the_model(small_threshold: Path, tmp_path: Path) -> None:
     written = save_model(on_disk(_model()), tmp_path / "m.onnx")
     assert written == [tmp_path / "m.onnx"]

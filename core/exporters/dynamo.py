@@ -432,7 +432,8 @@ def translated_model(onnx_program: Any) -> OnnxModel:
     """The translated model; a big one's weights go from torch's tensors straight to a weights
     folder, as torch.onnx.export writes a file (no proto holding them all on the way)."""
     graph = onnx_program.model.graph
-    weights = sum(value.const_value.nbytes for value in graph.initializers.values() if value.const_value is not None)
+    weights = [(int(value.const_value.dtype), value.const_value.nbytes) for value in graph.initializers.values()
+               if value.const_value is not None]
     if not weights_go_to_disk(weights):
         return on_disk(onnx_program.model_proto)
     folder = WeightsFolder()

@@ -2,7 +2,8 @@
 
 A real-size export holds its weights in torch already; a ``ModelProto`` with them inline would be a
 second copy, and ONNX Runtime's session a third. So once a model's tensors pass
-``WEIGHTS_ON_DISK_ABOVE_BYTES``, its big initializers go to one data file in a temporary folder
+``WEIGHTS_ON_DISK_ABOVE_BYTES`` (float16 and bfloat16 ones counted twice: a CPU session holds them
+as float32), its big initializers go to one data file in a temporary folder
 of its own, right after the export, and the proto keeps the graph with ``external_data``
 references. ONNX Runtime opens it from the proto's bytes and that folder
 (:func:`fixport.core.onnx_io.ort_session.create_session`), and
@@ -15,6 +16,7 @@ import os
 import shutil
 import tempfile
 import weakref
+from collections.abc import Iterable
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -31,6 +33,7 @@ WEIGHTS_ON_DISK_ABOVE_BYTES = SESSION_FROM_FILE_ABOVE_BYTES
 WEIGHTS_FILE = "weights.data"
 EXPORT_FILE_NAME = "model.onnx"  # what an exporter writes into a weights folder, for read_export
 FOLDER_PREFIX = "fixport-weights-"
+WIDENED_ON_CPU = (onnx.TensorProto.FLOAT16, onnx.TensorProto.BFLOAT16)
 
 
 class WeightsFolder:
@@ -93,9 +96,13 @@ class OnnxModel:
             self.folder.release()
 
 
-def weights_go_to_disk(weight_bytes: int) -> bool:
-    """Whether a model with this many bytes of initializers keeps them on disk."""
-    return weight_bytes > WEIGHTS_ON_DISK_ABOVE_BYTES
+def weights_go_to_disk(weights: Iterable[tuple[int, int]]) -> bool:
+    """Whether a model whose initializers are ``weights`` ((ONNX data type, bytes) each) keeps
+    them on disk: when what an ONNX Runtime session on CPU holds of them passes the threshold.
+    That is twice the bytes of a float16 or bfloat16 weight: the CPU provider casts float16 weights
+    to float32 for its kernels (and keeps both), and Fixport widens bfloat16 ones itself."""
+    return sum(2 * size if data_type in WIDENED_ON_CPU else size
+               for data_type, size in weights) > WEIGHTS_ON_DISK_ABOVE_BYTES
 
 
 def on_disk(model: onnx.ModelProto, folder: WeightsFolder | None = None) -> OnnxModel:
@@ -104,7 +111,7 @@ def on_disk(model: onnx.ModelProto, folder: WeightsFolder | None = None) -> Onnx
 
     Returns a new, light proto: drop ``model`` to free its weights (protobuf keeps a cleared
     field's memory until the whole message goes)."""
-    if folder is None and not weights_go_to_disk(sum(tensor_bytes(t) for t in model.graph.initializer)):
+    if folder is None and not weights_go_to_disk((t.data_type, tensor_bytes(t)) for t in model.graph.initializer):
         return OnnxModel(model)
     folder = folder or WeightsFolder()
     light = with_external_data(model, folder.path / WEIGHTS_FILE)
