@@ -70,9 +70,10 @@ def test_the_fix_script_applies_the_same_rule() -> None:
         expected = flatten_outputs(model(*inputs))
     ((name, exact),) = float32_outputs(model, inputs)
     verdicts = {}
-    for label, actual in (("rounded", exact.astype(np.float16)), ("wrong", (exact + 0.5).astype(np.float16))):
+    for label, actual in (("rounded", exact.astype(np.float16)), ("wrong", (exact + 0.5).astype(np.float16)),
+                          ("other dtype", exact)):  # float32 where torch gives float16: stays wrong
         failing = {name: f"{name}: max abs diff beyond tolerance"}  # as output_differences reports it
         verdicts[label] = half_precision_rounding(model, inputs, expected, [actual], failing, fix_tolerance=1e-7)
-    assert verdicts["wrong"] == {}
+    assert verdicts["wrong"] == {} and verdicts["other dtype"] == {}
     assert verdicts["rounded"][name].startswith(f"{name}: float16 rounding (against the model run in float32, "
                                                 "ONNX Runtime is ")

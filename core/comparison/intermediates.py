@@ -25,8 +25,8 @@ from fixport.core.onnx_io.onnx_model import OnnxModel
 
 SKIPPED_ONNX_OPS = frozenset({"Constant", "Shape", "Size", "ConstantOfShape"})
 MAX_INTRODUCED_RERUNS = 50  # re-running node groups alone costs a session each
-# ONNX Runtime returns every requested value of a run at once: above this many bytes of values
-# (estimated from torch's side), the ONNX side is fetched in slices, one run each.
+# A run returns every value it keeps at once: above this many bytes of values (torch's sizes; the
+# ONNX values are the same), both sides run once per slice of values, keeping only that slice.
 VALUES_PER_RUN_BYTES = 256 * 1024**2
 SessionFactory = Callable[[OnnxModel], Any]  # model -> onnxruntime.InferenceSession
 

@@ -251,7 +251,8 @@ def half_precision_rounding(model: Any, inputs: Sequence[Any], expected: list[tu
     each with a line giving both distances."""
     failing = {index: name for index, (name, value) in enumerate(expected)
                if name in wrong and str(value.dtype) in LOW_PRECISION_NAMES and index < len(actual)
-               and np.shape(actual[index]) == value.shape}
+               and np.shape(actual[index]) == value.shape
+               and np.asarray(actual[index]).dtype == value.dtype}  # a shape or dtype that differs stays wrong
     reference = float32_outputs(model, inputs) if failing else None
     if reference is None or len(reference) != len(expected):
         return {}
