@@ -13,7 +13,7 @@ import inspect
 import io
 import operator
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
@@ -61,6 +61,7 @@ from fixport.core.exporters.dynamo_fixes import (
 )
 from fixport.core.exporters.dynamo_origins import captured_origin
 from fixport.core.exporters.dynamo_placeholders import PLACEHOLDER_OP, register_placeholders
+from fixport.core.exporters.mapped_weights import WeightSource, map_from_file, weight_sources
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
@@ -84,7 +85,7 @@ from fixport.core.onnx_io.onnx_model import (
     weights_go_to_disk,
 )
 from fixport.core.onnx_io.opset_needs import opset_that_runs
-from fixport.core.onnx_io.ort_session import run_once
+from fixport.core.onnx_io.ort_session import run_on_cpu
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
 FX_NODE_METADATA = "pkg.torch.onnx.name_scopes"  # repr of [module scopes..., FX node name]
@@ -150,7 +151,7 @@ class DynamoExporter(Exporter):
             report(progress, 0.55, "translating to ONNX")
             try:
                 with node_being_translated():
-                    exported = translated_model(translate_program(decomposed, registry, options, loaded))
+                    exported = translated_model(*translate_program(decomposed, registry, options, loaded))
             except Exception as exc:
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
                                     [_translation_problem(exc, fx_graph)])
@@ -161,13 +162,15 @@ class DynamoExporter(Exporter):
         local_functions = {(f.domain, f.name) for f in model.functions}
         unsupported = nodes_without_runtime_kernel(onnx_graph, local_functions, fx_graph)
         check_cancelled(cancelled)
+        outputs = None
         if run_check and not unsupported:
             report(progress, 0.85, "running the model once in ONNX Runtime")
-            error = run_once(exported, [i.name for i in model.graph.input], loaded.example_inputs)
-            if error:
-                unsupported.append(runtime_error_problem(error, onnx_graph, fx_graph))
+            run = run_on_cpu(exported, [i.name for i in model.graph.input], loaded.example_inputs)
+            outputs = run.outputs
+            if run.error:
+                unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph))
         report(progress, 1.0, "done")
-        return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_)
+        return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs)
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
@@ -425,12 +428,13 @@ def _missing_function_problem(fx_graph: Graph, node_name: str, message: str, ops
 def translate(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
               options: ExportOptions, loaded: LoadedModel) -> onnx.ModelProto:
     """What torch.onnx.export does after decomposition, as one ModelProto (weights inline)."""
-    return translate_program(program, registry, options, loaded).model_proto
+    return translate_program(program, registry, options, loaded)[0].model_proto
 
 
-def translated_model(onnx_program: Any) -> OnnxModel:
+def translated_model(onnx_program: Any, sources: Mapping[str, WeightSource]) -> OnnxModel:
     """The translated model; a big one's weights go from torch's tensors straight to a weights
-    folder, as torch.onnx.export writes a file (no proto holding them all on the way)."""
+    folder, as torch.onnx.export writes a file (no proto holding them all on the way), and torch's
+    tensors (``sources``: what each initializer was written from) are then mapped from that file."""
     graph = onnx_program.model.graph
     weights = [(int(value.const_value.dtype), value.const_value.nbytes) for value in graph.initializers.values()
                if value.const_value is not None]
@@ -439,14 +443,21 @@ def translated_model(onnx_program: Any) -> OnnxModel:
     folder = WeightsFolder()
     path = folder.path / EXPORT_FILE_NAME
     onnx_program.save(str(path), external_data=True)
-    return read_export(path, folder)
+    exported = read_export(path, folder)
+    assert exported.base_dir is not None
+    map_from_file(sources, exported.proto, exported.base_dir)
+    for value in graph.initializers.values():  # onnxscript's rewrite rules keep the last graph they matched,
+        value.const_value = None  # and with it the folded weights, views of torch's old memory
+    return exported
 
 
 def translate_program(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
-                      options: ExportOptions, loaded: LoadedModel) -> Any:
+                      options: ExportOptions, loaded: LoadedModel) -> tuple[Any, dict[str, WeightSource]]:
     """What torch.onnx.export does after decomposition: translate, convert the opset, optimize,
-    rename; the ONNXProgram, its weights still torch's tensors."""
+    rename; the ONNXProgram, its weights still torch's tensors, and the torch tensor each
+    initializer is written from (see ``weight_sources``: found before the optimizer folds)."""
     onnx_program = _core._exported_program_to_onnx_program(program, registry=registry)
+    sources = weight_sources(onnx_program.model.graph)
     metadata = {node.name: dict(node.metadata_props) for node in onnx_program.model.graph}
     if any(node.domain in ("", "ai.onnx") for node in onnx_program.model.graph.all_nodes()):
         onnx_program.model = onnxscript_apis.convert_version(onnx_program.model, options.opset)
@@ -462,7 +473,7 @@ def translate_program(program: torch.export.ExportedProgram, registry: _registra
         _ir_passes.rename_inputs(onnx_program.model, list(input_names))
     if options.output_names:
         _ir_passes.rename_outputs(onnx_program.model, list(options.output_names))
-    return onnx_program
+    return onnx_program, sources
 
 
 def _preparation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
@@ -531,4 +542,5 @@ def onnx_graph_with_provenance(model: onnx.ModelProto, fx_graph: Graph) -> Graph
         if node.origin and not node.scope:
             node.scope = fx_graph.node_by_id[node.origin[0]].scope
     return onnx_graph
+
 

@@ -1,0 +1,130 @@
+"""After a big export, torch's weights are the file the export wrote, not a second copy (issue 20).
+
+The weights-on-disk threshold is lowered to 1 kB, so small real exports take a real-size one's path.
+"""
+from __future__ import annotations
+
+import gc
+import tempfile
+from pathlib import Path
+
+import numpy as np
+import onnx
+import pytest
+import torch
+from onnx import TensorProto, helper
+from torch.multiprocessing.reductions import StorageWeakRef
+
+import fixport.core.onnx_io.onnx_model as onnx_model
+from fixport.core.exporters.base import ExportOptions
+from fixport.core.exporters.choice import exporter_for
+from fixport.core.exporters.mapped_weights import WeightSource, map_from_file
+from fixport.core.loaders.loading import load_model
+
+MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = torch.nn.Embedding(100, 64)
+            self.first = torch.nn.Linear(64, 64)
+            self.second = torch.nn.Linear(64, 32)
+
+        def forward(self, ids, x):
+            return self.second(torch.relu(self.first(x) + self.embed(ids)))
+
+    def build():
+        torch.manual_seed(0)
+        return Model().eval(), (torch.tensor([[3, 7]]), torch.randn(1, 2, 64))  # 3-D: MatMul, weights transposed
+"""
+WEIGHTS = ("embed.weight", "first.weight", "second.weight")
+
+
+@pytest.fixture
+def small_threshold(monkeypatch, tmp_path: Path) -> Path:
+    monkeypatch.setattr(onnx_model, "WEIGHTS_ON_DISK_ABOVE_BYTES", 1000)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+def _weights_file(model: onnx_model.OnnxModel) -> Path:
+    (location,) = {entry.value for tensor in model.proto.graph.initializer for entry in tensor.external_data
+                   if entry.key == "location"}
+    assert model.base_dir is not None
+    return model.base_dir / location
+
+
+def test_a_big_dynamo_export_leaves_torch_one_copy_of_its_weights_the_file(small_threshold: Path,
+                                                                           model_file) -> None:
+    """The weights torch held before are freed (the Linear weights were written transposed, as the
+    optimizer folds them), torch computes the same outputs from the file, before and after the file
+    is removed, and the model exports again with either exporter."""
+    loaded = load_model(model_file("mapped.py", MODEL), trust=True)
+    parameters = dict(loaded.module.named_parameters())
+    before = {name: StorageWeakRef(parameters[name].untyped_storage()) for name in WEIGHTS}
+    with torch.no_grad():
+        expected = loaded.module(*loaded.example_inputs)
+
+    result = exporter_for("dynamo").export(loaded, ExportOptions(opset=17))
+    assert result.unsupported == [] and result.model.weights_on_disk
+    file_bytes = _weights_file(result.model).stat().st_size
+    gc.collect()
+    for name in WEIGHTS:
+        assert before[name].expired(), f"torch's own copy of {name} is still held"
+        assert parameters[name].untyped_storage().nbytes() == file_bytes, f"{name} is not mapped from the file"
+    assert not parameters["second.weight"].is_contiguous()  # a view of the transposed bytes the file holds
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.module(*loaded.example_inputs), expected, rtol=1e-6, atol=1e-6)
+
+    result.model.release()
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.module(*loaded.example_inputs), expected, rtol=1e-6, atol=1e-6)
+    for exporter in ("dynamo", "torchscript"):
+        again = exporter_for(exporter).export(loaded, ExportOptions(opset=17))
+        assert again.unsupported == [], exporter
+        again.model.release()
+
+
+def _model_with_external(names_and_bytes: list[tuple[str, bytes, list[int], int]], folder: Path) -> onnx.ModelProto:
+    """A graph of initializers only, each written to one file at its offset (name, bytes, dims, offset)."""
+    data = bytearray()
+    tensors = []
+    for name, raw, dims, offset in names_and_bytes:
+        data.extend(b"\0" * (offset - len(data)))
+        data.extend(raw)
+        tensor = TensorProto(name=name, data_type=TensorProto.FLOAT, dims=dims)
+        tensor.data_location = TensorProto.EXTERNAL
+        for key, value in (("location", "w.bin"), ("offset", str(offset)), ("length", str(len(raw)))):
+            tensor.external_data.add(key=key, value=value)
+        tensors.append(tensor)
+    (folder / "w.bin").write_bytes(bytes(data))
+    graph = helper.make_graph([], "g", [], [], tensors)
+    return helper.make_model(graph)
+
+
+def test_only_a_tensors_own_bytes_at_an_aligned_offset_are_mapped(tmp_path: Path) -> None:
+    same = torch.arange(12, dtype=torch.float32).reshape(3, 4)
+    transposed = torch.arange(12, dtype=torch.float32).reshape(3, 4) * 2
+    other = torch.ones(3, 4)
+    unaligned = torch.full((3, 4), 5.0)
+    model = _model_with_external([
+        ("same", same.numpy().tobytes(), [3, 4], 0),
+        ("transposed_t", transposed.t().contiguous().numpy().tobytes(), [4, 3], 64),
+        ("other", np.zeros((3, 4), np.float32).tobytes(), [3, 4], 128),  # not the tensor's bytes
+        ("unaligned", unaligned.numpy().tobytes(), [3, 4], 196),
+    ], tmp_path)
+    sources = {"same": WeightSource(same), "transposed_t": WeightSource(transposed, (1, 0)),
+               "other": WeightSource(other), "unaligned": WeightSource(unaligned)}
+    values = {name: source.tensor.clone() for name, source in sources.items()}
+
+    assert map_from_file(sources, model, tmp_path) == 2 * 48
+    file_bytes = (tmp_path / "w.bin").stat().st_size
+    mapped = {name for name, source in sources.items() if source.tensor.untyped_storage().nbytes() == file_bytes}
+    assert mapped == {"same", "transposed_t"}
+    for name, source in sources.items():
+        torch.testing.assert_close(source.tensor, values[name], rtol=0, atol=0)
+    same.add_(1)  # copy-on-write: the file is not changed
+    assert (tmp_path / "w.bin").read_bytes()[:4] == np.float32(0).tobytes()
