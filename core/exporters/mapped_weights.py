@@ -18,6 +18,10 @@ import torch
 # Kernels may load a weight with aligned vector instructions: a tensor is mapped only where its
 # bytes start at this alignment (the file's big tensors start on 64 KB boundaries).
 MAPPED_ALIGNMENT = 64
+# A weight the optimizer wrote transposed becomes a transposed view of the file: torch's CPU matmul
+# takes such views as they are in these dtypes, but float16's copies or walks them on every call
+# (a float16 ViT-B ran 11x slower); other dtypes keep torch's own copy where written transposed.
+TRANSPOSED_VIEWS_RUN_AS_FAST = frozenset({torch.float32, torch.float64, torch.bfloat16})
 
 
 def external_locations(model: onnx.ModelProto, base_dir: Path) -> dict[str, tuple[Path, int, int]]:
@@ -73,8 +77,9 @@ def weight_sources(graph: Any) -> dict[str, WeightSource]:
 def map_from_file(sources: Mapping[str, WeightSource], model: onnx.ModelProto, base_dir: Path) -> int:
     """Point each torch tensor of ``sources`` (initializer name -> the tensor written for it) at its
     bytes in ``model``'s external data, copy-on-write; its old memory goes when nothing else holds
-    it. Tensors inline, not contiguous, unaligned or whose bytes differ stay as they are; a tensor
-    written both as itself and transposed is mapped from itself.
+    it. Tensors inline, not contiguous, unaligned or whose bytes differ stay as they are, and so do
+    tensors written transposed in a dtype whose matmul is slow on transposed views; a tensor written
+    both as itself and transposed is mapped from itself.
 
     Returns the bytes now mapped."""
     files: dict[Path, torch.Tensor] = {}
@@ -86,6 +91,8 @@ def map_from_file(sources: Mapping[str, WeightSource], model: onnx.ModelProto, b
         for name in ordered:
             source, (path, offset, length) = sources.get(name), places[name]
             if source is None or id(source.tensor) in mapped or not _mappable(source.tensor, offset, length):
+                continue
+            if source.perm is not None and source.tensor.dtype not in TRANSPOSED_VIEWS_RUN_AS_FAST:
                 continue
             if path not in files:
                 files[path] = torch.from_numpy(np.memmap(path, dtype=np.uint8, mode="c"))
