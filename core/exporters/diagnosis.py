@@ -4,6 +4,8 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING
 
+import onnx
+
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.vocabulary import (
@@ -11,6 +13,7 @@ from fixport.core.model.vocabulary import (
     PYTHON_OP_KIND,
     ProblemReason,
 )
+from fixport.core.onnx_io.kernel_types import kernel_gaps
 
 if TYPE_CHECKING:
     from fixport.core.exporters.conversion_hooks import ConversionFailure
@@ -81,6 +84,18 @@ def nodes_without_runtime_kernel(onnx_graph: Graph, local_functions: set[tuple[s
             node, source_graph,
             f"ONNX Runtime has no kernel for domain '{node.domain}' op '{node.op_type}'. "
             "A backend plugin may implement it; to run here, map the node to standard ONNX ops."))
+    return problems
+
+
+def nodes_without_kernel_for_their_types(onnx_graph: Graph, model: onnx.ModelProto,
+                                         source_graph: Graph | None) -> list[UnsupportedNode]:
+    """Nodes ONNX Runtime's CPU provider has no kernel for at the types they are given
+    (:func:`~fixport.core.onnx_io.kernel_types.kernel_gaps`), for a model ONNX Runtime did not run:
+    listed with the rest of the diagnosis rather than one fixed export later, one at a time."""
+    problems = []
+    for gap in kernel_gaps(onnx_graph, model):
+        gap.node.unsupported = True
+        problems.append(_runtime_problem(gap.node, source_graph, gap.message()))
     return problems
 
 

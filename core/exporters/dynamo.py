@@ -40,7 +40,11 @@ from fixport.core.exporters.base import (
     NodeSamples,
     refuse_onnx_files,
 )
-from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel, runtime_error_problem
+from fixport.core.exporters.diagnosis import (
+    nodes_without_kernel_for_their_types,
+    nodes_without_runtime_kernel,
+    runtime_error_problem,
+)
 from fixport.core.exporters.dynamo_candidates import candidates_for, fixable
 from fixport.core.exporters.dynamo_capture import FxCapture
 from fixport.core.exporters.dynamo_capture_failures import (
@@ -161,6 +165,8 @@ class DynamoExporter(Exporter):
         options.opset = model_opset(model, options.opset)  # what the file really has: 18 when 17 could not be reached
         local_functions = {(f.domain, f.name) for f in model.functions}
         unsupported = nodes_without_runtime_kernel(onnx_graph, local_functions, fx_graph)
+        if run_check and unsupported:  # ONNX Runtime cannot run it yet: what it will refuse next, listed now
+            unsupported += nodes_without_kernel_for_their_types(onnx_graph, model, fx_graph)
         check_cancelled(cancelled)
         outputs = None
         if run_check and not unsupported:

@@ -26,6 +26,7 @@ from fixport.core.exporters.base import (
 from fixport.core.exporters.conversion_hooks import ConversionRecord, conversion_hooks
 from fixport.core.exporters.diagnosis import (
     classify_failure,
+    nodes_without_kernel_for_their_types,
     nodes_without_runtime_kernel,
     runtime_error_problem,
 )
@@ -102,6 +103,8 @@ class TorchScriptExporter(Exporter):
         unsupported = [classify_failure(f, first_supported_opset(f.kind)) for f in record.failures]
         local_functions = {(f.domain, f.name) for f in model.functions}
         unsupported += nodes_without_runtime_kernel(onnx_graph, local_functions, record.torchscript_graph)
+        if run_check and unsupported:  # ONNX Runtime cannot run it yet: what it will refuse next, listed now
+            unsupported += nodes_without_kernel_for_their_types(onnx_graph, model, record.torchscript_graph)
         check_cancelled(cancelled)
         outputs = None
         if run_check and not unsupported:

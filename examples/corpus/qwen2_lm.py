@@ -16,6 +16,8 @@ FIXPORT_EXAMPLE = {
     "export_options": {},
     "expected_unsupported": [
         {"kind": "aten::diff", "reason": "no_symbolic", "count": 1},
+        # the cumsum over its bool result: ONNX Runtime has no bool CumSum, named from its kernel table
+        {"kind": "aten::cumsum", "reason": "runtime_error", "count": 1},
     ],
     "fix_tolerance": 1e-3,
     "notes": ('Every decoder LM of transformers 5 hits the same aten::diff; '

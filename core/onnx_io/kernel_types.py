@@ -1,0 +1,167 @@
+"""Which ONNX nodes ONNX Runtime's CPU provider has no kernel for, at the types they are given.
+
+ONNX Runtime refuses such a model only when it creates a session, naming the first node it cannot
+place; a model that does not export whole yet cannot get that far. Reading ONNX Runtime's own
+kernel table against the types the export inferred names every such node at once (a bool
+``CumSum`` behind an op the exporter rejected, say), so a diagnosis lists it with the rest.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass
+from functools import cache
+
+import onnx
+from onnx import helper
+
+from fixport.core.model.graph import Graph, Node
+
+CPU_PROVIDER = "CPUExecutionProvider"
+STANDARD_DOMAINS = frozenset({"", "onnx", "ai.onnx"})
+# numpy's names (the neutral graph's dtypes) in ONNX Runtime's type strings.
+ORT_TYPE_NAMES = {
+    "float32": "float", "float64": "double", "float16": "float16", "bfloat16": "bfloat16", "bool": "bool",
+    "int8": "int8", "int16": "int16", "int32": "int32", "int64": "int64", "uint8": "uint8", "uint16": "uint16",
+    "uint32": "uint32", "uint64": "uint64", "complex64": "complex64", "complex128": "complex128", "object": "string",
+}
+# Half-precision values run where float does on CPU: ONNX Runtime casts float16 around kernels that
+# lack it, and Fixport runs bfloat16 models widened (bfloat16_runs).
+RUNS_AS_FLOAT = frozenset({"float16", "bfloat16"})
+
+
+@dataclass(frozen=True)
+class _Kernel:
+    first_version: int
+    last_version: int
+    types: dict[str, frozenset[str]]  # type constraint -> the types this kernel takes
+
+
+@dataclass(frozen=True)
+class KernelGap:
+    """A node the CPU provider has no kernel for at these types, and what it would take."""
+
+    node: Node
+    given: str  # "T=bool"
+    accepted: str  # "T: float, double, int32, int64"
+
+    def message(self) -> str:
+        return (f"ONNX Runtime's CPU provider has no {self.node.op_type} kernel for {self.given} "
+                f"(it takes {self.accepted}); ONNX Runtime will refuse the model once the rest exports.")
+
+
+@cache
+def _cpu_kernels() -> dict[str, list[_Kernel]]:
+    """The CPU provider's kernels of the standard domain, by op type (empty where this ONNX Runtime
+    build does not expose its kernel table)."""
+    try:
+        from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
+        definitions = ort_state.get_all_opkernel_def()
+    except (ImportError, AttributeError):
+        return {}
+    kernels: dict[str, list[_Kernel]] = {}
+    for definition in definitions:
+        if definition.provider != CPU_PROVIDER or definition.domain not in STANDARD_DOMAINS:
+            continue
+        first, last = definition.version_range
+        types = {name: frozenset(t.removeprefix("tensor(").removesuffix(")") for t in allowed)
+                 for name, allowed in definition.type_constraints.items()}
+        kernels.setdefault(definition.op_name, []).append(_Kernel(first, last, types))
+    return kernels
+
+
+@cache
+def _schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
+    try:
+        return onnx.defs.get_schema(op_type, opset, "")
+    except onnx.defs.SchemaError:
+        return None
+
+
+def inferred_dtypes(model: onnx.ModelProto) -> dict[str, str]:
+    """Every value's element type (numpy's name) by ONNX's type inference, on a copy of the graph
+    without its weights: an export that holds an op the exporter rejected leaves the values after
+    it untyped."""
+    graph = model.graph
+    weights = [helper.make_tensor_value_info(t.name, t.data_type, list(t.dims)) for t in graph.initializer]
+    light = helper.make_graph(graph.node, graph.name, [*graph.input, *weights], graph.output,
+                              value_info=graph.value_info)
+    copy = helper.make_model(light, opset_imports=model.opset_import, functions=model.functions,
+                             ir_version=model.ir_version)
+    try:
+        inferred = onnx.shape_inference.infer_shapes(copy, check_type=False, strict_mode=False).graph
+    except (onnx.shape_inference.InferenceError, ValueError):
+        return {}
+    dtypes = {}
+    for info in [*inferred.input, *inferred.output, *inferred.value_info]:
+        if info.type.HasField("tensor_type") and info.type.tensor_type.elem_type:
+            dtypes[info.name] = helper.tensor_dtype_to_np_dtype(info.type.tensor_type.elem_type).name
+    return dtypes
+
+
+def _given_types(node: Node, schema: onnx.defs.OpSchema, dtypes: dict[str, str]) -> dict[str, set[str]]:
+    """Each type constraint of the schema -> the known types of the node's values bound to it."""
+    given: dict[str, set[str]] = {}
+    for names, parameters in ((node.inputs, schema.inputs), (node.outputs, schema.outputs)):
+        for index, name in enumerate(names):
+            if not name or not parameters:
+                continue
+            parameter = parameters[min(index, len(parameters) - 1)]  # a variadic last parameter takes the rest
+            if index >= len(parameters) and parameter.option != onnx.defs.OpSchema.FormalParameterOption.Variadic:
+                continue
+            dtype = ORT_TYPE_NAMES.get(dtypes.get(name, ""))
+            if dtype is not None:
+                given.setdefault(parameter.type_str, set()).add(dtype)
+    return given
+
+
+def _allowed(dtype: str, allowed: frozenset[str] | None) -> bool:
+    return allowed is None or dtype in allowed or (dtype in RUNS_AS_FLOAT and "float" in allowed)
+
+
+def _takes(kernel: _Kernel, given: dict[str, set[str]]) -> bool:
+    return all(_allowed(dtype, kernel.types.get(constraint)) for constraint, types in given.items()
+               for dtype in types)
+
+
+def _gap(node: Node, given: dict[str, set[str]], kernels: list[_Kernel]) -> KernelGap:
+    """The constraints no kernel takes the node's types for (all of them, where only the mix fails)."""
+    def refused(constraint: str) -> bool:
+        return any(not any(_allowed(dtype, k.types.get(constraint)) for k in kernels) for dtype in given[constraint])
+
+    constrained = sorted(c for c in given if any(c in k.types for k in kernels))
+    named = [c for c in constrained if refused(c)] or constrained
+    return KernelGap(
+        node,
+        ", ".join(f"{c}={'/'.join(sorted(given[c]))}" for c in named),
+        "; ".join(f"{c}: {', '.join(sorted({t for k in kernels for t in k.types.get(c, ())}))}" for c in named))
+
+
+def kernel_gaps(graph: Graph, model: onnx.ModelProto) -> list[KernelGap]:
+    """Nodes of ``graph`` (``model``'s, in the neutral form) of the standard domain that the CPU
+    provider has kernels for at the model's opset, but none at the node's types. Ops with no kernel
+    at all (ONNX Runtime expands those that have a function body) and values of unknown type are
+    left to ONNX Runtime's own run."""
+    kernels = _cpu_kernels()
+    opset = next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), None)
+    if not kernels or opset is None:
+        return []
+    dtypes = {name: value.dtype for name, value in graph.values.items() if value.dtype}
+    if any(name and name not in dtypes for node in graph.nodes for name in node.inputs):
+        dtypes = {**inferred_dtypes(model), **dtypes}
+    gaps = []
+    for node in graph.nodes:
+        if node.unsupported or node.domain not in STANDARD_DOMAINS:
+            continue
+        schema = _schema(node.op_type, opset)
+        if schema is None or schema.has_function or schema.has_context_dependent_function:
+            continue
+        candidates = [k for k in kernels.get(node.op_type, ())
+                      if k.first_version <= schema.since_version <= k.last_version]
+        if not candidates:
+            continue
+        given = _given_types(node, schema, dtypes)
+        if any(len(types) > 1 for types in given.values()):
+            continue  # types ONNX would refuse as they are: guessed for a placeholder's outputs, not what will run
+        if any(_takes(kernel, given) for kernel in candidates):
+            continue
+        gaps.append(_gap(node, given, candidates))
+    return gaps

@@ -1,0 +1,102 @@
+"""Nodes ONNX Runtime has no kernel for at their types are named with the rest of a diagnosis
+(issue 20): read from ONNX Runtime's own kernel table, so `check` lists a bool CumSum behind an op
+the exporter rejected at once, and `fix --auto` fixes both kinds in one round instead of finding
+the second one only after a whole-model export of the first fix."""
+from __future__ import annotations
+
+import numpy as np
+import onnx
+import onnxruntime as ort
+import pytest
+from onnx import TensorProto, helper
+
+from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.results import ModelRequest
+from fixport.core.onnx_io.kernel_types import kernel_gaps
+from fixport.core.onnx_io.onnx_graph import onnx_to_graph
+from tests.conftest import run_main
+
+NO_KERNEL = "Could not find an implementation"
+
+BOOL_DIFF_THEN_CUMSUM = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, positions):  # transformers' packed-sequence check, on booleans
+            return (torch.diff(positions, dim=-1) != 1).cumsum(-1)
+
+    def build():
+        return Model().eval(), (torch.tensor([[0, 1, 2, 0, 1, 5]]),)
+"""
+
+
+def _model(op_type: str, elem_type: int, typed_in_graph: bool = True) -> onnx.ModelProto:
+    """x -> Identity -> ``op_type`` (CumSum over axis 0, or Max with itself), the Identity's output
+    typed in the graph or not."""
+    axis = helper.make_tensor("axis", TensorProto.INT64, [], [0])
+    second = "axis" if op_type == "CumSum" else "same"
+    nodes = [helper.make_node("Identity", ["x"], ["same"], name="copy"),
+             helper.make_node(op_type, ["same", second], ["y"], name="the_node")]
+    value_info = [helper.make_tensor_value_info("same", elem_type, [4])] if typed_in_graph else []
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", elem_type, [4])],
+                              [helper.make_tensor_value_info("y", elem_type, [4])], [axis], value_info=value_info)
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def _onnx_runtime_refusal(model: onnx.ModelProto) -> str | None:
+    try:
+        ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"])
+    except Exception as error:  # ONNX Runtime's own exception types
+        return str(error)
+    return None
+
+
+# CumSum's schema takes no bool (ONNX Runtime refuses the graph's types); Max's schema takes int16,
+# but ONNX Runtime's CPU provider has no kernel for it.
+@pytest.mark.parametrize(("op_type", "elem_type", "given", "refusal"), [
+    ("CumSum", TensorProto.BOOL, "T=bool", "Type Error"),
+    ("Max", TensorProto.INT16, "T=int16", NO_KERNEL),
+])
+def test_a_node_without_a_kernel_for_its_type_is_named_as_onnx_runtime_refuses_it(
+        op_type: str, elem_type: int, given: str, refusal: str) -> None:
+    model = _model(op_type, elem_type)
+    (gap,) = kernel_gaps(onnx_to_graph(model), model)
+    assert gap.node.name == "the_node" and gap.given == given
+    assert "int64" in gap.accepted and given.split("=")[1] not in gap.accepted.split(": ")[1].split(", ")
+    refused = _onnx_runtime_refusal(model)
+    assert refused is not None and refusal in refused and "the_node" in refused
+
+
+@pytest.mark.parametrize("op_type", ["CumSum", "Max"])
+@pytest.mark.parametrize("elem_type", [TensorProto.FLOAT, TensorProto.INT64, TensorProto.FLOAT16])
+def test_nodes_onnx_runtime_runs_are_not_named(op_type: str, elem_type: int) -> None:
+    """float16 runs where float does: ONNX Runtime casts around a CPU kernel that lacks it."""
+    model = _model(op_type, elem_type)
+    assert kernel_gaps(onnx_to_graph(model), model) == []
+    assert _onnx_runtime_refusal(model) is None
+
+
+def test_values_the_export_left_untyped_are_typed_by_inference() -> None:
+    model = _model("CumSum", TensorProto.BOOL, typed_in_graph=False)
+    graph = onnx_to_graph(model)
+    assert graph.value("same").dtype is None
+    assert [gap.node.name for gap in kernel_gaps(graph, model)] == ["the_node"]
+
+
+def test_check_lists_the_node_onnx_runtime_will_refuse_with_the_one_the_exporter_rejected(model_file) -> None:
+    path = model_file("bool_cumsum.py", BOOL_DIFF_THEN_CUMSUM)
+    checked = run_main("check", str(path), "--exporter", "torchscript")
+    assert checked.returncode == 1, checked.stdout + checked.stderr
+    assert "aten::diff" in checked.stdout and "aten::cumsum" in checked.stdout
+    assert "no CumSum kernel for T=bool" in checked.stdout
+
+
+def test_fix_auto_fixes_both_in_one_round_and_exports_the_whole_model_twice(worker, model_file) -> None:
+    path = model_file("bool_cumsum.py", BOOL_DIFF_THEN_CUMSUM)
+    result = worker.run(AutoFixRequest(ModelRequest(str(path)), options={"exporter": "torchscript"}))
+    assert {p.kind for p in result.before.unsupported} == {"aten::diff", "aten::cumsum"}
+    assert result.after.unsupported == []
+    assert {c.kind for c in result.choices} == {"aten::diff", "aten::cumsum"}
+    assert all(c.on_node for c in result.choices)
+    assert result.whole_model_exports == 2  # as it is, then with both fixes
+    assert result.after.output_max_abs is not None and np.isclose(result.after.output_max_abs, 0.0)
