@@ -201,7 +201,12 @@ def _hooks(diagnose: bool, user_input_count: int | None, on_traced: Callable[[Gr
             return original_export_onnx(graph, *args, **kwargs)
         except Exception as exc:  # torch's serializer names no node: find the values it refused
             record.unserializable = unserializable_values(graph, str(exc), record)
-            raise
+            if not (diagnose and record.unserializable):
+                raise
+            # Diagnosis goes on past them, as past a node no symbolic converts: the rest of the
+            # model is written and diagnosed with placeholders where those values were made.
+            replace_with_placeholders(graph, str(exc))
+            return original_export_onnx(graph, *args, **kwargs)
 
     torch._C._jit_pass_onnx = jit_pass_onnx
     exporter_utils._run_symbolic_function = run_symbolic_function
@@ -230,17 +235,8 @@ def unserializable_values(graph: torch._C.Graph, message: str, record: Conversio
     scalar_type = found.group(1)
     if scalar_type.startswith("Complex") and record.has_complex:
         return []  # the model's own complex values: its code must return real ones, no node's fix helps
-    nodes = all_nodes(graph)
-    readers: dict[torch._C.Value, list[torch._C.Node]] = {}
-    for node in nodes:
-        for value in node.inputs():
-            readers.setdefault(value, []).append(node)
     failures: dict[str, ConversionFailure] = {}
-    for node in nodes:
-        bad = [value for value in node.outputs() if _scalar_type_name(value) == scalar_type]
-        if not bad:
-            continue
-        key = next((_provenance(n) for n in [node, *readers.get(bad[0], [])] if _provenance(n)), "")
+    for node, key in _nodes_making(graph, scalar_type):
         source = record.node_of_key.get(key)
         if source is None or key in failures:
             continue
@@ -248,6 +244,41 @@ def unserializable_values(graph: torch._C.Graph, message: str, record: Conversio
             f"torch's conversion of this node makes a {scalar_type} value ({node.kind()}), which ONNX has no "
             f"tensor type for, so torch.onnx.export fails when it writes the model (\"{found.group(0)}\")"))
     return list(failures.values())
+
+
+def replace_with_placeholders(graph: torch._C.Graph, message: str) -> None:
+    """Each ONNX node making a value of the type torch's serializer refused (``message`` names it)
+    becomes a placeholder of the same inputs, provenance and (serializable) output types."""
+    found = _UNEXPECTED_SCALAR_TYPE.search(message)
+    if found is None:
+        return
+    for node, key in _nodes_making(graph, found.group(1)):
+        placeholder = graph.create(f"{PLACEHOLDER_DOMAIN}::{PLACEHOLDER_OP}", list(node.inputs()), node.outputsSize())
+        placeholder.s_("kind", node.kind())
+        if key:
+            placeholder.s_(PROVENANCE_ATTRIBUTE, key)
+        placeholder.insertBefore(node)
+        for new_value, old_value in zip(placeholder.outputs(), node.outputs()):
+            new_value.setType(serializable_type(old_value.type()))
+            old_value.replaceAllUsesWith(new_value)
+        node.destroy()
+
+
+def _nodes_making(graph: torch._C.Graph, scalar_type: str) -> list[tuple[torch._C.Node, str]]:
+    """The nodes with an output of ``scalar_type``, each with the provenance key on it or on a
+    node reading that output ("" where neither has one)."""
+    nodes = all_nodes(graph)
+    readers: dict[torch._C.Value, list[torch._C.Node]] = {}
+    for node in nodes:
+        for value in node.inputs():
+            readers.setdefault(value, []).append(node)
+    making = []
+    for node in nodes:
+        bad = [value for value in node.outputs() if _scalar_type_name(value) == scalar_type]
+        if bad:
+            making.append((node, next((_provenance(n) for n in [node, *readers.get(bad[0], [])] if _provenance(n)),
+                                      "")))
+    return making
 
 
 def _scalar_type_name(value: torch._C.Value) -> str:

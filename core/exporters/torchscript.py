@@ -100,7 +100,8 @@ class TorchScriptExporter(Exporter):
         onnx_graph = onnx_to_graph(model)
         strip_provenance(model)
         assert record.torchscript_graph is not None
-        unsupported = [classify_failure(f, first_supported_opset(f.kind)) for f in record.failures]
+        unsupported = [classify_failure(f, first_supported_opset(f.kind))
+                       for f in record.failures + record.unserializable]
         local_functions = {(f.domain, f.name) for f in model.functions}
         unsupported += nodes_without_runtime_kernel(onnx_graph, local_functions, record.torchscript_graph)
         if run_check and unsupported:  # ONNX Runtime cannot run it yet: what it will refuse next, listed now
