@@ -18,6 +18,9 @@ FIXPORT_EXAMPLE = {
     "expected_unsupported": [
         {"kind": "aten::pad", "reason": "symbolic_rejected", "count": 5},
         {"kind": "aten::index_put", "reason": "symbolic_rejected", "count": 9},
+        # the attention mask's float comparisons: ONNX's Equal takes floats from opset 11 on
+        {"kind": "aten::ne", "reason": "runtime_error", "count": 1},
+        {"kind": "aten::eq", "reason": "runtime_error", "count": 1},
     ],
     "fix_tolerance": 1e-4,
     "notes": (

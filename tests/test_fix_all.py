@@ -1,4 +1,4 @@
-"""Fix all in the window, driven through its widgets on the Swin example at opset 10 (14 problems):
+"""Fix all in the window, driven through its widgets on the Swin example at opset 10 (16 problems):
 problems grouped by kind, one click fixes them with progress, Cancel leaves the project as it was,
 and the exporter's "Please try opset version 11" is the Template dock's first offer."""
 from __future__ import annotations
@@ -12,7 +12,7 @@ from fixport.gui.main_window import MainWindow
 from fixport.gui.template_dock import RAISE_OPSET_OFFER_ID
 from tests.test_gui_flow import JOB_TIMEOUT_MS, click_problem, open_example, run_job
 
-SWIN_GROUPS = {"aten::pad": 5, "aten::index_put": 9}
+SWIN_GROUPS = {"aten::pad": 5, "aten::index_put": 9, "aten::ne": 1, "aten::eq": 1}
 
 
 def toolbar_button(window: MainWindow, action_id: str) -> QToolButton:
@@ -27,9 +27,9 @@ def toolbar_button(window: MainWindow, action_id: str) -> QToolButton:
 def test_problems_are_grouped_by_kind(qtbot, window: MainWindow) -> None:
     open_example(qtbot, window, "swin_tiny")
     tree = window.problems.tree
-    assert len(window.workbench.analysis.unsupported) == 14
-    assert tree.topLevelItemCount() == 2 and window.problems.group_counts() == SWIN_GROUPS
-    index_put = next(tree.topLevelItem(i) for i in range(2) if "index_put" in tree.topLevelItem(i).text(0))
+    assert len(window.workbench.analysis.unsupported) == 16
+    assert tree.topLevelItemCount() == 4 and window.problems.group_counts() == SWIN_GROUPS
+    index_put = next(tree.topLevelItem(i) for i in range(4) if "index_put" in tree.topLevelItem(i).text(0))
     assert "×9" in index_put.text(0) and "symbolic rejected" in index_put.text(0)  # the reason, in the row
     index_put.setExpanded(True)
     child = index_put.child(4)
@@ -68,9 +68,9 @@ def test_fix_all_fixes_swin_in_one_click(qtbot, window: MainWindow) -> None:
     assert analysis.options.opset == window.workbench.project.export_options["opset"] == 11
     assert window.workbench.autosave_file().exists()
     rows = [window.problems.tree.topLevelItem(i).text(0) for i in range(window.problems.tree.topLevelItemCount())]
-    assert {r.split("\n")[0] for r in rows} == {"✓ aten::pad", "✓ aten::index_put"}, rows
+    assert {r.split("\n")[0] for r in rows} == {f"✓ {kind}" for kind in SWIN_GROUPS}, rows
     assert all("opset raised from 10 to 11" in r for r in rows)
-    assert "Fix all: 2 kind(s) fixed, opset raised to 11" in window.log.contents()
+    assert "Fix all: 4 kind(s) fixed, opset raised to 11" in window.log.contents()
 
 
 def test_cancel_in_the_middle_leaves_the_project_unchanged(qtbot, window: MainWindow) -> None:
@@ -85,5 +85,5 @@ def test_cancel_in_the_middle_leaves_the_project_unchanged(qtbot, window: MainWi
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=JOB_TIMEOUT_MS)
     assert window.workbench.project == before
     assert not window.workbench.dirty
-    assert len(window.workbench.analysis.unsupported) == 14
+    assert len(window.workbench.analysis.unsupported) == 16
     assert window.problems.group_counts() == SWIN_GROUPS

@@ -38,6 +38,7 @@ from fixport.core.model.fix_choices import (
 )
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import COMPLEX_TENSORS_NOTE
+from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.symbolics.library import (
     BRIDGE_TEMPLATE_ID,
     STUB_TEMPLATE_ID,
@@ -144,6 +145,8 @@ def opset_that_fixes(problem, opset: int, library: TemplateLibrary) -> int | Non
         candidates.append(problem.first_supported_opset)
     if problem.reason == "symbolic_rejected":  # e.g. "... Please try opset version 11."
         candidates += [int(v) for v in _SUGGESTED_OPSET_RE.findall(problem.message) if int(v) > opset]
+    if problem.reason == "runtime_error" and (runs := opset_that_runs(problem.message, opset)) is not None:
+        candidates.append(runs)  # e.g. Equal on floats from opset 11
     for offer in library.templates_for(problem.kind, opset, problem.python_op_name or None):
         template = offer.template
         if template is not None and template.runs_in_onnxruntime and template.min_opset > opset \

@@ -7,7 +7,7 @@ kernel table against the types the export inferred names every such node at once
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from functools import cache
 
 import onnx
@@ -42,10 +42,14 @@ class KernelGap:
     node: Node
     given: str  # "T=bool"
     accepted: str  # "T: float, double, int32, int64"
+    schema_version: int | None = None  # set where the op's ONNX schema itself takes no such type
 
     def message(self) -> str:
-        return (f"ONNX Runtime's CPU provider has no {self.node.op_type} kernel for {self.given} "
-                f"(it takes {self.accepted}); ONNX Runtime will refuse the model once the rest exports.")
+        if self.schema_version is not None:
+            lacking = f"ONNX's {self.node.op_type}-{self.schema_version} does not take {self.given}"
+        else:
+            lacking = f"ONNX Runtime's CPU provider has no {self.node.op_type} kernel for {self.given}"
+        return f"{lacking} (it takes {self.accepted}); ONNX Runtime will refuse the model once the rest exports."
 
 
 @cache
@@ -62,7 +66,7 @@ def _cpu_kernels() -> dict[str, list[_Kernel]]:
         if definition.provider != CPU_PROVIDER or definition.domain not in STANDARD_DOMAINS:
             continue
         first, last = definition.version_range
-        types = {name: frozenset(t.removeprefix("tensor(").removesuffix(")") for t in allowed)
+        types = {name: frozenset(_type_name(t) for t in allowed)
                  for name, allowed in definition.type_constraints.items()}
         kernels.setdefault(definition.op_name, []).append(_Kernel(first, last, types))
     return kernels
@@ -113,12 +117,18 @@ def _given_types(node: Node, schema: onnx.defs.OpSchema, dtypes: dict[str, str])
     return given
 
 
-def _allowed(dtype: str, allowed: frozenset[str] | None) -> bool:
-    return allowed is None or dtype in allowed or (dtype in RUNS_AS_FLOAT and "float" in allowed)
+def _type_name(ort_type: str) -> str:
+    """'tensor(bool)' -> 'bool'."""
+    return ort_type.removeprefix("tensor(").removesuffix(")")
 
 
-def _takes(kernel: _Kernel, given: dict[str, set[str]]) -> bool:
-    return all(_allowed(dtype, kernel.types.get(constraint)) for constraint, types in given.items()
+def _allowed(dtype: str, allowed: frozenset[str] | None, widened: bool = True) -> bool:
+    return allowed is None or dtype in allowed or (widened and dtype in RUNS_AS_FLOAT and "float" in allowed)
+
+
+def _takes(kernel: _Kernel, given: dict[str, set[str]], widened: bool = True) -> bool:
+    """Whether ``kernel`` takes every given type (half precision as float where ``widened``)."""
+    return all(_allowed(dtype, kernel.types.get(constraint), widened) for constraint, types in given.items()
                for dtype in types)
 
 
@@ -135,11 +145,18 @@ def _gap(node: Node, given: dict[str, set[str]], kernels: list[_Kernel]) -> Kern
         "; ".join(f"{c}: {', '.join(sorted({t for k in kernels for t in k.types.get(c, ())}))}" for c in named))
 
 
+def _inlined(schema: onnx.defs.OpSchema, opset: int) -> bool:
+    """Whether ONNX Runtime runs the op's function body where no kernel takes its types: the schema
+    has one written for this opset or an earlier one (Elu's, written for opset 18, is not used at 17)."""
+    versions = [*schema.function_opset_versions, *schema.context_dependent_function_opset_versions]
+    return any(version <= opset for version in versions)
+
+
 def kernel_gaps(graph: Graph, model: onnx.ModelProto) -> list[KernelGap]:
-    """Nodes of ``graph`` (``model``'s, in the neutral form) of the standard domain that the CPU
-    provider has kernels for at the model's opset, but none at the node's types. Ops with no kernel
-    at all (ONNX Runtime expands those that have a function body) and values of unknown type are
-    left to ONNX Runtime's own run."""
+    """Nodes of ``graph`` (``model``'s, in the neutral form) of the standard domain whose types the
+    op's ONNX schema refuses, or that the CPU provider has kernels for at the model's opset but none
+    at the node's types (and no function body to run instead). Ops with no kernel at all and values
+    of unknown type are left to ONNX Runtime's own run."""
     kernels = _cpu_kernels()
     opset = next((o.version for o in model.opset_import if o.domain in STANDARD_DOMAINS), None)
     if not kernels or opset is None:
@@ -152,16 +169,19 @@ def kernel_gaps(graph: Graph, model: onnx.ModelProto) -> list[KernelGap]:
         if node.unsupported or node.domain not in STANDARD_DOMAINS:
             continue
         schema = _schema(node.op_type, opset)
-        if schema is None or schema.has_function or schema.has_context_dependent_function:
-            continue
-        candidates = [k for k in kernels.get(node.op_type, ())
-                      if k.first_version <= schema.since_version <= k.last_version]
-        if not candidates:
+        if schema is None:
             continue
         given = _given_types(node, schema, dtypes)
         if any(len(types) > 1 for types in given.values()):
             continue  # types ONNX would refuse as they are: guessed for a placeholder's outputs, not what will run
-        if any(_takes(kernel, given) for kernel in candidates):
+        by_schema = _Kernel(schema.since_version, schema.since_version, {
+            constraint.type_param_str: frozenset(_type_name(t) for t in constraint.allowed_type_strs)
+            for constraint in schema.type_constraints})
+        if not _takes(by_schema, given, widened=False):  # ONNX's own type check refuses the graph
+            gaps.append(replace(_gap(node, given, [by_schema]), schema_version=schema.since_version))
             continue
-        gaps.append(_gap(node, given, candidates))
+        candidates = [k for k in kernels.get(node.op_type, ())
+                      if k.first_version <= schema.since_version <= k.last_version]
+        if candidates and not any(_takes(kernel, given) for kernel in candidates) and not _inlined(schema, opset):
+            gaps.append(_gap(node, given, candidates))
     return gaps

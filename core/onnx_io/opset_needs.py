@@ -1,11 +1,12 @@
 """The opset an ONNX op that ONNX Runtime refused needs, read from ONNX Runtime's own message.
 
 The dynamo exporter writes torch_lib's functions at opset 18 and converts them to the opset asked.
-Two refusals are about the opset, not the op: an op that does not exist yet at the model's opset
-("No Op registered for DeformConv with domain_version of 18": ONNX added it in 19), and an
+Three refusals are about the opset, not the op: an op that does not exist yet at the model's opset
+("No Op registered for DeformConv with domain_version of 18": ONNX added it in 19), an
 attribute the op gained later that the conversion left in ("Unrecognized attribute: num_outputs
-for operator Split": Split has it from 18). Raising the opset to where ``onnx.defs`` has it is
-the fix.
+for operator Split": Split has it from 18), and types the op takes only from a later opset on
+(kernel_types: "ONNX's Equal-7 does not take T=float": Equal takes float from 11). Raising the
+opset to where ``onnx.defs`` has it is the fix.
 """
 from __future__ import annotations
 
@@ -16,6 +17,8 @@ import onnx.defs
 NEWEST_OPSET = 21  # the newest opset the dynamo route raises to (ONNX Runtime 1.2x runs it)
 _NO_OP_RE = re.compile(r"No Op registered for (\w+) with domain_version of (\d+)")
 _ATTRIBUTE_RE = re.compile(r"Unrecognized attribute: (\w+) for operator (\w+)")
+# kernel_types.KernelGap's words for a node whose types its schema refuses: "ONNX's Equal-7 does not take T=float"
+_SCHEMA_TYPES_RE = re.compile(r"ONNX's (\w+)-\d+ does not take ((?:\w+=[\w/]+(?:, )?)+)")
 
 
 def _schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
@@ -37,4 +40,16 @@ def opset_that_runs(message: str, opset: int) -> int | None:
         name, op_type = attribute[1], attribute[2]
         return next((v for v in range(opset + 1, NEWEST_OPSET + 1)
                      if (schema := _schema(op_type, v)) is not None and name in schema.attributes), None)
+    types = _SCHEMA_TYPES_RE.search(message)
+    if types:
+        given = dict(pair.split("=") for pair in types[2].split(", "))
+        return next((v for v in range(opset + 1, NEWEST_OPSET + 1)
+                     if (schema := _schema(types[1], v)) is not None and _takes(schema, given)), None)
     return None
+
+
+def _takes(schema: onnx.defs.OpSchema, given: dict[str, str]) -> bool:
+    """Whether the schema's type constraints take the given types ({"T": "float/int64"})."""
+    allowed = {c.type_param_str: {t.removeprefix("tensor(").removesuffix(")") for t in c.allowed_type_strs}
+               for c in schema.type_constraints}
+    return all(name in allowed and set(types.split("/")) <= allowed[name] for name, types in given.items())
