@@ -88,6 +88,30 @@ def test_a_big_dynamo_export_leaves_torch_one_copy_of_its_weights_the_file(small
         again.model.release()
 
 
+def test_a_later_export_maps_the_weights_again_and_the_earlier_file_goes(small_threshold: Path, model_file) -> None:
+    """compare's per-node export (no constant folding) after its first export: torch's weights,
+    transposed views of the first file, are mapped from the second, so the first is let go."""
+    loaded = load_model(model_file("mapped.py", MODEL), trust=True)
+    parameters = dict(loaded.module.named_parameters())
+    with torch.no_grad():
+        expected = loaded.module(*loaded.example_inputs)
+    first = exporter_for("dynamo").export(loaded, ExportOptions(opset=17))
+    assert not parameters["second.weight"].is_contiguous()  # a transposed view of the first file
+    first_file = StorageWeakRef(parameters["second.weight"].untyped_storage())
+    first.model.release()
+
+    second = exporter_for("dynamo").export(loaded, ExportOptions(opset=17, do_constant_folding=False),
+                                           run_check=False)
+    gc.collect()
+    assert first_file.expired(), "a weight still views the first export's file"
+    file_bytes = _weights_file(second.model).stat().st_size
+    for name in WEIGHTS:
+        assert parameters[name].untyped_storage().nbytes() == file_bytes, f"{name} is not mapped from the second file"
+    with torch.no_grad():
+        torch.testing.assert_close(loaded.module(*loaded.example_inputs), expected, rtol=1e-6, atol=1e-6)
+    second.model.release()
+
+
 def _model_with_external(names_and_bytes: list[tuple[str, bytes, list[int], int]], folder: Path) -> onnx.ModelProto:
     """A graph of initializers only, each written to one file at its offset (name, bytes, dims, offset)."""
     data = bytearray()

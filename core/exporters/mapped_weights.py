@@ -109,9 +109,21 @@ def map_from_file(sources: Mapping[str, WeightSource], model: onnx.ModelProto, b
 
 
 def _mappable(tensor: torch.Tensor, offset: int, length: int) -> bool:
-    return (tensor.device.type == "cpu" and tensor.is_contiguous() and tensor.dim() > 0 and length > 0
+    return (tensor.device.type == "cpu" and _dense(tensor) and tensor.dim() > 0 and length > 0
             and tensor.numel() * tensor.element_size() == length and offset % MAPPED_ALIGNMENT == 0
             and not tensor.is_quantized and tensor.layout == torch.strided)
+
+
+def _dense(tensor: torch.Tensor) -> bool:
+    """Each element once, no gaps, in any order of dimensions: contiguous, or a transposed view of a
+    file an earlier export mapped it from (a later export maps it again, and the earlier file goes).
+    Expanded views and column slices are not: their elements are not laid out as the file holds them."""
+    expected = 1
+    for stride, size in sorted((s, n) for s, n in zip(tensor.stride(), tensor.shape) if n != 1):
+        if stride != expected:
+            return False
+        expected *= size
+    return True
 
 
 def _same_ends(written: torch.Tensor, expected: torch.Tensor) -> bool:
