@@ -77,7 +77,7 @@ def weight_sources(graph: Any) -> dict[str, WeightSource]:
 def map_from_file(sources: Mapping[str, WeightSource], model: onnx.ModelProto, base_dir: Path) -> int:
     """Point each torch tensor of ``sources`` (initializer name -> the tensor written for it) at its
     bytes in ``model``'s external data, copy-on-write; its old memory goes when nothing else holds
-    it. Tensors inline, not contiguous, unaligned or whose bytes differ stay as they are, and so do
+    it. Tensors inline, not dense, unaligned or whose bytes differ stay as they are, and so do
     tensors written transposed in a dtype whose matmul is slow on transposed views; a tensor written
     both as itself and transposed is mapped from itself.
 

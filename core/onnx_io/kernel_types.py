@@ -1,4 +1,5 @@
-"""Which ONNX nodes ONNX Runtime's CPU provider has no kernel for, at the types they are given.
+"""Which ONNX nodes ONNX Runtime will refuse for the types they are given: no CPU kernel takes
+them, or the op's ONNX schema does not.
 
 ONNX Runtime refuses such a model only when it creates a session, naming the first node it cannot
 place; a model that does not export whole yet cannot get that far. Reading ONNX Runtime's own
@@ -37,7 +38,8 @@ class _Kernel:
 
 @dataclass(frozen=True)
 class KernelGap:
-    """A node the CPU provider has no kernel for at these types, and what it would take."""
+    """A node ONNX Runtime will refuse at these types (no CPU kernel takes them, or the op's ONNX
+    schema does not), and what it would take."""
 
     node: Node
     given: str  # "T=bool"
