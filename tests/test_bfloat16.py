@@ -3,6 +3,7 @@ kernels for most ops: the session runs a widened copy and gives bfloat16 back (i
 from __future__ import annotations
 
 import re
+
 import ml_dtypes
 import numpy as np
 import onnx
