@@ -93,12 +93,16 @@ def test_check_lists_the_node_onnx_runtime_will_refuse_with_the_one_the_exporter
 
 def test_fix_auto_fixes_both_in_one_round_and_exports_the_whole_model_twice(worker, model_file) -> None:
     path = model_file("bool_cumsum.py", BOOL_DIFF_THEN_CUMSUM)
-    result = worker.run(AutoFixRequest(ModelRequest(str(path)), options={"exporter": "torchscript"}))
+    stages: list[str] = []
+    result = worker.run(AutoFixRequest(ModelRequest(str(path)), options={"exporter": "torchscript"}),
+                        progress=lambda _fraction, message="": stages.append(message))
     assert {p.kind for p in result.before.unsupported} == {"aten::diff", "aten::cumsum"}
     assert result.after.unsupported == []
     assert {c.kind for c in result.choices} == {"aten::diff", "aten::cumsum"}
     assert all(c.on_node for c in result.choices)
     assert result.whole_model_exports == 2  # as it is, then with both fixes
+    exports = [m.split(":")[0] for m in stages if m.startswith("exporting")]
+    assert exports[0] == "exporting as it is" and exports[-1] == "exporting the whole model with the fixes", exports
     assert result.after.output_max_abs is not None and np.isclose(result.after.output_max_abs, 0.0)
 
 
@@ -115,3 +119,16 @@ def test_an_op_onnx_runtime_runs_by_its_function_body_is_not_named() -> None:
     assert kernel_gaps(onnx_to_graph(leaky), leaky) == [] and _onnx_runtime_refusal(leaky) is None
     assert [gap.node.name for gap in kernel_gaps(onnx_to_graph(elu), elu)] == ["the_node"]
     assert NO_KERNEL in (_onnx_runtime_refusal(elu) or "")
+
+
+def test_fix_all_from_the_windows_analysis_names_its_one_export_as_the_fixed_model(worker, model_file) -> None:
+    """The window hands the search its analysis: the one whole-model export has the fixes in it."""
+    path = model_file("bool_cumsum.py", BOOL_DIFF_THEN_CUMSUM)
+    options = {"exporter": "torchscript"}
+    first = worker.run(AutoFixRequest(ModelRequest(str(path)), options=options))
+    stages: list[str] = []
+    again = worker.run(AutoFixRequest(ModelRequest(str(path)), options=options, analysis=first.before),
+                       progress=lambda _fraction, message="": stages.append(message))
+    assert again.whole_model_exports == 1 and again.after.unsupported == []
+    exports = {m.split(":")[0] for m in stages if m.startswith("exporting")}
+    assert exports == {"exporting the whole model with the fixes"}, stages

@@ -92,7 +92,8 @@ class _Search:
         """The whole model with the mappings so far, in this process."""
         check_cancelled(self.cancelled)
         self.whole_model_exports += 1
-        stage = "exporting as it is" if self.whole_model_exports == 1 else "exporting the whole model with the fixes"
+        fixed = len(self.mappings) > len(self.request.mappings)  # this search chose a fix (the window's first export)
+        stage = "exporting the whole model with the fixes" if fixed else "exporting as it is"
 
         def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
             report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
