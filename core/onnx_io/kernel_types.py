@@ -75,7 +75,8 @@ def _cpu_kernels() -> dict[str, list[_Kernel]]:
 
 
 @cache
-def _schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
+def op_schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
+    """The standard-domain op's schema in force at ``opset``; None where ONNX has no such op yet."""
     try:
         return onnx.defs.get_schema(op_type, opset, "")
     except onnx.defs.SchemaError:
@@ -134,6 +135,18 @@ def _takes(kernel: _Kernel, given: dict[str, set[str]], widened: bool = True) ->
                for dtype in types)
 
 
+def _as_kernel(schema: onnx.defs.OpSchema) -> _Kernel:
+    """The schema's type constraints, in a kernel's form."""
+    return _Kernel(schema.since_version, schema.since_version, {
+        constraint.type_param_str: frozenset(_type_name(t) for t in constraint.allowed_type_strs)
+        for constraint in schema.type_constraints})
+
+
+def schema_takes(schema: onnx.defs.OpSchema, given: dict[str, set[str]]) -> bool:
+    """Whether the op's schema takes these types ({"T": {"float"}}), as ONNX's type check reads it."""
+    return _takes(_as_kernel(schema), given, widened=False)
+
+
 def _gap(node: Node, given: dict[str, set[str]], kernels: list[_Kernel]) -> KernelGap:
     """The constraints no kernel takes the node's types for (all of them, where only the mix fails)."""
     def refused(constraint: str) -> bool:
@@ -170,17 +183,14 @@ def kernel_gaps(graph: Graph, model: onnx.ModelProto) -> list[KernelGap]:
     for node in graph.nodes:
         if node.unsupported or node.domain not in STANDARD_DOMAINS:
             continue
-        schema = _schema(node.op_type, opset)
+        schema = op_schema(node.op_type, opset)
         if schema is None:
             continue
         given = _given_types(node, schema, dtypes)
         if any(len(types) > 1 for types in given.values()):
             continue  # types ONNX would refuse as they are: guessed for a placeholder's outputs, not what will run
-        by_schema = _Kernel(schema.since_version, schema.since_version, {
-            constraint.type_param_str: frozenset(_type_name(t) for t in constraint.allowed_type_strs)
-            for constraint in schema.type_constraints})
-        if not _takes(by_schema, given, widened=False):  # ONNX's own type check refuses the graph
-            gaps.append(replace(_gap(node, given, [by_schema]), schema_version=schema.since_version))
+        if not schema_takes(schema, given):  # ONNX's own type check refuses the graph
+            gaps.append(replace(_gap(node, given, [_as_kernel(schema)]), schema_version=schema.since_version))
             continue
         candidates = [k for k in kernels.get(node.op_type, ())
                       if k.first_version <= schema.since_version <= k.last_version]

@@ -12,7 +12,7 @@ from __future__ import annotations
 
 import re
 
-import onnx.defs
+from fixport.core.onnx_io.kernel_types import op_schema, schema_takes
 
 NEWEST_OPSET = 21  # the newest opset the dynamo route raises to (ONNX Runtime 1.2x runs it)
 _NO_OP_RE = re.compile(r"No Op registered for (\w+) with domain_version of (\d+)")
@@ -21,35 +21,22 @@ _ATTRIBUTE_RE = re.compile(r"Unrecognized attribute: (\w+) for operator (\w+)")
 _SCHEMA_TYPES_RE = re.compile(r"ONNX's (\w+)-\d+ does not take ((?:\w+=[\w/]+(?:, )?)+)")
 
 
-def _schema(op_type: str, opset: int) -> onnx.defs.OpSchema | None:
-    try:
-        return onnx.defs.get_schema(op_type, opset, "")
-    except onnx.defs.SchemaError:
-        return None
-
-
 def opset_that_runs(message: str, opset: int) -> int | None:
     """The lowest opset above ``opset`` at which the op ONNX Runtime refused in ``message`` exists,
-    or has the attribute it was given; None when the message is about something else."""
+    has the attribute it was given, or takes the types it was given; None when the message is about
+    something else."""
     missing = _NO_OP_RE.search(message)
     if missing:
         op_type, floor = missing[1], max(opset, int(missing[2]))
-        return next((v for v in range(floor + 1, NEWEST_OPSET + 1) if _schema(op_type, v) is not None), None)
+        return next((v for v in range(floor + 1, NEWEST_OPSET + 1) if op_schema(op_type, v) is not None), None)
     attribute = _ATTRIBUTE_RE.search(message)
     if attribute:
         name, op_type = attribute[1], attribute[2]
         return next((v for v in range(opset + 1, NEWEST_OPSET + 1)
-                     if (schema := _schema(op_type, v)) is not None and name in schema.attributes), None)
+                     if (schema := op_schema(op_type, v)) is not None and name in schema.attributes), None)
     types = _SCHEMA_TYPES_RE.search(message)
     if types:
-        given = dict(pair.split("=") for pair in types[2].split(", "))
+        given = {name: set(dtypes.split("/")) for name, dtypes in (pair.split("=") for pair in types[2].split(", "))}
         return next((v for v in range(opset + 1, NEWEST_OPSET + 1)
-                     if (schema := _schema(types[1], v)) is not None and _takes(schema, given)), None)
+                     if (schema := op_schema(types[1], v)) is not None and schema_takes(schema, given)), None)
     return None
-
-
-def _takes(schema: onnx.defs.OpSchema, given: dict[str, str]) -> bool:
-    """Whether the schema's type constraints take the given types ({"T": "float/int64"})."""
-    allowed = {c.type_param_str: {t.removeprefix("tensor(").removesuffix(")") for t in c.allowed_type_strs}
-               for c in schema.type_constraints}
-    return all(name in allowed and set(types.split("/")) <= allowed[name] for name, types in given.items())
