@@ -8,13 +8,17 @@ find an implementation", or a "Type Error" of the op's schema) should have its n
 """
 from __future__ import annotations
 
-import argparse
 import io
 import json
 import os
 import signal
+import sys
 import time
 import warnings
+from pathlib import Path
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from opinfo_sweep import sweep_parser  # noqa: E402
 
 DTYPES = ("float32", "float64", "int64", "int32", "bool", "float16", "int8", "uint8")
 PER_OP_SECONDS = 30
@@ -26,11 +30,7 @@ def _timeout(_signum, _frame):
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--opset", type=int, default=17)
-    parser.add_argument("--limit", type=int, default=0, help="only the first N ops (0: all)")
-    parser.add_argument("--ops", default="", help="comma-separated OpInfo names to sweep")
-    args = parser.parse_args()
+    args = sweep_parser(__doc__).parse_args()
 
     import onnxruntime  # noqa: F401  (imported once, before the children fork)
     import torch

@@ -7,22 +7,17 @@ Everything runs in the worker, so an op that crashes torch is listed, not fatal.
 """
 from __future__ import annotations
 
-import argparse
 import sys
 import tempfile
 import time
 from pathlib import Path
 
 sys.path.insert(0, str(Path(__file__).resolve().parent))
-from opinfo_sweep import MODEL_SOURCE  # noqa: E402
+from opinfo_sweep import MODEL_SOURCE, sweep_parser  # noqa: E402
 
 
 def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--opset", type=int, default=17)
-    parser.add_argument("--limit", type=int, default=0, help="only the first N ops (0: all)")
-    parser.add_argument("--ops", default="", help="comma-separated OpInfo names to sweep")
-    args = parser.parse_args()
+    args = sweep_parser(__doc__).parse_args()
 
     import torch
     from torch.testing._internal.common_methods_invocations import op_db

@@ -60,12 +60,18 @@ def build():
 '''
 
 
-def main() -> None:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+def sweep_parser(doc: str) -> argparse.ArgumentParser:
+    """The options every OpInfo sweep takes: --opset, --limit, --ops."""
+    parser = argparse.ArgumentParser(description=doc.splitlines()[0])
     parser.add_argument("--opset", type=int, default=17)
-    parser.add_argument("--exporter", choices=EXPORTERS, default="torchscript")
     parser.add_argument("--limit", type=int, default=0, help="only the first N ops (0: all)")
     parser.add_argument("--ops", default="", help="comma-separated OpInfo names to sweep")
+    return parser
+
+
+def main() -> None:
+    parser = sweep_parser(__doc__)
+    parser.add_argument("--exporter", choices=EXPORTERS, default="torchscript")
     parser.add_argument("--start", type=int, default=0, help="skip the first N ops")
     parser.add_argument("--json", default="", help="write every failing op's outcome and rejections here")
     args = parser.parse_args()
