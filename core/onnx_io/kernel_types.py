@@ -147,10 +147,11 @@ def schema_takes(schema: onnx.defs.OpSchema, given: dict[str, set[str]]) -> bool
     return _takes(_as_kernel(schema), given, widened=False)
 
 
-def _gap(node: Node, given: dict[str, set[str]], kernels: list[_Kernel]) -> KernelGap:
+def _gap(node: Node, given: dict[str, set[str]], kernels: list[_Kernel], widened: bool = True) -> KernelGap:
     """The constraints no kernel takes the node's types for (all of them, where only the mix fails)."""
     def refused(constraint: str) -> bool:
-        return any(not any(_allowed(dtype, k.types.get(constraint)) for k in kernels) for dtype in given[constraint])
+        return any(not any(_allowed(dtype, k.types.get(constraint), widened) for k in kernels)
+                   for dtype in given[constraint])
 
     constrained = sorted(c for c in given if any(c in k.types for k in kernels))
     named = [c for c in constrained if refused(c)] or constrained
@@ -190,7 +191,8 @@ def kernel_gaps(graph: Graph, model: onnx.ModelProto) -> list[KernelGap]:
         if any(len(types) > 1 for types in given.values()):
             continue  # types ONNX would refuse as they are: guessed for a placeholder's outputs, not what will run
         if not schema_takes(schema, given):  # ONNX's own type check refuses the graph
-            gaps.append(replace(_gap(node, given, [_as_kernel(schema)]), schema_version=schema.since_version))
+            gaps.append(replace(_gap(node, given, [_as_kernel(schema)], widened=False),
+                                schema_version=schema.since_version))
             continue
         candidates = [k for k in kernels.get(node.op_type, ())
                       if k.first_version <= schema.since_version <= k.last_version]
