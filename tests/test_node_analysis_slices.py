@@ -1,6 +1,9 @@
 """Per-node analysis runs both sides slice by slice when the values are big, with the same result."""
 from __future__ import annotations
 
+from pathlib import Path
+
+import onnx
 import pytest
 
 import fixport.core.comparison.intermediates as intermediates
@@ -8,6 +11,7 @@ from fixport.core.comparison.compare_job import compare
 from fixport.core.model.compare_result import NodeAnalysis
 from fixport.core.model.requests import CompareRequest
 from fixport.core.model.results import ModelRequest
+from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.examples.catalog import example_path
 
 ALL_NODE_VALUES = intermediates.all_node_values
@@ -48,3 +52,21 @@ def test_values_compared_one_slice_at_a_time_give_the_same_analysis(monkeypatch:
     assert [(n.onnx_node, n.max_abs, n.exceeds, n.inputs_exceed, n.introduced_max_abs) for n in sliced.nodes] == \
         [(n.onnx_node, n.max_abs, n.exceeds, n.inputs_exceed, n.introduced_max_abs) for n in whole.nodes]
     assert sliced.first_divergent.onnx_node == whole.first_divergent.onnx_node
+
+
+def _weights_of(size: int) -> OnnxModel:
+    weight = onnx.TensorProto(name="w", data_type=onnx.TensorProto.FLOAT, dims=[size // 4],
+                              data_location=onnx.TensorProto.EXTERNAL)
+    weight.external_data.extend([onnx.StringStringEntryProto(key="location", value="w.data"),
+                                 onnx.StringStringEntryProto(key="length", value=str(size))])
+    graph = onnx.helper.make_graph([], "weights", [], [], initializer=[weight])
+    return OnnxModel(onnx.helper.make_model(graph), Path("."))
+
+
+def test_values_per_run_follow_the_weights_within_bounds() -> None:
+    """Half the weights' size: a float16 ViT-B (173 MB) runs 86 MB slices, a tiny model the floor,
+    a real-size LM the ceiling."""
+    mb = 1024**2
+    assert intermediates.values_per_run(_weights_of(173 * mb)) == 173 * mb // 2
+    assert intermediates.values_per_run(_weights_of(mb)) == intermediates.VALUES_PER_RUN_FLOOR_BYTES
+    assert intermediates.values_per_run(_weights_of(2000 * mb)) == intermediates.VALUES_PER_RUN_BYTES

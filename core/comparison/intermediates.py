@@ -21,6 +21,7 @@ from fixport.core.model.graph import Graph, Node
 from fixport.core.model.output_stats import difference_metrics, to_numpy
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import split_instance_key
+from fixport.core.onnx_io.external_data import tensor_bytes
 from fixport.core.onnx_io.onnx_model import OnnxModel
 
 SKIPPED_ONNX_OPS = frozenset({"Constant", "Shape", "Size", "ConstantOfShape"})
@@ -28,6 +29,10 @@ MAX_INTRODUCED_RERUNS = 50  # re-running node groups alone costs a session each
 # A run returns every value it keeps at once: above this many bytes of values (torch's sizes; the
 # ONNX values are the same), both sides run once per slice of values, keeping only that slice.
 VALUES_PER_RUN_BYTES = 256 * 1024**2
+# A smaller model gets smaller slices (half its weights' size, down to this), so the values held
+# stay a fraction of the memory its export takes: a float16 ViT-B has 173 MB of weights, and 256 MB
+# slices on both sides took its compare to 1.8x a plain export's peak.
+VALUES_PER_RUN_FLOOR_BYTES = 64 * 1024**2
 SessionFactory = Callable[[OnnxModel], Any]  # model -> onnxruntime.InferenceSession
 
 
@@ -276,6 +281,13 @@ def all_node_values(model: OnnxModel, inputs: Sequence[torch.Tensor], input_name
     return values
 
 
+def values_per_run(model: OnnxModel) -> int:
+    """The bytes of values one run of each side may keep for ``model``: half its weights, within
+    VALUES_PER_RUN_FLOOR_BYTES and VALUES_PER_RUN_BYTES."""
+    weights = sum(tensor_bytes(tensor, model.base_dir) for tensor in model.proto.graph.initializer)
+    return min(VALUES_PER_RUN_BYTES, max(VALUES_PER_RUN_FLOOR_BYTES, weights // 2))
+
+
 def slices_within(matches: list[ValueMatch], sizes: dict[ValueKey, int], budget: int) -> Iterator[list[ValueMatch]]:
     """``matches`` in order, cut where the torch values they stand for (``sizes``, in bytes) pass
     ``budget`` (the ONNX values are the same size); one slice when they all fit."""
@@ -300,9 +312,11 @@ def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | Non
 
     ``model`` must have the same node order as ``onnx_graph`` (the graph read from it before
     its provenance was stripped); custom-domain nodes must already be runnable. Both sides run
-    once per slice of VALUES_PER_RUN_BYTES of values, keeping that slice: a vision transformer
+    once per slice of values (:func:`values_per_run`), keeping that slice: a vision transformer
     at real size has gigabytes of intermediate values, and holding both sides' whole would be more
-    than the model itself.
+    than the model itself. ONNX Runtime runs first and its session is gone before torch runs, so
+    the session's weights (float32 copies, for a half-precision model on CPU) are never held
+    beside torch's values.
     """
     analysis = NodeAnalysis(run=run)
     sizes = capture.value_sizes(inputs, device)
@@ -311,18 +325,20 @@ def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | Non
     def fetch(names: Collection[str] | None) -> dict[str, np.ndarray]:
         return all_node_values(model, inputs, input_names, session_factory, names)
 
-    pieces = list(slices_within(matches, sizes, VALUES_PER_RUN_BYTES))
+    pieces = list(slices_within(matches, sizes, values_per_run(model)))
     if len(pieces) == 1:  # they all fit: one run of each side, kept for the node groups re-run alone
-        torch_values, onnx_values = capture.run(inputs, device), fetch(None)
+        onnx_values = fetch(None)
+        torch_values = capture.run(inputs, device)
         node_errors(onnx_graph, matches, torch_values, onnx_values, tolerances, source_graph, templates_by_instance,
                     analysis)
         fetch_torch, fetch_onnx = (lambda _keys: torch_values), (lambda _names: onnx_values)
     else:
         for piece in pieces:
             keys = {(match.key, match.output_index) for match in piece}
-            node_errors(onnx_graph, piece, capture.run(inputs, device, keys),
-                        fetch([match.onnx_value for match in piece]), tolerances, source_graph, templates_by_instance,
-                        analysis)
+            onnx_values = fetch([match.onnx_value for match in piece])
+            node_errors(onnx_graph, piece, capture.run(inputs, device, keys), onnx_values, tolerances, source_graph,
+                        templates_by_instance, analysis)
+            del onnx_values  # before the next slice's run
         fetch_torch, fetch_onnx = (lambda keys: capture.run(inputs, device, keys)), fetch
     mark_inherited_errors(onnx_graph, analysis.nodes)
     measure_introduced_errors(model, onnx_graph, analysis, matches, fetch_torch, fetch_onnx, session_factory)
