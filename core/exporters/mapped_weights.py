@@ -6,14 +6,18 @@ too leaves one copy, in the page cache: pages are shared by both mappings, and a
 the pages it touched (torch's, none while ONNX Runtime runs)."""
 from __future__ import annotations
 
+import weakref
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import numpy as np
 import onnx
 import torch
+
+from fixport.core.onnx_io.shared_weights import register_mapped_file
 
 # Kernels may load a weight with aligned vector instructions: a tensor is mapped only where its
 # bytes start at this alignment (the file's big tensors start on 64 KB boundaries).
@@ -83,6 +87,7 @@ def map_from_file(sources: Mapping[str, WeightSource], model: onnx.ModelProto, b
 
     Returns the bytes now mapped."""
     files: dict[Path, torch.Tensor] = {}
+    versions: dict[Path, dict[int, tuple[weakref.ref[torch.Tensor], int]]] = {}
     mapped: set[int] = set()
     mapped_bytes = 0
     places = external_locations(model, base_dir)
@@ -95,7 +100,11 @@ def map_from_file(sources: Mapping[str, WeightSource], model: onnx.ModelProto, b
             if source.perm is not None and source.tensor.dtype not in TRANSPOSED_VIEWS_RUN_AS_FAST:
                 continue
             if path not in files:
-                files[path] = torch.from_numpy(np.memmap(path, dtype=np.uint8, mode="c"))
+                mapping = np.memmap(path, dtype=np.uint8, mode="c")
+                versions[path] = {}
+                # ONNX Runtime's sessions over the file read it from here
+                register_mapped_file(path, mapping, partial(_as_written, versions[path]))
+                files[path] = torch.from_numpy(mapping)
             if offset + length > files[path].numel():
                 continue
             expected = source.written()
@@ -103,9 +112,18 @@ def map_from_file(sources: Mapping[str, WeightSource], model: onnx.ModelProto, b
             if not _same_ends(written, expected):
                 continue
             source.tensor.data = source.restored(written)
+            versions[path][offset] = (weakref.ref(source.tensor), source.tensor._version)
             mapped.add(id(source.tensor))
             mapped_bytes += length
     return mapped_bytes
+
+
+def _as_written(versions: dict[int, tuple[weakref.ref[torch.Tensor], int]], offset: int) -> bool:
+    """Whether the bytes at ``offset`` are still the file's: no tensor mapped there was changed in
+    place since (copy-on-write keeps the file as it was, but the mapping then holds torch's values)."""
+    tensor, version = versions.get(offset, (None, 0))
+    alive = tensor() if tensor is not None else None
+    return alive is None or alive._version == version
 
 
 def _mappable(tensor: torch.Tensor, offset: int, length: int) -> bool:

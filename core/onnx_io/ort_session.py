@@ -24,6 +24,7 @@ from fixport.core.onnx_io.external_data import session_source
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.placement import enable_profiling
 from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
+from fixport.core.onnx_io.shared_weights import shared_initializers
 
 ORT_LOG_ERRORS = 3
 ORT_LOG_FATAL_ONLY = 4  # for probing runs whose errors Fixport reports itself
@@ -91,8 +92,12 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
     if isinstance(model, OnnxModel) and model.weights_on_disk:  # the graph's bytes, the weights from their folder
         keep_one_copy_of_the_weights(options)
         options.add_session_config_entry(EXTERNAL_DATA_FOLDER_KEY, str(model.base_dir))
+        shared = shared_initializers(model.proto, model.base_dir)
+        for name, value in shared.items():
+            options.add_initializer(name, value)
         session = ort.InferenceSession(model.proto.SerializeToString(), sess_options=options, providers=asked,
                                        **unfolded)
+        session.fixport_shared_weights = shared  # ONNX Runtime reads that memory for the session's life
     else:
         with session_source(model.proto if isinstance(model, OnnxModel) else model) as source:
             if isinstance(source, str):  # a big model, opened from its file
