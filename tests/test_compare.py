@@ -252,3 +252,11 @@ def test_cli_onnx_file_and_project_flag(tmp_path, model_file) -> None:
     assert "PASS" in completed.stdout and "conv_bn.onnx" in completed.stdout
     missing = run_main("compare", str(model), "--project", str(tmp_path / "missing.fixport.json"))
     assert missing.returncode == 2 and "error:" in missing.stderr
+
+
+def test_per_node_analysis_reads_conjugated_fft_values(worker) -> None:
+    """torch's conj() of an FFT is a lazy view numpy refuses; the analysis compares it all the same."""
+    result = _compare(worker, REPO / "examples" / "corpus" / "fft_conv_kornia.py", options={"exporter": "dynamo"})
+    assert result.passed, result.to_json()
+    assert not [m for m in result.messages if m.startswith("Per-node analysis failed")], result.messages
+    assert result.node_analysis is not None and len(result.node_analysis.nodes) >= 5

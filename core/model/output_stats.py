@@ -86,6 +86,7 @@ def to_numpy(value: Any) -> np.ndarray:
     """A numpy array from a numpy value or a torch tensor (duck-typed: no torch import)."""
     if hasattr(value, "detach"):
         value = value.detach().cpu()
+        value = value.resolve_conj().resolve_neg()  # FFT and conj() results may be lazy views numpy refuses
         if str(value.dtype) == "torch.bfloat16":  # numpy has none: ml_dtypes' (as onnx's numpy_helper)
             import ml_dtypes
 
