@@ -260,3 +260,26 @@ def test_per_node_analysis_reads_conjugated_fft_values(worker) -> None:
     assert result.passed, result.to_json()
     assert not [m for m in result.messages if m.startswith("Per-node analysis failed")], result.messages
     assert result.node_analysis is not None and len(result.node_analysis.nodes) >= 5
+
+
+BOOL_CUMSUM_MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return torch.cumsum(x > 0, dim=1)
+
+    def build():
+        return Model(), (torch.randn(2, 5),)
+"""
+
+
+def test_an_export_onnx_runtime_refuses_names_the_commands_that_fix_it(worker, model_file) -> None:
+    """A bool CumSum exports, but ONNX Runtime has no kernel for it: no raw ORT error, the way on."""
+    from fixport.core.model.errors import FixportError
+
+    with pytest.raises(FixportError, match="does not load in ONNX Runtime") as raised:
+        _compare(worker, model_file("bool_cumsum.py", BOOL_CUMSUM_MODEL))
+    assert "CumSum" in str(raised.value)
+    assert "main.py check bool_cumsum.py --exporter torchscript" in raised.value.hint
+    assert "--auto -o fixes.fixport.json" in raised.value.hint

@@ -60,7 +60,7 @@ from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
-from fixport.core.onnx_io.ort_session import feeds_for
+from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for
 from fixport.core.onnx_io.placement import collect_placement
 
 if TYPE_CHECKING:
@@ -138,7 +138,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
 
     device, device_message = _torch_device(torch_device)
     messages += [device_message] if device_message else []
-    session_info = plan.create_session(provider=provider, precision=precision, profile=True)
+    session_info = _comparison_session(plan, provider, precision, loaded, exporter, onnx_path)
     messages += session_info.messages
     session = session_info.session
     tolerances = _tolerances_for(tolerances, precision, session_info.providers_used, messages)
@@ -372,6 +372,27 @@ def _without_plot_data(stats: OutputStats) -> OutputStats:
     from fixport.core.model.output_stats import ErrorHistogram, ValuePairs
 
     return replace(stats, histogram=ErrorHistogram(), scatter=ValuePairs())
+
+
+def _comparison_session(plan: ReferencePlan, provider: str, precision: str, loaded: LoadedModel,
+                        exporter: Exporter, onnx_path: str | None) -> SessionInfo:
+    """The session the outputs are compared in; a model ONNX Runtime refuses is named as the user's
+    problem, with the command that lists the node it refuses and the one that fixes it."""
+    try:
+        return plan.create_session(provider=provider, precision=precision, profile=True)
+    except FixportError:
+        raise
+    except Exception as exc:  # ONNX Runtime's own exception types
+        reason = str(exc).strip().splitlines()[0][:400] if str(exc).strip() else type(exc).__name__
+        if onnx_path is not None:
+            raise ExportError(f"ONNX Runtime cannot load {Path(onnx_path).name}: {reason}",
+                              "Check that the file is the one exported from this model, with its weights file "
+                              "beside it, or compare the export Fixport makes (leave out --onnx).") from exc
+        name, flag = loaded.path.name, f" --exporter {exporter.profile.name}"
+        raise ExportError(f"The export of {name} does not load in ONNX Runtime, so there is nothing to compare: "
+                          f"{reason}",
+                          f"Run `python main.py check {name}{flag}` to see the node it refuses, then `python main.py "
+                          f"fix {name}{flag} --auto -o fixes.fixport.json` and compare with --project.") from exc
 
 
 def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any, inputs: tuple[torch.Tensor, ...],
