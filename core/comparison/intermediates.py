@@ -29,10 +29,12 @@ MAX_INTRODUCED_RERUNS = 50  # re-running node groups alone costs a session each
 # A run returns every value it keeps at once: above this many bytes of values (torch's sizes; the
 # ONNX values are the same), both sides run once per slice of values, keeping only that slice.
 VALUES_PER_RUN_BYTES = 256 * 1024**2
-# A smaller model gets smaller slices (half its weights' size, down to this), so the values held
-# stay a fraction of the memory its export takes: a float16 ViT-B has 173 MB of weights, and 256 MB
-# slices on both sides took its compare to 1.8x a plain export's peak.
-VALUES_PER_RUN_FLOOR_BYTES = 64 * 1024**2
+# A smaller model gets smaller slices (a quarter of its weights' size, down to this), so the values
+# held stay a fraction of the memory its export takes. On CPU a half-precision model's values are
+# computed in float32 beside float32 copies of its weights, so a slice costs ONNX Runtime up to three
+# times its torch size: with 256 MB slices, a float16 ViT-B (173 MB of weights) compared at 1.8x a
+# plain export's peak memory.
+VALUES_PER_RUN_FLOOR_BYTES = 32 * 1024**2
 SessionFactory = Callable[[OnnxModel], Any]  # model -> onnxruntime.InferenceSession
 
 
@@ -282,10 +284,10 @@ def all_node_values(model: OnnxModel, inputs: Sequence[torch.Tensor], input_name
 
 
 def values_per_run(model: OnnxModel) -> int:
-    """The bytes of values one run of each side may keep for ``model``: half its weights, within
-    VALUES_PER_RUN_FLOOR_BYTES and VALUES_PER_RUN_BYTES."""
+    """The bytes of values one run of each side may keep for ``model``: a quarter of its weights,
+    within VALUES_PER_RUN_FLOOR_BYTES and VALUES_PER_RUN_BYTES."""
     weights = sum(tensor_bytes(tensor, model.base_dir) for tensor in model.proto.graph.initializer)
-    return min(VALUES_PER_RUN_BYTES, max(VALUES_PER_RUN_FLOOR_BYTES, weights // 2))
+    return min(VALUES_PER_RUN_BYTES, max(VALUES_PER_RUN_FLOOR_BYTES, weights // 4))
 
 
 def slices_within(matches: list[ValueMatch], sizes: dict[ValueKey, int], budget: int) -> Iterator[list[ValueMatch]]:
