@@ -250,6 +250,7 @@ class MainWindow(QMainWindow):
         self.actions.hide_progress()
         if isinstance(error, ShapeNamesError):  # the project and its fixes stay: the message says where to fix
             error = for_the_window(error)
+        error = error.in_the_window()
         if isinstance(error, TemplateValidationError):
             self.template.show_error(error.message, error.line)
         self.show_error(error)

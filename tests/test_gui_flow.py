@@ -299,3 +299,24 @@ def test_a_pickled_model_asks_for_trust(qtbot, window: MainWindow, tmp_path: Pat
     qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
     assert asked == ["trust"] and window.workbench.project.trust
     assert window.workbench.analysis.unsupported == []
+
+
+def test_compare_on_an_export_onnx_runtime_refuses_says_what_to_click(qtbot, window: MainWindow, model_file) -> None:
+    """ONNX Runtime has no bool CumSum: Compare names the problem, in the window's words, not the CLI's."""
+    path = model_file("bool_cumsum.py", """
+        import torch
+
+        class Model(torch.nn.Module):
+            def forward(self, x):
+                return torch.cumsum(x > 0, dim=1)
+
+        def build():
+            return Model(), (torch.randn(2, 5),)
+    """)
+    run_job(qtbot, window, lambda: window.open_path(path))
+    assert [p.reason for p in window.workbench.analysis.unsupported] == ["runtime_error"]
+    run_job(qtbot, window, window.actions["compare"].trigger)
+    banner = window.actions.banner.text()
+    assert "does not load in ONNX Runtime" in banner and "CumSum" in banner
+    assert "Fix all" in banner and "main.py" not in banner
+    assert window.workbench.project is not None  # nothing lost

@@ -392,7 +392,9 @@ def _comparison_session(plan: ReferencePlan, provider: str, precision: str, load
         raise ExportError(f"The export of {name} does not load in ONNX Runtime, so there is nothing to compare: "
                           f"{reason}",
                           f"Run `python main.py check {name}{flag}` to see the node it refuses, then `python main.py "
-                          f"fix {name}{flag} --auto -o fixes.fixport.json` and compare with --project.") from exc
+                          f"fix {name}{flag} --auto -o fixes.fixport.json` and compare with --project.",
+                          window_hint="Fix all, or pick the node Problems lists and a fix for it, then Compare "
+                                      "again.") from exc
 
 
 def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any, inputs: tuple[torch.Tensor, ...],

@@ -7,17 +7,22 @@ class FixportError(Exception):
 
     exit_code = 2
 
-    def __init__(self, message: str, hint: str = "", details: str = "") -> None:
+    def __init__(self, message: str, hint: str = "", details: str = "", window_hint: str = "") -> None:
         super().__init__(message)
         self.message = message
         self.hint = hint
         self.details = details  # long text (a traceback) for the log, never the headline
+        self.window_hint = window_hint  # the hint in the window's words, where they differ from the command line's
 
     def __str__(self) -> str:
         return self.user_text()
 
     def user_text(self) -> str:
         return f"{self.message}\n  → {self.hint}" if self.hint else self.message
+
+    def in_the_window(self) -> FixportError:
+        """The same problem with its window hint (itself where it has none)."""
+        return FixportError(self.message, self.window_hint, self.details) if self.window_hint else self
 
 
 class ModelLoadError(FixportError):
