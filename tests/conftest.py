@@ -53,6 +53,21 @@ def model_file(tmp_path: Path) -> Callable[[str, str], Path]:
 
 
 @pytest.fixture
+def small_threshold(monkeypatch, tmp_path: Path) -> Path:
+    """Weights above 1 kB go to disk, so small real exports take a real-size one's path; temporary
+    folders are made in (and counted from) the returned one."""
+    import tempfile
+
+    import fixport.core.onnx_io.onnx_model as onnx_model
+
+    monkeypatch.setattr(onnx_model, "WEIGHTS_ON_DISK_ABOVE_BYTES", 1000)
+    temp = tmp_path / "temp"
+    temp.mkdir()
+    monkeypatch.setattr(tempfile, "tempdir", str(temp))
+    return temp
+
+
+@pytest.fixture
 def window(qtbot, worker, tmp_path: Path, monkeypatch):
     """The real MainWindow on the shared warm worker, with its settings and autosaves in tmp_path."""
     from PySide6.QtCore import QSettings

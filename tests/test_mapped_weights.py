@@ -5,12 +5,10 @@ The weights-on-disk threshold is lowered to 1 kB, so small real exports take a r
 from __future__ import annotations
 
 import gc
-import tempfile
 from pathlib import Path
 
 import numpy as np
 import onnx
-import pytest
 import torch
 from onnx import TensorProto, helper
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -39,15 +37,6 @@ MODEL = """
         return Model().eval(), (torch.tensor([[3, 7]]), torch.randn(1, 2, 64))  # 3-D: MatMul, weights transposed
 """
 WEIGHTS = ("embed.weight", "first.weight", "second.weight")
-
-
-@pytest.fixture
-def small_threshold(monkeypatch, tmp_path: Path) -> Path:
-    monkeypatch.setattr(onnx_model, "WEIGHTS_ON_DISK_ABOVE_BYTES", 1000)
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    return temp
 
 
 def _weights_file(model: onnx_model.OnnxModel) -> Path:

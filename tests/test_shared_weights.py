@@ -4,14 +4,9 @@ The weights-on-disk threshold is lowered to 1 kB, so small real exports take a r
 """
 from __future__ import annotations
 
-import tempfile
-from pathlib import Path
-
 import numpy as np
-import pytest
 import torch
 
-import fixport.core.onnx_io.onnx_model as onnx_model
 from fixport.core.exporters.base import ExportOptions
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.loaders.loading import load_model
@@ -27,14 +22,6 @@ MODEL = """
         return torch.nn.Sequential(*layers).eval(), (torch.randn(2, 1024),)
 """
 MB = 1024**2
-
-
-@pytest.fixture
-def small_threshold(monkeypatch, tmp_path: Path) -> None:
-    monkeypatch.setattr(onnx_model, "WEIGHTS_ON_DISK_ABOVE_BYTES", 1000)
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
 
 
 def _exported(model_file, layers: int):

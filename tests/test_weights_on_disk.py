@@ -5,7 +5,6 @@ The threshold (256 MB) is lowered to 1 kB, so small real exports take the path a
 from __future__ import annotations
 
 import os
-import tempfile
 from pathlib import Path
 
 import numpy as np
@@ -41,16 +40,6 @@ LINEAR_MODEL = """
         torch.manual_seed(0)
         return Model().eval(), (torch.randn(2, 64),)
 """
-
-
-@pytest.fixture
-def small_threshold(monkeypatch, tmp_path: Path) -> Path:
-    """Weights above 1 kB go to disk; temporary folders are made in (and counted from) the returned one."""
-    monkeypatch.setattr(onnx_model, "WEIGHTS_ON_DISK_ABOVE_BYTES", 1000)
-    temp = tmp_path / "temp"
-    temp.mkdir()
-    monkeypatch.setattr(tempfile, "tempdir", str(temp))
-    return temp
 
 
 def _model(tagged: bool = False) -> onnx.ModelProto:
