@@ -250,7 +250,6 @@ class MainWindow(QMainWindow):
         self.actions.hide_progress()
         if isinstance(error, ShapeNamesError):  # the project and its fixes stay: the message says where to fix
             error = for_the_window(error)
-        error = error.in_the_window()
         if isinstance(error, TemplateValidationError):
             self.template.show_error(error.message, error.line)
         self.show_error(error)
@@ -632,7 +631,7 @@ class MainWindow(QMainWindow):
     # ---- messages ----
     def show_error(self, error: FixportError | Exception) -> None:
         """A clear message in the window; details go to the Log."""
-        text = error.user_text() if isinstance(error, FixportError) else str(error)
+        text = error.user_text(in_window=True) if isinstance(error, FixportError) else str(error)
         details = getattr(error, "details", "")
         self.statusBar().showMessage(text.splitlines()[0], STATUS_TIMEOUT_MS * 2)
         self.log.log(f"Error: {text}", details)

@@ -17,12 +17,10 @@ class FixportError(Exception):
     def __str__(self) -> str:
         return self.user_text()
 
-    def user_text(self) -> str:
-        return f"{self.message}\n  → {self.hint}" if self.hint else self.message
-
-    def in_the_window(self) -> FixportError:
-        """The same problem with its window hint (itself where it has none)."""
-        return FixportError(self.message, self.window_hint, self.details) if self.window_hint else self
+    def user_text(self, in_window: bool = False) -> str:
+        """The message and what to do, in the window's words where ``in_window`` and it has its own."""
+        hint = self.window_hint if in_window and self.window_hint else self.hint
+        return f"{self.message}\n  → {hint}" if hint else self.message
 
 
 class ModelLoadError(FixportError):
