@@ -321,3 +321,58 @@ def test_gpu_torch_reference_and_per_node_analysis(worker) -> None:
     assert result.torch_device == "cuda" and result.passed, result.to_json()
     assert result.node_analysis is not None and result.node_analysis.nodes
     assert any("re-ran on CPU" in m for m in result.messages)
+
+
+BFLOAT16_MODEL = """
+    import torch
+    from torch import nn
+
+    def build():
+        torch.manual_seed(0)
+        model = nn.Sequential(nn.Linear(32, 64), nn.GELU(), nn.LayerNorm(64), nn.Linear(64, 16))
+        return model.to(torch.bfloat16).eval(), (torch.randn(4, 32, dtype=torch.bfloat16),)
+"""
+
+
+@needs_gpu
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_gpu_runs_the_bfloat16_graph_itself(worker, model_file, exporter) -> None:
+    """On CUDA the bfloat16 kernels run (only the graph's edges are float32), not the CPU's widened copy."""
+    from fixport.core.onnx_io.bfloat16_runs import WIDENED_ON_CPU_NOTE
+
+    path = model_file("bfloat16_mlp.py", BFLOAT16_MODEL)
+    result = worker.run(CompareRequest(ModelRequest(str(path)), {"exporter": exporter}, provider="cuda"))
+    assert result.providers_used[0] == CUDA_PROVIDER, result.messages
+    assert WIDENED_ON_CPU_NOTE not in result.messages
+    assert result.outputs[0].dtype == "bfloat16" and result.passed, result.to_json()
+    assert result.placement is not None and result.placement.counts().get(CUDA_PROVIDER, 0) > 0
+    assert result.node_analysis is not None and result.node_analysis.nodes
+
+
+@needs_gpu
+def test_gpu_session_reads_the_weights_torch_maps_from_the_export(small_threshold, model_file) -> None:
+    """A big export's weights reach ONNX Runtime from torch's mapping of the file (add_initializer):
+    the CUDA session copies them to the GPU and the comparison, node by node too, still holds."""
+    from fixport.core.comparison.compare_job import compare
+    from tests.test_mapped_weights import MODEL
+
+    path = model_file("mapped.py", MODEL)
+    for exporter in ("dynamo", "torchscript"):
+        result = compare(CompareRequest(ModelRequest(str(path), trust=True), {"exporter": exporter},
+                                        provider="cuda"))
+        assert result.providers_used[0] == CUDA_PROVIDER, result.messages
+        assert result.passed and result.node_analysis is not None and result.node_analysis.nodes, result.to_json()
+
+
+@needs_gpu
+def test_gpu_torch_reference_agrees_with_the_cpu_reference(worker) -> None:
+    """The torch reference on the GPU (TF32 off) and on the CPU give the same verdict and errors of one size."""
+    import torch
+
+    if not torch.cuda.is_available():
+        pytest.skip("needs an NVIDIA GPU and a CUDA build of torch")
+    model = ModelRequest(path=str(example_path("resnet18_clean")))
+    on_cpu = worker.run(CompareRequest(model, provider="cuda", analyze_nodes=False))
+    on_gpu = worker.run(CompareRequest(model, provider="cuda", torch_device="cuda", analyze_nodes=False))
+    assert on_cpu.passed and on_gpu.passed and on_gpu.torch_device == "cuda"
+    assert on_gpu.outputs[0].max_abs < 10 * max(on_cpu.outputs[0].max_abs, 1e-6)

@@ -70,7 +70,7 @@ TORCH_DEVICES = ("cpu", "cuda")
 BAKED_WHILE_TRACING_NOTE = ("At the other size no ONNX node departs from the source graph, which fails there too: the "
                             "size was turned into a constant while the model was captured (`check` names the lines).")
 PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
-                         "TorchScript graph re-ran on CPU, where the exporter traced it (its constants live there).")
+                         "source graph re-ran on CPU, where the exporter captured it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
 
 
