@@ -25,6 +25,7 @@ import math
 import queue
 import threading
 import time
+from collections.abc import Callable
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
@@ -62,6 +63,8 @@ class RunRow:
     nodes_compared: int = 0
     messages: list[str] = field(default_factory=list)
     error: str = ""
+    # The worst output: how far off, and the size of torch's values (TF32's error scales with it).
+    worst_output: dict[str, float] = field(default_factory=dict)
 
 
 @dataclass
@@ -90,12 +93,24 @@ def largest_error(result: CompareResult) -> float:
     return max(errors) if errors else math.nan
 
 
+def worst_output(result: CompareResult) -> dict[str, float]:
+    """Largest error, relative error, cosine, mismatching fraction and torch's largest value (sampled)."""
+    if not result.outputs:
+        return {}
+    worst = max(result.outputs, key=lambda o: -1.0 if math.isnan(o.max_abs) else o.max_abs)
+    scale = max((abs(v) for v in worst.scatter.torch_values), default=math.nan)
+    return {"max_abs": worst.max_abs, "max_rel": worst.max_rel, "cosine": worst.cosine,
+            "mismatch_fraction": worst.mismatch_fraction, "torch_max_abs_sampled": scale,
+            "rtol": worst.rtol, "atol": worst.atol}
+
+
 def run_row(result: CompareResult, seconds: float) -> RunRow:
     placement = result.placement
     fallback = placement.cpu_nodes_while_cuda_asked(result.provider_requested) if placement else []
     return RunRow(result.passed, largest_error(result), seconds, list(result.providers_used), result.torch_device,
                   result.tolerance_name, fallback,
-                  len(result.node_analysis.nodes) if result.node_analysis else 0, list(result.messages))
+                  len(result.node_analysis.nodes) if result.node_analysis else 0, list(result.messages),
+                  worst_output=worst_output(result))
 
 
 def check_model(worker: ExportWorker, name: str, group: str, path: Path) -> ModelRow:
@@ -122,12 +137,15 @@ def check_model(worker: ExportWorker, name: str, group: str, path: Path) -> Mode
     return row
 
 
-def check_all(todo: list[tuple[str, str, Path]], jobs: int, timeout_s: float) -> list[ModelRow]:
-    """Check every model, ``jobs`` workers side by side; rows in the order given."""
+def check_all(todo: list[tuple[str, str, Path]], jobs: int, timeout_s: float,
+              on_row: Callable[[list[ModelRow]], None] = lambda rows: None) -> list[ModelRow]:
+    """Check every model, ``jobs`` workers side by side; rows in the order given (``on_row`` gets
+    the rows so far after each model, to keep them should the run be stopped)."""
     pending: queue.Queue[tuple[int, tuple[str, str, Path]]] = queue.Queue()
     for item in enumerate(todo):
         pending.put(item)
     rows: dict[int, ModelRow] = {}
+    lock = threading.Lock()
 
     def drain() -> None:
         worker = ExportWorker(job_timeout_s=timeout_s)
@@ -140,6 +158,8 @@ def check_all(todo: list[tuple[str, str, Path]], jobs: int, timeout_s: float) ->
                 started = time.perf_counter()
                 rows[index] = check_model(worker, name, group, path)
                 print(f"{name}: {summary_line(rows[index])} ({time.perf_counter() - started:.0f} s)", flush=True)
+                with lock:
+                    on_row([rows[i] for i in sorted(rows)])
         finally:
             worker.stop()
 
@@ -192,11 +212,15 @@ def main() -> None:
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else None
     stamp = machine_stamp()
-    rows = check_all(models(only), args.jobs, args.timeout)
     args.out.mkdir(parents=True, exist_ok=True)
-    (args.out / "cuda_check.json").write_text(json.dumps({"stamp": stamp, "rows": [asdict(r) for r in rows]},
-                                                         indent=1, default=str), encoding="utf-8")
-    (args.out / "cuda_check.md").write_text(markdown(rows, stamp), encoding="utf-8")
+
+    def write(rows: list[ModelRow]) -> None:
+        (args.out / "cuda_check.json").write_text(json.dumps({"stamp": stamp, "rows": [asdict(r) for r in rows]},
+                                                             indent=1, default=str), encoding="utf-8")
+        (args.out / "cuda_check.md").write_text(markdown(rows, stamp), encoding="utf-8")
+
+    rows = check_all(models(only), args.jobs, args.timeout, on_row=write)
+    write(rows)
     print(markdown(rows, stamp))
 
 

@@ -132,3 +132,24 @@ def test_fix_all_from_the_windows_analysis_names_its_one_export_as_the_fixed_mod
     assert again.whole_model_exports == 1 and again.after.unsupported == []
     exports = {m.split(":")[0] for m in stages if m.startswith("exporting")}
     assert exports == {"exporting the whole model with the fixes"}, stages
+
+
+def test_the_kernel_table_is_read_in_a_child_and_kept_per_build(tmp_path) -> None:
+    from fixport.core.onnx_io.kernel_table import cpu_kernel_rows, runtime_build
+
+    rows = cpu_kernel_rows(tmp_path)
+    assert any(op == "CumSum" and domain == "" for op, domain, _, _ in rows)
+    kept = tmp_path / f"cpu-kernels-{runtime_build()}.json"
+    assert kept.is_file()
+    kept.write_text('{"rows": [["Kept", "", [1, 99], {}]]}', encoding="utf-8")
+    assert cpu_kernel_rows(tmp_path) == [("Kept", "", [1, 99], {})]  # read from the file, not again
+
+
+def test_a_build_whose_kernel_table_crashes_costs_the_check_not_the_process(tmp_path) -> None:
+    """onnxruntime-gpu without TensorRT's libraries dies with SIGSEGV in get_all_opkernel_def():
+    the child that reads it dies instead, and the crash is remembered, not repeated."""
+    from fixport.core.onnx_io.kernel_table import cpu_kernel_rows
+
+    crash = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
+    assert cpu_kernel_rows(tmp_path, reader=crash) == []
+    assert cpu_kernel_rows(tmp_path, reader="raise SystemExit('not read again')") == []

@@ -153,7 +153,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
     compared: list[tuple[str, tuple[torch.Tensor, ...]]] = []  # (label, inputs) of each run in per_run
     rounding_checks: list[RoundingCheck] = []
     placement = None
-    module = loaded.module.to(device)
+    module, device = _module_on(loaded.module, loaded.example_inputs, device, messages)
     try:
         with torch_tf32_off(device):
             for index, (label, inputs) in enumerate(labelled):
@@ -279,6 +279,28 @@ def _torch_device(requested: str) -> tuple[str, str]:
                        "the torch reference ran on CPU.")
     return "cuda", ("The torch reference ran on cuda with TF32 off (torch.backends.cuda.matmul.allow_tf32 and "
                     "torch.backends.cudnn.allow_tf32 False): full float32, as on CPU.")
+
+
+def _first_line(exc: BaseException) -> str:
+    """``TypeName: the first line of the message`` (at most 300 characters of it)."""
+    return f"{type(exc).__name__}: {(str(exc).splitlines() or [''])[0][:300]}"
+
+
+def _module_on(module: torch.nn.Module, example_inputs: Sequence[torch.Tensor], device: str,
+               messages: list[str]) -> tuple[torch.nn.Module, str]:
+    """The module on ``device`` and the device, or on CPU where its forward() cannot run on CUDA
+    (a model that calls .numpy() in forward, say): the reference then comes from CPU, said in ``messages``."""
+    module = module.to(device)
+    if device != "cuda":
+        return module, device
+    try:
+        with torch.no_grad(), torch_tf32_off(device):
+            module(*[t.to(device) for t in example_inputs])
+    except Exception as exc:  # the user's forward on CUDA: any error means the CPU reference
+        messages.append(f"The model's forward() fails on cuda ({_first_line(exc)}); the torch reference ran on CPU "
+                        "instead.")
+        return module.to("cpu"), "cpu"
+    return module, device
 
 
 @contextmanager
@@ -419,23 +441,37 @@ def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any,
     messages.append(exporter.per_node_note)
 
     used: list[str] = []
+    runs_on = [provider]
 
     def session_factory(model: OnnxModel) -> Any:
         check_cancelled(cancelled)  # called once per measured node: the per-node analysis's cancel point
         # Run once: at real size, ONNX Runtime folding the unoptimised export's Transposes of weights
         # would hold a second copy of them.
-        info = plan.create_session(model, provider, precision=precision, fold_constants=not model.weights_on_disk)
+        info = plan.create_session(model, runs_on[0], precision=precision, fold_constants=not model.weights_on_disk)
         used[:] = info.providers_used
         return info.session
 
-    try:
+    def analyze() -> NodeAnalysis:
         # The capture re-runs where the exporter traced it, on CPU: its constants and parameters live there.
-        analysis = analyze_nodes(plan.model, comparable.onnx_graph, comparable.source_graph, comparable.capture,
-                                 inputs, comparable.input_names, session_factory, tolerances, templates, run, "cpu")
+        return analyze_nodes(plan.model, comparable.onnx_graph, comparable.source_graph, comparable.capture,
+                             inputs, comparable.input_names, session_factory, tolerances, templates, run, "cpu")
+
+    try:
+        try:
+            analysis = analyze()
+        except Cancelled:
+            raise
+        except Exception as exc:
+            if provider != "cuda":
+                raise
+            # The outputs were compared on CUDA; where capturing every value fails there, capture on CPU.
+            messages.append(f"Per-node analysis on CUDA failed ({_first_line(exc)}); it ran on CPU instead.")
+            runs_on[0] = "cpu"
+            analysis = analyze()
     except Cancelled:
         raise
     except Exception as exc:  # ORT or the torch interpreter on an unusual graph: report, keep the outputs
-        messages.append(f"Per-node analysis failed: {type(exc).__name__}: {str(exc).splitlines()[0][:300]}")
+        messages.append(f"Per-node analysis failed: {_first_line(exc)}")
         return None
     if CUDA_PROVIDER in used:
         messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(used)))

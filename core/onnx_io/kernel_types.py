@@ -15,8 +15,8 @@ import onnx
 from onnx import helper
 
 from fixport.core.model.graph import Graph, Node
+from fixport.core.onnx_io.kernel_table import cpu_kernel_rows
 
-CPU_PROVIDER = "CPUExecutionProvider"
 STANDARD_DOMAINS = frozenset({"", "onnx", "ai.onnx"})
 # numpy's names (the neutral graph's dtypes) in ONNX Runtime's type strings.
 ORT_TYPE_NAMES = {
@@ -57,20 +57,13 @@ class KernelGap:
 @cache
 def _cpu_kernels() -> dict[str, list[_Kernel]]:
     """The CPU provider's kernels of the standard domain, by op type (empty where this ONNX Runtime
-    build does not expose its kernel table)."""
-    try:
-        from onnxruntime.capi import onnxruntime_pybind11_state as ort_state
-        definitions = ort_state.get_all_opkernel_def()
-    except (ImportError, AttributeError):
-        return {}
+    build cannot tell: kernel_table.py)."""
     kernels: dict[str, list[_Kernel]] = {}
-    for definition in definitions:
-        if definition.provider != CPU_PROVIDER or definition.domain not in STANDARD_DOMAINS:
+    for op_name, domain, (first, last), constraints in cpu_kernel_rows():
+        if domain not in STANDARD_DOMAINS:
             continue
-        first, last = definition.version_range
-        types = {name: frozenset(_type_name(t) for t in allowed)
-                 for name, allowed in definition.type_constraints.items()}
-        kernels.setdefault(definition.op_name, []).append(_Kernel(first, last, types))
+        types = {name: frozenset(_type_name(t) for t in allowed) for name, allowed in constraints.items()}
+        kernels.setdefault(op_name, []).append(_Kernel(first, last, types))
     return kernels
 
 
