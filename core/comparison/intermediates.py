@@ -18,7 +18,7 @@ from onnx import helper
 from fixport.core.exporters.base import NodeCapture
 from fixport.core.model.compare_result import NodeAnalysis, NodeError, ValueKey
 from fixport.core.model.graph import Graph, Node
-from fixport.core.model.output_stats import difference_metrics, to_numpy
+from fixport.core.model.output_stats import difference_metrics, largest_magnitude, to_numpy
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import split_instance_key
 from fixport.core.onnx_io.external_data import tensor_bytes
@@ -129,7 +129,7 @@ def node_errors(onnx_graph: Graph, matches: list[ValueMatch], torch_values: dict
         if expected.shape != actual.shape:
             analysis.skipped_shape_mismatch += 1
             continue
-        rtol, atol = tolerances.for_dtype(str(expected.dtype))
+        rtol, atol = tolerances.for_values(str(expected.dtype), largest_magnitude(expected))
         metrics = difference_metrics(expected, actual, rtol, atol)
         kind, scope, source = _torchscript_details(match.key, source_graph)
         analysis.nodes.append(NodeError(

@@ -239,6 +239,16 @@ def as_real_layout(reference: np.ndarray, onnx_value: np.ndarray) -> np.ndarray:
     return reference
 
 
+def largest_magnitude(values: np.ndarray) -> float:
+    """The largest absolute finite value (0 for an empty or non-numeric array)."""
+    values = np.asarray(values)
+    if values.size == 0 or values.dtype.kind not in "fciu":
+        return 0.0
+    with np.errstate(invalid="ignore"):
+        finite = np.abs(values[np.isfinite(values)]) if values.dtype.kind in "fc" else np.abs(values)
+    return float(finite.max()) if finite.size else 0.0
+
+
 def compare_output_lists(expected: list[tuple[str, np.ndarray]], actual: Sequence[Any], tolerances: Any,
                          run: int = 0, keep_plot_data: bool = True) -> list[OutputStats]:
     """The one comparison rule: each torch output (``expected``, name and array) against the ONNX
@@ -246,7 +256,7 @@ def compare_output_lists(expected: list[tuple[str, np.ndarray]], actual: Sequenc
     only one side has is a failure."""
     stats: list[OutputStats] = []
     for index, (name, reference) in enumerate(expected):
-        rtol, atol = tolerances.for_dtype(str(reference.dtype))
+        rtol, atol = tolerances.for_values(str(reference.dtype), largest_magnitude(reference))
         if index < len(actual):
             onnx_value = np.asarray(actual[index])
             reference = as_real_layout(reference, onnx_value)
