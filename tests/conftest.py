@@ -92,6 +92,16 @@ def run_main(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[st
                           capture_output=True, text=True, timeout=timeout)
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tiers from what a test uses: Qt widgets (qtbot) are gui, `python main.py` runs are subprocess."""
+    for item in items:
+        if "qtbot" in getattr(item, "fixturenames", ()):
+            item.add_marker(pytest.mark.gui)
+        function = getattr(item, "function", None)
+        if function is not None and "run_main" in function.__code__.co_names:
+            item.add_marker(pytest.mark.subprocess)
+
+
 @pytest.fixture(autouse=True)
 def _no_leaked_windows(request) -> Iterator[None]:
     """Like napari's viewer fixture: a test must close every window it opened."""

@@ -35,7 +35,14 @@ from tests.conftest import run_main
 
 CUDA_PROVIDER = "CUDAExecutionProvider"
 ORT_HAS_CUDA = CUDA_PROVIDER in ort.get_available_providers()
-needs_gpu = pytest.mark.skipif(not ORT_HAS_CUDA, reason="needs an NVIDIA GPU and onnxruntime-gpu")
+_skip_without_gpu = pytest.mark.skipif(not ORT_HAS_CUDA, reason="needs an NVIDIA GPU and onnxruntime-gpu")
+
+
+def needs_gpu(test):
+    """The gpu tier, skipped (with the reason) where ONNX Runtime has no CUDA."""
+    return pytest.mark.gpu(_skip_without_gpu(test))
+
+
 cpu_only = pytest.mark.skipif(ORT_HAS_CUDA, reason="this machine has CUDA: nothing falls back")
 SMALL_EXAMPLE = "autograd_numpy"  # three nodes; passes on its example inputs (run 0) in seconds
 
