@@ -78,7 +78,7 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import TracedGraph
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.model.vocabulary import UNPLACED_KIND, ProblemReason
 from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.onnx_model import (
     EXPORT_FILE_NAME,
@@ -174,7 +174,7 @@ class DynamoExporter(Exporter):
             run = run_on_cpu(exported, [i.name for i in model.graph.input], loaded.example_inputs)
             outputs = run.outputs
             if run.error:
-                unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph))
+                unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs)
 
@@ -488,7 +488,7 @@ def _preparation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
     and its source ("Original traceback"); node names there are those of the pass's own copy."""
     text = str(exc)
     target = _EXECUTING_TARGET_RE.search(text)
-    kind = f"aten::{target[1]}" if target else "onnx::?"
+    kind = f"aten::{target[1]}" if target else UNPLACED_KIND
     frames = _SOURCE_FRAME_RE.findall(text.partition("Original traceback:")[2])
     source = f"{Path(frames[-1][0]).name}:{frames[-1][1]}" if frames else ""
     node = next((n for n in fx_graph.nodes if n.kind == kind and source and n.source == source), None)

@@ -114,7 +114,8 @@ class TorchScriptExporter(Exporter):
             run = run_on_cpu(exported, loaded.input_names, loaded.example_inputs)
             outputs = run.outputs
             if run.error:
-                unsupported.append(runtime_error_problem(run.error, onnx_graph, record.torchscript_graph))
+                unsupported.append(runtime_error_problem(run.error, onnx_graph, record.torchscript_graph,
+                                                         model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, record.torchscript_graph, onnx_graph, unsupported, caught, outputs)
 

@@ -46,12 +46,16 @@ class KernelGap:
     accepted: str  # "T: float, double, int32, int64"
     schema_version: int | None = None  # set where the op's ONNX schema itself takes no such type
 
-    def message(self) -> str:
+    def lacking(self) -> str:
+        """What is missing: 'ONNX Runtime's CPU provider has no GridSample kernel for T2=double (it takes ...)'."""
         if self.schema_version is not None:
             lacking = f"ONNX's {self.node.op_type}-{self.schema_version} does not take {self.given}"
         else:
             lacking = f"ONNX Runtime's CPU provider has no {self.node.op_type} kernel for {self.given}"
-        return f"{lacking} (it takes {self.accepted}); ONNX Runtime will refuse the model once the rest exports."
+        return f"{lacking} (it takes {self.accepted})"
+
+    def message(self) -> str:
+        return f"{self.lacking()}; ONNX Runtime will refuse the model once the rest exports."
 
 
 @cache
