@@ -70,7 +70,7 @@ from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
-from fixport.core.model.errors import ExportError
+from fixport.core.model.errors import ExportError, NothingToCompareError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
@@ -188,11 +188,11 @@ class DynamoExporter(Exporter):
         blocking = [p for p in result.unsupported if p.reason != ProblemReason.RUNTIME_ERROR]
         if blocking or not result.model.proto.graph.node:
             kinds = ", ".join(sorted({p.display_kind for p in blocking}))
-            raise ExportError(f"{loaded.path.name} does not export with the dynamo exporter yet ({kinds}), so there "
-                              "is no ONNX model to compare.",
-                              f"Run `python main.py fix {loaded.path.name} --exporter dynamo --auto -o "
-                              "fixes.fixport.json` (or `check --exporter dynamo` to list the problems), then compare "
-                              "with --project.")
+            raise NothingToCompareError(
+                f"{loaded.path.name} does not export with the dynamo exporter yet ({kinds}), so there is no ONNX "
+                "model to compare.",
+                f"Run `python main.py fix {loaded.path.name} --exporter dynamo --auto -o fixes.fixport.json` (or "
+                "`check --exporter dynamo` to list the problems), then compare with --project.", problems=blocking)
         assert self.last_program is not None
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, FxCapture(self.last_program),
                                 [i.name for i in result.model.proto.graph.input])
