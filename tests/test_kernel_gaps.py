@@ -175,6 +175,19 @@ def test_a_node_onnx_runtime_has_no_kernel_for_at_promoted_types_is_placed_fixed
     assert compared.passed
 
 
+def test_a_promoted_grid_behind_an_op_the_exporter_rejects_is_listed_and_fixed_in_the_same_round(
+        worker, model_file) -> None:
+    """Read from the kernel table before ONNX Runtime can run the model: the cast is offered there too."""
+    source = PROMOTED_GRID.replace("align_corners=False)", "align_corners=False), torch.diff(x, dim=-1)")
+    path = model_file("promoted_grid_and_diff.py", source)
+    fixed = worker.run(AutoFixRequest(ModelRequest(str(path)), options={"exporter": "torchscript"}))
+    gap = next(p for p in fixed.before.unsupported if p.kind == "aten::grid_sampler")
+    assert gap.kernel_gap == "T2=double" and {p.kind for p in fixed.before.unsupported} == {"aten::diff",
+                                                                                              "aten::grid_sampler"}
+    assert {c.kind: c.template_id for c in fixed.choices}["aten::grid_sampler"] == "standard.inputs_as_traced"
+    assert fixed.after.unsupported == [] and fixed.whole_model_exports == 2
+
+
 def test_the_cast_is_offered_only_for_a_node_without_a_kernel_for_its_types(tmp_path) -> None:
     from fixport.core.exporters.torchscript_candidates import INPUTS_AS_TRACED_TEMPLATE_ID, candidates_for
     from fixport.core.model.problems import UnsupportedNode

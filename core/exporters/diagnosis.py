@@ -92,7 +92,9 @@ def nodes_without_kernel_for_their_types(onnx_graph: Graph, model: onnx.ModelPro
     problems = []
     for gap in kernel_gaps(onnx_graph, model):
         gap.node.unsupported = True
-        problems.append(_runtime_problem(gap.node, source_graph, gap.message()))
+        problem = _runtime_problem(gap.node, source_graph, gap.message())
+        problem.kernel_gap = gap.given
+        problems.append(problem)
     return problems
 
 
