@@ -13,7 +13,7 @@ from fixport.core.model.vocabulary import (
     UNPLACED_KIND,
     ProblemReason,
 )
-from fixport.core.onnx_io.kernel_types import STANDARD_DOMAINS, KernelGap, kernel_gaps
+from fixport.core.onnx_io.kernel_types import ORT_TYPE_NAMES, STANDARD_DOMAINS, KernelGap, kernel_gaps
 from fixport.core.onnx_io.ort_errors import OrtErrorSite, ort_error_site
 
 if TYPE_CHECKING:
@@ -93,7 +93,7 @@ def nodes_without_kernel_for_their_types(onnx_graph: Graph, model: onnx.ModelPro
     for gap in kernel_gaps(onnx_graph, model):
         gap.node.unsupported = True
         problem = _runtime_problem(gap.node, source_graph, gap.message())
-        problem.kernel_gap = gap.given
+        problem.kernel_gap = gap.given if _promoted_past_torch(gap, source_graph) else ""
         problems.append(problem)
     return problems
 
@@ -103,7 +103,8 @@ def runtime_error_problem(error_text: str, onnx_graph: Graph, source_graph: Grap
     """Place an ONNX Runtime error on the ONNX node it names (:func:`ort_error_site`, every phrasing)
     and, through the export's mapping, on that node's origin; ``mark`` flags that node as one that
     cannot run (not for a node that runs at the traced shapes). With ``model``, a node ONNX Runtime
-    has no kernel for at its types says which types (``kernel_gap``): a cast can fix it."""
+    has no kernel for at its types says why in the kernel table's words, and which types
+    (``kernel_gap``) where the exporter promoted them past torch's: a cast back can fix it."""
     gaps = {gap.node.id: gap for gap in kernel_gaps(onnx_graph, model)} if model is not None else {}
     node = _node_named_in(ort_error_site(error_text), onnx_graph, gaps)
     short = error_text.strip().splitlines()[0] if error_text.strip() else "unknown error"
@@ -113,8 +114,19 @@ def runtime_error_problem(error_text: str, onnx_graph: Graph, source_graph: Grap
     gap = gaps.get(node.id)
     node.unsupported = node.unsupported or mark
     problem = _runtime_problem(node, source_graph, f"{gap.lacking()}. {short}" if gap else short)
-    problem.kernel_gap = gap.given if gap else ""
+    problem.kernel_gap = gap.given if gap and _promoted_past_torch(gap, source_graph) else ""
     return problem
+
+
+def _promoted_past_torch(gap: KernelGap, source_graph: Graph | None) -> bool:
+    """Whether the node is given a type no tensor input of its torch op had: the exporter's own type
+    promotion (a float32 grid made float64), which a cast back to torch's dtypes undoes. A bool
+    CumSum that torch also sums as bool is not; where torch's types are unknown, a cast is worth a try."""
+    origin = _origin_node(gap.node, source_graph)
+    if origin is None or source_graph is None:
+        return True
+    torch_types = {ORT_TYPE_NAMES.get(source_graph.value(name).dtype or "") for name in origin.inputs} - {None}
+    return not torch_types or bool(gap.refused_types - torch_types)
 
 
 def _same_domain(said: str | None, domain: str) -> bool:

@@ -45,6 +45,7 @@ class KernelGap:
     given: str  # "T=bool"
     accepted: str  # "T: float, double, int32, int64"
     schema_version: int | None = None  # set where the op's ONNX schema itself takes no such type
+    refused_types: frozenset[str] = frozenset()  # the given types refused, in ONNX Runtime's names ("double")
 
     def lacking(self) -> str:
         """What is missing: 'ONNX Runtime's CPU provider has no GridSample kernel for T2=double (it takes ...)'."""
@@ -162,7 +163,8 @@ def _gap(node: Node, given: dict[str, set[str]], kernels: list[_Kernel], widened
     return KernelGap(
         node,
         ", ".join(f"{c}={'/'.join(sorted(given[c]))}" for c in named),
-        "; ".join(f"{c}: {', '.join(sorted({t for k in kernels for t in k.types.get(c, ())}))}" for c in named))
+        "; ".join(f"{c}: {', '.join(sorted({t for k in kernels for t in k.types.get(c, ())}))}" for c in named),
+        refused_types=frozenset(t for c in named for t in given[c]))
 
 
 def _inlined(schema: onnx.defs.OpSchema, opset: int) -> bool:
