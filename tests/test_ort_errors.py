@@ -122,3 +122,10 @@ def test_an_error_that_names_nothing_stays_unplaced() -> None:
     problem = runtime_error_problem("[ONNXRuntimeError] : 6 : RUNTIME_EXCEPTION : bad allocation",
                                     onnx_to_graph(model), None)
     assert problem.kind == UNPLACED_KIND and not ort_error_site("bad allocation").named
+
+
+def test_a_name_the_graph_lacks_is_not_guessed_by_its_op_type() -> None:
+    """A node inside a subgraph or function body: another node of the same op type is not it."""
+    model = _grid_sample("enc/attn/GridSample")
+    error = _onnx_runtime_error(model, _GRID_FEEDS).replace("enc/attn/GridSample", "loop_body/GridSample")
+    assert runtime_error_problem(error, onnx_to_graph(model), None).kind == UNPLACED_KIND

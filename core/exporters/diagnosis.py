@@ -137,11 +137,10 @@ def _same_domain(said: str | None, domain: str) -> bool:
 
 def _node_named_in(site: OrtErrorSite, onnx_graph: Graph, gaps: dict[str, KernelGap]) -> Node | None:
     """The node ``site`` names: by name; else (a node without a name, an op or input named) the first
-    node of that op type, or reading that input, preferring one ONNX Runtime has no kernel for."""
+    node of that op type, or reading that input, preferring one ONNX Runtime has no kernel for. A
+    name the graph lacks (a node inside a function or a subgraph) is not guessed by its op type."""
     if site.node_name:
-        named = next((node for node in onnx_graph.nodes if node.name == site.node_name), None)
-        if named is not None:
-            return named
+        return next((node for node in onnx_graph.nodes if node.name == site.node_name), None)
     if site.input_name:
         candidates = [node for node in onnx_graph.nodes if site.input_name in node.inputs]
     elif site.op_type:
