@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from fixport.core.model.advice import Step, advice_for, takes_a_template
+from fixport.core.model.advice import Step, advice_for, advice_without_a_list, takes_a_template
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.vocabulary import PYTHON_OP_KIND, UNPLACED_KIND, ProblemReason
 from fixport.examples.catalog import example_path
@@ -65,6 +65,13 @@ def test_an_op_of_the_model_gets_fix_auto_first_and_a_stub_after_it(problem: Uns
     assert "main.py fix m.py --exporter torchscript --auto -o fixes.fixport.json" in first and STUB not in first
     after = advice_for(problem, "torchscript", "m.py", Step.AUTO_FIXED)
     assert STUB in after and "--auto" not in after
+
+
+def test_an_export_whose_problems_were_not_listed_gets_fix_first_and_check_after() -> None:
+    first = advice_without_a_list("m.py", "torchscript", Step.CHECKED)
+    assert "main.py fix m.py --exporter torchscript --auto" in first
+    after = advice_without_a_list("m.py", "torchscript", Step.AUTO_FIXED)
+    assert "--auto" not in after and "main.py check m.py --exporter torchscript --project" in after
 
 
 def test_fix_then_compare_on_a_capture_failure_never_sends_the_user_back_to_fix(worker, tmp_path) -> None:

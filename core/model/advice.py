@@ -5,7 +5,7 @@ schema)" fits an op of the model that no built-in fix handled, and nothing else:
 is answered in the model's code, a failure inside torch.onnx's own passes by the other exporter or
 the line it names, an ONNX Runtime error that names no op of the model by another opset or
 exporter. And advice never sends the user back to the step just taken: after ``fix --auto``, it
-does not say to run ``fix --auto``. No torch import: the command line and the window use it.
+does not say to run ``fix --auto``. No torch import: the command line reads it too.
 """
 from __future__ import annotations
 
