@@ -20,6 +20,7 @@ from fixport.cli.arguments import (
 )
 from fixport.cli.output import print_json, progress_printer
 from fixport.core.exporters.profiles import profile_for
+from fixport.core.model.advice import Step, advice_for
 from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.errors import FixportError, WorkerCrashed
 from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
@@ -180,7 +181,10 @@ def run_export(args: argparse.Namespace) -> int:
         print_json(analysis_json(result))
     elif result.unsupported:
         print_analysis(result)
-        print(f"\nNot written: {args.output} (fix the nodes above first, e.g. `python main.py fix`).")
+        print(f"\nNot written: {args.output}. What to do:")
+        done = Step.AUTO_FIXED if args.project else Step.CHECKED  # a project's fixes: fix has been run
+        for kind, problem in {p.display_kind: p for p in result.unsupported}.items():
+            print(f"  {kind}: {advice_for(problem, result.options.exporter, Path(args.model).name, done)}")
     else:
         fixes = f", {fix_count} fix(es)" if args.project else ""
         print(f"Wrote {', '.join(result.saved_files)} (opset {result.options.opset}{fixes}, "

@@ -54,7 +54,8 @@ def run_compare(args: argparse.Namespace) -> int:
         result: CompareResult = worker.run(CompareRequest(
             request, options, mappings, onnx_path=args.onnx, provider=args.provider, runs=args.runs,
             rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
-            torch_device=args.torch_device, other_shapes=shape_sets(args) or project_shapes(args)),
+            torch_device=args.torch_device, other_shapes=shape_sets(args) or project_shapes(args),
+            from_project=bool(args.project)),
             progress=progress_printer(args.json))
     finally:
         worker.stop()

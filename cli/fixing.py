@@ -19,9 +19,11 @@ from fixport.cli.check_export import analysis_json, print_analysis
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.core.exporters.profiles import profile_for, profile_for_kind
 from fixport.core.fixing.fix_script import write_fix_script
+from fixport.core.model.advice import Step, advice_for
 from fixport.core.model.errors import FixportError
 from fixport.core.model.project import Project, load_project, save_project
 from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.results import AutoFixResult
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
 from fixport.core.worker.client import ExportWorker
@@ -79,12 +81,13 @@ def run_fix(args: argparse.Namespace) -> int:
     if args.json:
         print_json({"changed": True, "project": args.output, "opset_raised": result.opset_raised,
                     "fixed": [_choice_json(c, result) for c in result.choices], "no_template": result.no_template,
+                    "advice": unfixed_advice(result, Path(args.model).name),
                     "rejected": result.rejected, "node_trials": result.node_trials,
                     "whole_model_trials": result.whole_model_trials,
                     "whole_model_exports": result.whole_model_exports, "whole_model_why": result.whole_model_why,
                     **analysis_json(result.after)})
     else:
-        _print_fix_report(result, args.output)
+        _print_fix_report(result, args.output, Path(args.model).name)
     return EXIT_PROBLEMS if result.after.unsupported else EXIT_OK
 
 
@@ -97,7 +100,15 @@ def _choice_json(choice, result) -> dict:
     return {**vars(choice), "pinned_dims": _pinned_dims(choice, result)}
 
 
-def _print_fix_report(result, project_path: str) -> None:
+def unfixed_advice(result: AutoFixResult, model_name: str) -> dict[str, str]:
+    """For each kind no fix was found for: what to do now, from its problem record (fix --auto just ran)."""
+    records = {p.display_kind: p for p in [*result.before.unsupported, *result.after.unsupported]}
+    exporter = result.after.options.exporter
+    return {kind: advice_for(records[kind], exporter, model_name, Step.AUTO_FIXED) if kind in records
+            else "no built-in fix works for it" for kind in result.no_template}
+
+
+def _print_fix_report(result: AutoFixResult, project_path: str, model_name: str) -> None:
     print(f"{len(result.before.unsupported)} unsupported node(s) before fixing.")
     if result.opset_raised:
         print(f"  raised the opset from {result.opset_raised[0]} to {result.opset_raised[1]}: no fix exists at "
@@ -120,8 +131,8 @@ def _print_fix_report(result, project_path: str) -> None:
           f"whole model; exported the whole model {result.whole_model_exports} time(s)")
     for line in result.whole_model_why:
         print(f"    tried on the whole model: {line}")
-    for kind in result.no_template:
-        print(f"  no built-in template for {kind}: write one in the window (a stub is generated from its schema)")
+    for kind, advice in unfixed_advice(result, model_name).items():
+        print(f"  no fix for {kind}: {advice}")
     if result.after.unsupported:
         print("\nStill unsupported after fixing:")
         print_analysis(result.after)

@@ -154,6 +154,7 @@ def test_export_refuses_while_nodes_are_unsupported(model_file, tmp_path: Path) 
     assert result.returncode == 1
     assert not out.exists()
     assert "Not written" in result.stdout
+    assert "--auto -o fixes.fixport.json" in result.stdout.split("Not written", 1)[1]  # what to do, per kind
 
 
 @pytest.mark.parametrize("args, message", [

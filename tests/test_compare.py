@@ -274,12 +274,22 @@ BOOL_CUMSUM_MODEL = """
 """
 
 
-def test_an_export_onnx_runtime_refuses_names_the_commands_that_fix_it(worker, model_file) -> None:
+def test_an_export_onnx_runtime_refuses_names_the_node_and_the_command_that_fixes_it(worker, model_file) -> None:
     """A bool CumSum exports, but ONNX Runtime has no kernel for it: no raw ORT error, the way on."""
     from fixport.core.model.errors import FixportError
 
     with pytest.raises(FixportError, match="does not load in ONNX Runtime") as raised:
         _compare(worker, model_file("bool_cumsum.py", BOOL_CUMSUM_MODEL))
-    assert "CumSum" in str(raised.value)
-    assert "main.py check bool_cumsum.py --exporter torchscript" in raised.value.hint
-    assert "--auto -o fixes.fixport.json" in raised.value.hint
+    assert "CumSum" in str(raised.value) and "(aten::cumsum at bool_cumsum.py:6)" in raised.value.message
+    assert "main.py fix bool_cumsum.py --exporter torchscript --auto -o fixes.fixport.json" in raised.value.hint
+
+
+def test_a_compare_after_fix_never_advises_the_fix_just_run(worker, model_file) -> None:
+    """With a project's fixes (compare --project), what ONNX Runtime still refuses gets the advice that
+    follows fix --auto, not fix --auto again."""
+    from fixport.core.model.errors import FixportError
+
+    with pytest.raises(FixportError, match="does not load in ONNX Runtime") as raised:
+        _compare(worker, model_file("bool_cumsum.py", BOOL_CUMSUM_MODEL), from_project=True)
+    assert "--auto" not in raised.value.hint and "main.py fix" not in raised.value.hint
+    assert "write one in the window (a stub is generated from its schema)" in raised.value.hint

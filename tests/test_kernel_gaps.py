@@ -10,7 +10,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.onnx_io.kernel_types import kernel_gaps
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
@@ -27,6 +27,28 @@ BOOL_DIFF_THEN_CUMSUM = """
 
     def build():
         return Model().eval(), (torch.tensor([[0, 1, 2, 0, 1, 5]]),)
+"""
+
+# Deformable DETR's sampling grid in small: reference points from linspace divided by a size. torch
+# computes everything in float32; the TorchScript exporter's type promotion makes the grid float64,
+# and ONNX Runtime has no GridSample kernel for a float input with a double grid.
+PROMOTED_GRID = """
+    import torch
+    import torch.nn.functional as F
+
+    class Model(torch.nn.Module):
+        def forward(self, x, offsets):
+            height, width = x.shape[2], x.shape[3]
+            ys = torch.linspace(0.5, height - 0.5, height, dtype=x.dtype)
+            xs = torch.linspace(0.5, width - 0.5, width, dtype=x.dtype)
+            ref_y, ref_x = torch.meshgrid(ys, xs, indexing="ij")
+            reference = torch.stack([ref_x.reshape(-1) / width, ref_y.reshape(-1) / height], -1)
+            grid = reference[None, :, None, :] + offsets
+            return F.grid_sample(x, 2 * grid - 1, align_corners=False)
+
+    def build():
+        torch.manual_seed(0)
+        return Model().eval(), (torch.randn(1, 2, 3, 4), torch.rand(1, 12, 1, 2) * 0.1)
 """
 
 
@@ -97,6 +119,9 @@ def test_fix_auto_fixes_both_in_one_round_and_exports_the_whole_model_twice(work
     result = worker.run(AutoFixRequest(ModelRequest(str(path)), options={"exporter": "torchscript"}),
                         progress=lambda _fraction, message="": stages.append(message))
     assert {p.kind for p in result.before.unsupported} == {"aten::diff", "aten::cumsum"}
+    bool_cumsum = next(p for p in result.before.unsupported if p.kind == "aten::cumsum")
+    assert bool_cumsum.kernel_gap == ""  # torch sums a bool too: no cast back to torch's types to offer
+    assert not [line for line in result.rejected if "inputs_as_traced" in line]
     assert result.after.unsupported == []
     assert {c.kind for c in result.choices} == {"aten::diff", "aten::cumsum"}
     assert all(c.on_node for c in result.choices)
@@ -153,3 +178,52 @@ def test_a_build_whose_kernel_table_crashes_costs_the_check_not_the_process(tmp_
     crash = "import os, signal; os.kill(os.getpid(), signal.SIGSEGV)"
     assert cpu_kernel_rows(tmp_path, reader=crash) == []
     assert cpu_kernel_rows(tmp_path, reader="raise SystemExit('not read again')") == []
+
+
+def test_a_node_onnx_runtime_has_no_kernel_for_at_promoted_types_is_placed_fixed_by_a_cast_and_compared(
+        worker, model_file) -> None:
+    """check places the refusal on aten::grid_sampler (line, scope, ONNX node); fix --auto casts the
+    grid back to torch's float32 and verifies it on the node; compare with the fix passes."""
+    path = model_file("promoted_grid.py", PROMOTED_GRID)
+    options = {"exporter": "torchscript"}
+    checked = worker.run(AnalyzeRequest(ModelRequest(str(path)), options))
+    (problem,) = checked.unsupported
+    assert problem.kind == "aten::grid_sampler" and problem.source == "promoted_grid.py:13", problem
+    assert problem.onnx_node.endswith("GridSample") and problem.kernel_gap == "T2=double"
+    fixed = worker.run(AutoFixRequest(ModelRequest(str(path)), options=options))
+    (choice,) = fixed.choices
+    assert (choice.template_id, choice.family, choice.on_node) == ("standard.inputs_as_traced", "kernel_types", True)
+    assert fixed.after.unsupported == [] and fixed.after.output_max_abs < 1e-5
+    compared = worker.run(CompareRequest(ModelRequest(str(path)), options, mappings=fixed.mappings,
+                                         analyze_nodes=False))
+    assert compared.passed
+
+
+def test_a_promoted_grid_behind_an_op_the_exporter_rejects_is_listed_and_fixed_in_the_same_round(
+        worker, model_file) -> None:
+    """Read from the kernel table before ONNX Runtime can run the model: the cast is offered there too."""
+    source = PROMOTED_GRID.replace("align_corners=False)", "align_corners=False), torch.diff(x, dim=-1)")
+    path = model_file("promoted_grid_and_diff.py", source)
+    fixed = worker.run(AutoFixRequest(ModelRequest(str(path)), options={"exporter": "torchscript"}))
+    gap = next(p for p in fixed.before.unsupported if p.kind == "aten::grid_sampler")
+    assert gap.kernel_gap == "T2=double" and {p.kind for p in fixed.before.unsupported} == {"aten::diff",
+                                                                                              "aten::grid_sampler"}
+    assert {c.kind: c.template_id for c in fixed.choices}["aten::grid_sampler"] == "standard.inputs_as_traced"
+    assert fixed.after.unsupported == [] and fixed.whole_model_exports == 2
+
+
+def test_the_cast_is_offered_only_for_a_node_without_a_kernel_for_its_types(tmp_path) -> None:
+    from fixport.core.exporters.torchscript_candidates import INPUTS_AS_TRACED_TEMPLATE_ID, candidates_for
+    from fixport.core.model.problems import UnsupportedNode
+    from fixport.core.model.vocabulary import ProblemReason
+    from fixport.symbolics.library import TemplateLibrary
+
+    def problem(kernel_gap: str) -> UnsupportedNode:
+        return UnsupportedNode("aten::grid_sampler", "n1", ProblemReason.RUNTIME_ERROR, "", "", "",
+                               kernel_gap=kernel_gap)
+
+    library = TemplateLibrary(user_dir=tmp_path)
+    first = candidates_for(problem("T2=double"), 17, library, allow_custom=False)[0]
+    assert first.mapping.template_id == INPUTS_AS_TRACED_TEMPLATE_ID
+    others = candidates_for(problem(""), 17, library, allow_custom=False)
+    assert INPUTS_AS_TRACED_TEMPLATE_ID not in {c.mapping.template_id for c in others}

@@ -26,10 +26,12 @@ from fixport.core.comparison.intermediates import (
 )
 from fixport.core.exporters.base import ComparableExport, Exporter
 from fixport.core.exporters.choice import exporter_for
+from fixport.core.exporters.diagnosis import runtime_error_problem
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, rounding_only
 from fixport.core.exporters.shape_check import ShapeSet, first_line, generalisation_shapes, random_like
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
+from fixport.core.model.advice import Step, advice_for, advice_without_a_list, sentence
 from fixport.core.model.cancel import (
     CancelCallback,
     Cancelled,
@@ -42,6 +44,7 @@ from fixport.core.model.errors import (
     ExportError,
     FixportError,
     ModelLoadError,
+    NothingToCompareError,
 )
 from fixport.core.model.export_options import resolve_export_options
 from fixport.core.model.graph import Graph
@@ -115,7 +118,7 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         return _compare_with_fixes(loaded, exporter, export_options, onnx_path, request.provider, runs, tolerances,
                                    templates, mappings, request.analyze_nodes, started, progress, cancelled,
                                    precision=request.precision, torch_device=request.torch_device,
-                                   given_shapes=request.other_shapes)
+                                   given_shapes=request.other_shapes, from_project=request.from_project)
 
 
 def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options: Any, onnx_path: str | None,
@@ -124,11 +127,13 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                         mappings: list[FixMapping], analyze_nodes_enabled: bool, started: float,
                         progress: ProgressCallback | None, cancelled: CancelCallback | None,
                         precision: str = "strict", torch_device: str = "cpu",
-                        given_shapes: list[dict[str, tuple[int, ...]]] | None = None) -> CompareResult:
+                        given_shapes: list[dict[str, tuple[int, ...]]] | None = None,
+                        from_project: bool = False) -> CompareResult:
     seconds: dict[str, float] = {}
     messages: list[str] = []
     report(progress, 0.1, "exporting" if onnx_path is None else "reading the ONNX file")
-    comparable = _model_to_compare(loaded, exporter, export_options, onnx_path, cancelled)
+    done = Step.AUTO_FIXED if mappings or from_project else Step.CHECKED
+    comparable = _model_to_compare(loaded, exporter, export_options, onnx_path, cancelled, done)
     check_cancelled(cancelled)
     messages += comparable.notes
     templates = {**templates_by_node(comparable.source_graph, mappings), **templates}
@@ -138,7 +143,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
 
     device, device_message = _torch_device(torch_device)
     messages += [device_message] if device_message else []
-    session_info = _comparison_session(plan, provider, precision, loaded, exporter, onnx_path)
+    session_info = _comparison_session(plan, provider, precision, loaded, exporter, onnx_path, comparable, done)
     messages += session_info.messages
     session = session_info.session
     tolerances = _tolerances_for(tolerances, precision, session_info.providers_used, messages)
@@ -227,10 +232,17 @@ def templates_by_node(source_graph: Graph, mappings: list[FixMapping]) -> dict[s
 
 
 def _model_to_compare(loaded: LoadedModel, exporter: Exporter, options: Any, onnx_path: str | None,
-                      cancelled: CancelCallback | None) -> ComparableExport:
-    """The ONNX model to compare: a fresh export (with provenance and the torch side's capture) or a file."""
+                      cancelled: CancelCallback | None, done: Step) -> ComparableExport:
+    """The ONNX model to compare: a fresh export (with provenance and the torch side's capture) or a file.
+    An export that does not convert yet says what to do about its problems' kinds, after ``done``."""
     if onnx_path is None:
-        return exporter.export_for_comparison(loaded, options, cancelled)
+        try:
+            return exporter.export_for_comparison(loaded, options, cancelled)
+        except NothingToCompareError as exc:
+            name, exporter_name = loaded.path.name, exporter.profile.name
+            advice = advice_for(exc.problems[0], exporter_name, name, done) if exc.problems \
+                else advice_without_a_list(name, exporter_name, done)
+            raise NothingToCompareError(exc.message, sentence(advice), exc.details, exc.problems) from exc
     model = read_model_file(onnx_path, "--onnx file")  # external data stays in its file
     refuse_mismatched_inputs(model, loaded, Path(onnx_path).name)
     return ComparableExport(beside_file(model, Path(onnx_path)), onnx_to_graph(model), Graph("onnx"), None,
@@ -397,9 +409,10 @@ def _without_plot_data(stats: OutputStats) -> OutputStats:
 
 
 def _comparison_session(plan: ReferencePlan, provider: str, precision: str, loaded: LoadedModel,
-                        exporter: Exporter, onnx_path: str | None) -> SessionInfo:
+                        exporter: Exporter, onnx_path: str | None, comparable: ComparableExport,
+                        done: Step) -> SessionInfo:
     """The session the outputs are compared in; a model ONNX Runtime refuses is named as the user's
-    problem, with the command that lists the node it refuses and the one that fixes it."""
+    problem: the node it refuses, and what to do about that node's kind (never the fix just applied)."""
     try:
         return plan.create_session(provider=provider, precision=precision, profile=True)
     except FixportError:
@@ -410,11 +423,13 @@ def _comparison_session(plan: ReferencePlan, provider: str, precision: str, load
             raise ExportError(f"ONNX Runtime cannot load {Path(onnx_path).name}: {reason}",
                               "Check that the file is the one exported from this model, with its weights file "
                               "beside it, or compare the export Fixport makes (leave out --onnx).") from exc
-        name, flag = loaded.path.name, f" --exporter {exporter.profile.name}"
+        name = loaded.path.name
+        refused = runtime_error_problem(str(exc), comparable.onnx_graph, comparable.source_graph, mark=False)
+        where = f" ({refused.display_kind} at {refused.source})" if refused.source else ""
+        advice = advice_for(refused, exporter.profile.name, name, done)
         raise ExportError(f"The export of {name} does not load in ONNX Runtime, so there is nothing to compare: "
-                          f"{reason}",
-                          f"Run `python main.py check {name}{flag}` to see the node it refuses, then `python main.py "
-                          f"fix {name}{flag} --auto -o fixes.fixport.json` and compare with --project.",
+                          f"{reason}{where}",
+                          sentence(advice),
                           window_hint="Fix all, or pick the node Problems lists and a fix for it, then Compare "
                                       "again.") from exc
 

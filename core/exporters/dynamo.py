@@ -70,7 +70,7 @@ from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
-from fixport.core.model.errors import ExportError
+from fixport.core.model.errors import ExportError, NothingToCompareError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
@@ -78,7 +78,7 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import TracedGraph
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.model.vocabulary import UNPLACED_KIND, ProblemReason
 from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.onnx_model import (
     EXPORT_FILE_NAME,
@@ -174,7 +174,7 @@ class DynamoExporter(Exporter):
             run = run_on_cpu(exported, [i.name for i in model.graph.input], loaded.example_inputs)
             outputs = run.outputs
             if run.error:
-                unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph))
+                unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs)
 
@@ -188,11 +188,11 @@ class DynamoExporter(Exporter):
         blocking = [p for p in result.unsupported if p.reason != ProblemReason.RUNTIME_ERROR]
         if blocking or not result.model.proto.graph.node:
             kinds = ", ".join(sorted({p.display_kind for p in blocking}))
-            raise ExportError(f"{loaded.path.name} does not export with the dynamo exporter yet ({kinds}), so there "
-                              "is no ONNX model to compare.",
-                              f"Run `python main.py fix {loaded.path.name} --exporter dynamo --auto -o "
-                              "fixes.fixport.json` (or `check --exporter dynamo` to list the problems), then compare "
-                              "with --project.")
+            raise NothingToCompareError(
+                f"{loaded.path.name} does not export with the dynamo exporter yet ({kinds}), so there is no ONNX "
+                "model to compare.",
+                f"Run `python main.py fix {loaded.path.name} --exporter dynamo --auto -o fixes.fixport.json` (or "
+                "`check --exporter dynamo` to list the problems), then compare with --project.", problems=blocking)
         assert self.last_program is not None
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, FxCapture(self.last_program),
                                 [i.name for i in result.model.proto.graph.input])
@@ -488,7 +488,7 @@ def _preparation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
     and its source ("Original traceback"); node names there are those of the pass's own copy."""
     text = str(exc)
     target = _EXECUTING_TARGET_RE.search(text)
-    kind = f"aten::{target[1]}" if target else "onnx::?"
+    kind = f"aten::{target[1]}" if target else UNPLACED_KIND
     frames = _SOURCE_FRAME_RE.findall(text.partition("Original traceback:")[2])
     source = f"{Path(frames[-1][0]).name}:{frames[-1][1]}" if frames else ""
     node = next((n for n in fx_graph.nodes if n.kind == kind and source and n.source == source), None)

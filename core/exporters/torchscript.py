@@ -44,7 +44,13 @@ from fixport.core.model.cancel import (
     report,
     report_partial,
 )
-from fixport.core.model.errors import ExportError, FixportError, TemplateValidationError, TraceError
+from fixport.core.model.errors import (
+    ExportError,
+    FixportError,
+    NothingToCompareError,
+    TemplateValidationError,
+    TraceError,
+)
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
@@ -114,7 +120,8 @@ class TorchScriptExporter(Exporter):
             run = run_on_cpu(exported, loaded.input_names, loaded.example_inputs)
             outputs = run.outputs
             if run.error:
-                unsupported.append(runtime_error_problem(run.error, onnx_graph, record.torchscript_graph))
+                unsupported.append(runtime_error_problem(run.error, onnx_graph, record.torchscript_graph,
+                                                         model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, record.torchscript_graph, onnx_graph, unsupported, caught, outputs)
 
@@ -337,9 +344,9 @@ def _why_the_export_failed(exc: ExportError, loaded: LoadedModel) -> FixportErro
             "Fix that line in the project's template source, then compare again.", details=exc.details,
             line=frame.lineno)
     if "Unsupported: ONNX export" in exc.message or "is not supported" in exc.message:
-        return ExportError(f"{loaded.path.name} still has nodes torch.onnx.export cannot convert, so there is "
-                           "no ONNX model to compare.",
-                           f"Run `python main.py fix {loaded.path.name} --auto -o fixes.fixport.json` (or "
-                           "`check` to list the nodes), then compare with --project fixes.fixport.json.",
-                           details=exc.details)
+        return NothingToCompareError(f"{loaded.path.name} still has nodes torch.onnx.export cannot convert, so "
+                                     "there is no ONNX model to compare.",
+                                     f"Run `python main.py fix {loaded.path.name} --auto -o fixes.fixport.json` (or "
+                                     "`check` to list the nodes), then compare with --project fixes.fixport.json.",
+                                     details=exc.details)
     return exc

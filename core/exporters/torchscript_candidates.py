@@ -3,6 +3,9 @@
 For one op kind, ``fix --auto`` keeps the first candidate whose export leaves the node supported,
 runs in plain ONNX Runtime and matches torch:
 
+0. for a node ONNX Runtime has no kernel for at its types (``problem.kernel_gap``): torch's own
+   symbolic with the inputs cast to the dtypes torch traced them with (the exporter's type
+   promotion made a float32 value float64);
 1. the ONNX op of the same name and inputs, found by itself (``aten::cosh`` -> Cosh);
 2. hand-written templates made for the op (or its namespace) that run in ONNX Runtime;
 3. onnxscript's torch_lib implementation, replayed at the export's opset;
@@ -22,6 +25,7 @@ name a higher opset where torch or a template handles it.
 from __future__ import annotations
 
 import re
+from dataclasses import replace
 
 from fixport.core.model.fix_choices import (
     CUSTOM_DOMAIN_WHY,
@@ -31,6 +35,7 @@ from fixport.core.model.fix_choices import (
     FAMILY_GENERIC,
     FAMILY_HAND_WRITTEN,
     FAMILY_INLINED,
+    FAMILY_KERNEL_TYPES,
     FAMILY_MATERIALISED,
     FAMILY_STANDARD_OP,
     Candidate,
@@ -50,6 +55,7 @@ from fixport.symbolics.library import (
 )
 
 CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"  # in the TorchScript template library
+INPUTS_AS_TRACED_TEMPLATE_ID = "standard.inputs_as_traced"  # only for a node without a kernel for its types
 
 
 def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -> FixMapping:
@@ -100,12 +106,15 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
     offers = [o for o in library.templates_for(problem.kind, opset, problem.python_op_name or None)
               if o.template is not None and o.template_id != STUB_TEMPLATE_ID and o.template.opset_ok(opset)]
     standard, decomposition, materialised = _synthesized(problem, opset)
-    generic = [o for o in offers if "*" in o.template.fits]
+    generic = [o for o in offers if "*" in o.template.fits and o.template_id != INPUTS_AS_TRACED_TEMPLATE_ID]
+    as_traced = [o for o in offers if o.template_id == INPUTS_AS_TRACED_TEMPLATE_ID and problem.kernel_gap]
     if COMPLEX_TENSORS_NOTE in problem.message:  # generated and generic fixes ignore the (real, imag) axis
         standard, decomposition, materialised, generic = None, None, None, []
     made_for_op = [o for o in offers if o not in generic and o.tier < TIER_EXACT_OPSET]
     runnable = [o for o in made_for_op if o.template.runs_in_onnxruntime]
-    found: list[Candidate] = []
+    found = [_candidate(problem, replace(o, why=f"torch's symbolic with the inputs cast to torch's own dtypes "
+                                               f"(ONNX Runtime has no kernel for {problem.kernel_gap})"),
+                        FAMILY_KERNEL_TYPES) for o in as_traced]
     if standard is not None:
         found.append(_candidate(problem, standard, FAMILY_STANDARD_OP))
     found += [_candidate(problem, o, FAMILY_HAND_WRITTEN) for o in runnable if not o.template.shape_specialised]

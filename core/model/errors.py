@@ -51,6 +51,15 @@ class ExportError(FixportError):
     """The exporter failed for a reason other than an unsupported node."""
 
 
+class NothingToCompareError(ExportError):
+    """The export still has problems, so there is no ONNX model to compare: ``problems`` lists them
+    (empty where the exporter did not diagnose them), so the advice can fit their kinds."""
+
+    def __init__(self, message: str, hint: str = "", details: str = "", problems: list | None = None) -> None:
+        super().__init__(message, hint, details)
+        self.problems = list(problems or [])
+
+
 class WorkerError(FixportError):
     """The export worker crashed, hung, or was cancelled."""
 

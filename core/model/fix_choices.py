@@ -20,6 +20,7 @@ FAMILY_DECOMPOSITION = "decomposition_replay"  # torch's (or Fixport's) decompos
 FAMILY_INLINED = "inlined_implementation"  # a custom op's own Python implementation
 FAMILY_MATERIALISED = "static_materialisation"  # the constant matrix of a linear op at static shapes
 FAMILY_GENERIC = "generic"  # a template that fits any op
+FAMILY_KERNEL_TYPES = "kernel_types"  # torch's symbolic, inputs cast to types ONNX Runtime has kernels for
 FAMILY_CUSTOM_DOMAIN = "custom_domain"  # a node ONNX Runtime cannot run: the target runtime must
 CUSTOM_DOMAIN_WHY = "a custom-domain node: ONNX Runtime cannot run it; the target runtime must implement it"
 

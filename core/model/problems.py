@@ -23,6 +23,9 @@ class UnsupportedNode:
     code_change: str = ""  # for capture failures: a unified diff of the model file that answers it
     decomposed_from: str = ""  # dynamo: the captured op torch.onnx's decomposition made this node from
     complex_inputs: bool = False  # dynamo: the node takes complex tensors (only complex templates fit)
+    # for runtime errors: the types ONNX Runtime has no kernel for ("T2=double"), where the exporter
+    # promoted them past torch's own (a cast back to torch's dtypes fixes it)
+    kernel_gap: str = ""
 
     @property
     def display_kind(self) -> str:

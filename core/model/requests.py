@@ -48,6 +48,8 @@ class CompareRequest:
     torch_device: str = "cpu"  # where the torch reference runs: "cpu" or "cuda"
     # Input shapes (by input name) to compare at instead of the sizes derived from the dynamic axes.
     other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
+    # The fixes come from a project `fix` saved (compare --project): advice never says to run fix again.
+    from_project: bool = False
 
 
 @dataclass

@@ -16,6 +16,7 @@ MAX_OPSET = 20  # newest opset the TorchScript exporter accepts
 DEFAULT_OPSET = 17
 EXPORTERS = ("torchscript", "dynamo")  # torch.onnx.export(dynamo=False) and (dynamo=True)
 DEFAULT_EXPORTER = "torchscript"
+UNPLACED_KIND = "onnx::?"  # a failure that names no node of the export (nor an op of the model)
 DYNAMO_DECOMPOSITION_FAMILY = "dynamo_decomposition"  # a dynamo fix written in torch ops, run as a decomposition
 
 

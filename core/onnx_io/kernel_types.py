@@ -45,13 +45,18 @@ class KernelGap:
     given: str  # "T=bool"
     accepted: str  # "T: float, double, int32, int64"
     schema_version: int | None = None  # set where the op's ONNX schema itself takes no such type
+    refused_types: frozenset[str] = frozenset()  # the given types refused, in ONNX Runtime's names ("double")
 
-    def message(self) -> str:
+    def lacking(self) -> str:
+        """What is missing: 'ONNX Runtime's CPU provider has no GridSample kernel for T2=double (it takes ...)'."""
         if self.schema_version is not None:
             lacking = f"ONNX's {self.node.op_type}-{self.schema_version} does not take {self.given}"
         else:
             lacking = f"ONNX Runtime's CPU provider has no {self.node.op_type} kernel for {self.given}"
-        return f"{lacking} (it takes {self.accepted}); ONNX Runtime will refuse the model once the rest exports."
+        return f"{lacking} (it takes {self.accepted})"
+
+    def message(self) -> str:
+        return f"{self.lacking()}; ONNX Runtime will refuse the model once the rest exports."
 
 
 @cache
@@ -151,7 +156,8 @@ def _gap(node: Node, given: dict[str, set[str]], kernels: list[_Kernel], widened
     return KernelGap(
         node,
         ", ".join(f"{c}={'/'.join(sorted(given[c]))}" for c in named),
-        "; ".join(f"{c}: {', '.join(sorted({t for k in kernels for t in k.types.get(c, ())}))}" for c in named))
+        "; ".join(f"{c}: {', '.join(sorted({t for k in kernels for t in k.types.get(c, ())}))}" for c in named),
+        refused_types=frozenset(t for c in named for t in given[c]))
 
 
 def _inlined(schema: onnx.defs.OpSchema, opset: int) -> bool:
