@@ -11,8 +11,9 @@ class Detector(nn.Module):
         super().__init__()
         config = DeformableDetrConfig(
             use_timm_backbone=False, use_pretrained_backbone=False, backbone=None,
-            backbone_config={"model_type": "resnet", "num_channels": 3, "embedding_size": 8, "hidden_sizes": [8, 16, 32, 64],
-                             "depths": [1, 1, 1, 1], "out_features": ["stage2", "stage3", "stage4"]},
+            backbone_config={"model_type": "resnet", "num_channels": 3, "embedding_size": 8,
+                             "hidden_sizes": [8, 16, 32, 64], "depths": [1, 1, 1, 1],
+                             "out_features": ["stage2", "stage3", "stage4"]},
             d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
             encoder_ffn_dim=64, decoder_ffn_dim=64, num_queries=10, num_feature_levels=3, encoder_n_points=2,
             decoder_n_points=2)
