@@ -16,6 +16,13 @@ from typing import Any
 import numpy as np
 import torch
 
+from fixport.core.loaders.input_structure import (
+    InputStructure,
+    UnsupportedInputError,
+    flat_model,
+    positional_names,
+    split_inputs,
+)
 from fixport.core.loaders.input_tensors import load_input_file, random_inputs
 from fixport.core.model.errors import InputSpecError, ModelLoadError
 from fixport.core.model.inputs import InputOptions, InputSpec
@@ -39,6 +46,9 @@ class LoadedModel:
     settings: dict[str, Any] = field(default_factory=dict)  # the file's FIXPORT_EXAMPLE, if any
     notes: list[str] = field(default_factory=list)
     memo: dict[Any, Any] = field(default_factory=dict, repr=False, compare=False)  # results worth keeping per model
+    # Where the example tensors sit in the model's own call (None: a plain tuple of tensors);
+    # ``module`` is then a StructuredCall that rebuilds it.
+    structure: InputStructure | None = None
 
 
 def load_model(path: str | Path, inputs: InputOptions | None = None, *, trust: bool = False,
@@ -95,27 +105,33 @@ def _load_python_model_file(path: Path) -> LoadedModel:
         raise ModelLoadError(f"{path.name} raised {type(exc).__name__}: {exc}{_user_line(exc, path)}",
                              "Fix the model file's code and open it again.",
                              details=traceback.format_exc()) from exc
-    model, example_inputs = _check_built(built, path)
+    model, example_inputs, structure = _check_built(built, path)
     settings = getattr(namespace, "FIXPORT_EXAMPLE", {})
-    return LoadedModel(path, "python", model, example_inputs, _forward_argument_names(model, len(example_inputs)),
-                       settings=dict(settings) if isinstance(settings, dict) else {})
+    names = structure.names if structure else _forward_argument_names(model, len(example_inputs))
+    loaded = LoadedModel(path, "python", model, example_inputs, names,
+                         settings=dict(settings) if isinstance(settings, dict) else {}, structure=structure)
+    if structure:
+        loaded.notes.append(f"The model is called with its own arguments; its {len(names)} tensor input(s) are "
+                            f"named from them: {', '.join(names)}.")
+    return loaded
 
 
-def _check_built(built: Any, path: Path) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...]]:
-    if not (isinstance(built, tuple) and len(built) == 2):
-        raise ModelLoadError(f"build() in {path.name} must return (model, example_inputs).",
-                             "Return a tuple: the nn.Module and a tuple of example tensors.")
-    model, example_inputs = built
+def _check_built(built: Any, path: Path) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], InputStructure | None]:
+    """The module to export, its example tensors, and their structure where the model's call is more
+    than a tuple of tensors (the module is then a StructuredCall)."""
+    shapes = "(model, args), (model, kwargs) or (model, args, kwargs)"
+    if not (isinstance(built, tuple) and len(built) in (2, 3)):
+        raise ModelLoadError(f"build() in {path.name} must return {shapes}.",
+                             "Return a tuple: the nn.Module, then its example inputs as torch.onnx.export takes them.")
+    model, *given = built
     if not isinstance(model, torch.nn.Module):
         raise ModelLoadError(f"build() in {path.name} returned {type(model).__name__} as the model.",
                              "Return a torch.nn.Module first.")
-    if isinstance(example_inputs, torch.Tensor):
-        example_inputs = (example_inputs,)
-    if not isinstance(example_inputs, (tuple, list)) or not all(
-            isinstance(t, torch.Tensor) for t in example_inputs):
-        raise ModelLoadError(f"The example inputs of {path.name} are not a tuple of tensors.",
-                             "Return example_inputs as a tuple of torch.Tensor.")
-    return model, tuple(example_inputs)
+    try:
+        args, kwargs = split_inputs(given)
+        return flat_model(model, args, kwargs, path.name)
+    except UnsupportedInputError as exc:
+        raise ModelLoadError(f"build() in {path.name}: {exc.message}", exc.hint) from exc
 
 
 def _user_line(exc: BaseException, path: Path) -> str:
@@ -235,15 +251,15 @@ def _zip_entries(path: Path) -> list[str]:
 
 
 def _forward_argument_names(model: torch.nn.Module, count: int) -> list[str]:
+    """ONNX input names from forward's parameters (``*past`` gives past.0, past.1, ...); with no
+    example inputs (an archive's dialog asks for them), every positional parameter's name."""
+    if count:
+        return positional_names(model, count)
     try:
-        params = [p for p in inspect.signature(model.forward).parameters.values()
-                  if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
+        return [p.name for p in inspect.signature(model.forward).parameters.values()
+                if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
     except (TypeError, ValueError):
-        params = []
-    names = [p.name for p in params]
-    if count and len(names) < count:
-        names = [f"input_{i}" for i in range(count)]
-    return names[:count] if count else names
+        return []
 
 
 def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedModel:

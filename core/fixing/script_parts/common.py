@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import argparse
 import importlib.util
-import inspect
 import os
 import sys
 import tempfile
@@ -27,6 +26,7 @@ import torch
 
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
 from fixport.core.exporters.shape_check import other_size_inputs
+from fixport.core.loaders.input_structure import StructuredCall, flat_model, positional_names, split_inputs
 from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
 from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
@@ -38,6 +38,9 @@ from fixport.core.onnx_io.ort_session import feeds_for
 # top-level names in the order they are needed, a namespace keeping them apart or None).
 CARRIED_FIXPORT_CODE = (
     ("fixport.core.loaders.input_tensors", ("random_inputs",), None),
+    ("fixport.core.loaders.input_structure", (
+        "CONSTANT_TYPES", "UnsupportedInputError", "InputStructure", "StructuredCall", "split_inputs", "flat_model",
+        "is_plain", "structure_of", "register_cache_pytrees", "positional_names", "_leaf_name", "_unique"), None),
     ("fixport.core.model.traced_sizes", ("declared_dims",), None),
     ("fixport.core.exporters.low_precision", (
         "LOW_PRECISION", "LOW_PRECISION_NAMES", "ROUNDING_MARGIN", "float32_outputs", "_max_abs", "within_rounding"),
@@ -112,7 +115,9 @@ def load_model(settings: ScriptSettings) -> tuple[Any, tuple[Any, ...], dict[str
         module = importlib.util.module_from_spec(spec)
         sys.modules["fixport_model"] = module
         spec.loader.exec_module(module)
-        model, inputs = module.build() if hasattr(module, "build") else (module.model, module.example_inputs)
+        model, *given = module.build() if hasattr(module, "build") else (module.model, module.example_inputs)
+        # keyword, nested or cache inputs: the model called with its own structure from named tensors
+        model, inputs, _ = flat_model(model, *split_inputs(given), os.path.basename(path))
         model_file_settings = dict(getattr(module, "FIXPORT_EXAMPLE", {}))
     elif path.endswith(".pt2"):
         model, inputs = torch.export.unflatten(torch.export.load(path)), ()
@@ -134,16 +139,12 @@ def input_names(model: Any, inputs: Sequence[Any], input_specs: Sequence[Any]) -
     """The ONNX input names Fixport used: the random inputs' names, else forward()'s parameters."""
     if input_specs:
         return [spec.name for spec in input_specs]
+    if isinstance(model, StructuredCall):
+        return list(model.structure.names)
     if isinstance(model, torch.jit.ScriptModule):
-        names = [argument.name for argument in model.forward.schema.arguments[1:]]
-    else:
-        try:
-            parameters = list(inspect.signature(model.forward).parameters.values())
-        except (TypeError, ValueError):
-            parameters = []
-        names = [p.name for p in parameters if p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD)]
-    names = names[:len(inputs)]
-    return names if len(names) == len(inputs) else [f"input_{i}" for i in range(len(inputs))]
+        names = [argument.name for argument in model.forward.schema.arguments[1:]][:len(inputs)]
+        return names if len(names) == len(inputs) else [f"input_{i}" for i in range(len(inputs))]
+    return positional_names(model, len(inputs))
 
 
 def resolved_opset(settings: ScriptSettings, model_file_settings: dict[str, Any]) -> int:
