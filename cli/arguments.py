@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.model.errors import FixportError
+from fixport.core.model.export_options import normalised_dynamic_axes
 from fixport.core.model.inputs import InputOptions, parse_input_spec
 from fixport.core.model.model_files import refuse_non_regular_file
 from fixport.core.model.shape_sets import parse_shape_set
@@ -184,8 +185,11 @@ def export_overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.dynamic_axes:
         try:
             axes = json.loads(args.dynamic_axes)
-            overrides["dynamic_axes"] = {name: {int(k): v for k, v in dims.items()} for name, dims in axes.items()}
-        except (ValueError, AttributeError) as exc:
-            raise FixportError(f"--dynamic-axes is not valid: {exc}",
+        except ValueError as exc:
+            raise FixportError(f"--dynamic-axes is not valid JSON: {exc}",
                                'Write it as JSON, e.g. {"x": {"0": "batch"}}.') from exc
+        try:
+            overrides["dynamic_axes"] = normalised_dynamic_axes(axes)
+        except FixportError as exc:
+            raise FixportError(f"--dynamic-axes: {exc.message}", exc.hint) from exc
     return {k: v for k, v in overrides.items() if v is not None}
