@@ -22,7 +22,6 @@ from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
-ERROR_LOG = Path.home() / ".cache" / "fixport" / "last-error.log"
 # Which arguments name files a command reads, and which it writes (never one over another).
 FILE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "check": (("model", "inputs"), ()),

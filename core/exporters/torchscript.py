@@ -44,7 +44,7 @@ from fixport.core.model.cancel import (
     report,
     report_partial,
 )
-from fixport.core.model.errors import ExportError, FixportError, TemplateValidationError, TraceError
+from fixport.core.model.errors import ExportError, FixportError, TemplateValidationError, TraceError, trimmed_message
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
@@ -244,13 +244,14 @@ class TorchScriptExporter(Exporter):
         details = traceback.format_exc()
         if not record.conversion_started:
             where = _user_frame(exc, loaded.path)
-            return TraceError(f"Tracing the model failed: {type(exc).__name__}: {exc}{where}",
+            return TraceError(f"Tracing the model failed: {type(exc).__name__}: {trimmed_message(str(exc))}{where}",
                               "The error comes from the model's forward(); fix it there and open the model again.",
                               details=details)
         hint = ("ONNX has no complex tensors: return torch.view_as_real(...) from forward() (and take real inputs)"
                 if "Complex" in str(exc) and record.has_complex and not record.unserializable
                 else "The exporter's traceback is in the log.")
-        return _FailedAfterConversion(f"{type(exc).__name__}: {exc}", hint, details=details, record=record)
+        return _FailedAfterConversion(f"{type(exc).__name__}: {trimmed_message(str(exc))}", hint, details=details,
+                                      record=record)
 
 
 # One protobuf holds at most 2 GB; bigger models go through a file with external data.
