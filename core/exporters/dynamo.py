@@ -13,6 +13,7 @@ import inspect
 import io
 import operator
 import re
+import traceback
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -70,7 +71,7 @@ from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
-from fixport.core.model.errors import ExportError
+from fixport.core.model.errors import ExportError, TraceError, trimmed_message
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
@@ -297,6 +298,7 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
             return result.exported_program, []
         first_error = first_error or result.exception
     assert first_error is not None
+    raise_if_forward_fails(loaded)
     try:
         draft = torch.export.draft_export(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
     except Exception:
@@ -305,6 +307,20 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
         return draft, [_constraint_problem(first_error, problems, loaded, options)]
     return draft, problems or [_capture_problem_from_exception(first_error)]
+
+
+def raise_if_forward_fails(loaded: LoadedModel) -> None:
+    """A forward() that raises when simply run is an error in the model's code, not something
+    torch.export cannot capture: the same :class:`TraceError` (exit 2) as the TorchScript trace's."""
+    try:
+        with torch.no_grad():
+            loaded.module(*loaded.example_inputs)
+    except Exception as exc:  # noqa: BLE001 -- the user's forward() can raise anything
+        source, line = user_line_of_exception(exc)
+        where = f" (at {source}: {line})" if line else f" (at {source})" if source else ""
+        raise TraceError(f"Running the model failed: {type(exc).__name__}: {trimmed_message(str(exc))}{where}",
+                         "The error comes from the model's forward(); fix it there and open the model again.",
+                         details=traceback.format_exc()) from exc
 
 
 def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
