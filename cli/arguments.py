@@ -48,7 +48,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """MODEL plus the options that say how to open it and export it."""
     parser.add_argument("model", help="model file: .py with build(), .pt/.ts TorchScript, .pt2, pickled .pt, .onnx")
     parser.add_argument("--opset", type=int,
-                        help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET}")
+                        help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET} "
+                             "with torchscript and torch.onnx's own default for dynamo=True with dynamo")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=DIMS[:DTYPE]",
                         help="random input, e.g. x=1x3x224x224:float32 (repeatable)")
     parser.add_argument("--inputs", metavar="FILE", help="inputs from a .npz or .pt file")

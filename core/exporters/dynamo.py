@@ -22,6 +22,7 @@ from typing import Any
 
 import onnx
 import torch
+from torch.onnx import _constants as onnx_constants
 from torch.onnx._internal._lazy_import import onnxscript_apis
 from torch.onnx._internal.exporter import (
     _capture_strategies,
@@ -108,6 +109,7 @@ class DynamoExporter(Exporter):
     """``torch.onnx.export(dynamo=True)``, step by step, with every problem listed at once."""
 
     profile = DYNAMO
+    default_opset = DYNAMO.default_opset or onnx_constants.ONNX_DEFAULT_OPSET  # torch's own: 20 in torch 2.14
     per_node_note = ("Per-node analysis re-exported the model without ONNX optimization, and compared each ONNX "
                      "node group with the FX node it came from (the exporter's node metadata).")
     last_program: torch.export.ExportedProgram | None = None  # the program the last export translated

@@ -52,7 +52,7 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import ExportedGraph, TracedGraph
-from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
+from fixport.core.model.vocabulary import CONVERTING_STAGE, DEFAULT_OPSET, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.onnx_model import EXPORT_FILE_NAME, WEIGHTS_FILE, WeightsFolder, on_disk, read_export
 from fixport.core.onnx_io.ort_session import run_on_cpu
@@ -63,6 +63,7 @@ class TorchScriptExporter(Exporter):
     """``torch.onnx.export(dynamo=False)`` with diagnosis and provenance hooks."""
 
     profile = TORCHSCRIPT
+    default_opset = TORCHSCRIPT.default_opset or DEFAULT_OPSET  # Fixport's choice, not torch's (20)
     per_node_note = ("Per-node analysis re-exported the model without constant folding, so fused nodes "
                      "(Conv+BatchNorm) are compared one by one against their own torch ops.")
 

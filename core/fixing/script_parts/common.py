@@ -79,7 +79,7 @@ class ScriptSettings(NamedTuple):
     input_file: str | None  # an .npz or .pt file of inputs, instead of random ones
     seed: int
     opset: int | None  # None: the model file's FIXPORT_EXAMPLE opset, else default_opset
-    default_opset: int
+    default_opset: int | None  # None: torch.onnx.export's own default for the exporter
     output: str  # the ONNX file to write (the command line's -o replaces it)
     export_options: dict[str, Any]  # as set in Fixport; the exporter's part takes what applies
     custom_opsets: dict[str, int]  # the fixes' custom domains and their versions
@@ -92,7 +92,7 @@ class ExportJob(NamedTuple):
     inputs: tuple[Any, ...]
     input_names: list[str]
     output: str
-    opset: int
+    opset: int | None  # None: torch.onnx.export's own default for the exporter
     model_file_options: dict[str, Any]  # the model file's own FIXPORT_EXAMPLE export_options
     export_options: dict[str, Any]
     custom_opsets: dict[str, int]
@@ -146,8 +146,8 @@ def input_names(model: Any, inputs: Sequence[Any], input_specs: Sequence[Any]) -
     return names if len(names) == len(inputs) else [f"input_{i}" for i in range(len(inputs))]
 
 
-def resolved_opset(settings: ScriptSettings, model_file_settings: dict[str, Any]) -> int:
-    """The opset chosen in Fixport, else the model file's own, else the default."""
+def resolved_opset(settings: ScriptSettings, model_file_settings: dict[str, Any]) -> int | None:
+    """The opset chosen in Fixport, else the model file's own, else the default (None: torch's own)."""
     return settings.opset or model_file_settings.get("opset") or settings.default_opset
 
 
