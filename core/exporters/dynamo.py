@@ -14,6 +14,7 @@ import io
 import operator
 import re
 import traceback
+import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -334,6 +335,16 @@ def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
 
 
 def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    args, kwargs, named = _dynamic_shapes_by_name(loaded, options)
+    if named is None:
+        return args, kwargs, None
+    dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(named)
+    return args, kwargs, dynamic_shapes
+
+
+def _dynamic_shapes_by_name(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    """torch.export's arguments and dynamic_shapes from the dynamic axes, each dynamic dim still
+    under the name the axes give it (None where no axis is dynamic)."""
     args: tuple = tuple(loaded.example_inputs)
     kwargs: dict[str, Any] = {}
     if not options.dynamic_axes:
@@ -346,13 +357,11 @@ def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tupl
                           "Name the model's inputs in the dynamic axes, e.g. "
                           f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')
     if _takes_only_varargs(loaded.module):  # forward(*tensors): torch's conversion wants named parameters
-        per_input = tuple({int(axis): torch.export.Dim.DYNAMIC for axis in options.dynamic_axes.get(name, {})}
-                          or None for name in input_names)
+        per_input = tuple(dict(options.dynamic_axes.get(name, {})) or None for name in input_names)
         return args, kwargs, (per_input,)
     dynamic_shapes, args, kwargs = _dynamic_shapes.from_dynamic_axes_to_dynamic_shapes(
         loaded.module, args, kwargs, dynamic_axes=options.dynamic_axes,
         input_names=input_names, output_names=set(options.output_names or ()))
-    dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(dynamic_shapes)
     return args, kwargs, dynamic_shapes
 
 
@@ -497,6 +506,11 @@ def translate_program(program: torch.export.ExportedProgram, registry: _registra
         _ir_passes.rename_inputs(onnx_program.model, list(input_names))
     if options.output_names:
         _ir_passes.rename_outputs(onnx_program.model, list(options.output_names))
+    _, _, named = _dynamic_shapes_by_name(loaded, options)
+    if named is not None:  # the dims keep the names the dynamic axes give them, as torch.onnx.export does
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # inputs torch cannot line up with the axes keep torch's names
+            onnx_program._rename_dynamic_axes(named)
     return onnx_program, sources
 
 
