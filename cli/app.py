@@ -7,8 +7,9 @@ import sys
 import traceback
 from collections.abc import Sequence
 
-from fixport.cli.arguments import COMMANDS, ERROR_LOG, EXIT_ERROR, GUI_LOG_HINT, refuse_overwriting_inputs
-from fixport.core.model.errors import FixportError, WorkerError
+from fixport.cli.arguments import COMMANDS, EXIT_ERROR, GUI_LOG_HINT, refuse_overwriting_inputs
+from fixport.cli.error_log import write_error_log
+from fixport.core.model.errors import MAX_PRINTED_MESSAGE_CHARS, FixportError, WorkerError, trimmed_message
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 
 
@@ -80,17 +81,13 @@ def _in_command_line_terms(exc: FixportError, args: argparse.Namespace) -> tuple
 
 
 def _print_error(message: str, hint: str, details: str) -> None:
-    print(f"error: {message}", file=sys.stderr)
+    """The message (trimmed: an exporter's error can hold a whole graph) and what to do on stderr;
+    the full message and the details in this run's own log, whose path is printed."""
+    shown = trimmed_message(message, MAX_PRINTED_MESSAGE_CHARS)
+    print(f"error: {shown}", file=sys.stderr)
     if hint:
         print(f"  → {hint}", file=sys.stderr)
-    if details and _save_error_log(details):
-        print(f"  (the details are in {ERROR_LOG})", file=sys.stderr)
-
-
-def _save_error_log(text: str) -> bool:
-    try:
-        ERROR_LOG.parent.mkdir(parents=True, exist_ok=True)
-        ERROR_LOG.write_text(text, encoding="utf-8")
-    except OSError:
-        return False
-    return True
+    if details or shown != message:
+        path = write_error_log(f"error: {message}\n{f'hint: {hint}' if hint else ''}\n\n{details}")
+        if path is not None:
+            print(f"  (the details are in {path})", file=sys.stderr)

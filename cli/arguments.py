@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.model.errors import FixportError
+from fixport.core.model.export_options import normalised_dynamic_axes
 from fixport.core.model.inputs import InputOptions, parse_input_spec
 from fixport.core.model.model_files import refuse_non_regular_file
 from fixport.core.model.shape_sets import parse_shape_set
@@ -21,7 +22,6 @@ from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 EXIT_OK = 0
 EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
-ERROR_LOG = Path.home() / ".cache" / "fixport" / "last-error.log"
 # Which arguments name files a command reads, and which it writes (never one over another).
 FILE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "check": (("model", "inputs"), ()),
@@ -48,7 +48,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """MODEL plus the options that say how to open it and export it."""
     parser.add_argument("model", help="model file: .py with build(), .pt/.ts TorchScript, .pt2, pickled .pt, .onnx")
     parser.add_argument("--opset", type=int,
-                        help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET}")
+                        help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET} "
+                             "with torchscript and torch.onnx's own default for dynamo=True with dynamo")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=DIMS[:DTYPE]",
                         help="random input, e.g. x=1x3x224x224:float32 (repeatable)")
     parser.add_argument("--inputs", metavar="FILE", help="inputs from a .npz or .pt file")
@@ -184,8 +185,11 @@ def export_overrides(args: argparse.Namespace) -> dict[str, Any]:
     if args.dynamic_axes:
         try:
             axes = json.loads(args.dynamic_axes)
-            overrides["dynamic_axes"] = {name: {int(k): v for k, v in dims.items()} for name, dims in axes.items()}
-        except (ValueError, AttributeError) as exc:
-            raise FixportError(f"--dynamic-axes is not valid: {exc}",
+        except ValueError as exc:
+            raise FixportError(f"--dynamic-axes is not valid JSON: {exc}",
                                'Write it as JSON, e.g. {"x": {"0": "batch"}}.') from exc
+        try:
+            overrides["dynamic_axes"] = normalised_dynamic_axes(axes)
+        except FixportError as exc:
+            raise FixportError(f"--dynamic-axes: {exc.message}", exc.hint) from exc
     return {k: v for k, v in overrides.items() if v is not None}

@@ -116,7 +116,8 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 
 
 @command("check", "Export once and list every unsupported node with its reason "
-                  "(exit 0 clean, 1 unsupported nodes, 2 could not load or trace).", _configure_check)
+                  "(exit 0 clean, 1 unsupported nodes, 2 could not load or run it: a forward() that raises "
+                  "is exit 2 with either exporter).", _configure_check)
 def run_check(args: argparse.Namespace) -> int:
     if args.suggest_dynamic:
         return _run_suggest_dynamic(args)

@@ -53,6 +53,16 @@ def test_nan_handling() -> None:
     assert not one_sided.passed and math.isinf(one_sided.max_abs)
 
 
+@pytest.mark.filterwarnings("error::RuntimeWarning")
+def test_inf_and_nan_are_compared_without_numpy_warnings() -> None:
+    expected = np.array([np.inf, -np.inf, np.nan, 1.0, 3e38], np.float32)
+    same = compare_arrays("o", expected, expected.copy(), 1e-3, 1e-5)
+    assert same.passed and same.max_abs == 0 and same.max_rel == 0 and same.rmse == 0  # equal infs differ by 0
+    flipped = compare_arrays("o", expected, np.array([-np.inf, -np.inf, np.nan, 1.0, -3e38], np.float32), 1e-3, 1e-5)
+    assert not flipped.passed and flipped.mismatch_count == 2
+    assert math.isinf(flipped.max_abs) and math.isinf(flipped.max_rel) and math.isinf(flipped.rmse)
+
+
 def test_integers_compare_exactly() -> None:
     table = ToleranceTable()
     rtol, atol = table.for_dtype("int64")

@@ -25,7 +25,7 @@ from fixport.core.comparison.intermediates import (
     analyze_nodes,
 )
 from fixport.core.exporters.base import ComparableExport, Exporter
-from fixport.core.exporters.choice import exporter_for
+from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import runtime_error_problem
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, rounding_only
 from fixport.core.exporters.shape_check import ShapeSet, first_line, generalisation_shapes, random_like
@@ -46,7 +46,6 @@ from fixport.core.model.errors import (
     ModelLoadError,
     NothingToCompareError,
 )
-from fixport.core.model.export_options import resolve_export_options
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import (
     OutputStats,
@@ -111,7 +110,7 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
     if loaded.module is None:
         raise ModelLoadError(f"{loaded.path.name} is an ONNX file: there is no torch model to compare with.",
                              "Open the PyTorch model and pass the ONNX file with --onnx FILE.")
-    export_options = resolve_export_options(loaded.settings, request.options)
+    export_options = resolved_export_options(loaded.settings, request.options)
     exporter = exporter_for(export_options.exporter)
     with exporter.fixes_applied(mappings, export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}

@@ -4,7 +4,7 @@ from __future__ import annotations
 import time
 
 from fixport.core.exporters.base import ExportResult
-from fixport.core.exporters.choice import exporter_for
+from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
 from fixport.core.exporters.output_check import mismatched_outputs
 from fixport.core.exporters.shape_check import check_other_shapes, shape_label_note
@@ -16,7 +16,7 @@ from fixport.core.model.cancel import (
     check_cancelled,
     report,
 )
-from fixport.core.model.export_options import ExportOptions, resolve_export_options
+from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import LOADING_STAGE
@@ -32,7 +32,7 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     loaded = open_model(request.model)
     check_cancelled(cancelled)
     loaded_at = time.perf_counter()
-    export_options = resolve_export_options(loaded.settings, request.options)
+    export_options = resolved_export_options(loaded.settings, request.options)
     if loaded.module is None:
         return _analyze_onnx_file(loaded, export_options, {"load": loaded_at - started})
     exporter = exporter_for(export_options.exporter)

@@ -123,6 +123,7 @@ class Exporter(Protocol):
 
     profile: ExporterProfile
     per_node_note: str  # what per-node comparison did to line the two graphs up, for the report
+    default_opset: int  # the opset it exports at where neither the user nor the model file asks one
 
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,

@@ -2,9 +2,12 @@
 from __future__ import annotations
 
 import importlib
+from collections.abc import Mapping
+from typing import Any
 
 from fixport.core.exporters.base import Exporter
 from fixport.core.exporters.profiles import profile_for
+from fixport.core.model.export_options import ExportOptions, resolve_export_options
 
 
 def exporter_for(name: str | None) -> Exporter:
@@ -12,3 +15,10 @@ def exporter_for(name: str | None) -> Exporter:
     imported only when asked for (the dynamo exporter's onnxscript is slow to load)."""
     module_name, class_name = profile_for(name).implementation.split(":")
     return getattr(importlib.import_module(module_name), class_name)()
+
+
+def resolved_export_options(settings: Mapping[str, Any], overrides: dict[str, Any] | None) -> ExportOptions:
+    """The model file's own settings, then the caller's; where neither asks an opset, the chosen
+    exporter's own default (torch's for dynamo=True), so a model clean there is called clean."""
+    return resolve_export_options(dict(settings), overrides,
+                                  default_opset=lambda name: exporter_for(name).default_opset)

@@ -9,10 +9,10 @@ sizes, or when the export already has problems at the traced shapes.
 from __future__ import annotations
 
 from fixport.core.exporters.analysis import analyze
+from fixport.core.exporters.choice import resolved_export_options
 from fixport.core.exporters.shape_check import baked_at
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
-from fixport.core.model.export_options import resolve_export_options
 from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
 from fixport.core.model.results import DimVerdict
 from fixport.core.model.vocabulary import ProblemReason
@@ -22,7 +22,7 @@ def suggest_dynamic_dims(request: SuggestDynamicRequest, progress: ProgressCallb
                          cancelled: CancelCallback | None = None) -> list[DimVerdict]:
     """One verdict per dim of every input, in input order."""
     loaded = open_model(request.model)
-    options = resolve_export_options(loaded.settings, request.options)
+    options = resolved_export_options(loaded.settings, request.options)
     names = list(options.input_names or loaded.input_names)
     dims = [(name, axis, int(size)) for name, tensor in zip(names, loaded.example_inputs)
             for axis, size in enumerate(tensor.shape)]

@@ -13,6 +13,8 @@ import inspect
 import io
 import operator
 import re
+import traceback
+import warnings
 from collections.abc import Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -21,6 +23,7 @@ from typing import Any
 
 import onnx
 import torch
+from torch.onnx import _constants as onnx_constants
 from torch.onnx._internal._lazy_import import onnxscript_apis
 from torch.onnx._internal.exporter import (
     _capture_strategies,
@@ -70,7 +73,7 @@ from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
-from fixport.core.model.errors import ExportError, NothingToCompareError
+from fixport.core.model.errors import ExportError, NothingToCompareError, TraceError, trimmed_message
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.graph import Graph
@@ -107,6 +110,7 @@ class DynamoExporter(Exporter):
     """``torch.onnx.export(dynamo=True)``, step by step, with every problem listed at once."""
 
     profile = DYNAMO
+    default_opset = DYNAMO.default_opset or onnx_constants.ONNX_DEFAULT_OPSET  # torch's own: 20 in torch 2.14
     per_node_note = ("Per-node analysis re-exported the model without ONNX optimization, and compared each ONNX "
                      "node group with the FX node it came from (the exporter's node metadata).")
     last_program: torch.export.ExportedProgram | None = None  # the program the last export translated
@@ -297,6 +301,7 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
             return result.exported_program, []
         first_error = first_error or result.exception
     assert first_error is not None
+    raise_if_forward_fails(loaded)
     try:
         draft = torch.export.draft_export(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
     except Exception:
@@ -305,6 +310,20 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
         return draft, [_constraint_problem(first_error, problems, loaded, options)]
     return draft, problems or [_capture_problem_from_exception(first_error)]
+
+
+def raise_if_forward_fails(loaded: LoadedModel) -> None:
+    """A forward() that raises when simply run is an error in the model's code, not something
+    torch.export cannot capture: the same :class:`TraceError` (exit 2) as the TorchScript trace's."""
+    try:
+        with torch.no_grad():
+            loaded.module(*loaded.example_inputs)
+    except Exception as exc:  # noqa: BLE001 -- the user's forward() can raise anything
+        source, line = user_line_of_exception(exc)
+        where = f" (at {source}: {line})" if line else f" (at {source})" if source else ""
+        raise TraceError(f"Running the model failed: {type(exc).__name__}: {trimmed_message(str(exc))}{where}",
+                         "The error comes from the model's forward(); fix it there and open the model again.",
+                         details=traceback.format_exc()) from exc
 
 
 def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
@@ -316,6 +335,16 @@ def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
 
 
 def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    args, kwargs, named = _dynamic_shapes_by_name(loaded, options)
+    if named is None:
+        return args, kwargs, None
+    dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(named)
+    return args, kwargs, dynamic_shapes
+
+
+def _dynamic_shapes_by_name(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    """torch.export's arguments and dynamic_shapes from the dynamic axes, each dynamic dim still
+    under the name the axes give it (None where no axis is dynamic)."""
     args: tuple = tuple(loaded.example_inputs)
     kwargs: dict[str, Any] = {}
     if not options.dynamic_axes:
@@ -328,13 +357,11 @@ def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tupl
                           "Name the model's inputs in the dynamic axes, e.g. "
                           f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')
     if _takes_only_varargs(loaded.module):  # forward(*tensors): torch's conversion wants named parameters
-        per_input = tuple({int(axis): torch.export.Dim.DYNAMIC for axis in options.dynamic_axes.get(name, {})}
-                          or None for name in input_names)
+        per_input = tuple(dict(options.dynamic_axes.get(name, {})) or None for name in input_names)
         return args, kwargs, (per_input,)
     dynamic_shapes, args, kwargs = _dynamic_shapes.from_dynamic_axes_to_dynamic_shapes(
         loaded.module, args, kwargs, dynamic_axes=options.dynamic_axes,
         input_names=input_names, output_names=set(options.output_names or ()))
-    dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(dynamic_shapes)
     return args, kwargs, dynamic_shapes
 
 
@@ -479,6 +506,11 @@ def translate_program(program: torch.export.ExportedProgram, registry: _registra
         _ir_passes.rename_inputs(onnx_program.model, list(input_names))
     if options.output_names:
         _ir_passes.rename_outputs(onnx_program.model, list(options.output_names))
+    _, _, named = _dynamic_shapes_by_name(loaded, options)
+    if named is not None:  # the dims keep the names the dynamic axes give them, as torch.onnx.export does
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # inputs torch cannot line up with the axes keep torch's names
+            onnx_program._rename_dynamic_axes(named)
     return onnx_program, sources
 
 

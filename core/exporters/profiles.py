@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
 from fixport.core.model.errors import ExportError
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, EXPORTERS
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
 
 if TYPE_CHECKING:
     from fixport.symbolics.library import TemplateLibrary
@@ -55,6 +55,9 @@ class ExporterProfile:
     make_library: Callable[[], TemplateLibrary]  # its template library (torch-free)
     # Whether an op kind is spelled only this exporter's way (an FX op overload, 'aten::pow.Tensor_Scalar')
     recognises_kind: Callable[[str], bool] = _names_no_kind
+    # The opset it exports at where neither the user nor the model file asks one; None: torch.onnx's
+    # own default for this exporter, which only the worker (with torch) reads.
+    default_opset: int | None = DEFAULT_OPSET
 
     def template_library(self) -> TemplateLibrary:
         return self.make_library()
@@ -79,6 +82,7 @@ DYNAMO = ExporterProfile(
     stub_calls="op.Xxx(...) calls (onnxscript, opset 18)",
     make_library=_dynamo_library,
     recognises_kind=names_op_overload,
+    default_opset=None,
 )
 
 PROFILES: dict[str, ExporterProfile] = {profile.name: profile for profile in (TORCHSCRIPT, DYNAMO)}

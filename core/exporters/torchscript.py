@@ -50,6 +50,7 @@ from fixport.core.model.errors import (
     NothingToCompareError,
     TemplateValidationError,
     TraceError,
+    trimmed_message,
 )
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate
@@ -58,7 +59,7 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import StubRequest
 from fixport.core.model.results import ExportedGraph, TracedGraph
-from fixport.core.model.vocabulary import CONVERTING_STAGE, TRACING_STAGE, ProblemReason
+from fixport.core.model.vocabulary import CONVERTING_STAGE, DEFAULT_OPSET, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.onnx_model import EXPORT_FILE_NAME, WEIGHTS_FILE, WeightsFolder, on_disk, read_export
 from fixport.core.onnx_io.ort_session import run_on_cpu
@@ -69,6 +70,7 @@ class TorchScriptExporter(Exporter):
     """``torch.onnx.export(dynamo=False)`` with diagnosis and provenance hooks."""
 
     profile = TORCHSCRIPT
+    default_opset = TORCHSCRIPT.default_opset or DEFAULT_OPSET  # Fixport's choice, not torch's (20)
     per_node_note = ("Per-node analysis re-exported the model without constant folding, so fused nodes "
                      "(Conv+BatchNorm) are compared one by one against their own torch ops.")
 
@@ -251,13 +253,14 @@ class TorchScriptExporter(Exporter):
         details = traceback.format_exc()
         if not record.conversion_started:
             where = _user_frame(exc, loaded.path)
-            return TraceError(f"Tracing the model failed: {type(exc).__name__}: {exc}{where}",
+            return TraceError(f"Tracing the model failed: {type(exc).__name__}: {trimmed_message(str(exc))}{where}",
                               "The error comes from the model's forward(); fix it there and open the model again.",
                               details=details)
         hint = ("ONNX has no complex tensors: return torch.view_as_real(...) from forward() (and take real inputs)"
                 if "Complex" in str(exc) and record.has_complex and not record.unserializable
                 else "The exporter's traceback is in the log.")
-        return _FailedAfterConversion(f"{type(exc).__name__}: {exc}", hint, details=details, record=record)
+        return _FailedAfterConversion(f"{type(exc).__name__}: {trimmed_message(str(exc))}", hint, details=details,
+                                      record=record)
 
 
 # One protobuf holds at most 2 GB; bigger models go through a file with external data.

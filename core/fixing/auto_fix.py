@@ -37,7 +37,7 @@ from dataclasses import dataclass, field, replace
 
 from fixport.core.exporters.analysis import analyze
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
-from fixport.core.exporters.choice import exporter_for
+from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.shape_check import baked_at
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
@@ -45,7 +45,7 @@ from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
 from fixport.core.model.errors import FixportError, TemplateValidationError
-from fixport.core.model.export_options import ExportOptions, resolve_export_options
+from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, Candidate
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
@@ -235,7 +235,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     """Fix every unsupported node with the first candidate that works (see the module docstring),
     re-exporting until nothing is left (a fix can reveal problems behind it)."""
     loaded = open_model(request.model)
-    options = resolve_export_options(loaded.settings, request.options)
+    options = resolved_export_options(loaded.settings, request.options)
     exporter = exporter_for(options.exporter)
     search = _Search(request, exporter, exporter.profile.template_library(), cancelled,
                      dict(request.options), list(request.mappings), loaded=loaded, progress=progress)

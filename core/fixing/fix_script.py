@@ -39,7 +39,6 @@ from fixport.core.fixing.carried_source import (
     read_script_part,
 )
 from fixport.core.model.atomic_files import atomic_write_text
-from fixport.core.model.export_options import DEFAULT_OPSET
 from fixport.core.model.inputs import InputSpec, parse_input_spec
 from fixport.core.model.project import FixMapping, Project
 from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
@@ -100,6 +99,7 @@ def _settings(project: Project, script_path: Path, output_onnx: str, opset: int 
     for mapping in project.mappings:
         custom_opsets.update(mapping.domain_opsets())
     options = {k: v for k, v in project.export_options.items() if k not in SCRIPT_LEVEL_OPTIONS}
+    profile = profile_for(project.export_options.get("exporter"))
     return "\n".join([
         "\n# ---- what Fixport chose ----",
         f"MODEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), {python_literal(model_path)})",
@@ -110,7 +110,8 @@ def _settings(project: Project, script_path: Path, output_onnx: str, opset: int 
         f"SEED = {python_literal(project.seed)}",
         f"OPSET = {python_literal(project.export_options.get('opset') or opset)}"
         "  # None: the model file's FIXPORT_EXAMPLE opset, else DEFAULT_OPSET",
-        f"DEFAULT_OPSET = {python_literal(DEFAULT_OPSET)}",
+        f"DEFAULT_OPSET = {python_literal(profile.default_opset)}"
+        + ("" if profile.default_opset else "  # None: torch.onnx.export's own default for this exporter"),
         f"OUTPUT = {python_literal(output_onnx)}  # -o OUTPUT.onnx replaces it",
         f"EXPORT_OPTIONS = {python_literal(options)}",
         *_model_file_options_comment(project.model_path, options),

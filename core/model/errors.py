@@ -1,6 +1,21 @@
 """Errors Fixport shows to users: each names the problem and what to do about it."""
 from __future__ import annotations
 
+# An exporter's error text can hold a whole TorchScript graph (100 kB and more): what a person is
+# shown is cut to this many characters; the details (the log) keep it whole.
+MAX_SHOWN_MESSAGE_CHARS = 1000
+MAX_PRINTED_MESSAGE_CHARS = 3000  # the command line's last guard, for a message no exporter trimmed
+
+
+def trimmed_message(text: str, limit: int = MAX_SHOWN_MESSAGE_CHARS) -> str:
+    """``text`` cut at a line end before ``limit`` characters, saying how much was left out."""
+    if len(text) <= limit:
+        return text
+    cut = text[:limit]
+    if "\n" in cut[limit // 2:]:
+        cut = cut.rsplit("\n", 1)[0]
+    return f"{cut.rstrip()}\n  … ({len(text) - len(cut):,} more characters in the log)"
+
 
 class FixportError(Exception):
     """A problem the user can act on; ``hint`` says how."""

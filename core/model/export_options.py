@@ -1,6 +1,7 @@
 """Export options and their limits (no torch import: the GUI and CLI processes use them)."""
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
@@ -24,6 +25,10 @@ class ExportOptions:
     custom_opsets: dict[str, int] = field(default_factory=dict)
     exporter: str = DEFAULT_EXPORTER  # "torchscript" or "dynamo" (torch.export-based)
 
+    def __post_init__(self) -> None:
+        # JSON (a project, --dynamic-axes, the window) keys every axis by a string; torch wants ints.
+        self.dynamic_axes = normalised_dynamic_axes(self.dynamic_axes)
+
     def validate(self) -> None:
         if self.exporter not in EXPORTERS:
             raise ExportError(f"Unknown exporter {self.exporter!r}.", f"Choose one of {', '.join(EXPORTERS)}.")
@@ -35,8 +40,48 @@ class ExportOptions:
                               f"Choose one of {', '.join(EXPORT_TYPES)}.")
 
 
-def resolve_export_options(settings: dict[str, Any], overrides: dict[str, Any] | None) -> ExportOptions:
-    """The model file's own settings (FIXPORT_EXAMPLE), then whatever the caller set."""
+def normalised_dynamic_axes(axes: Any) -> dict[str, dict[int, str]] | None:
+    """``dynamic_axes`` as torch takes them: input/output name -> {int axis: dim name}, whether the
+    axes came as JSON strings ({"x": {"1": "seq"}}) or as a list ({"x": [0, 1]}, named the way
+    torch names them). Raises :class:`ExportError` naming the bad entry."""
+    if axes is None:
+        return None
+    if not isinstance(axes, dict):
+        raise _bad_axes(f"dynamic_axes must map input or output names to their axes, not {type(axes).__name__}")
+    normalised: dict[str, dict[int, str]] = {}
+    for name, dims in axes.items():
+        if isinstance(dims, (list, tuple)):
+            dims = {axis: f"{name}_dynamic_axes_{index + 1}" for index, axis in enumerate(dims)}
+        if not isinstance(dims, dict):
+            raise _bad_axes(f"the axes of {name!r} must be a mapping such as {{\"0\": \"batch\"}} or a list "
+                            f"such as [0, 1], not {dims!r}")
+        normalised[str(name)] = {_axis_index(name, axis): _dim_name(name, axis, dim) for axis, dim in dims.items()}
+    return normalised
+
+
+def _axis_index(name: str, axis: Any) -> int:
+    if isinstance(axis, int) and not isinstance(axis, bool):
+        return axis
+    if isinstance(axis, str) and axis.strip().lstrip("-").isdigit():
+        return int(axis)
+    raise _bad_axes(f"axis {axis!r} of {name!r} is not an axis index (0 for the first dim, 1 for the second, ...)")
+
+
+def _dim_name(name: str, axis: Any, dim: Any) -> str:
+    if isinstance(dim, str) and dim.strip():
+        return dim
+    raise _bad_axes(f"axis {axis!r} of {name!r} needs a dim name such as \"batch\", not {dim!r}")
+
+
+def _bad_axes(problem: str) -> ExportError:
+    return ExportError(f"The dynamic axes are not valid: {problem}.",
+                       'Write them as {"input name": {"axis index": "dim name"}}, e.g. {"x": {"0": "batch"}}.')
+
+
+def resolve_export_options(settings: dict[str, Any], overrides: dict[str, Any] | None,
+                           default_opset: Callable[[str], int] | None = None) -> ExportOptions:
+    """The model file's own settings (FIXPORT_EXAMPLE), then whatever the caller set; where neither
+    names an opset, ``default_opset(exporter)`` (else :data:`DEFAULT_OPSET`)."""
     names = {f.name for f in fields(ExportOptions)}
     values: dict[str, Any] = {}
     if "opset" in settings:
@@ -46,5 +91,7 @@ def resolve_export_options(settings: dict[str, Any], overrides: dict[str, Any] |
     unknown = set(values) - names
     if unknown:
         raise ValueError(f"Unknown export options: {', '.join(sorted(unknown))}")
+    if "opset" not in values and default_opset is not None:
+        values["opset"] = default_opset(values.get("exporter") or DEFAULT_EXPORTER)
     return ExportOptions(**values)
 

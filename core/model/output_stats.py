@@ -149,23 +149,27 @@ def _as_float(array: np.ndarray) -> np.ndarray:
 
 
 def difference_metrics(expected: np.ndarray, actual: np.ndarray, rtol: float, atol: float) -> dict[str, Any]:
-    """max/mean abs, max rel, RMSE, cosine and allclose mismatches of two same-shape arrays."""
+    """max/mean abs, max rel, RMSE, cosine and allclose mismatches of two same-shape arrays.
+
+    Outputs holding inf or nan are compared on purpose: an equal pair (nan with nan, an inf with
+    the same inf) differs by 0, any other pair with a nan or an inf by inf. numpy's warnings on the
+    way there (inf - inf, a square that overflows) say nothing the numbers do not."""
     reference, candidate = _as_float(expected), _as_float(actual)
-    both_nan = np.isnan(reference) & np.isnan(candidate)
-    abs_diff = np.abs(candidate - reference)
-    abs_diff = np.where(both_nan, 0.0, abs_diff)
-    abs_diff = np.where(np.isnan(abs_diff), np.inf, abs_diff)
-    magnitude = np.abs(reference)
-    close = (abs_diff <= atol + rtol * magnitude) | (both_nan | (reference == candidate))
-    count = int(abs_diff.size)
-    metrics: dict[str, Any] = {"abs_diff": abs_diff, "mismatch_count": int(count - np.count_nonzero(close)),
-                               "element_count": count}
-    if count == 0:
-        metrics.update(max_abs=0.0, mean_abs=0.0, max_rel=0.0, rmse=0.0, cosine=1.0)
-        return metrics
-    floor = _epsilon(expected.dtype)
-    with np.errstate(invalid="ignore", over="ignore"):
-        relative = abs_diff / np.maximum(np.where(np.isnan(magnitude), 0.0, magnitude), floor)
+    with np.errstate(invalid="ignore", over="ignore", divide="ignore"):
+        equal = (np.isnan(reference) & np.isnan(candidate)) | (reference == candidate)
+        abs_diff = np.where(equal, 0.0, np.abs(candidate - reference))
+        abs_diff = np.where(np.isnan(abs_diff), np.inf, abs_diff)
+        magnitude = np.abs(reference)
+        close = ((abs_diff <= atol + rtol * magnitude) & np.isfinite(abs_diff)) | equal  # inf is not near -inf
+        count = int(abs_diff.size)
+        metrics: dict[str, Any] = {"abs_diff": abs_diff, "mismatch_count": int(count - np.count_nonzero(close)),
+                                   "element_count": count}
+        if count == 0:
+            metrics.update(max_abs=0.0, mean_abs=0.0, max_rel=0.0, rmse=0.0, cosine=1.0)
+            return metrics
+        floor = _epsilon(expected.dtype)
+        relative = np.where(np.isinf(abs_diff), np.inf,  # +inf against -inf: inf, not inf / inf
+                            abs_diff / np.maximum(np.where(np.isnan(magnitude), 0.0, magnitude), floor))
         metrics.update(max_abs=float(abs_diff.max()), mean_abs=float(abs_diff.mean()),
                        max_rel=float(relative.max()), rmse=float(np.sqrt(np.mean(np.square(abs_diff)))),
                        cosine=cosine_similarity(reference, candidate))

@@ -12,7 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.model.atomic_files import atomic_write_text
-from fixport.core.model.errors import ProjectError
+from fixport.core.model.errors import ExportError, ProjectError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Node
 from fixport.core.model.inputs import InputOptions, parse_input_spec
@@ -178,12 +178,16 @@ def project_from_json(data: dict[str, Any]) -> Project:
         values["mappings"] = [FixMapping(**{k: v for k, v in m.items() if k in mapping_fields})
                               for m in values.get("mappings", [])]
         project = Project(**values)
-        ExportOptions(**project.export_options)  # unknown options fail here, not at export time
+        options = ExportOptions(**project.export_options)  # unknown options fail here, not at export time
+        if options.dynamic_axes is not None:  # int axes in memory, whatever JSON made of them
+            project.export_options["dynamic_axes"] = options.dynamic_axes
         shapes = project.shapes_to_check
         if not isinstance(shapes, list) or not all(isinstance(text, str) for text in shapes):
             raise TypeError("shapes_to_check must be a list of strings such as \"x=3x12\"")
     except TypeError as exc:
         raise ProjectError(f"The project file is damaged: {exc}", "Restore it from a backup or autosave.") from exc
+    except ExportError as exc:
+        raise ProjectError(f"The project's export options are not valid: {exc.message}", exc.hint) from exc
     return project
 
 

@@ -11,7 +11,7 @@ from multiprocessing.connection import Connection
 from typing import Any
 
 from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback
-from fixport.core.model.errors import FixportError
+from fixport.core.model.errors import FixportError, trimmed_message
 from fixport.core.model.requests import PingRequest
 from fixport.core.model.results import WorkerInfo
 from fixport.core.worker.client import _Failure
@@ -126,9 +126,10 @@ def _run_job(connection: Connection, functions: dict[type, Any], request: object
     except Cancelled:
         connection.send(("cancelled", None))
     except FixportError as exc:
+        exc.details = exc.details or traceback.format_exc()  # a crash in the exporter leaves a log to read
         connection.send(("error", _Failure.from_exception(exc)))
     except BaseException as exc:  # anything from user code: report it, keep serving
-        connection.send(("error", _Failure("FixportError", f"{type(exc).__name__}: {exc}",
+        connection.send(("error", _Failure("FixportError", f"{type(exc).__name__}: {trimmed_message(str(exc))}",
                                            "See the Log for details.", traceback.format_exc())))
     else:
         connection.send(("result", result))

@@ -82,7 +82,7 @@ class ScriptSettings(NamedTuple):
     input_file: str | None  # an .npz or .pt file of inputs, instead of random ones
     seed: int
     opset: int | None  # None: the model file's FIXPORT_EXAMPLE opset, else default_opset
-    default_opset: int
+    default_opset: int | None  # None: torch.onnx.export's own default for the exporter
     output: str  # the ONNX file to write (the command line's -o replaces it)
     export_options: dict[str, Any]  # as set in Fixport; the exporter's part takes what applies
     custom_opsets: dict[str, int]  # the fixes' custom domains and their versions
@@ -95,7 +95,7 @@ class ExportJob(NamedTuple):
     inputs: tuple[Any, ...]
     input_names: list[str]
     output: str
-    opset: int
+    opset: int | None  # None: torch.onnx.export's own default for the exporter
     model_file_options: dict[str, Any]  # the model file's own FIXPORT_EXAMPLE export_options
     export_options: dict[str, Any]
     custom_opsets: dict[str, int]
@@ -147,8 +147,8 @@ def input_names(model: Any, inputs: Sequence[Any], input_specs: Sequence[Any]) -
     return positional_names(model, len(inputs))
 
 
-def resolved_opset(settings: ScriptSettings, model_file_settings: dict[str, Any]) -> int:
-    """The opset chosen in Fixport, else the model file's own, else the default."""
+def resolved_opset(settings: ScriptSettings, model_file_settings: dict[str, Any]) -> int | None:
+    """The opset chosen in Fixport, else the model file's own, else the default (None: torch's own)."""
     return settings.opset or model_file_settings.get("opset") or settings.default_opset
 
 
