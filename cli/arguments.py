@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
 from fixport.core.model.errors import FixportError
 from fixport.core.model.export_options import normalised_dynamic_axes
 from fixport.core.model.inputs import InputOptions, parse_input_spec
@@ -66,7 +67,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="keep autograd.Functions as prim::PythonOp")
     parser.add_argument("--input-names", help="comma-separated ONNX input names")
     parser.add_argument("--output-names", help="comma-separated ONNX output names")
-    parser.add_argument("--dynamic-axes", metavar="JSON", help='e.g. {"x": {"0": "batch"}}')
+    parser.add_argument("--dynamic-axes", metavar="JSON", help='by input name, e.g. {"x": {"0": "batch"}}')
+    parser.add_argument("--dynamic-shapes", metavar="JSON",
+                        help='as torch.export takes them, nested like the inputs, e.g. {"input_ids": {"0": "batch", '
+                             '"1": "seq"}, "past": [{"0": "batch", "2": "past"}, ...]}; equal names are equal dims')
     parser.add_argument("--timeout", type=positive_seconds, default=DEFAULT_JOB_TIMEOUT_S, metavar="SECONDS",
                         help=f"stop a job that shows no progress for this long (default {DEFAULT_JOB_TIMEOUT_S:g} s; "
                              "a job that keeps advancing is never stopped)")
@@ -182,14 +186,27 @@ def export_overrides(args: argparse.Namespace) -> dict[str, Any]:
         overrides["input_names"] = [n.strip() for n in args.input_names.split(",")]
     if args.output_names:
         overrides["output_names"] = [n.strip() for n in args.output_names.split(",")]
-    if args.dynamic_axes:
+    if args.dynamic_axes or getattr(args, "dynamic_shapes", None):
+        overrides["dynamic_axes"] = _dynamic_axes(args)
+    return {k: v for k, v in overrides.items() if v is not None}
+
+
+def _dynamic_axes(args: argparse.Namespace) -> dict[str, dict[int, str]] | None:
+    """--dynamic-axes and --dynamic-shapes (converted to axes by input name), merged."""
+    axes: dict[str, dict[int, str]] = {}
+    for flag, text, convert in (("--dynamic-shapes", getattr(args, "dynamic_shapes", None), dynamic_axes_from_shapes),
+                                ("--dynamic-axes", args.dynamic_axes, normalised_dynamic_axes)):
+        if not text:
+            continue
         try:
-            axes = json.loads(args.dynamic_axes)
+            value = json.loads(text)
         except ValueError as exc:
-            raise FixportError(f"--dynamic-axes is not valid JSON: {exc}",
+            raise FixportError(f"{flag} is not valid JSON: {exc}",
                                'Write it as JSON, e.g. {"x": {"0": "batch"}}.') from exc
         try:
-            overrides["dynamic_axes"] = normalised_dynamic_axes(axes)
+            for name, dims in (convert(value) or {}).items():
+                axes.setdefault(name, {}).update(dims)
         except FixportError as exc:
-            raise FixportError(f"--dynamic-axes: {exc.message}", exc.hint) from exc
-    return {k: v for k, v in overrides.items() if v is not None}
+            raise FixportError(f"{flag}: {exc.message}", exc.hint) from exc
+    return axes or None
+

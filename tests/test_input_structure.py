@@ -154,3 +154,41 @@ def test_an_input_that_is_no_pytree_is_named_with_what_to_do(worker, model_file)
         worker.run(AnalyzeRequest(ModelRequest(str(path))))
     assert "settings" in raised.value.message and "Settings" in raised.value.message
     assert "register_pytree_node" in raised.value.hint
+
+
+PAST_DECODER_WITH_DIMS = PAST_DECODER + """
+    from torch.export import Dim
+
+    batch, past_length = Dim("batch", min=1, max=8), Dim("past", min=2, max=64)
+    dynamic_shapes = {"input_ids": {0: batch, 1: Dim.DYNAMIC}, "attention_mask": {0: batch, 1: past_length},
+                      "past": [{0: batch, 1: past_length}] * 4}
+"""
+DECODER_SHAPES = ('{"input_ids": {"0": "batch", "1": "seq"}, "attention_mask": {"0": "batch", "1": "past"}, '
+                  '"past": [' + ", ".join(['{"0": "batch", "1": "past"}'] * 4) + "]}")
+
+
+def test_dynamic_shapes_nested_like_the_inputs_become_axes_by_input_name() -> None:
+    from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
+
+    shapes = {"input_ids": {"0": "batch", "1": "seq"}, "past": [{"0": "batch", "2": "past"}, None, {1: 8}],
+              "extra": {"bias": {0: "n"}}}
+    assert dynamic_axes_from_shapes(shapes) == {"input_ids": {0: "batch", 1: "seq"}, "past.0": {0: "batch", 2: "past"},
+                                                "extra.bias": {0: "n"}}  # None and sizes stay static
+    with pytest.raises(FixportError, match="'x'"):
+        dynamic_axes_from_shapes({"x": {"0": ["batch"]}})
+
+
+def test_a_model_files_dynamic_shapes_with_torch_dims_are_checked_at_other_sizes(worker, model_file) -> None:
+    model = ModelRequest(str(model_file("past_dims.py", PAST_DECODER_WITH_DIMS)))
+    result = worker.run(CompareRequest(model, {"exporter": "dynamo"}))
+    assert result.passed, result.to_json()
+    assert len(result.run_labels) >= 3 and any("past=" in label for label in result.run_labels), result.run_labels
+
+
+def test_the_command_lines_dynamic_shapes_give_a_decoder_that_matches_at_other_sizes(model_file) -> None:
+    """The issue's KV-cache step with *past: torch's own conversion of dynamic axes failed on it."""
+    path = model_file("past_decoder.py", PAST_DECODER)
+    ran = run_main("compare", str(path), "--exporter", "dynamo", "--dynamic-shapes", DECODER_SHAPES)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    said = " ".join(ran.stdout.split())
+    assert "batch=3, seq=5, past=8" in said and "PASS" in said

@@ -356,13 +356,29 @@ def _dynamic_shapes_by_name(loaded: LoadedModel, options: ExportOptions) -> tupl
                           f"{loaded.path.name} (its inputs: {', '.join(input_names)}).",
                           "Name the model's inputs in the dynamic axes, e.g. "
                           f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')
-    if _takes_only_varargs(loaded.module):  # forward(*tensors): torch's conversion wants named parameters
-        per_input = tuple(dict(options.dynamic_axes.get(name, {})) or None for name in input_names)
-        return args, kwargs, (per_input,)
-    dynamic_shapes, args, kwargs = _dynamic_shapes.from_dynamic_axes_to_dynamic_shapes(
-        loaded.module, args, kwargs, dynamic_axes=options.dynamic_axes,
-        input_names=input_names, output_names=set(options.output_names or ()))
-    return args, kwargs, dynamic_shapes
+    per_input = [dict(options.dynamic_axes.get(name, {})) or None for name in input_names]
+    return args, kwargs, _shapes_by_parameter(loaded.module, args, per_input)
+
+
+def _shapes_by_parameter(module: torch.nn.Module, args: tuple, per_input: list[dict[int, str] | None]) -> Any:
+    """torch.export's dynamic_shapes for ``module(*args)``: keyed by forward's parameters as the
+    arguments bind to them, a ``*past`` parameter holding one entry per tensor it takes (torch's
+    own conversion from dynamic axes cannot take ``*args``)."""
+    try:
+        signature = inspect.signature(module.forward)
+        bound = signature.bind(*args)
+    except (TypeError, ValueError):  # no signature to bind to: one entry per argument, in order
+        return tuple(per_input)
+    shapes: dict[str, Any] = {}
+    index = 0
+    for name, value in bound.arguments.items():
+        if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            shapes[name] = tuple(per_input[index:index + len(value)])
+            index += len(value)
+        else:
+            shapes[name] = per_input[index]
+            index += 1
+    return shapes
 
 
 def _takes_only_varargs(module: torch.nn.Module) -> bool:

@@ -24,7 +24,8 @@ from fixport.core.loaders.input_structure import (
     split_inputs,
 )
 from fixport.core.loaders.input_tensors import load_input_file, random_inputs
-from fixport.core.model.errors import InputSpecError, ModelLoadError
+from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
+from fixport.core.model.errors import ExportError, InputSpecError, ModelLoadError
 from fixport.core.model.inputs import InputOptions, InputSpec
 from fixport.core.model.model_files import (
     EXPORTED_PROGRAM_SUFFIXES,
@@ -107,13 +108,28 @@ def _load_python_model_file(path: Path) -> LoadedModel:
                              details=traceback.format_exc()) from exc
     model, example_inputs, structure = _check_built(built, path)
     settings = getattr(namespace, "FIXPORT_EXAMPLE", {})
+    settings = dict(settings) if isinstance(settings, dict) else {}
+    _declare_dynamic_shapes(settings, getattr(namespace, "dynamic_shapes", None), path)
     names = structure.names if structure else _forward_argument_names(model, len(example_inputs))
-    loaded = LoadedModel(path, "python", model, example_inputs, names,
-                         settings=dict(settings) if isinstance(settings, dict) else {}, structure=structure)
+    loaded = LoadedModel(path, "python", model, example_inputs, names, settings=settings, structure=structure)
     if structure:
         loaded.notes.append(f"The model is called with its own arguments; its {len(names)} tensor input(s) are "
                             f"named from them: {', '.join(names)}.")
     return loaded
+
+
+def _declare_dynamic_shapes(settings: dict[str, Any], shapes: Any, path: Path) -> None:
+    """A model file's ``dynamic_shapes`` (torch.export's, a dict or a function returning one) as the
+    dynamic axes of its export options, unless those name their own."""
+    if shapes is None:
+        return
+    try:
+        axes = dynamic_axes_from_shapes(shapes() if callable(shapes) else shapes)
+    except ExportError as exc:
+        raise ModelLoadError(f"dynamic_shapes in {path.name}: {exc.message}", exc.hint) from exc
+    options = dict(settings.get("export_options", {}))
+    options.setdefault("dynamic_axes", axes)
+    settings["export_options"] = options
 
 
 def _check_built(built: Any, path: Path) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], InputStructure | None]:
