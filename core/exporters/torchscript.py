@@ -153,8 +153,9 @@ class TorchScriptExporter(Exporter):
             return False  # an ONNX node ORT refuses with no TorchScript op to re-convert
         if problem.reason == ProblemReason.EXPORT_FAILED and not problem.instance:
             return False  # the export itself failed, no node named: no op to give a fix to
-        # The model's own randomness, or sizes its code turned into constants: no conversion changes that.
-        return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED)
+        # The model's own randomness, sizes or input values its code turned into constants: no conversion changes that.
+        return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED,
+                                      ProblemReason.BAKED_INPUT)
 
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
                        allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:

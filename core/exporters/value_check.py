@@ -1,0 +1,235 @@
+"""Inputs whose values the export does not follow: dropped from the ONNX inputs, or read into Python.
+
+A trace records the Python values a model computes from an input (``grid.tolist()``,
+``int(sizes[0])``) as constants, and drops an input it then never uses as a tensor: the ONNX
+model answers for the example values only, and the output check on those values passes. So
+after a clean check, each input that the ONNX model does not take, or whose values forward()
+turns into Python values (:mod:`value_reads`), is tried at other values of the same shape:
+permutations of its last axis first (a grid's height and width swapped keeps its product), then
+neighbours and random values. The first set torch accepts is run in ONNX Runtime too; a
+difference is a ``baked_input`` problem, as is a dropped input whose values the model reads or
+that torch refuses every other value of. An input torch ignores, or one the export follows
+(the dynamo exporter keeps ``.item()`` values symbolic), stays clean.
+"""
+from __future__ import annotations
+
+import itertools
+from collections.abc import Iterator
+from dataclasses import dataclass, field
+
+import torch
+
+from fixport.core.exporters.output_check import tolerances_for
+from fixport.core.exporters.shape_check import SHAPE_SEED, first_line, random_like
+from fixport.core.exporters.value_reads import input_value_reads
+from fixport.core.loaders.loading import LoadedModel
+from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.graph import Graph
+from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.trace_warnings import TraceWarning, nodes_it_produced, trace_warnings
+from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
+
+INPUT_KIND = "onnx::input"  # a problem of a model input that no traced node takes
+MAX_OTHER_VALUE_TRIES = 8  # value sets tried in torch before giving up on one input
+MAX_LABELLED_ELEMENTS = 12  # values shown in full in a label; bigger tensors are named by their seed
+PERMUTED_AXIS_MAX = 4  # a last axis this short is permuted (grids: t, h, w); longer ones are not
+
+
+@dataclass
+class OtherValues:
+    """One input at other values, the others as given: what torch and ONNX Runtime are run on."""
+
+    position: int
+    label: str  # "sizes=[[3, 2], [2, 3]]"
+    inputs: tuple[torch.Tensor, ...]
+
+
+@dataclass
+class SuspectInput:
+    """An input the export may not follow: whether the ONNX model takes it, where forward() reads it."""
+
+    position: int
+    name: str
+    dropped: bool
+    read_at: list[str] = field(default_factory=list)
+
+
+@dataclass
+class InputValueCheck:
+    """What other input values showed: problems, notes, and the value sets torch accepted."""
+
+    problems: list[UnsupportedNode] = field(default_factory=list)
+    notes: list[str] = field(default_factory=list)
+    values_tried: list[OtherValues] = field(default_factory=list)
+
+
+def suspect_inputs(loaded: LoadedModel, options: ExportOptions, onnx_inputs: list[str],
+                   warnings: list[str]) -> list[SuspectInput]:
+    """The inputs the ONNX model does not take, and those whose values forward() reads into Python
+    (looked for only where a value can have been baked: a TracerWarning, a dropped input, an
+    integer or boolean input)."""
+    names = feed_names(loaded, options)
+    example = list(loaded.example_inputs)
+    taken = set(onnx_inputs)
+    named = any(name in taken for name in names)  # else the exporter named them itself: by position
+    dropped = [position for position, name in enumerate(names) if named and name not in taken]
+    if not (dropped or trace_warnings(warnings)
+            or any(isinstance(t, torch.Tensor) and not t.is_floating_point() for t in example)):
+        return []
+    reads = input_value_reads(loaded.module, example)
+    positions = sorted(set(dropped) | set(reads))
+    return [SuspectInput(p, names[p], p in dropped, reads.get(p, [])) for p in positions
+            if isinstance(example[p], torch.Tensor)]
+
+
+def feed_names(loaded: LoadedModel, options: ExportOptions) -> list[str]:
+    """The ONNX name each example input is fed by (the export's own names where it was given some)."""
+    names = list(options.input_names or [])
+    return names if len(names) == len(loaded.example_inputs) else list(loaded.input_names)
+
+
+def other_values(tensor: torch.Tensor) -> Iterator[tuple[torch.Tensor, str]]:
+    """Other values of ``tensor``'s shape and dtype, most plausible first, each with how it was made."""
+    if tensor.numel() == 0:
+        return
+    integer = not (tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool)
+    if integer and tensor.dim() >= 1 and 2 <= tensor.shape[-1] <= PERMUTED_AXIS_MAX:
+        for order in itertools.permutations(range(tensor.shape[-1])):
+            yield tensor[..., list(order)], ""
+    if integer and tensor.dim() >= 2 and tensor.shape[0] >= 2:
+        yield tensor.flip(0), ""
+    if integer:
+        yield tensor + 1, ""
+        yield torch.where(tensor > 1, tensor - 1, tensor), ""
+        yield tensor * 2, ""
+    if tensor.dtype == torch.bool:
+        yield ~tensor, ""
+    yield random_like(tensor, tensor.shape, torch.Generator().manual_seed(SHAPE_SEED)), f"seed {SHAPE_SEED}"
+
+
+def value_label(name: str, tensor: torch.Tensor, how: str) -> str:
+    """'sizes=[[3, 2], [2, 3]]', or 'ids=other random values (seed 7)' for a big tensor."""
+    if tensor.numel() <= MAX_LABELLED_ELEMENTS:
+        return f"{name}={tensor.tolist()}"
+    return f"{name}=other {'random ' if how else ''}values" + (f" ({how})" if how else "")
+
+
+def check_input_values(loaded: LoadedModel, options: ExportOptions, model: OnnxModel, onnx_graph: Graph,
+                       source_graph: Graph | None, warnings: list[str]) -> InputValueCheck:
+    """Each suspect input (:func:`suspect_inputs`) at other values in torch and ONNX Runtime; see
+    the module docstring for what is a problem."""
+    check = InputValueCheck()
+    suspects = suspect_inputs(loaded, options, list(onnx_graph.inputs), warnings)
+    if not suspects:
+        return check
+    session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
+    names = feed_names(loaded, options)
+    for suspect in suspects:
+        found = _first_accepted(loaded, suspect)
+        if found is None:
+            evidence, differs = _torch_refuses(suspect), True
+        else:
+            other, expected = found
+            check.values_tried.append(other)
+            evidence, differs = _runtime_at(session, names, other, expected, loaded)
+        problem = _problem_or_none(suspect, evidence, differs, found is not None, onnx_graph, source_graph,
+                                   warnings, options.exporter)
+        if problem is not None:
+            check.problems.append(problem)
+        elif found is not None:
+            check.notes.append(f"Input {suspect.name}: " + (
+                f"its values are read at {', '.join(suspect.read_at)}; " if suspect.read_at else
+                "not an input of the ONNX model, and torch's output does not depend on its values; ")
+                + f"the export also matched torch at {found[0].label}.")
+        else:
+            check.notes.append(f"Input {suspect.name}: its values are read at {', '.join(suspect.read_at)}; "
+                               f"not checked at other values: {evidence}.")
+    return check
+
+
+def _first_accepted(loaded: LoadedModel, suspect: SuspectInput) -> tuple[OtherValues, list] | None:
+    """The first other value set of ``suspect`` torch runs on, with torch's outputs there."""
+    original = loaded.example_inputs[suspect.position]
+    for value, how in itertools.islice(other_values(original), MAX_OTHER_VALUE_TRIES):
+        if value.shape != original.shape or torch.equal(value, original):
+            continue
+        inputs = tuple(value if i == suspect.position else t for i, t in enumerate(loaded.example_inputs))
+        try:
+            with torch.no_grad():
+                expected = flatten_outputs(loaded.module(*inputs))
+        except Exception:  # the model refuses these values (a grid that does not fit the patches)
+            continue
+        return OtherValues(suspect.position, value_label(suspect.name, value, how), inputs), expected
+    return None
+
+
+def _torch_refuses(suspect: SuspectInput) -> str:
+    return (f"torch itself fails at every other value of {suspect.name} tried (its values must fit the other "
+            "inputs), so the ONNX model could not be checked at other values")
+
+
+def _runtime_at(session, names: list[str], other: OtherValues, expected: list, loaded: LoadedModel
+                ) -> tuple[str, bool]:
+    """What ONNX Runtime gave at ``other`` against torch's ``expected``, and whether it differs."""
+    try:
+        actual = session.run(None, feeds_for(session, names, [to_numpy(t) for t in other.inputs]))
+    except Exception as exc:  # ORT's own exception types
+        return f"at {other.label} ONNX Runtime fails: {first_line(exc)}", True
+    stats = compare_output_lists(expected, actual, tolerances_for(loaded), keep_plot_data=False)
+    failing = [s for s in stats if not s.passed]
+    if not failing:
+        return f"at {other.label} it matched torch", False
+    worst = failing[0]
+    detail = worst.problem or f"max abs {worst.max_abs:.3g} (atol {worst.atol:g}, rtol {worst.rtol:g})"
+    return f"at {other.label} output {worst.name} differs from torch's: {detail}", True
+
+
+def _problem_or_none(suspect: SuspectInput, evidence: str, differs: bool, checked: bool, onnx_graph: Graph,
+                     source_graph: Graph | None, warnings: list[str], exporter: str) -> UnsupportedNode | None:
+    """A ``baked_input`` problem for ``suspect``, or None where the export follows it (or torch ignores it)."""
+    baked = [w for w in trace_warnings(warnings) if w.line in suspect.read_at]
+    if checked and not differs and not (suspect.dropped and suspect.read_at):
+        return None
+    if not checked and not suspect.dropped and not baked:
+        return None  # read, but neither baked by a trace nor checkable: a note says so
+    if checked and not differs:  # read, dropped, and torch happened to give the same output there
+        same = evidence.replace("it matched torch", "torch gave the same output")
+        evidence = f"{same}, but the ONNX model cannot take other values"
+    what = ("is not an input of the ONNX model" if suspect.dropped
+            else "is an input of the ONNX model, but the trace turned its values into constants")
+    where = ""
+    if suspect.read_at:
+        warned = f" (TracerWarning: {baked[0].what})" if baked else ""
+        where = f"; forward() reads its values at {', '.join(suspect.read_at)}{warned}"
+    message = (f"Input {suspect.name} {what}{where}: the export holds for the example values only "
+               f"({evidence}). {_what_to_do(suspect, exporter)}")
+    return _placed(suspect, baked, source_graph, message)
+
+
+def _what_to_do(suspect: SuspectInput, exporter: str) -> str:
+    at = f" at {suspect.read_at[0]}" if suspect.read_at else ""
+    tensor_ops = (f"compute with {suspect.name} as a tensor{at} (no .tolist(), .item() or int() on it), so the "
+                  "export keeps it as an input")
+    if exporter == "torchscript":
+        return (f"Try the dynamo exporter (--exporter dynamo), which keeps values read with .item()/.tolist() "
+                f"symbolic and {suspect.name} an input; or {tensor_ops}; or, if its values never change, drop it "
+                "from forward() and declare them as constants there.")
+    return (f"Make it an input the export keeps: {tensor_ops}; or, if its values never change, declare them as "
+            "constants.")
+
+
+def _placed(suspect: SuspectInput, baked: list[TraceWarning], source_graph: Graph | None,
+            message: str) -> UnsupportedNode:
+    """The problem at the traced node that took the first baked value, else at the input itself."""
+    nodes = nodes_it_produced(baked[0], source_graph) if baked and source_graph is not None else []
+    if nodes:
+        node = nodes[0]
+        return UnsupportedNode(kind=node.kind, instance=node.id, reason=ProblemReason.BAKED_INPUT, message=message,
+                               scope=node.scope, source=baked[0].line)  # the line that read it, not the node's
+    source = suspect.read_at[0] if suspect.read_at else ""
+    return UnsupportedNode(kind=INPUT_KIND, instance="", reason=ProblemReason.BAKED_INPUT, message=message,
+                           scope="", source=source)
+
