@@ -135,7 +135,8 @@ class TorchScriptExporter(Exporter):
         except TorchCaptureError as exc:
             capture, notes = None, [f"Torch values cannot be captured node by node: {exc}"]
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, capture,
-                                list(loaded.input_names), notes, custom_node_references=capture)
+                                list(loaded.input_names), notes, custom_node_references=capture,
+                                warnings=list(result.warnings))
 
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:

@@ -27,7 +27,7 @@ from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.trace_warnings import TraceWarning, nodes_it_produced, trace_warnings
+from fixport.core.model.trace_warnings import TraceWarning, constants_into, nodes_it_produced, trace_warnings
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
@@ -112,7 +112,7 @@ def other_values(tensor: torch.Tensor) -> Iterator[tuple[torch.Tensor, str]]:
 
 def value_label(name: str, tensor: torch.Tensor, how: str) -> str:
     """'sizes=[[3, 2], [2, 3]]', or 'ids=other random values (seed 7)' for a big tensor."""
-    if tensor.numel() <= MAX_LABELLED_ELEMENTS:
+    if tensor.numel() <= MAX_LABELLED_ELEMENTS and not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
         return f"{name}={tensor.tolist()}"
     return f"{name}=other {'random ' if how else ''}values" + (f" ({how})" if how else "")
 
@@ -167,8 +167,8 @@ def _first_accepted(loaded: LoadedModel, suspect: SuspectInput) -> tuple[OtherVa
 
 
 def _torch_refuses(suspect: SuspectInput) -> str:
-    return (f"torch itself fails at every other value of {suspect.name} tried (its values must fit the other "
-            "inputs), so the ONNX model could not be checked at other values")
+    return (f"torch itself fails at every other value of {suspect.name} tried, since its values must fit the "
+            "other inputs: no other value could be checked")
 
 
 def _runtime_at(session, names: list[str], other: OtherValues, expected: list, loaded: LoadedModel
@@ -225,8 +225,8 @@ def _placed(suspect: SuspectInput, baked: list[TraceWarning], source_graph: Grap
             message: str) -> UnsupportedNode:
     """The problem at the traced node that took the first baked value, else at the input itself."""
     nodes = nodes_it_produced(baked[0], source_graph) if baked and source_graph is not None else []
-    if nodes:
-        node = nodes[0]
+    if nodes:  # the node the baked constant feeds, where the line has several
+        node = next((n for n in nodes if constants_into(n, source_graph)), nodes[0])
         return UnsupportedNode(kind=node.kind, instance=node.id, reason=ProblemReason.BAKED_INPUT, message=message,
                                scope=node.scope, source=baked[0].line)  # the line that read it, not the node's
     source = suspect.read_at[0] if suspect.read_at else ""
