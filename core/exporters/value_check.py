@@ -20,6 +20,7 @@ from dataclasses import dataclass, field
 import torch
 
 from fixport.core.exporters.output_check import tolerances_for
+from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.shape_check import SHAPE_SEED, first_line, random_like
 from fixport.core.exporters.value_reads import input_value_reads
 from fixport.core.loaders.loading import LoadedModel
@@ -68,21 +69,29 @@ class InputValueCheck:
 
 def suspect_inputs(loaded: LoadedModel, options: ExportOptions, onnx_inputs: list[str],
                    warnings: list[str]) -> list[SuspectInput]:
-    """The inputs the ONNX model does not take, and those whose values forward() reads into Python
-    (looked for only where a value can have been baked: a TracerWarning, a dropped input, an
-    integer or boolean input)."""
+    """The inputs the ONNX model does not take, and those whose values forward() reads into Python.
+
+    A trace (the TorchScript exporter) bakes exactly the reads it warns about, so there only the
+    lines with a TracerWarning count (a read behind ``torch.jit.is_tracing()`` is not traced);
+    torch.export warns of none, so there every read of an integer or boolean input does."""
     names = feed_names(loaded, options)
     example = list(loaded.example_inputs)
     taken = set(onnx_inputs)
     named = any(name in taken for name in names)  # else the exporter named them itself: by position
     dropped = [position for position, name in enumerate(names) if named and name not in taken]
-    if not (dropped or trace_warnings(warnings)
-            or any(isinstance(t, torch.Tensor) and not t.is_floating_point() for t in example)):
+    traced = options.exporter == TORCHSCRIPT.name
+    warned = {warning.line for warning in trace_warnings(warnings)}
+    if not (dropped or (warned if traced else any(_integer_or_bool(t) for t in example))):
         return []
-    reads = input_value_reads(loaded.module, example)
-    positions = sorted(set(dropped) | set(reads))
+    reads = {position: [line for line in lines if line in warned] if traced else lines
+             for position, lines in input_value_reads(loaded.module, example).items()}
+    positions = sorted(set(dropped) | {position for position, lines in reads.items() if lines})
     return [SuspectInput(p, names[p], p in dropped, reads.get(p, [])) for p in positions
             if isinstance(example[p], torch.Tensor)]
+
+
+def _integer_or_bool(value: object) -> bool:
+    return isinstance(value, torch.Tensor) and not (value.is_floating_point() or value.is_complex())
 
 
 def feed_names(loaded: LoadedModel, options: ExportOptions) -> list[str]:
@@ -139,14 +148,11 @@ def check_input_values(loaded: LoadedModel, options: ExportOptions, model: OnnxM
                                    warnings, options.exporter)
         if problem is not None:
             check.problems.append(problem)
-        elif found is not None:
+        elif found is not None:  # like the shape check's "Also checked at other sizes"
             check.notes.append(f"Input {suspect.name}: " + (
                 f"its values are read at {', '.join(suspect.read_at)}; " if suspect.read_at else
-                "not an input of the ONNX model, and torch's output does not depend on its values; ")
+                "not an input of the ONNX model, and torch's output does not depend on its values either; ")
                 + f"the export also matched torch at {found[0].label}.")
-        else:
-            check.notes.append(f"Input {suspect.name}: its values are read at {', '.join(suspect.read_at)}; "
-                               f"not checked at other values: {evidence}.")
     return check
 
 
@@ -190,7 +196,8 @@ def _runtime_at(session, names: list[str], other: OtherValues, expected: list, l
 def _problem_or_none(suspect: SuspectInput, evidence: str, differs: bool, checked: bool, onnx_graph: Graph,
                      source_graph: Graph | None, warnings: list[str], exporter: str) -> UnsupportedNode | None:
     """A ``baked_input`` problem for ``suspect``, or None where the export follows it (or torch ignores it)."""
-    baked = [w for w in trace_warnings(warnings) if w.line in suspect.read_at]
+    warned = {w.line: w for w in trace_warnings(warnings)}
+    baked = [warned[line] for line in suspect.read_at if line in warned]  # in the order forward() read them
     if checked and not differs and not (suspect.dropped and suspect.read_at):
         return None
     if not checked and not suspect.dropped and not baked:
@@ -223,12 +230,13 @@ def _what_to_do(suspect: SuspectInput, exporter: str) -> str:
 
 def _placed(suspect: SuspectInput, baked: list[TraceWarning], source_graph: Graph | None,
             message: str) -> UnsupportedNode:
-    """The problem at the traced node that took the first baked value, else at the input itself."""
-    nodes = nodes_it_produced(baked[0], source_graph) if baked and source_graph is not None else []
-    if nodes:  # the node the baked constant feeds, where the line has several
-        node = next((n for n in nodes if constants_into(n, source_graph)), nodes[0])
-        return UnsupportedNode(kind=node.kind, instance=node.id, reason=ProblemReason.BAKED_INPUT, message=message,
-                               scope=node.scope, source=baked[0].line)  # the line that read it, not the node's
+    """The problem at the traced node that took the first baked value placed in the graph, else at the input."""
+    for warning in baked:
+        nodes = nodes_it_produced(warning, source_graph) if source_graph is not None else []
+        if nodes:  # the node the baked constant feeds, where the line has several
+            node = next((n for n in nodes if constants_into(n, source_graph)), nodes[0])
+            return UnsupportedNode(kind=node.kind, instance=node.id, reason=ProblemReason.BAKED_INPUT,
+                                   message=message, scope=node.scope, source=warning.line)  # the line that read it
     source = suspect.read_at[0] if suspect.read_at else ""
     return UnsupportedNode(kind=INPUT_KIND, instance="", reason=ProblemReason.BAKED_INPUT, message=message,
                            scope="", source=source)
