@@ -125,6 +125,43 @@ def test_compare_does_not_pass_an_export_that_drops_an_input(worker, tmp_path: P
     assert result.to_json()["pass"] is False and result.to_json()["baked_inputs"] == [baked]
 
 
+QWEN_VISION = '''import torch
+from transformers.models.qwen2_5_vl.configuration_qwen2_5_vl import Qwen2_5_VLVisionConfig
+from transformers.models.qwen2_5_vl.modeling_qwen2_5_vl import Qwen2_5_VisionTransformerPretrainedModel
+
+FIXPORT_EXAMPLE = {"opset": 17}
+
+
+class Tower(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        config = Qwen2_5_VLVisionConfig(depth=2, hidden_size=32, intermediate_size=64, num_heads=2, out_hidden_size=32,
+                                        patch_size=4, spatial_merge_size=2, temporal_patch_size=2, window_size=16,
+                                        fullatt_block_indexes=[1], in_channels=3)
+        self.model = Qwen2_5_VisionTransformerPretrainedModel._from_config(config, attn_implementation="eager")
+
+    def forward(self, pixel_values, grid_thw):
+        return self.model(pixel_values, grid_thw=grid_thw).last_hidden_state
+
+
+def build():
+    torch.manual_seed(0)
+    return Tower().eval(), (torch.randn(24, 3 * 2 * 4 * 4), torch.tensor([[1, 4, 6]]))
+'''
+
+
+def test_a_real_vision_tower_that_reads_its_grid_with_tolist_is_flagged(worker, tmp_path: Path) -> None:
+    """transformers' Qwen2.5-VL vision tower (tiny config, random weights): the trace drops grid_thw."""
+    path = tmp_path / "qwen_vision.py"
+    path.write_text(QWEN_VISION, encoding="utf-8")
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path))))
+    (problem,) = result.unsupported
+    assert problem.reason == "baked_input" and problem.instance in result.source_graph.node_by_id
+    assert problem.message.startswith("Input grid_thw is not an input of the ONNX model; forward() reads its values "
+                                      "at vision_utils.py:"), problem.message
+    assert "at grid_thw=[[1, 6, 4]] output out differs from torch's" in problem.message, problem.message
+
+
 def test_other_values_swap_a_grids_axes_first_and_keep_shape_and_dtype() -> None:
     grid = torch.tensor([[1, 4, 6]])
     tried = [value.tolist() for value, _ in other_values(grid)]
