@@ -165,7 +165,7 @@ def test_a_real_vision_tower_that_reads_its_grid_with_tolist_is_flagged(worker, 
 def test_other_values_swap_a_grids_axes_first_and_keep_shape_and_dtype() -> None:
     grid = torch.tensor([[1, 4, 6]])
     tried = [value.tolist() for value, _ in other_values(grid)]
-    assert tried[:2] == [[[1, 4, 6]], [[1, 6, 4]]]  # identity (skipped by the check), then height and width swapped
+    assert tried[:3] == [[[1, 6, 4]], [[6, 4, 1]], [[4, 1, 6]]]  # height and width swapped first
     assert all(value.shape == grid.shape and value.dtype == grid.dtype for value, _ in other_values(grid))
     assert [value.item() for value, _ in other_values(torch.tensor(3))][:3] == [4, 2, 6]
     assert list(other_values(torch.zeros(0, dtype=torch.int64))) == []

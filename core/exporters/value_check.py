@@ -106,8 +106,11 @@ def other_values(tensor: torch.Tensor) -> Iterator[tuple[torch.Tensor, str]]:
         return
     integer = not (tensor.dtype.is_floating_point or tensor.dtype.is_complex or tensor.dtype == torch.bool)
     if integer and tensor.dim() >= 1 and 2 <= tensor.shape[-1] <= PERMUTED_AXIS_MAX:
-        for order in itertools.permutations(range(tensor.shape[-1])):
-            yield tensor[..., list(order)], ""
+        last = tensor.shape[-1]
+        for first, second in sorted(itertools.combinations(range(last), 2), key=lambda pair: (-pair[0], -pair[1])):
+            order = list(range(last))
+            order[first], order[second] = second, first  # the last two first: a grid's height and width
+            yield tensor[..., order], ""
     if integer and tensor.dim() >= 2 and tensor.shape[0] >= 2:
         yield tensor.flip(0), ""
     if integer:
@@ -159,9 +162,8 @@ def check_input_values(loaded: LoadedModel, options: ExportOptions, model: OnnxM
 def _first_accepted(loaded: LoadedModel, suspect: SuspectInput) -> tuple[OtherValues, list] | None:
     """The first other value set of ``suspect`` torch runs on, with torch's outputs there."""
     original = loaded.example_inputs[suspect.position]
-    for value, how in itertools.islice(other_values(original), MAX_OTHER_VALUE_TRIES):
-        if value.shape != original.shape or torch.equal(value, original):
-            continue
+    distinct = (pair for pair in other_values(original) if not torch.equal(pair[0], original))
+    for value, how in itertools.islice(distinct, MAX_OTHER_VALUE_TRIES):
         inputs = tuple(value if i == suspect.position else t for i, t in enumerate(loaded.example_inputs))
         try:
             with torch.no_grad():
