@@ -95,8 +95,8 @@ def test_values_baked_into_a_kept_input_are_caught_at_other_values(worker, tmp_p
     (problem,) = result.unsupported
     assert problem.reason == "baked_input" and problem.source == f"model.py:{FORWARD_LINE}"
     assert problem.instance in result.source_graph.node_by_id  # the Problems list selects the traced node
-    assert ("Input sizes is an input of the ONNX model, but the trace turned its values into constants"
-            in problem.message)
+    assert ("Input sizes is an input of the ONNX model, but the trace turned values computed from it into "
+            "constants" in problem.message)
     assert "at sizes=[4, 3] output out differs from torch's" in problem.message, problem.message
 
 

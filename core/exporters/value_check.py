@@ -6,10 +6,11 @@ model answers for the example values only, and the output check on those values 
 after a clean check, each input that the ONNX model does not take, or whose values forward()
 turns into Python values (:mod:`value_reads`), is tried at other values of the same shape:
 permutations of its last axis first (a grid's height and width swapped keeps its product), then
-neighbours and random values. The first set torch accepts is run in ONNX Runtime too; a
-difference is a ``baked_input`` problem, as is a dropped input whose values the model reads or
-that torch refuses every other value of. An input torch ignores, or one the export follows
-(the dynamo exporter keeps ``.item()`` values symbolic), stays clean.
+neighbours and random values. The first set torch accepts is run in ONNX Runtime too. A
+difference is a ``baked_input`` problem; so are values a trace warned it turned into constants
+and a dropped input's values the model reads (a match at one other set is luck: a branch taken
+both times), and a dropped input torch refuses every other value of. An input torch ignores, or
+one the export follows (the dynamo exporter keeps ``.item()`` values symbolic), stays clean.
 """
 from __future__ import annotations
 
@@ -56,6 +57,7 @@ class SuspectInput:
     name: str
     dropped: bool
     read_at: list[str] = field(default_factory=list)
+    floating: bool = False  # data (an image, features) rather than ids, sizes or flags
 
 
 @dataclass
@@ -86,8 +88,8 @@ def suspect_inputs(loaded: LoadedModel, options: ExportOptions, onnx_inputs: lis
     reads = {position: [line for line in lines if line in warned] if traced else lines
              for position, lines in input_value_reads(loaded.module, example).items()}
     positions = sorted(set(dropped) | {position for position, lines in reads.items() if lines})
-    return [SuspectInput(p, names[p], p in dropped, reads.get(p, [])) for p in positions
-            if isinstance(example[p], torch.Tensor)]
+    return [SuspectInput(p, names[p], p in dropped, reads.get(p, []), example[p].is_floating_point())
+            for p in positions if isinstance(example[p], torch.Tensor)]
 
 
 def _integer_or_bool(value: object) -> bool:
@@ -141,14 +143,13 @@ def check_input_values(loaded: LoadedModel, options: ExportOptions, model: OnnxM
     names = feed_names(loaded, options)
     for suspect in suspects:
         found = _first_accepted(loaded, suspect)
-        if found is None:
-            evidence, differs = _torch_refuses(suspect), True
+        if found is None:  # a dropped input whose every other value torch refuses: its values matter
+            evidence, differs = _torch_refuses(suspect), suspect.dropped
         else:
             other, expected = found
             check.values_tried.append(other)
             evidence, differs = _runtime_at(session, names, other, expected, loaded)
-        problem = _problem_or_none(suspect, evidence, differs, found is not None, onnx_graph, source_graph,
-                                   warnings, options.exporter)
+        problem = _problem_or_none(suspect, evidence, differs, source_graph, warnings, options.exporter)
         if problem is not None:
             check.problems.append(problem)
         elif found is not None:  # like the shape check's "Also checked at other sizes"
@@ -195,20 +196,22 @@ def _runtime_at(session, names: list[str], other: OtherValues, expected: list, l
     return f"at {other.label} output {worst.name} differs from torch's: {detail}", True
 
 
-def _problem_or_none(suspect: SuspectInput, evidence: str, differs: bool, checked: bool, onnx_graph: Graph,
-                     source_graph: Graph | None, warnings: list[str], exporter: str) -> UnsupportedNode | None:
-    """A ``baked_input`` problem for ``suspect``, or None where the export follows it (or torch ignores it)."""
+def _problem_or_none(suspect: SuspectInput, evidence: str, differs: bool, source_graph: Graph | None,
+                     warnings: list[str], exporter: str) -> UnsupportedNode | None:
+    """A ``baked_input`` problem for ``suspect``, or None where the export follows it (or torch ignores it).
+
+    Values a trace turned into constants, or that a dropped input's reads consumed, are fixed at the
+    example's whatever the other values showed: a match there is luck (a branch taken both times)."""
     warned = {w.line: w for w in trace_warnings(warnings)}
     baked = [warned[line] for line in suspect.read_at if line in warned]  # in the order forward() read them
-    if checked and not differs and not (suspect.dropped and suspect.read_at):
+    fixed = bool(baked) or (suspect.dropped and bool(suspect.read_at))
+    if not (differs or fixed):
         return None
-    if not checked and not suspect.dropped and not baked:
-        return None  # read, but neither baked by a trace nor checkable: a note says so
-    if checked and not differs:  # read, dropped, and torch happened to give the same output there
-        same = evidence.replace("it matched torch", "torch gave the same output")
-        evidence = f"{same}, but the ONNX model cannot take other values"
+    if not differs and evidence.endswith("it matched torch"):
+        evidence = evidence.replace("it matched torch", "it happened to match torch") + (
+            ", but the values read there stay the example's")
     what = ("is not an input of the ONNX model" if suspect.dropped
-            else "is an input of the ONNX model, but the trace turned its values into constants")
+            else "is an input of the ONNX model, but the trace turned values computed from it into constants")
     where = ""
     if suspect.read_at:
         warned = f" (TracerWarning: {baked[0].what})" if baked else ""
@@ -220,14 +223,14 @@ def _problem_or_none(suspect: SuspectInput, evidence: str, differs: bool, checke
 
 def _what_to_do(suspect: SuspectInput, exporter: str) -> str:
     at = f" at {suspect.read_at[0]}" if suspect.read_at else ""
-    tensor_ops = (f"compute with {suspect.name} as a tensor{at} (no .tolist(), .item() or int() on it), so the "
-                  "export keeps it as an input")
-    if exporter == "torchscript":
-        return (f"Try the dynamo exporter (--exporter dynamo), which keeps values read with .item()/.tolist() "
-                f"symbolic and {suspect.name} an input; or {tensor_ops}; or, if its values never change, drop it "
-                "from forward() and declare them as constants there.")
-    return (f"Make it an input the export keeps: {tensor_ops}; or, if its values never change, declare them as "
-            "constants.")
+    tensor_ops = (f"compute with {suspect.name} as a tensor{at} (no .tolist(), .item(), int() or `if` on it, "
+                  "torch.where for a branch)")
+    constants = ("" if suspect.floating else
+                 "; or, if its values never change, drop it from forward() and make them constants there")
+    if exporter == TORCHSCRIPT.name:
+        return (f"Try the dynamo exporter (--exporter dynamo): torch.export keeps values read with .item() or "
+                f".tolist() symbolic, and names a branch on them as a capture failure; or {tensor_ops}{constants}.")
+    return f"Make the export follow it: {tensor_ops}{constants}."
 
 
 def _placed(suspect: SuspectInput, baked: list[TraceWarning], source_graph: Graph | None,

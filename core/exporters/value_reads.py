@@ -23,8 +23,10 @@ from torch.utils.weak import WeakIdKeyDictionary
 VALUE_READS = frozenset({"tolist", "item", "numpy", "__array__", "__int__", "__float__", "__bool__", "__index__",
                          "__complex__", "__contains__", "__format__", "equal", "allclose", "is_nonzero"})
 IN_PLACE_WRITES = frozenset({"__setitem__", "copy_", "index_put_", "masked_fill_", "scatter_", "fill_"})
-_TORCH_DIR = str(Path(torch.__file__).parent)
-_FIXPORT_DIR = str(Path(__file__).resolve().parent.parent.parent)
+# Frames that are not the model's own code: torch's, and Fixport's engine (its examples are models),
+# each as imported and as resolved (the package may be reached through a link).
+_NOT_THE_MODELS_CODE = tuple(str(folder) + "/" for root in (Path(torch.__file__).parent, Path(__file__).parent.parent)
+                             for folder in {root, root.resolve()})
 
 
 def input_value_reads(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> dict[int, list[str]]:
@@ -50,7 +52,7 @@ def _user_line() -> str:
     frame = sys._getframe(2)
     while frame is not None:
         file = frame.f_code.co_filename
-        if not file.startswith((_TORCH_DIR, _FIXPORT_DIR)) and not file.startswith("<"):
+        if not file.startswith(_NOT_THE_MODELS_CODE) and not file.startswith("<"):
             return f"{Path(file).name}:{frame.f_lineno}"
         frame = frame.f_back
     return ""
