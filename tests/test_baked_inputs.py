@@ -116,6 +116,12 @@ def test_inputs_the_export_follows_are_not_flagged(worker, tmp_path: Path, case:
     assert result.unsupported == [], [p.message for p in result.unsupported]
 
 
+def test_an_input_the_export_named_itself_is_not_taken_for_a_missing_one(worker, tmp_path: Path) -> None:
+    path = _model(tmp_path, USED_AS_TENSORS["token ids"])
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path)), {"input_names": ["x"]}))  # ids: named by torch
+    assert result.unsupported == [] and not any("not an input" in note for note in result.notes), result.notes
+
+
 def test_compare_does_not_pass_an_export_that_drops_an_input(worker, tmp_path: Path) -> None:
     result = worker.run(CompareRequest(ModelRequest(str(_model(tmp_path, GRIDS)))))
     assert not result.passed

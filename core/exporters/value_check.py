@@ -79,8 +79,10 @@ def suspect_inputs(loaded: LoadedModel, options: ExportOptions, onnx_inputs: lis
     names = feed_names(loaded, options)
     example = list(loaded.example_inputs)
     taken = set(onnx_inputs)
-    named = any(name in taken for name in names)  # else the exporter named them itself: by position
-    dropped = [position for position, name in enumerate(names) if named and name not in taken]
+    # by name, where the model has fewer inputs than forward() was given (names the export made up for
+    # inputs it was given no name for are not missing ones)
+    fewer = len(taken) < len(names) and any(name in taken for name in names)
+    dropped = [position for position, name in enumerate(names) if fewer and name not in taken]
     traced = options.exporter == TORCHSCRIPT.name
     warned = {warning.line for warning in trace_warnings(warnings)}
     if not (dropped or (warned if traced else any(_integer_or_bool(t) for t in example))):
