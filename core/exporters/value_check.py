@@ -17,6 +17,7 @@ from __future__ import annotations
 import itertools
 from collections.abc import Iterator
 from dataclasses import dataclass, field
+from typing import Any
 
 import torch
 
@@ -182,7 +183,7 @@ def _torch_refuses(suspect: SuspectInput) -> str:
             "other inputs: no other value could be checked")
 
 
-def _runtime_at(session, names: list[str], other: OtherValues, expected: list, loaded: LoadedModel
+def _runtime_at(session: Any, names: list[str], other: OtherValues, expected: list, loaded: LoadedModel
                 ) -> tuple[str, bool]:
     """What ONNX Runtime gave at ``other`` against torch's ``expected``, and whether it differs."""
     try:
@@ -212,12 +213,16 @@ def _problem_or_none(suspect: SuspectInput, evidence: str, differs: bool, source
     if not differs and evidence.endswith("it matched torch"):
         evidence = evidence.replace("it matched torch", "it happened to match torch") + (
             ", but the values read there stay the example's")
-    what = ("is not an input of the ONNX model" if suspect.dropped
-            else "is an input of the ONNX model, but the trace turned values computed from it into constants")
+    if suspect.dropped:
+        what = "is not an input of the ONNX model"
+    elif baked:
+        what = "is an input of the ONNX model, but the trace turned values computed from it into constants"
+    else:
+        what = "is an input of the ONNX model, but the export does not follow its values"
     where = ""
     if suspect.read_at:
-        warned = f" (TracerWarning: {baked[0].what})" if baked else ""
-        where = f"; forward() reads its values at {', '.join(suspect.read_at)}{warned}"
+        said = f" (TracerWarning: {baked[0].what})" if baked else ""
+        where = f"; forward() reads its values at {', '.join(suspect.read_at)}{said}"
     message = (f"Input {suspect.name} {what}{where}: the export holds for the example values only "
                f"({evidence}). {_what_to_do(suspect, exporter)}")
     return _placed(suspect, baked, source_graph, message)
