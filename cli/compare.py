@@ -82,7 +82,15 @@ def print_comparison(result: CompareResult) -> None:
     print("-" * len(header))
     for output in result.outputs:
         print(_output_row(output))
-    print("\nPASS: every output is within tolerance." if result.passed else "\nFAIL: see the outputs above.")
+    if result.baked_inputs:
+        print("\nFAIL: the export does not follow every input's values:")
+        for message in result.baked_inputs:
+            for index, line in enumerate(textwrap.wrap(message, MESSAGE_WIDTH)):
+                print(("  - " if index == 0 else "    ") + line)
+    elif result.passed:
+        print("\nPASS: every output is within tolerance.")
+    else:
+        print("\nFAIL: see the outputs above.")
     analysis = result.node_analysis
     if analysis is None:
         return

@@ -104,7 +104,8 @@ class CompareDock(QDockWidget):
         verdict = (f"<b style='color:{PASS_COLOUR}'>PASS</b>" if result.passed
                    else f"<b style='color:{FAIL_COLOUR}'>FAIL</b>")
         providers = ", ".join(result.providers_used)
-        messages = "".join(f"<br><i>{m}</i>" for m in result.messages)
+        messages = "".join(f"<br><b>{html.escape(m)}</b>" for m in result.baked_inputs)
+        messages += "".join(f"<br><i>{m}</i>" for m in result.messages)
         first = result.node_analysis.first_divergent if result.node_analysis else None
         divergent = (f"<br>First divergent node: <b>{first.onnx_node}</b> ({first.onnx_kind}) from "
                      f"{first.torchscript_kind} {first.scope} {first.source}"

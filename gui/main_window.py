@@ -504,7 +504,8 @@ class MainWindow(QMainWindow):
         verdict = "pass" if result.passed else "FAIL"
         worst = max((o.max_abs for o in result.outputs), default=float("nan"))
         self.log.log(f"Compare ({', '.join(result.providers_used)}): {verdict}, max abs {worst:.3g}"
-                     + (f", first divergent node {first}" if first else ""), "\n".join(result.messages))
+                     + (f", first divergent node {first}" if first else ""),
+                     "\n".join([*result.baked_inputs, *result.messages]))
         self.statusBar().showMessage(f"Compare: {verdict}", STATUS_TIMEOUT_MS)
 
     # ---- selection ----

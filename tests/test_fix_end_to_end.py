@@ -28,7 +28,9 @@ NEEDS_CUSTOM_RUNTIME: set[str] = set()
 # No template handles these yet: fix --auto must say so, not fail (fft_token_mixer is fixed by the
 # hand-written fft/complex templates since the real-model corpus).
 NO_FIX_YET: dict[str, str] = {}
-IN_THE_MODELS_CODE = {"baked_sizes"}  # problems only a change to the model fixes
+# problems only a change to the model fixes: sizes, or an input's values, its code turns into constants
+IN_THE_MODELS_CODE = {"baked_sizes": "shape_specialised", "branch_on_value_dynamo": "baked_input",
+                      "autograd_numpy": "baked_input"}
 
 
 def _ort_matches_torch(onnx_path: Path, model_path: Path, atol: float) -> float:
@@ -57,9 +59,9 @@ def test_fix_auto_fixes_every_example(worker, example, tmp_path: Path) -> None:
         assert all("no kernel for domain" in p.message for p in result.after.unsupported)
         return
     if example.name in IN_THE_MODELS_CODE:
-        # Sizes the model's code turns into constants: no template changes that; each stays listed.
+        # Sizes or values the model's code turns into constants: no template changes that; each stays listed.
         assert result.choices == [] and result.after.unsupported
-        assert {p.reason for p in result.after.unsupported} == {"shape_specialised"}
+        assert {p.reason for p in result.after.unsupported} == {IN_THE_MODELS_CODE[example.name]}
         return
     if example.name in NO_FIX_YET:
         assert NO_FIX_YET[example.name] in result.no_template

@@ -29,6 +29,7 @@ from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import runtime_error_problem
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, rounding_only
 from fixport.core.exporters.shape_check import ShapeSet, first_line, generalisation_shapes, random_like
+from fixport.core.exporters.value_check import check_input_values
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.advice import Step, advice_for, advice_without_a_list, sentence
@@ -71,6 +72,8 @@ if TYPE_CHECKING:
 TORCH_DEVICES = ("cpu", "cuda")
 BAKED_WHILE_TRACING_NOTE = ("At the other size no ONNX node departs from the source graph, which fails there too: the "
                             "size was turned into a constant while the model was captured (`check` names the lines).")
+VALUES_BAKED_WHILE_TRACING_NOTE = ("At the other values no ONNX node departs from the source graph, which fails there "
+                                   "too: the values were turned into constants while the model was captured.")
 PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
                          "source graph re-ran on CPU, where the exporter captured it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
@@ -153,6 +156,10 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                 for run, inputs in enumerate(input_sets(loaded.example_inputs, runs))]
     labelled += [(shape_set.label, shape_set) for shape_set in generalisation_shapes(loaded, export_options,
                                                                                       given_shapes)]
+    values = check_input_values(loaded, export_options, comparable.model, comparable.onnx_graph,
+                                comparable.source_graph, comparable.warnings)
+    messages += values.notes
+    labelled += [(other.label, ShapeSet(other.label, other.inputs)) for other in values.values_tried]
     per_run: list[list[OutputStats]] = []
     compared: list[tuple[str, tuple[torch.Tensor, ...]]] = []  # (label, inputs) of each run in per_run
     rounding_checks: list[RoundingCheck] = []
@@ -200,7 +207,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
                                   tolerances, templates, messages, cancelled)
         if analysis is not None and analysis.first_divergent is None and run >= runs:
-            messages.append(BAKED_WHILE_TRACING_NOTE)
+            at_other_values = compared[run][0] in {other.label for other in values.values_tried}
+            messages.append(VALUES_BAKED_WHILE_TRACING_NOTE if at_other_values else BAKED_WHILE_TRACING_NOTE)
         if analysis is not None and device == "cuda" and CUDA_PROVIDER not in providers_used:
             messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(providers_used)))
         seconds["nodes"] = time.perf_counter() - node_started
@@ -216,7 +224,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         run_labels=[label for label, _ in compared],
         node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
         precision=precision, provider_options=provider_options, torch_device=device,
-        tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement)
+        tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement,
+        baked_inputs=[problem.message for problem in values.problems])
 
 
 def templates_by_node(source_graph: Graph, mappings: list[FixMapping]) -> dict[str, str]:

@@ -8,6 +8,7 @@ from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
 from fixport.core.exporters.output_check import mismatched_outputs
 from fixport.core.exporters.shape_check import check_other_shapes, shape_label_note
+from fixport.core.exporters.value_check import check_input_values
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
@@ -60,6 +61,11 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
                                                                  result.source_graph, result.runtime_outputs)
         notes += rounding_notes
         result.unsupported += mismatches
+        if not mismatches:  # inputs it dropped, or whose values the trace baked: right at other values?
+            values = check_input_values(loaded, export_options, result.model, result.onnx_graph,
+                                        result.source_graph, result.warnings)
+            result.unsupported += values.problems
+            notes += values.notes
         if not mismatches and (export_options.dynamic_axes or request.other_shapes):  # and at other sizes?
             report(progress, 0.95, "checking other sizes")
             shapes = check_other_shapes(loaded, export_options, result.model, result.onnx_graph,

@@ -77,6 +77,7 @@ class ComparableExport:
     notes: list[str] = field(default_factory=list)
     # torch's own function per custom-domain node, so ONNX Runtime can run them (TorchScript only)
     custom_node_references: Any = None
+    warnings: list[str] = field(default_factory=list)  # the export's own (TracerWarnings name baked lines)
 
 
 @dataclass

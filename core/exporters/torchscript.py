@@ -144,7 +144,8 @@ class TorchScriptExporter(Exporter):
         except TorchCaptureError as exc:
             capture, notes = None, [f"Torch values cannot be captured node by node: {exc}"]
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, capture,
-                                list(loaded.input_names), notes, custom_node_references=capture)
+                                list(loaded.input_names), notes, custom_node_references=capture,
+                                warnings=list(result.warnings))
 
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:
@@ -162,8 +163,9 @@ class TorchScriptExporter(Exporter):
             return False  # an ONNX node ORT refuses with no TorchScript op to re-convert
         if problem.reason == ProblemReason.EXPORT_FAILED and not problem.instance:
             return False  # the export itself failed, no node named: no op to give a fix to
-        # The model's own randomness, or sizes its code turned into constants: no conversion changes that.
-        return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED)
+        # The model's own randomness, sizes or input values its code turned into constants: no conversion changes that.
+        return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED,
+                                      ProblemReason.BAKED_INPUT)
 
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
                        allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:

@@ -57,8 +57,9 @@ from fixport.symbolics.library import TemplateLibrary
 MAX_UNDECIDED_ON_WHOLE_MODEL = 2  # whole-model trials for candidates the node could not decide
 
 ProblemKey = tuple[str, str | None]
-# What the trial's own check finds wrong in a model that runs: at the traced shapes, or at another declared one.
-_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED)
+# What the trial's own check finds wrong in a model that runs: at the traced shapes, at another declared one,
+# or at other values of an input the export does not follow.
+_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT)
 REPLAY_WARNING = "ReplayConditionWarning"  # symbolics.synthesis.replay's, as the export notes it
 
 

@@ -127,10 +127,12 @@ class CompareResult:
     tolerance_name: str = "default"
     tolerance_reason: str = ""
     placement: NodePlacement | None = None
+    # one sentence per input the export does not follow (dropped, or its values baked): never a PASS
+    baked_inputs: list[str] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
-        return bool(self.outputs) and all(output.passed for output in self.outputs)
+        return bool(self.outputs) and all(output.passed for output in self.outputs) and not self.baked_inputs
 
     def precision_summary(self) -> str:
         """One sentence: the mode, the provider options set, where torch ran and the tolerance table."""
@@ -151,7 +153,7 @@ class CompareResult:
         return {
             "model": self.model_path, "onnx_source": self.onnx_source,
             "provider_requested": self.provider_requested, "providers_used": self.providers_used,
-            "messages": self.messages, "runs": self.runs, "pass": self.passed,
+            "messages": self.messages, "runs": self.runs, "pass": self.passed, "baked_inputs": self.baked_inputs,
             "outputs": [output.to_json() for output in self.outputs],
             "first_divergent": None if first is None else {
                 "onnx_node": first.onnx_node, "torchscript_kind": first.torchscript_kind, "scope": first.scope,

@@ -36,6 +36,7 @@ class ProblemReason(StrEnum):
     WORKER_CRASH = "worker_crash"  # the export took the worker process down (torch or a fix crashed)
     EXPORT_FAILED = "export_failed"  # the exporter raised after converting every node
     SHAPE_SPECIALISED = "shape_specialised"  # right at the traced shapes, wrong at another declared one
+    BAKED_INPUT = "baked_input"  # an input whose values the export does not follow (dropped, or turned into constants)
 
     @property
     def description(self) -> str:
@@ -57,6 +58,7 @@ _REASON_DESCRIPTIONS = {
     ProblemReason.WORKER_CRASH: "the export crashed the worker process",
     ProblemReason.EXPORT_FAILED: "the exporter failed after converting the nodes",
     ProblemReason.SHAPE_SPECIALISED: "wrong at another shape the export declares",
+    ProblemReason.BAKED_INPUT: "the export does not follow this input's values",
 }
 # An export's stages, as its progress messages say them. A crash while loading or tracing means a
 # model that cannot be opened; a crash while converting or checking is a problem to list.
@@ -67,10 +69,11 @@ CONVERTING_STAGE = "converting to ONNX"
 OPSET_DEPENDENT_REASONS = frozenset({ProblemReason.NO_SYMBOLIC, ProblemReason.SYMBOLIC_REJECTED})
 # Problems only a change to the model's own code fixes (no template can): its randomness, sizes it
 # turns into constants while traced. Each problem's message says what to change.
-IN_THE_MODELS_CODE_REASONS = frozenset({ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED})
+IN_THE_MODELS_CODE_REASONS = frozenset({ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED,
+                                        ProblemReason.BAKED_INPUT})
 # Problems of a model that exported: what it computes, not whether it converts (Compare explains them).
 AFTER_EXPORT_REASONS = frozenset({ProblemReason.RUNTIME_ERROR, ProblemReason.MISMATCH, ProblemReason.RANDOM_OUTPUT,
-                                  ProblemReason.SHAPE_SPECIALISED})
+                                  ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT})
 
 
 def describe_reason(reason: str) -> str:

@@ -1,0 +1,90 @@
+"""Where a model reads an input's values into Python: the lines a trace bakes them at.
+
+``for h, w in grid.tolist()``, ``int(sizes[0])``, ``if (ids == pad).any():``: the model turns
+an input's values into Python numbers. The TorchScript trace records those numbers as constants
+(with a TracerWarning at that line), so the export holds only at the example values; it may
+even drop the input. One eager run under a :class:`~torch.overrides.TorchFunctionMode` follows
+each input's values through every torch call (a value computed from a followed tensor is
+followed too) and notes the user's line wherever one is turned into a Python value. Sizes are
+not values: ``int(x.shape[1])`` reads no tensor in eager mode, and the shape check covers it.
+"""
+from __future__ import annotations
+
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+import torch
+from torch.overrides import TorchFunctionMode
+from torch.utils._pytree import tree_flatten
+from torch.utils.weak import WeakIdKeyDictionary
+
+# Tensor methods (and torch functions) that hand a tensor's values to Python.
+VALUE_READS = frozenset({"tolist", "item", "numpy", "__array__", "__int__", "__float__", "__bool__", "__index__",
+                         "__complex__", "__contains__", "__format__", "equal", "allclose", "is_nonzero"})
+IN_PLACE_WRITES = frozenset({"__setitem__", "copy_", "index_put_", "masked_fill_", "scatter_", "fill_"})
+# Frames that are not the model's own code: torch's, and Fixport's engine (its examples are models),
+# each as imported and as resolved (the package may be reached through a link).
+_NOT_THE_MODELS_CODE = tuple(str(folder) + "/" for root in (Path(torch.__file__).parent, Path(__file__).parent.parent)
+                             for folder in {root, root.resolve()})
+
+
+def input_value_reads(module: torch.nn.Module, inputs: Sequence[torch.Tensor]) -> dict[int, list[str]]:
+    """Input position -> the user's lines ('model.py:14') where forward() turned that input's
+    values into Python values, in order of first read; inputs never read are left out. A model
+    that raises on this run reads nothing we can tell ({})."""
+    tracker = _ValueReadTracker(inputs)
+    try:
+        with torch.no_grad(), tracker:
+            module(*inputs)
+    except Exception:  # the check already ran the model; a failure here only means no answer
+        return {}
+    return tracker.reads
+
+
+def _tensors(tree: object) -> list[torch.Tensor]:
+    leaves, _ = tree_flatten(tree)
+    return [leaf for leaf in leaves if isinstance(leaf, torch.Tensor)]
+
+
+def _user_line() -> str:
+    """'model.py:14' for the innermost frame outside torch and Fixport ('' when there is none)."""
+    frame = sys._getframe(2)
+    while frame is not None:
+        file = frame.f_code.co_filename
+        if not file.startswith(_NOT_THE_MODELS_CODE) and not file.startswith("<"):
+            return f"{Path(file).name}:{frame.f_lineno}"
+        frame = frame.f_back
+    return ""
+
+
+class _ValueReadTracker(TorchFunctionMode):
+    """Follows the values of each input through torch calls and records where they reach Python."""
+
+    def __init__(self, inputs: Sequence[torch.Tensor]) -> None:
+        super().__init__()
+        self.origins: WeakIdKeyDictionary = WeakIdKeyDictionary()  # tensor -> the input positions it came from
+        for position, tensor in enumerate(inputs):
+            if isinstance(tensor, torch.Tensor):
+                self.origins[tensor] = frozenset({position})
+        self.reads: dict[int, list[str]] = {}
+
+    def __torch_function__(self, func, types, args=(), kwargs=None):
+        kwargs = kwargs or {}
+        result = func(*args, **kwargs)
+        origins = frozenset().union(*(self.origins.get(t, frozenset()) for t in _tensors((args, kwargs))))
+        if not origins:
+            return result
+        name = getattr(func, "__name__", "")
+        if name in VALUE_READS:
+            line = _user_line()
+            for position in origins:
+                lines = self.reads.setdefault(position, [])
+                if line and line not in lines:
+                    lines.append(line)
+        for tensor in _tensors(result):
+            self.origins[tensor] = self.origins.get(tensor, frozenset()) | origins
+        if args and isinstance(args[0], torch.Tensor) and (name in IN_PLACE_WRITES or name.endswith("_")
+                                                             and not name.startswith("__")):
+            self.origins[args[0]] = self.origins.get(args[0], frozenset()) | origins
+        return result
