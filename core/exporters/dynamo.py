@@ -66,6 +66,7 @@ from fixport.core.exporters.dynamo_fixes import (
 from fixport.core.exporters.dynamo_origins import captured_origin
 from fixport.core.exporters.dynamo_placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.mapped_weights import WeightSource, map_from_file, weight_sources
+from fixport.core.exporters.module_attributes import attributes_kept
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
@@ -287,7 +288,14 @@ def registry_opset(opset: int) -> int:
 def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
                                                                   list[UnsupportedNode]]:
     """torch's capture strategies in torch's order (non-strict, then strict); when all fail,
-    ``draft_export`` lists every failure and still gives a graph to show (or None)."""
+    ``draft_export`` lists every failure and still gives a graph to show (or None). The model's
+    attributes are kept as they were: forward() may cache fake tensors on it while captured."""
+    with attributes_kept(loaded.module):
+        return _capture(loaded, options)
+
+
+def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
+                                                                   list[UnsupportedNode]]:
     args, kwargs, dynamic_shapes = _export_arguments(loaded, options)
     first_error: Exception | None = None
     for strategy_class in (_capture_strategies.TorchExportNonStrictStrategy,
