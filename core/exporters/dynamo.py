@@ -23,7 +23,6 @@ import onnx
 import torch
 from torch.onnx._internal._lazy_import import onnxscript_apis
 from torch.onnx._internal.exporter import (
-    _capture_strategies,
     _constants,
     _core,
     _dispatching,
@@ -53,6 +52,7 @@ from fixport.core.exporters.dynamo_capture_failures import (
     capture_problems_from_report,
     quiet_torch,
 )
+from fixport.core.exporters.dynamo_capture_settings import capture_strategies, core_aten_first, grad_mode_for
 from fixport.core.exporters.dynamo_code_changes import with_code_changes
 from fixport.core.exporters.dynamo_effects import drop_decomposed_checks, without_effect_tokens
 from fixport.core.exporters.dynamo_fixes import (
@@ -117,6 +117,12 @@ class DynamoExporter(Exporter):
                run_check: bool = True, progress: ProgressCallback | None = None,
                cancelled: CancelCallback | None = None) -> ExportResult:
         options.validate()
+        with grad_mode_for(options):
+            return self._export(loaded, options, diagnose=diagnose, run_check=run_check, progress=progress,
+                                cancelled=cancelled)
+
+    def _export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool, run_check: bool,
+                progress: ProgressCallback | None, cancelled: CancelCallback | None) -> ExportResult:
         refuse_onnx_files(loaded)
         report(progress, 0.05, "capturing with torch.export")
         with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
@@ -129,6 +135,11 @@ class DynamoExporter(Exporter):
                 return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
             report(progress, 0.3, "decomposing against the ONNX registry")
             fixes = active_fixes()
+            try:
+                program = core_aten_first(program, options)
+            except Exception as exc:  # torch's own decompositions, asked for by a capture setting
+                fx_graph = fx_to_graph(program)
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), [_preparation_problem(exc, fx_graph)])
             program = apply_decompositions(program, fixes)
             registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
             register_translations(registry, fixes)
@@ -287,8 +298,9 @@ def registry_opset(opset: int) -> int:
 
 def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
                                                                   list[UnsupportedNode]]:
-    """torch's capture strategies in torch's order (non-strict, then strict); when all fail,
-    ``draft_export`` lists every failure and still gives a graph to show (or None). The model's
+    """torch's capture strategies in torch's order (non-strict, then strict; strict alone when the
+    options ask: ``capture_strategies``); when all fail, ``draft_export`` lists every failure and
+    still gives a graph to show (or None). The model's
     attributes are kept as they were: forward() may cache fake tensors on it while captured."""
     with attributes_kept(loaded.module):
         return _capture(loaded, options)
@@ -298,8 +310,7 @@ def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.
                                                                    list[UnsupportedNode]]:
     args, kwargs, dynamic_shapes = _export_arguments(loaded, options)
     first_error: Exception | None = None
-    for strategy_class in (_capture_strategies.TorchExportNonStrictStrategy,
-                           _capture_strategies.TorchExportStrictStrategy):
+    for strategy_class in capture_strategies(options):
         result = strategy_class(verbose=False)(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
         if result.exported_program is not None:
             return result.exported_program, []

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fixport.core.model.capture_settings import CAPTURE_SETTINGS
 from fixport.core.model.errors import ExportError
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, EXPORTERS
 
@@ -55,6 +56,8 @@ class ExporterProfile:
     make_library: Callable[[], TemplateLibrary]  # its template library (torch-free)
     # Whether an op kind is spelled only this exporter's way (an FX op overload, 'aten::pow.Tensor_Scalar')
     recognises_kind: Callable[[str], bool] = _names_no_kind
+    # torch's capture settings it takes (core.model.capture_settings), in the order fix --auto tries them
+    capture_settings: tuple[str, ...] = ()
 
     def template_library(self) -> TemplateLibrary:
         return self.make_library()
@@ -79,6 +82,7 @@ DYNAMO = ExporterProfile(
     stub_calls="op.Xxx(...) calls (onnxscript, opset 18)",
     make_library=_dynamo_library,
     recognises_kind=names_op_overload,
+    capture_settings=tuple(CAPTURE_SETTINGS),
 )
 
 PROFILES: dict[str, ExporterProfile] = {profile.name: profile for profile in (TORCHSCRIPT, DYNAMO)}
