@@ -51,6 +51,7 @@ from fixport.core.exporters.dynamo_capture_failures import (
     capture_advice,
     capture_problems_from_report,
     quiet_torch,
+    stopping_line_first,
 )
 from fixport.core.exporters.dynamo_capture_settings import capture_strategies, core_aten_first, grad_mode_for
 from fixport.core.exporters.dynamo_code_changes import with_code_changes
@@ -139,7 +140,8 @@ class DynamoExporter(Exporter):
                 program = core_aten_first(program, options)
             except Exception as exc:  # torch's own decompositions, asked for by a capture setting
                 fx_graph = fx_to_graph(program)
-                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), [_preparation_problem(exc, fx_graph)])
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
+                                    problems or [_preparation_problem(exc, fx_graph)])
             program = apply_decompositions(program, fixes)
             registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
             register_translations(registry, fixes)
@@ -147,8 +149,12 @@ class DynamoExporter(Exporter):
                 with decompositions_while_preparing(fixes):
                     decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
             except Exception as exc:  # torch's own passes over the captured graph (type promotion, ...)
+                # After capture failures the program is draft_export's, sized by the example's values
+                # where torch.export could not decide, and torch.onnx's passes may fail on it at a later
+                # op (real-tensor propagation): what stopped the capture is the cause, not that op.
                 fx_graph = fx_to_graph(program)
-                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), [_preparation_problem(exc, fx_graph)])
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
+                                    problems or [_preparation_problem(exc, fx_graph)])
             decomposed = without_effect_tokens(decomposed)
             drop_decomposed_checks(decomposed, set(fixes.decompositions))
             self.last_program, self.last_captured = decomposed, program  # compare runs it node by node
@@ -323,7 +329,7 @@ def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.
     problems = capture_problems_from_report(draft)
     if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
         return draft, [_constraint_problem(first_error, problems, loaded, options)]
-    return draft, problems or [_capture_problem_from_exception(first_error)]
+    return draft, stopping_line_first(_capture_problem_from_exception(first_error), problems)
 
 
 def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
