@@ -1,10 +1,10 @@
 """torch's capture settings as candidates of `fix --auto` (``core.model.capture_settings``).
 
 When a round of templates fixed nothing and what is left is the capture's, torch.onnx's own
-passes' or an op's translation, each setting the exporter's profile offers is tried on top of
-those already chosen: a whole-model trial export, in a forked copy of the worker like any other
-trial. It is kept when every problem it was tried for is gone, no more such problems are left
-than before, and the trial's own check finds no more wrong numbers.
+passes' or an op's translation, each setting the exporter's profile offers that may cure it
+(``TRIED_FOR``) is tried on top of those already chosen: a whole-model trial export, in a forked
+copy of the worker like any other trial. It is kept when every problem it was tried for is gone,
+no more such problems are left than before, and the trial's own check finds no more wrong numbers.
 """
 from __future__ import annotations
 
@@ -15,7 +15,7 @@ from functools import partial
 from fixport.core.exporters.analysis import analyze
 from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
-from fixport.core.model.capture_settings import SETTING_REASONS, describe_setting
+from fixport.core.model.capture_settings import SETTING_REASONS, describe_setting, may_cure
 from fixport.core.model.errors import FixportError
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.requests import AnalyzeRequest
@@ -41,10 +41,10 @@ class SettingTrials:
         first setting not tried yet that fixes what the settings can fix in ``current`` (None when
         none does); ``can_fix``: whether a template can fix a problem; why each setting that did
         not work failed goes to ``rejected``."""
-        targets = [p for p in current.unsupported if p.reason in SETTING_REASONS]
-        if not targets:
-            return None
         for setting in [s for s in self.profile.capture_settings if s not in self.tried]:
+            targets = [p for p in current.unsupported if may_cure(setting, p)]
+            if not targets:
+                continue
             self.tried.add(setting)
             self.trials += 1
             report(f"trying the capture setting {setting} on the whole model")
@@ -79,7 +79,7 @@ def _why_not_kept(trial: AnalysisResult, current: AnalysisResult, targets: list[
     if still:
         return f"{still[0].display_kind} still fails: {_first_line(still[0])}"
     stuck = [p for p in trial.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]
-    if len(stuck) > len([p for p in targets if not can_fix(p)]):
+    if len(stuck) > len([p for p in current.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]):
         return f"it fails elsewhere instead: {_first_line(stuck[0])}"
     wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS]
     if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS]):

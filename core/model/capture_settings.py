@@ -10,6 +10,7 @@ the fix script applies it. No torch here: the window and the command line read t
 """
 from __future__ import annotations
 
+from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.vocabulary import ProblemReason
 
 NO_GRAD = "no_grad"
@@ -25,6 +26,23 @@ CAPTURE_SETTINGS: dict[str, str] = {
 # What a capture setting may cure: the capture itself, torch.onnx's own passes, an op's translation.
 SETTING_REASONS = frozenset({ProblemReason.CAPTURE_FAILED, ProblemReason.EXPORT_FAILED,
                              ProblemReason.TRANSLATION_FAILED, ProblemReason.NO_ONNX_FUNCTION})
+# What each setting is tried for. A capture failure has been tried in strict mode already (the
+# exporter tries both modes), and the decomposition table comes after the capture.
+AFTER_CAPTURE = SETTING_REASONS - {ProblemReason.CAPTURE_FAILED}
+TRIED_FOR: dict[str, frozenset[ProblemReason]] = {NO_GRAD: SETTING_REASONS, STRICT: AFTER_CAPTURE,
+                                                  CORE_ATEN: AFTER_CAPTURE}
+
+
+# Capture failures that are the model code's (a branch on a value, dims that do not hold): no
+# setting changes them, and each has its own code change (core.model.capture_changes).
+_CODE_FAILURE_WORDS = ("data_dependent", "DataDependent", "constraint_violation")
+
+
+def may_cure(setting: str, problem: UnsupportedNode) -> bool:
+    """Whether ``setting`` is worth a trial for ``problem``."""
+    if problem.reason not in TRIED_FOR.get(setting, ()):
+        return False
+    return problem.reason != ProblemReason.CAPTURE_FAILED or not any(w in problem.kind for w in _CODE_FAILURE_WORDS)
 
 
 def describe_setting(name: str) -> str:
