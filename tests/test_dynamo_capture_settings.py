@@ -68,6 +68,20 @@ def test_fix_auto_chooses_no_grad_where_only_it_exports(worker, model_file) -> N
     compared = worker.run(CompareRequest(model, {**DYNAMO, "capture_settings": [NO_GRAD]}))
     assert compared.outputs and all(output.passed for output in compared.outputs)
 
+    from fixport.gui.fix_all import plan_from  # the window's Fix all sets the option from the same result
+
+    plan = plan_from(fixed, [])
+    assert plan.capture_settings == [NO_GRAD] and plan.changes_anything
+    assert [(o.label, o.how) for o in plan.outcomes] == [("aten::view.default", "capture setting no_grad")]
+    assert "captured with no_grad" in plan.summary()
+
+
+def test_core_aten_decompositions_first_export_it_too(worker, model_file) -> None:
+    """Each setting is honoured by the export itself: torch's core ATen table, grad still on."""
+    path = model_file("window_attention.py", WINDOW_ATTENTION)
+    result = worker.run(AnalyzeRequest(ModelRequest(str(path)), options={**DYNAMO, "capture_settings": ["core_aten"]}))
+    assert result.unsupported == [] and result.output_max_abs is not None and result.output_max_abs <= 1e-5
+
 
 def test_a_model_that_exports_as_it_is_gets_no_setting(worker, model_file) -> None:
     """Settings are tried only for what templates cannot fix: a clean model is left alone."""

@@ -7,6 +7,7 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 import torch
 
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
@@ -52,6 +53,7 @@ def build():
 '''
 
 
+@pytest.mark.filterwarnings("ignore:The tensor attribute self.head.anchors was assigned during export")
 def test_capture_leaves_no_fake_tensor_on_the_model(model_file) -> None:
     from fixport.core.exporters.dynamo import capture
     from fixport.core.loaders.loading import load_model
