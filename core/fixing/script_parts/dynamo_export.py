@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from fixport.core.exporters.dynamo_fixes import _by_instance, node_being_translated
+from fixport.core.exporters.module_attributes import attributes_kept
 from fixport.core.fixing.script_parts.common import ExportJob, ScriptFix
 from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
 
@@ -22,6 +23,8 @@ from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
 CARRIED_FIXPORT_CODE = (
     ("fixport.core.exporters.dynamo_fixes", ("_TRANSLATING", "_by_instance", "node_being_translated"), None),
     ("fixport.core.model.capture_settings", ("NO_GRAD", "STRICT", "CORE_ATEN"), None),
+    ("fixport.core.exporters.module_attributes",
+     ("_MODULE_BOOKKEEPING", "attributes_kept", "_snapshot", "_restore", "_same_items"), None),
 )
 
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
@@ -97,7 +100,8 @@ def export_with_fixes(job: ExportJob) -> None:
     given = {**job.model_file_options, **job.export_options}  # the model file's own under the project's, as in Fixport
     options = {"input_names": job.input_names, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
     settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
-    with torch.no_grad() if NO_GRAD in settings else nullcontext():
+    # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
+    with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext():
         target = captured(job, settings)
         per_node = any(fix.instance for fix in job.fixes)
         with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
