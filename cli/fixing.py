@@ -20,6 +20,7 @@ from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.core.exporters.profiles import profile_for, profile_for_kind
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.advice import Step, advice_for
+from fixport.core.model.capture_settings import describe_setting
 from fixport.core.model.errors import FixportError
 from fixport.core.model.project import Project, load_project, save_project
 from fixport.core.model.requests import AutoFixRequest
@@ -77,9 +78,12 @@ def run_fix(args: argparse.Namespace) -> int:
     project = _project_for(args, result.mappings)
     if "opset" not in project.export_options or result.opset_raised:
         project.export_options["opset"] = result.after.options.opset
+    if result.capture_settings:  # what the export needs to be reproduced, as the opset
+        project.export_options["capture_settings"] = list(result.after.options.capture_settings)
     save_project(project, args.output)
     if args.json:
         print_json({"changed": True, "project": args.output, "opset_raised": result.opset_raised,
+                    "capture_settings": result.capture_settings,
                     "fixed": [_choice_json(c, result) for c in result.choices], "no_template": result.no_template,
                     "advice": unfixed_advice(result, Path(args.model).name),
                     "rejected": result.rejected, "node_trials": result.node_trials,
@@ -113,6 +117,9 @@ def _print_fix_report(result: AutoFixResult, project_path: str, model_name: str)
     if result.opset_raised:
         print(f"  raised the opset from {result.opset_raised[0]} to {result.opset_raised[1]}: no fix exists at "
               f"{result.opset_raised[0]} for what was left (use --keep-opset to stay)")
+    for setting in result.capture_settings:
+        print(f"  captured with the setting {setting}: {describe_setting(setting)} (verified on the whole model; "
+              "the project and the fix script keep it)")
     for choice in result.choices:
         kind = f"{choice.kind}[{choice.python_op_name}]" if choice.python_op_name else choice.kind
         family = getattr(choice, "family", "") or "template"

@@ -39,11 +39,12 @@ class FixAllPlan:
 
     new_mappings: list[FixMapping] = field(default_factory=list)
     opset: int | None = None  # the opset to move to, when the search raised it
+    capture_settings: list[str] = field(default_factory=list)  # the export's capture settings, when it chose one
     outcomes: list[FixedKind] = field(default_factory=list)
 
     @property
     def changes_anything(self) -> bool:
-        return bool(self.new_mappings) or self.opset is not None
+        return bool(self.new_mappings) or self.opset is not None or bool(self.capture_settings)
 
     trials: str = ""  # where the candidates were tried, and how often the whole model was exported
     notes: list[str] = field(default_factory=list)  # for the Log: what each fix built for the traced sizes pins
@@ -52,6 +53,7 @@ class FixAllPlan:
         fitted = sum(1 for o in self.outcomes if o.fitted)
         missing = [o.label for o in self.outcomes if not o.fitted]
         opset = f", opset raised to {self.opset}" if self.opset is not None else ""
+        opset += f", captured with {', '.join(self.capture_settings)}" if self.capture_settings else ""
         left = f"; no fix fitted {', '.join(missing)}" if missing else ""
         return f"Fix all: {fitted} kind(s) fixed{opset}{left}. {self.trials}".rstrip()
 
@@ -70,6 +72,12 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
             python_op_kind(c.python_op_name) if c.python_op_name else c.kind for c in result.choices}
         plan.outcomes += [FixedKind(kind, f"opset raised from {before} to {after}") for kind in sorted(raised_kinds)
                           if kind not in {p.display_kind for p in result.after.unsupported}]
+    if result.capture_settings:
+        plan.capture_settings = list(result.after.options.capture_settings)
+        fixed_by_templates = {python_op_kind(c.python_op_name) if c.python_op_name else c.kind for c in result.choices}
+        left = {p.display_kind for p in result.after.unsupported}
+        plan.outcomes += [FixedKind(kind, f"capture setting {', '.join(result.capture_settings)}") for kind in
+                          sorted({p.display_kind for p in result.before.unsupported} - fixed_by_templates - left)]
     by_kind = {(m.target_kind, m.python_op_name): m for m in result.mappings}
     pinned = pinned_dims_note(result.after, fix_applied=True)
     for choice in result.choices:

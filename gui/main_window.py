@@ -416,6 +416,8 @@ class MainWindow(QMainWindow):
             self.workbench.apply_mapping(mapping)
         if plan.opset is not None:
             self.workbench.set_export_option("opset", plan.opset)
+        if plan.capture_settings:
+            self.workbench.set_export_option("capture_settings", plan.capture_settings)
         self.fix_outcomes = plan.outcomes
         self.log.log(plan.summary(), "\n".join([*plan.notes, *result.rejected, *(f"tried on the whole model: {why}"
                                                                                for why in result.whole_model_why)]))

@@ -26,7 +26,6 @@ import torch
 from torch.onnx import _constants as onnx_constants
 from torch.onnx._internal._lazy_import import onnxscript_apis
 from torch.onnx._internal.exporter import (
-    _capture_strategies,
     _constants,
     _core,
     _dispatching,
@@ -55,7 +54,9 @@ from fixport.core.exporters.dynamo_capture_failures import (
     capture_advice,
     capture_problems_from_report,
     quiet_torch,
+    stopping_line_first,
 )
+from fixport.core.exporters.dynamo_capture_settings import capture_strategies, core_aten_first, grad_mode_for
 from fixport.core.exporters.dynamo_code_changes import with_code_changes
 from fixport.core.exporters.dynamo_effects import drop_decomposed_checks, without_effect_tokens
 from fixport.core.exporters.dynamo_fixes import (
@@ -69,6 +70,7 @@ from fixport.core.exporters.dynamo_fixes import (
 from fixport.core.exporters.dynamo_origins import captured_origin
 from fixport.core.exporters.dynamo_placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.mapped_weights import WeightSource, map_from_file, weight_sources
+from fixport.core.exporters.module_attributes import attributes_kept
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.loaders.loading import LoadedModel
@@ -120,6 +122,12 @@ class DynamoExporter(Exporter):
                run_check: bool = True, progress: ProgressCallback | None = None,
                cancelled: CancelCallback | None = None) -> ExportResult:
         options.validate()
+        with grad_mode_for(options):
+            return self._export(loaded, options, diagnose=diagnose, run_check=run_check, progress=progress,
+                                cancelled=cancelled)
+
+    def _export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool, run_check: bool,
+                progress: ProgressCallback | None, cancelled: CancelCallback | None) -> ExportResult:
         refuse_onnx_files(loaded)
         report(progress, 0.05, "capturing with torch.export")
         with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
@@ -132,6 +140,12 @@ class DynamoExporter(Exporter):
                 return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
             report(progress, 0.3, "decomposing against the ONNX registry")
             fixes = active_fixes()
+            try:
+                program = core_aten_first(program, options)
+            except Exception as exc:  # torch's own decompositions, asked for by a capture setting
+                fx_graph = fx_to_graph(program)
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
+                                    problems or [_preparation_problem(exc, fx_graph)])
             program = apply_decompositions(program, fixes)
             registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
             register_translations(registry, fixes)
@@ -139,8 +153,12 @@ class DynamoExporter(Exporter):
                 with decompositions_while_preparing(fixes):
                     decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
             except Exception as exc:  # torch's own passes over the captured graph (type promotion, ...)
+                # After capture failures the program is draft_export's, sized by the example's values
+                # where torch.export could not decide, and torch.onnx's passes may fail on it at a later
+                # op (real-tensor propagation): what stopped the capture is the cause, not that op.
                 fx_graph = fx_to_graph(program)
-                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"), [_preparation_problem(exc, fx_graph)])
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
+                                    problems or [_preparation_problem(exc, fx_graph)])
             decomposed = without_effect_tokens(decomposed)
             drop_decomposed_checks(decomposed, set(fixes.decompositions))
             self.last_program, self.last_captured = decomposed, program  # compare runs it node by node
@@ -290,12 +308,19 @@ def registry_opset(opset: int) -> int:
 
 def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
                                                                   list[UnsupportedNode]]:
-    """torch's capture strategies in torch's order (non-strict, then strict); when all fail,
-    ``draft_export`` lists every failure and still gives a graph to show (or None)."""
+    """torch's capture strategies in torch's order (non-strict, then strict; strict alone when the
+    options ask: ``capture_strategies``); when all fail, ``draft_export`` lists every failure and
+    still gives a graph to show (or None). The model's
+    attributes are kept as they were: forward() may cache fake tensors on it while captured."""
+    with attributes_kept(loaded.module):
+        return _capture(loaded, options)
+
+
+def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
+                                                                   list[UnsupportedNode]]:
     args, kwargs, dynamic_shapes = _export_arguments(loaded, options)
     first_error: Exception | None = None
-    for strategy_class in (_capture_strategies.TorchExportNonStrictStrategy,
-                           _capture_strategies.TorchExportStrictStrategy):
+    for strategy_class in capture_strategies(options):
         result = strategy_class(verbose=False)(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
         if result.exported_program is not None:
             return result.exported_program, []
@@ -309,7 +334,7 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     problems = capture_problems_from_report(draft)
     if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
         return draft, [_constraint_problem(first_error, problems, loaded, options)]
-    return draft, problems or [_capture_problem_from_exception(first_error)]
+    return draft, stopping_line_first(_capture_problem_from_exception(first_error), problems)
 
 
 def raise_if_forward_fails(loaded: LoadedModel) -> None:

@@ -12,6 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
+from fixport.core.model.capture_settings import CAPTURE_SETTINGS
 from fixport.core.model.errors import ExportError
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
 
@@ -58,6 +59,8 @@ class ExporterProfile:
     # The opset it exports at where neither the user nor the model file asks one; None: torch.onnx's
     # own default for this exporter, which only the worker (with torch) reads.
     default_opset: int | None = DEFAULT_OPSET
+    # torch's capture settings it takes (core.model.capture_settings), in the order fix --auto tries them
+    capture_settings: tuple[str, ...] = ()
 
     def template_library(self) -> TemplateLibrary:
         return self.make_library()
@@ -83,6 +86,7 @@ DYNAMO = ExporterProfile(
     make_library=_dynamo_library,
     recognises_kind=names_op_overload,
     default_opset=None,
+    capture_settings=tuple(CAPTURE_SETTINGS),
 )
 
 PROFILES: dict[str, ExporterProfile] = {profile.name: profile for profile in (TORCHSCRIPT, DYNAMO)}

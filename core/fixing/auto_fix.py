@@ -27,6 +27,11 @@ caller passes the analysis it holds (the window does), once after each round of 
 the file asked for when nothing is left), and once after raising the opset.
 ``AutoFixResult.whole_model_exports`` counts them.
 
+When a round fixes nothing and what is left is the capture's or torch.onnx's own (a capture
+failure, a failing pass, an op no template fixed), torch's capture settings the exporter offers
+(grad mode, strict capture, the decomposition table: :mod:`capture_setting_trials`) are tried on
+the whole model, before the opset is raised; a setting kept is an export option from then on.
+
 Where the export declares dynamic axes, the trial's check also runs the model at other sizes of
 those dims (:mod:`fixport.core.exporters.shape_check`): a fix that folds the traced sizes into
 constants is refused like one that computes wrong numbers, and the next candidate is tried.
@@ -39,6 +44,7 @@ from fixport.core.exporters.analysis import analyze
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.shape_check import baked_at
+from fixport.core.fixing.capture_setting_trials import SettingTrials
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
 from fixport.core.loaders.loading import LoadedModel
@@ -245,6 +251,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         report(progress, 0.0, "exporting as it is")
         before = search.export()
     result = AutoFixResult(before, before, list(search.mappings))
+    settings = SettingTrials(exporter.profile, list(before.options.capture_settings))
     saved = False
     taken = {(m.target_kind, m.python_op_name) for m in search.mappings}
     current = before
@@ -288,6 +295,15 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
             saved = bool(current.saved_files)
         if fixed_any:
             continue
+        with_setting = settings.first_working(
+            AnalyzeRequest(request.model, search.options, list(search.mappings), other_shapes=request.other_shapes),
+            current, exporter.can_fix, result.rejected, lambda message: report(progress, search.fraction, message))
+        if with_setting is not None:  # what the templates could not fix, torch's capture settings did
+            search.options["capture_settings"] = list(settings.chosen)
+            taken -= {problem_key(p) for p in current.unsupported}
+            result.no_template = []
+            current = with_setting
+            continue
         raised = _raised_opset(current, exporter, search.library, request.keep_opset)
         own_ops = {problem_key(p) for p in current.unsupported if exporter.can_fix(p) and users_own_op(p.kind)}
         if raised is None and own_ops and not last_resort:
@@ -311,7 +327,8 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     if request.output and not current.unsupported and not saved:
         result.after = search.export(output=request.output)
     result.whole_model_exports = search.whole_model_exports
-    result.node_trials, result.whole_model_trials = search.node_trials, search.whole_model_trials
+    result.node_trials, result.whole_model_trials = search.node_trials, search.whole_model_trials + settings.trials
+    result.capture_settings = [s for s in settings.chosen if s not in before.options.capture_settings]
     result.whole_model_why = [f"{kind}: {why}" for kind, why in dict.fromkeys(
         (p.display_kind, search.samples.why_not(p)) for p in before.unsupported + current.unsupported
         if p.instance in search.samples.undecided)]

@@ -5,6 +5,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, fields
 from typing import Any
 
+from fixport.core.model.capture_settings import CAPTURE_SETTINGS
 from fixport.core.model.errors import ExportError
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
 
@@ -24,6 +25,9 @@ class ExportOptions:
     autograd_inlining: bool = True
     custom_opsets: dict[str, int] = field(default_factory=dict)
     exporter: str = DEFAULT_EXPORTER  # "torchscript" or "dynamo" (torch.export-based)
+    # torch's capture settings the export runs with (core.model.capture_settings; the exporter's
+    # profile says which it takes): chosen by fix --auto where the default does not export
+    capture_settings: list[str] = field(default_factory=list)
 
     def __post_init__(self) -> None:
         # JSON (a project, --dynamic-axes, the window) keys every axis by a string; torch wants ints.
@@ -38,6 +42,10 @@ class ExportOptions:
         if self.operator_export_type not in EXPORT_TYPES:
             raise ExportError(f"Unknown export mode {self.operator_export_type!r}.",
                               f"Choose one of {', '.join(EXPORT_TYPES)}.")
+        unknown = [name for name in self.capture_settings if name not in CAPTURE_SETTINGS]
+        if unknown:
+            raise ExportError(f"Unknown capture setting {', '.join(map(repr, unknown))}.",
+                              f"Choose from {', '.join(CAPTURE_SETTINGS)}.")
 
 
 def normalised_dynamic_axes(axes: Any) -> dict[str, dict[int, str]] | None:

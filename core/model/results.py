@@ -77,6 +77,7 @@ class AutoFixResult:
     node_trials: int = 0  # candidates tried on a failing node alone
     whole_model_trials: int = 0  # candidates tried by exporting the whole model
     whole_model_why: list[str] = field(default_factory=list)  # why some kinds were tried on the whole model
+    capture_settings: list[str] = field(default_factory=list)  # torch's capture settings the search chose
 
     @property
     def changed(self) -> bool:

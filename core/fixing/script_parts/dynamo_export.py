@@ -14,12 +14,17 @@ from typing import Any
 import torch
 
 from fixport.core.exporters.dynamo_fixes import _by_instance, node_being_translated
+from fixport.core.exporters.module_attributes import attributes_kept
 from fixport.core.fixing.script_parts.common import ExportJob, ScriptFix
+from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
 
 # Fixport's own code this part calls, which the fix script carries by source: (module, its
 # top-level names in the order they are needed, a namespace keeping them apart or None).
 CARRIED_FIXPORT_CODE = (
     ("fixport.core.exporters.dynamo_fixes", ("_TRANSLATING", "_by_instance", "node_being_translated"), None),
+    ("fixport.core.model.capture_settings", ("NO_GRAD", "STRICT", "CORE_ATEN"), None),
+    ("fixport.core.exporters.module_attributes",
+     ("_MODULE_BOOKKEEPING", "attributes_kept", "_snapshot", "_restore", "_same_items"), None),
 )
 
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
@@ -94,13 +99,25 @@ def export_with_fixes(job: ExportJob) -> None:
     """Export ``job.model`` with ``torch.onnx.export(dynamo=True)`` and the fixes, saved to ``job.output``."""
     given = {**job.model_file_options, **job.export_options}  # the model file's own under the project's, as in Fixport
     options = {"input_names": job.input_names, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
-    target = job.model
-    replaced = decompositions(job.fixes)
-    if replaced:  # the fixes that replace an op by torch ops: run them on the captured program
-        target = torch.export.export(job.model, job.inputs, strict=False).run_decompositions(replaced)
-    per_node = any(fix.instance for fix in job.fixes)
-    with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
-        program = torch.onnx.export(target, job.inputs, dynamo=True, opset_version=job.opset,
-                                    optimize=bool(given.get("do_constant_folding", True)),
-                                    custom_translation_table=translation_table(job.fixes) or None, **options)
+    settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
+    # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
+    with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext():
+        target = captured(job, settings)
+        per_node = any(fix.instance for fix in job.fixes)
+        with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
+            program = torch.onnx.export(target, job.inputs, dynamo=True, opset_version=job.opset,
+                                        optimize=bool(given.get("do_constant_folding", True)),
+                                        custom_translation_table=translation_table(job.fixes) or None, **options)
     program.save(job.output)
+
+
+def captured(job: ExportJob, settings: Sequence[str]) -> Any:
+    """What torch.onnx.export is given: the model, or the program captured as the settings and the
+    fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions)."""
+    replaced = decompositions(job.fixes)
+    if not replaced and STRICT not in settings and CORE_ATEN not in settings:
+        return job.model
+    program = torch.export.export(job.model, job.inputs, strict=STRICT in settings)
+    if CORE_ATEN in settings:
+        program = program.run_decompositions()
+    return program.run_decompositions(replaced) if replaced else program

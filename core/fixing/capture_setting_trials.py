@@ -1,0 +1,91 @@
+"""torch's capture settings as candidates of `fix --auto` (``core.model.capture_settings``).
+
+When a round of templates fixed nothing and what is left is the capture's, torch.onnx's own
+passes' or an op's translation, each setting the exporter's profile offers that may cure it
+(``TRIED_FOR``) is tried on top of those already chosen: a whole-model trial export, in a forked
+copy of the worker like any other trial. It is kept when every problem it was tried for is gone,
+no more such problems are left than before, and the trial's own check finds no more wrong numbers.
+"""
+from __future__ import annotations
+
+from collections.abc import Callable
+from dataclasses import dataclass, field, replace
+from functools import partial
+
+from fixport.core.exporters.analysis import analyze
+from fixport.core.exporters.profiles import ExporterProfile
+from fixport.core.fixing.isolation import TrialCrashed, run_isolated
+from fixport.core.model.capture_settings import SETTING_REASONS, describe_setting, may_cure
+from fixport.core.model.errors import FixportError
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.requests import AnalyzeRequest
+from fixport.core.model.results import AnalysisResult
+from fixport.core.model.vocabulary import ProblemReason
+
+_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED)
+
+
+@dataclass
+class SettingTrials:
+    """The capture settings one `fix --auto` run tried, and those it keeps."""
+
+    profile: ExporterProfile
+    chosen: list[str] = field(default_factory=list)
+    tried: set[str] = field(default_factory=set)
+    trials: int = 0
+
+    def first_working(self, request: AnalyzeRequest, current: AnalysisResult,
+                      can_fix: Callable[[UnsupportedNode], bool], rejected: list[str],
+                      report: Callable[[str], None] = lambda _message: None) -> AnalysisResult | None:
+        """The trial analysis of ``request`` (the search's model, options and fixes so far) with the
+        first setting not tried yet that fixes what the settings can fix in ``current`` (None when
+        none does); ``can_fix``: whether a template can fix a problem; why each setting that did
+        not work failed goes to ``rejected``."""
+        for setting in [s for s in self.profile.capture_settings if s not in self.tried]:
+            targets = [p for p in current.unsupported if may_cure(setting, p)]
+            if not targets:
+                continue
+            self.tried.add(setting)
+            self.trials += 1
+            report(f"trying the capture setting {setting} on the whole model")
+            trial_request = replace(request, options={**request.options, "capture_settings": [*self.chosen, setting]})
+            try:
+                trial = run_isolated(partial(analyze, trial_request))
+            except (TrialCrashed, FixportError) as error:
+                rejected.append(f"capture setting {setting}: the export failed: {error}")
+                continue
+            except Exception as error:  # torch itself, under a setting it does not often run with
+                rejected.append(f"capture setting {setting}: the export failed: {type(error).__name__}: {error}")
+                continue
+            why_not = _why_not_kept(trial, current, targets, can_fix)
+            if why_not:
+                rejected.append(f"capture setting {setting} ({describe_setting(setting)}): {why_not}")
+                continue
+            self.chosen.append(setting)
+            return trial
+        return None
+
+
+def _key(problem: UnsupportedNode) -> tuple[str, str, str]:
+    return problem.kind, str(problem.reason), problem.source
+
+
+def _why_not_kept(trial: AnalysisResult, current: AnalysisResult, targets: list[UnsupportedNode],
+                  can_fix: Callable[[UnsupportedNode], bool]) -> str:
+    """'' when the trial is better than ``current``; else why not. Problems a template can fix
+    (ops a capture that now works reaches) are the next round's."""
+    left = {_key(p) for p in trial.unsupported}
+    still = [p for p in targets if _key(p) in left]
+    if still:
+        return f"{still[0].display_kind} still fails: {_first_line(still[0])}"
+    stuck = [p for p in trial.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]
+    if len(stuck) > len([p for p in current.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]):
+        return f"it fails elsewhere instead: {_first_line(stuck[0])}"
+    wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS]
+    if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS]):
+        return f"the numbers differ from torch with it: {_first_line(wrong[0])}"
+    return ""
+
+
+def _first_line(problem: UnsupportedNode) -> str:
+    return (problem.message or str(problem.reason)).splitlines()[0][:200]
