@@ -183,3 +183,14 @@ def test_a_large_triangular_solve_traces_to_steps_that_grow_with_log_n() -> None
     assert len(steps) < 250
     expected = torch.linalg.solve_triangular(system, right, upper=False, unitriangular=True)
     torch.testing.assert_close(traced(system, right), expected, rtol=1e-5, atol=1e-5)
+
+
+@pytest.mark.parametrize("rows", [4, 20])
+def test_a_triangular_solve_broadcasts_batch_dims_as_torch_does(rows: int) -> None:
+    """A unit-diagonal system batched 3 times with one right-hand side: every row's batch alike."""
+    generator = torch.Generator().manual_seed(0)
+    system = torch.randn(3, rows, rows, generator=generator) * 0.1
+    right = torch.randn(1, rows, 2, generator=generator)
+    solve = EXTRA_DECOMPOSITIONS[aten.linalg_solve_triangular.default]
+    expected = torch.linalg.solve_triangular(system, right, upper=False, unitriangular=True)
+    torch.testing.assert_close(solve(system, right, upper=False, unitriangular=True), expected)

@@ -65,6 +65,7 @@ def _substitute(t: torch.Tensor, b: torch.Tensor, upper: bool, unit: bool) -> to
         return _triangular_inverse(t, upper, unit) @ b
     if n == 0:
         return b.clone()
+    b = b.expand(*torch.broadcast_shapes(t.shape[:-2], b.shape[:-2]), *b.shape[-2:])  # every row's batch alike
     solved: torch.Tensor | None = None  # the rows solved so far, in their places' order
     for i in (range(n - 1, -1, -1) if upper else range(n)):
         row = b[..., i:i + 1, :]
