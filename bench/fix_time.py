@@ -1,6 +1,6 @@
 """`fix --auto` over the real-model corpus: what it fixes, how exactly, and what it costs.
 
-Usage: python bench/fix_time.py [--repeats 3] [--case NAME ...]
+Usage: python bench/fix_time.py [--repeats 3] [--case NAME ...] | [--held-out]
 
 For every case of examples/corpus/, side by side in one process: one plain ``torch.onnx.export``
 of the model (with ONNX_FALLTHROUGH, the only way a plain export gets through its failing nodes)
@@ -9,6 +9,12 @@ each the median of ``--repeats`` runs, interleaved. Then the corpus table: diagn
 (the first export finds exactly the declared problems), auto-fixed (nothing left, at the asked
 opset), the max abs error of the fixed model in plain ONNX Runtime (CPU) against torch, and the
 families of the fixes. Target (issue 11): >= 90 % of the cases fixed within 1e-3.
+
+--held-out: instead, each model of bench/held_out_models/ (tiny configs of architectures the corpus
+does not name, with several problem kinds each) through ``check`` and ``fix --auto`` as a user runs
+them, each its own process (both start a worker and export once), with the fix's line saying how
+many candidates were tried on the node alone and how many on the whole model. Target (issue 33):
+fix --auto within 3x one check.
 """
 from __future__ import annotations
 
@@ -17,6 +23,7 @@ import contextlib
 import importlib.util
 import io
 import statistics
+import subprocess
 import sys
 import tempfile
 import time
@@ -37,6 +44,9 @@ from fixport.examples.corpus import CorpusCase, list_corpus
 
 TARGET_SHARE = 0.9
 MAX_PLAIN_OPSET = 18
+TARGET_FIX_OVER_CHECK = 3.0
+HELD_OUT = Path(__file__).resolve().parent / "held_out_models"
+MAIN = Path(__file__).resolve().parent.parent / "main.py"
 
 
 def _plain_export(loaded, opset: int) -> None:
@@ -96,6 +106,33 @@ def measure(case: CorpusCase, repeats: int) -> dict:
             "plain_opset": plain_opset if plain_opset != case.info.opset else None}
 
 
+def _run_cli(*arguments: str) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, str(MAIN), *arguments], capture_output=True, text=True, check=False)
+
+
+def measure_held_out(path: Path) -> dict:
+    """``check`` and ``fix --auto`` of one model file, each timed from start to exit."""
+    with tempfile.TemporaryDirectory(prefix="fixport-fix-time-") as scratch:
+        check, checked = _timed(lambda: _run_cli("check", str(path)))
+        project = str(Path(scratch) / "p.fixport.json")
+        fix, fixed = _timed(lambda: _run_cli("fix", "--auto", str(path), "-o", project, "--timeout", "600"))
+    trials = next((line.strip() for line in fixed.stdout.splitlines() if line.strip().startswith("tried ")),
+                  (fixed.stderr.strip().splitlines() or ["(no output)"])[-1])
+    return {"model": path.stem, "check": check, "check_rc": checked.returncode, "fix": fix,
+            "fix_rc": fixed.returncode, "trials": trials}
+
+
+def held_out_table() -> None:
+    print("| model | check | fix --auto | fix / check | fix exit | trials |")
+    print("|---|---|---|---|---|---|")
+    for path in sorted(HELD_OUT.glob("[!_]*.py")):
+        row = measure_held_out(path)
+        ratio = row["fix"] / row["check"]
+        verdict = "" if ratio <= TARGET_FIX_OVER_CHECK else f" (over {TARGET_FIX_OVER_CHECK:.0f}×)"
+        print(f"| {row['model']} | {row['check']:.1f} s (exit {row['check_rc']}) | {row['fix']:.1f} s | "
+              f"{ratio:.1f}×{verdict} | {row['fix_rc']} | {row['trials']} |", flush=True)
+
+
 def _opset_note(row: dict) -> str:
     return f" (opset {row['plain_opset']})" if row["plain_opset"] else ""
 
@@ -104,7 +141,11 @@ def main() -> None:
     parser = argparse.ArgumentParser()
     parser.add_argument("--repeats", type=int, default=3)
     parser.add_argument("--case", action="append", help="only this case (repeatable)")
+    parser.add_argument("--held-out", action="store_true", help="check and fix --auto of bench/held_out_models/")
     args = parser.parse_args()
+    if args.held_out:
+        held_out_table()
+        return
     torch.set_num_threads(1)
     warnings.simplefilter("ignore")
     cases = [c for c in list_corpus() if not args.case or c.name in args.case]

@@ -174,3 +174,72 @@ def test_a_float16_model_is_fixed_on_the_node_and_keeps_its_dtype(worker, model_
         expected = loaded.module(*loaded.example_inputs).numpy()
     assert actual.dtype == np.float16
     np.testing.assert_allclose(actual.astype(np.float32), expected.astype(np.float32), atol=1e-2, rtol=1e-2)
+
+
+# Three problem kinds behind the model's own writes into slices, which the exporter's in-place
+# removal turns into onnx::Placeholder nodes the TorchScript interpreter cannot run.
+WRITES_THEN_THREE_KINDS = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.proj = torch.nn.Linear(8, 8)
+
+        def forward(self, x):
+            y = self.proj(x)
+            y[:, 0] = y[:, 1] * 2  # a copy_ into a view
+            y[1, 2:5] += 1.0  # an in-place add into a view
+            y[y.abs() > 1.5] = 0.0  # an index_put_ with a mask
+            counts = torch.histc(y, bins=4, min=-2, max=2)
+            steps = torch.diff(y, dim=-1)
+            rising = (steps > 0).cumsum(-1)
+            return steps * rising + counts.sum()
+
+    def build():
+        torch.manual_seed(0)
+        return Model().eval(), (torch.randn(3, 8),)
+"""
+
+
+def _written(x: torch.Tensor, proj: torch.nn.Module) -> torch.Tensor:
+    """WRITES_THEN_THREE_KINDS's ``y`` after its writes, in eager torch."""
+    y = proj(x)
+    y[:, 0] = y[:, 1] * 2
+    y[1, 2:5] += 1.0
+    y[y.abs() > 1.5] = 0.0
+    return y
+
+
+def test_nodes_behind_writes_into_slices_see_the_values_written(model_file) -> None:
+    loaded = load_model(model_file("writes.py", WRITES_THEN_THREE_KINDS))
+    exporter = exporter_for("torchscript")
+    problems = exporter.export(loaded, ExportOptions(opset=17)).unsupported
+    assert sorted(p.kind for p in problems) == ["aten::cumsum", "aten::diff", "aten::histc"]
+    samples = exporter.node_samples(loaded, ExportOptions(opset=17), problems)
+    assert samples.undecided == {}
+    with torch.no_grad():
+        written = _written(loaded.example_inputs[0], loaded.module.proj)
+    by_kind = {p.kind: samples.sample_for(p) for p in problems}
+    torch.testing.assert_close(by_kind["aten::diff"].inputs[0], written)
+    torch.testing.assert_close(by_kind["aten::histc"].inputs[0], written)
+    (steps_rising,) = by_kind["aten::cumsum"].inputs
+    torch.testing.assert_close(steps_rising, torch.diff(written, dim=-1) > 0)
+
+
+def test_fix_auto_decides_every_kind_on_its_node_behind_writes_into_slices(worker, model_file,
+                                                                           tmp_path: Path) -> None:
+    path = model_file("writes.py", WRITES_THEN_THREE_KINDS)
+    onnx_path = tmp_path / "fixed.onnx"
+    result = worker.run(AutoFixRequest(ModelRequest(str(path)), output=str(onnx_path)))
+    assert result.after.unsupported == []
+    assert sorted(c.kind for c in result.choices) == ["aten::cumsum", "aten::diff", "aten::histc"]
+    assert all(c.on_node for c in result.choices), result.whole_model_why
+    assert result.node_trials >= 3 and result.whole_model_trials == 0 and result.whole_model_why == []
+    assert result.whole_model_exports == 2
+    loaded = load_model(path)
+    with torch.no_grad():
+        expected = loaded.module(*loaded.example_inputs).numpy()
+    session = ort.InferenceSession(str(onnx_path), providers=["CPUExecutionProvider"])
+    (actual,) = session.run(None, {session.get_inputs()[0].name: loaded.example_inputs[0].numpy()})
+    np.testing.assert_allclose(actual, expected, atol=1e-5)

@@ -207,3 +207,50 @@ def type_optional_tensor_lists(graph: torch._C.Graph) -> None:
         if node.kind() == "prim::ListConstruct" and any(
                 isinstance(value.type(), torch._C.NoneType) for value in node.inputs()):
             node.output().setType(optional_tensors)
+
+
+PLACEHOLDER_KIND = "onnx::Placeholder"
+
+
+def inline_index_put_placeholders(graph: torch._C.Graph) -> None:
+    """The exporter's in-place removal wraps ``x[1:3, 0] = y`` (a slice/select chain of ``x`` and an
+    index_put on it) into an ``onnx::Placeholder`` whose value is ``x`` updated, which the
+    TorchScript interpreter cannot run (``copy_`` takes the same form, with no indices). Each
+    becomes what it stands for, in place: a copy of ``x``, the chain on the copy and the write
+    into it (in place, so it goes through the views)."""
+    placeholders = [node for node in all_nodes(graph)
+                    if node.kind() == PLACEHOLDER_KIND and node.s("name") in ("index_put", "index_put_")]
+    if not placeholders:
+        return
+    none = graph.insertConstant(None)
+    none.node().moveBefore(next(iter(graph.nodes())))
+    for placeholder in placeholders:
+        _write_instead_of(graph, placeholder, none)
+
+
+def _write_instead_of(graph: torch._C.Graph, placeholder: torch._C.Node, none: torch._C.Value) -> None:
+    """One index_put placeholder replaced by the write it stands for, into a copy of its input."""
+    (block,) = placeholder.blocks()
+    base = placeholder.input()
+    copy = graph.create("aten::clone", [base, none])
+    copy.output().setType(base.type())
+    copy.insertBefore(placeholder)
+    *chain, index_put = list(block.nodes())
+    # The block reads x under the name it had when traced; the placeholder's input is x as updated by then.
+    traced_base = (chain[0] if chain else index_put).inputsAt(0)
+    mapped = {base: copy.output(), traced_base: copy.output()}
+    for view in chain:
+        clone = graph.createClone(view, lambda value: mapped.get(value, value))
+        clone.insertBefore(placeholder)
+        for old, new in zip(view.outputs(), clone.outputs()):
+            mapped[old] = new
+    target, indices, values, flag = (mapped.get(v, v) for v in index_put.inputs())
+    if indices.node().kind() == "prim::ListConstruct" and not list(indices.node().inputs()):
+        # the exporter's form of ``copy_`` (an index_put with no indices), which torch refuses
+        written = graph.create("aten::copy_", [target, values, flag])
+    else:
+        written = graph.create("aten::index_put_", [target, indices, values, flag])
+    written.output().setType(index_put.output().type())
+    written.insertBefore(placeholder)
+    placeholder.output().replaceAllUsesWith(copy.output())
+    placeholder.destroy()

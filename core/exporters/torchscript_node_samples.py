@@ -4,9 +4,11 @@
 The exporter runs up to the graph it is about to convert (the copy per-node comparison also
 uses) and stops there: nothing is converted or serialised, so this costs a trace, not an export.
 That graph, cut down to what feeds the failing nodes, runs once in the TorchScript interpreter on
-the example inputs and returns the values flowing into each of them. Each node is then cloned
-into a graph of its own: tensors become its inputs, every other argument (ints, lists of ints,
-None, dtypes, also sizes the model computed) a constant holding the value it had.
+the example inputs and returns the values flowing into each of them (the model's writes into
+slices, which the exporter has wrapped into ``onnx::Placeholder`` nodes, run as the writes they
+stand for). Each node is then cloned into a graph of its own: tensors become its inputs, every
+other argument (ints, lists of ints, None, dtypes, also sizes the model computed) a constant
+holding the value it had.
 """
 from __future__ import annotations
 
@@ -18,7 +20,11 @@ from typing import TYPE_CHECKING, Any
 import torch
 
 from fixport.core.exporters.base import NodeSample, NodeSamples, first_error_line
-from fixport.core.exporters.torchscript_capture import TorchGraphRecorder, type_optional_tensor_lists
+from fixport.core.exporters.torchscript_capture import (
+    TorchGraphRecorder,
+    inline_index_put_placeholders,
+    type_optional_tensor_lists,
+)
 from fixport.core.loaders.torchscript_graph import all_nodes, instance_keys
 from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.problems import UnsupportedNode
@@ -121,6 +127,7 @@ def _values_flowing_into(graph: torch._C.Graph, params: list[torch.Tensor], node
     for node in probe_nodes:
         if node.hasAttribute(FUSED_OUTPUTS_ATTRIBUTE):
             _unfuse_list_outputs(probe, node)
+    inline_index_put_placeholders(probe)
     none = probe.insertConstant(None)
     none.node().moveBefore(next(iter(probe.nodes())))
     returned: list[torch._C.Value] = []
