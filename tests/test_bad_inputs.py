@@ -45,7 +45,7 @@ CASES = [
     Case("sys.exit in forward()", ["check", "{bench}/exits_in_forward.py"], 2, ("called sys.exit(5)",)),
     Case("model file raises", ["check", "{bench}/raises.py"], 2, ("RuntimeError", "model file boom", "line 2")),
     Case("no build()", ["check", "{bench}/no_build.py"], 2, ("neither build()",)),
-    Case("build() returns an int", ["check", "{bench}/builds_an_int.py"], 2, ("must return (model, example_inputs)",)),
+    Case("build() returns an int", ["check", "{bench}/builds_an_int.py"], 2, ("must return (model, args)",)),
     Case("garbage pt2", ["check", "{bench}/garbage.pt2"], 2, ("garbage.pt2", "ExportedProgram")),
     Case("pt2 without a program", ["check", "{bench}/no_program.pt2"], 2, ("no_program.pt2", "no exported program")),
     Case("garbage pt", ["check", "{bench}/garbage.pt"], 2, ("garbage.pt", "not a PyTorch archive")),

@@ -50,9 +50,9 @@ def test_dynamo_example_reports_exactly_its_declared_problems(worker, example) -
 def test_capture_failure_names_each_line_and_what_to_do(worker) -> None:
     result = worker.run(AnalyzeRequest(ModelRequest(str(example_path("branch_on_value_dynamo"))), options=DYNAMO))
     lines = {p.source for p in result.unsupported}
-    assert lines == {"branch_on_value_dynamo.py:38", "branch_on_value_dynamo.py:40"}
+    assert lines == {"branch_on_value_dynamo.py:40", "branch_on_value_dynamo.py:42"}
     said = {p.source.rpartition(":")[2]: p.message for p in result.unsupported}  # what to change, at each line
-    assert "torch.where" in said["38"] and "torch._check(count >= 0)" in said["40"]
+    assert "torch.where" in said["40"] and "torch._check(count >= 0)" in said["42"]
     assert all(p.code_change.startswith("--- branch_on_value_dynamo.py") for p in result.unsupported)
     assert "if scores.max() > 0.5:" in " ".join(p.message for p in result.unsupported)
     # draft_export still gives a graph to look at, with the user's lines and module scopes

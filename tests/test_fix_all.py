@@ -59,10 +59,13 @@ def test_fix_all_fixes_swin_in_one_click(qtbot, window: MainWindow) -> None:
     window.runner.finished.connect(lambda job, result: searches.append(result) if job.job.name == "auto_fix" else None)
     run_job(qtbot, window, lambda: qtbot.mouseClick(toolbar_button(window, "fix_all"), Qt.MouseButton.LeftButton))
     assert any(m.startswith("auto_fix: trying fixes") for m in seen), seen
-    # The search starts from the window's analysis and ends with its own: one whole-model export,
-    # after raising the opset (the candidates' trials are not exports of the model as it stands).
+    # The search starts from the window's analysis (no analyze job). Swin's failing nodes sit behind
+    # the writes that build its attention mask: their candidates are tried on the node alone, and the
+    # few that pass there but not in the model cost a whole-model export each (4 in all, where every
+    # candidate used to go to whole-model trials).
     assert "analyze" not in started, started
-    assert searches[0].whole_model_exports == 1 and searches[0].before is not None
+    search = searches[0]
+    assert search.before is not None and search.node_trials > 0 and search.whole_model_exports <= 4, search
     analysis = window.workbench.analysis
     assert analysis.unsupported == [], window.log.contents()
     assert analysis.options.opset == window.workbench.project.export_options["opset"] == 11

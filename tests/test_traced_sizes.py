@@ -36,7 +36,7 @@ def test_the_note_names_each_declared_dim_at_its_traced_size() -> None:
     assert pinned_dims_note(_analysis({"image": {"0": "batch"}})) == (
         "Built for the traced sizes: batch=1 is declared dynamic; this fix may hold only there.")
     assert traced_sizes(ExportOptions(dynamic_axes={"image": [2], "out": {0: "n"}}), ["image"],
-                        [(1, 3, 30, 30)]) == {"image_dim2": 30}  # a list of axes; an output's axes feed nothing
+                        [(1, 3, 30, 30)]) == {"image_dynamic_axes_1": 30}  # a list of axes, torch.s names
     assert pinned_dims_note(_analysis(None)) == "" and pinned_dims_note(None) == ""
 
 

@@ -31,7 +31,7 @@ def test_reasons_serialise_as_their_plain_strings() -> None:
     assert [reason.value for reason in ProblemReason] == [
         "no_symbolic", "symbolic_rejected", "python_op", "custom_op", "runtime_error",
         "capture_failed", "no_onnx_function", "translation_failed", "mismatch", "random_output", "worker_crash",
-        "export_failed", "shape_specialised"]
+        "export_failed", "shape_specialised", "baked_input"]
 
 
 def test_every_reason_has_a_description() -> None:

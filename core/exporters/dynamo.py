@@ -386,24 +386,24 @@ def _dynamic_shapes_by_name(loaded: LoadedModel, options: ExportOptions) -> tupl
 
 
 def _shapes_by_parameter(module: torch.nn.Module, args: tuple, per_input: list[dict[int, str] | None]) -> Any:
-    """torch.export's dynamic_shapes for ``module(*args)``: keyed by forward's parameters as the
-    arguments bind to them, a ``*past`` parameter holding one entry per tensor it takes (torch's
-    own conversion from dynamic axes cannot take ``*args``)."""
+    """torch.export's dynamic_shapes for ``module(*args)``: one entry per forward parameter the
+    arguments bind to, in order, a ``*past`` parameter holding one entry per tensor it takes
+    (torch's own conversion from dynamic axes cannot take ``*args``)."""
     try:
         signature = inspect.signature(module.forward)
         bound = signature.bind(*args)
     except (TypeError, ValueError):  # no signature to bind to: one entry per argument, in order
         return tuple(per_input)
-    shapes: dict[str, Any] = {}
+    shapes: list[Any] = []
     index = 0
     for name, value in bound.arguments.items():
         if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
-            shapes[name] = tuple(per_input[index:index + len(value)])
+            shapes.append(tuple(per_input[index:index + len(value)]))
             index += len(value)
         else:
-            shapes[name] = per_input[index]
+            shapes.append(per_input[index])
             index += 1
-    return shapes
+    return tuple(shapes)
 
 
 def _takes_only_varargs(module: torch.nn.Module) -> bool:

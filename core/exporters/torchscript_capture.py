@@ -88,7 +88,8 @@ class TorchGraphRecorder:
 
         def create_jit_graph(model: Any, args: Any) -> Any:
             created = original_create(model, args)
-            self.params = [p.detach() for p in created[1]]
+            # a quantized model's packed parameters come as tuples
+            self.params = [p.detach() if isinstance(p, torch.Tensor) else p for p in created[1]]
             return created
 
         def remove_inplace_ops(graph: torch._C.Graph, module: Any) -> Any:

@@ -11,8 +11,7 @@ from __future__ import annotations
 
 import inspect
 from collections.abc import Mapping
-from dataclasses import dataclass
-from typing import Any
+from typing import Any, NamedTuple
 
 import torch
 from torch.utils import _pytree as pytree
@@ -28,9 +27,9 @@ class UnsupportedInputError(ValueError):
         self.message, self.hint = message, hint
 
 
-@dataclass
-class InputStructure:
-    """Where each example tensor sits in the model's call, and the values that are not tensors."""
+class InputStructure(NamedTuple):
+    """Where each example tensor sits in the model's call, and the values that are not tensors.
+    (A NamedTuple, not a dataclass: the fix script carries this class by source.)"""
 
     spec: pytree.TreeSpec  # of (args, kwargs)
     leaves: list[Any]  # every leaf, tensors included (the constants are used as they are)
