@@ -69,9 +69,15 @@ def _problem_lines(analysis: AnalysisResult) -> list[str]:
 
 
 def _unplaced(analysis: AnalysisResult) -> list[str]:
-    """Problems no one could act on: no ONNX node, no source node, no scope, no line."""
+    """Problems no one could act on: an unknown kind, or no ONNX node, scope or line and no op named
+    (torch disagreeing with itself on an op has no line of the model: the op is its place)."""
     return [f"{p.display_kind}: {p.reason}" for p in analysis.unsupported
-            if p.display_kind in UNPLACED_KINDS or not (p.onnx_node or p.scope or p.source)]
+            if p.display_kind in UNPLACED_KINDS or not (p.onnx_node or p.scope or p.source or _names_an_op(p.instance))]
+
+
+def _names_an_op(instance: str) -> bool:
+    """'prims.sum.default', 'aten::cumsum': an op's name, not a bare failure type."""
+    return "::" in instance or instance.count(".") >= 1 and " " not in instance
 
 
 def _load(path: Path) -> Any:

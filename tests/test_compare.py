@@ -297,3 +297,22 @@ def test_a_compare_after_fix_never_advises_the_fix_just_run(worker, model_file) 
         _compare(worker, model_file("bool_cumsum.py", BOOL_CUMSUM_MODEL), from_project=True)
     assert "--auto" not in raised.value.hint and "main.py fix" not in raised.value.hint
     assert "write one in the window (a stub is generated from its schema)" in raised.value.hint
+
+
+def test_random_values_the_model_refuses_are_skipped_with_a_note(worker, model_file) -> None:
+    """SigLIP2 refuses random spatial shapes: the other input set is left out and said, not an error."""
+    path = model_file("picky.py", """
+        import torch
+
+        class Picky(torch.nn.Module):
+            def forward(self, x, mode):
+                if bool((mode != torch.tensor([7, 0, 3, 5])).any()):
+                    raise ValueError("mode must be 7, 0, 3, 5")
+                return x * 2
+
+        def build():
+            return Picky(), (torch.randn(2, 3), torch.tensor([7, 0, 3, 5]))
+    """)
+    result = worker.run(CompareRequest(ModelRequest(str(path)), runs=2, analyze_nodes=False))
+    assert result.outputs and "random, seed 1" not in result.run_labels, result.run_labels
+    assert any("Input set 2" in m and "refuses these random values" in m for m in result.messages), result.messages

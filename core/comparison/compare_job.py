@@ -176,6 +176,10 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                                                        device)
                     messages.append(note)
                     inputs = inputs.inputs
+                elif index > 0 and not _torch_takes(module, inputs, device):  # random values the model refuses
+                    messages.append(f"Input set {index + 1} ({label}): the model's forward() refuses these random "
+                                    "values, so it was not compared there; give inputs it takes with --inputs.")
+                    continue
                 else:
                     stats, check = _compare_run(module, session, loaded.input_names, inputs, tolerances, run, device)
                     rounding_checks += [check] if check.failing else []
@@ -299,6 +303,16 @@ def _torch_device(requested: str) -> tuple[str, str]:
                        "the torch reference ran on CPU.")
     return "cuda", ("The torch reference ran on cuda with TF32 off (torch.backends.cuda.matmul.allow_tf32 and "
                     "torch.backends.cudnn.allow_tf32 False): full float32, as on CPU.")
+
+
+def _torch_takes(module: torch.nn.Module, inputs: Sequence[torch.Tensor], device: str) -> bool:
+    """Whether the model's forward() runs on ``inputs`` (random ids or sizes it may refuse)."""
+    try:
+        with torch.no_grad():
+            module(*[t.to(device) for t in inputs])
+    except Exception:  # the user's forward: any error means these values are not the model's to take
+        return False
+    return True
 
 
 def _first_line(exc: BaseException) -> str:

@@ -82,7 +82,7 @@ def capture_problems_from_report(draft: torch.export.ExportedProgram) -> list[Un
                 failure_type.replace("_", " "))
         where = (f" at {source}" if source else "") + (f" `{code}`" if code else "")
         problems.append(UnsupportedNode(
-            kind=f"{CAPTURE_KIND_PREFIX}{failure_type}", instance=source or failure_type,
+            kind=f"{CAPTURE_KIND_PREFIX}{failure_type}", instance=source or op or failure_type,  # no line: the op
             reason=ProblemReason.CAPTURE_FAILED,
             message=f"torch.export {what}{where}. {capture_advice(failure.failure_type.name)}",
             scope="", source=source))
