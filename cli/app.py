@@ -12,6 +12,8 @@ from fixport.cli.error_log import write_error_log
 from fixport.core.model.errors import MAX_PRINTED_MESSAGE_CHARS, FixportError, WorkerError, trimmed_message
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 
+COMMAND_ORDER = ("check", "export", "compare", "fix", "script", "templates")
+
 
 def build_parser() -> argparse.ArgumentParser:
     from fixport.cli import check_export, compare, fixing  # noqa: F401  (importing registers the commands)
@@ -20,7 +22,11 @@ def build_parser() -> argparse.ArgumentParser:
         "Fixport: find and fix what torch.onnx.export cannot handle. "
         "Without a command, the workbench window opens on a built-in example."))
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
-    for name, (help_text, configure, handler) in COMMANDS.items():
+    # The commands register as their modules are imported, and a caller may have imported one first:
+    # --help lists them in the workflow's order, whatever that order was.
+    ordered = sorted(COMMANDS.items(), key=lambda item: COMMAND_ORDER.index(item[0])
+                     if item[0] in COMMAND_ORDER else len(COMMAND_ORDER))
+    for name, (help_text, configure, handler) in ordered:
         sub = commands.add_parser(name, help=help_text, description=help_text)
         configure(sub)
         sub.set_defaults(handler=handler)
