@@ -176,12 +176,17 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                                                        device)
                     messages.append(note)
                     inputs = inputs.inputs
-                elif index > 0 and not _torch_takes(module, inputs, device):  # random values the model refuses
-                    messages.append(f"Input set {index + 1} ({label}): the model's forward() refuses these random "
-                                    "values, so it was not compared there; give inputs it takes with --inputs.")
-                    continue
                 else:
-                    stats, check = _compare_run(module, session, loaded.input_names, inputs, tolerances, run, device)
+                    try:
+                        stats, check = _compare_run(module, session, loaded.input_names, inputs, tolerances, run,
+                                                    device)
+                    except _TorchRefused as refused:
+                        if index == 0:  # the example inputs: the model's own error, as it is
+                            raise refused.__cause__ from None
+                        messages.append(f"Input set {index + 1} ({label}): the model's forward() refuses these "
+                                        "random values, so it was not compared there; give inputs it takes with "
+                                        "--inputs.")
+                        continue
                     rounding_checks += [check] if check.failing else []
                 if stats:
                     per_run.append(stats)
@@ -305,14 +310,8 @@ def _torch_device(requested: str) -> tuple[str, str]:
                     "torch.backends.cudnn.allow_tf32 False): full float32, as on CPU.")
 
 
-def _torch_takes(module: torch.nn.Module, inputs: Sequence[torch.Tensor], device: str) -> bool:
-    """Whether the model's forward() runs on ``inputs`` (random ids or sizes it may refuse)."""
-    try:
-        with torch.no_grad():
-            module(*[t.to(device) for t in inputs])
-    except Exception:  # the user's forward: any error means these values are not the model's to take
-        return False
-    return True
+class _TorchRefused(Exception):
+    """The model's forward() raised on an input set (random ids or sizes it may refuse)."""
 
 
 def _first_line(exc: BaseException) -> str:
@@ -380,8 +379,11 @@ def _compare_run(module: torch.nn.Module, session: Any, input_names: list[str], 
                  tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], RoundingCheck]:
     """One input set's outputs, and what is left to check for half precision's own rounding."""
     on_device = [t.to(device) for t in inputs]
-    with torch.no_grad():
-        expected = flatten_outputs(module(*on_device))
+    try:
+        with torch.no_grad():
+            expected = flatten_outputs(module(*on_device))
+    except Exception as exc:  # the user's forward on these values
+        raise _TorchRefused() from exc
     actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
     stats = compare_output_lists(expected, actual, tolerances, run)
     failing = [s for s in stats if not s.passed and s.dtype in LOW_PRECISION_NAMES]

@@ -406,12 +406,6 @@ def _shapes_by_parameter(module: torch.nn.Module, args: tuple, per_input: list[d
     return tuple(shapes)
 
 
-def _takes_only_varargs(module: torch.nn.Module) -> bool:
-    parameters = inspect.signature(module.forward).parameters.values()
-    return any(p.kind is p.VAR_POSITIONAL for p in parameters) and \
-        all(p.kind in (p.VAR_POSITIONAL, p.VAR_KEYWORD) for p in parameters)
-
-
 def _constraint_problem(exc: BaseException, at_lines: list[UnsupportedNode], loaded: LoadedModel,
                         options: ExportOptions) -> UnsupportedNode:
     """Dynamic dims the code does not allow: torch's own account (which dim, what the code made of it,
