@@ -27,6 +27,7 @@ from PySide6.QtWidgets import (
 
 from fixport.core.exporters.profiles import PROFILES
 from fixport.core.fixing.fix_script import write_fix_script
+from fixport.core.model.dynamic_shapes import shapes_argument
 from fixport.core.model.export_options import EXPORT_TYPES
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
 from fixport.core.model.project import PROJECT_SUFFIX
@@ -34,6 +35,7 @@ from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
 from fixport.core.onnx_io.cuda_precision import PRECISION_HELP, PRECISION_MODES
 from fixport.core.onnx_io.runtime_check import cuda_unavailable_reason
+from fixport.gui.dynamic_shapes_dialog import ask_dynamic_shapes
 from fixport.gui.example_gallery import ExampleGallery
 from fixport.gui.shapes_dialog import ask_shapes_to_check
 from fixport.gui.tolerance_dialog import ToleranceDialog
@@ -207,6 +209,35 @@ def set_shapes_to_check(window: ActionWindow, lines: list[str]) -> None:
     window.reexport(keep_view=True)
 
 
+def edit_dynamic_shapes(window: ActionWindow) -> None:
+    """Run > Dynamic shapes…: ask which dims stay dynamic, then set them and analyse again."""
+    project, analysis = window.workbench.project, window.workbench.analysis
+    if project is None:
+        return
+    if analysis is None or not analysis.input_names:
+        window.statusBar().showMessage("Dynamic shapes: open a model and let it analyse first; its inputs are "
+                                       "named then.", STATUS_MESSAGE_MS)
+        return
+    axes = ask_dynamic_shapes(_dialog_parent(window), dict(project.export_options.get("dynamic_axes") or {}),
+                              analysis.input_names, analysis.input_shapes)
+    if axes is not None:
+        set_dynamic_shapes(window, axes)
+
+
+def set_dynamic_shapes(window: ActionWindow, axes: dict[str, dict[int, str]]) -> None:
+    """The project's dynamic dims by input name (none: every input keeps its traced shape), then a re-analysis."""
+    assert window.workbench.project is not None
+    options = dict(window.workbench.project.export_options)
+    if axes:
+        options["dynamic_axes"] = {name: dict(dims) for name, dims in axes.items()}
+    else:
+        options.pop("dynamic_axes", None)
+    window.workbench.set_project_field("export_options", options)
+    declared = shapes_argument(axes) if axes else "none (traced shapes)"
+    window.log.log(f"Dynamic shapes: {declared}; exporting again.")
+    window.reexport(keep_view=True)
+
+
 def find_node(window: ActionWindow) -> None:
     on_onnx = window.selected is not None and window.selected[0] == "onnx"
     window.graphs.pane("onnx" if on_onnx else "torchscript").focus_search()
@@ -238,6 +269,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("inputs", "Example inputs…", edit_inputs, tip="Random example inputs: NAME=DIMS[:DTYPE]"),
     Action("shapes", "Shapes to check…", edit_shapes,
            tip="Input shapes to also run torch and ONNX Runtime at, one set a line: NAME=DIMS[,NAME=DIMS]"),
+    Action("dynamic_shapes", "Dynamic shapes…", edit_dynamic_shapes,
+           tip="Which dims of each input the export keeps dynamic (torch.export's dynamic_shapes)"),
     Action("find", "Find node…", find_node, QKeySequence.StandardKey.Find),
     Action("fit", "Fit graphs to view", fit_graphs, "Ctrl+0"),
 )
@@ -247,7 +280,7 @@ MENUS: tuple[tuple[str, tuple[str | None, ...]], ...] = (  # None: a separator; 
     ("&File", ("open_model", "open_example", "open_project", "recent", None, "save_project", "save_project_as",
                "export_onnx", "export_script", None, "quit")),
     ("&View", ("find", "fit")),
-    ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs", "shapes", None,
+    ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs", "dynamic_shapes", "shapes", None,
               "suggest_dynamic")),
 )
 

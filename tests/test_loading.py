@@ -94,6 +94,54 @@ def test_pickled_module_needs_trust_and_its_source_path(tmp_path: Path) -> None:
     assert loaded.source_kind == "pickled_module"
 
 
+KEYWORD_NET = """
+from typing import Optional
+
+import torch
+
+class Embedder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.words = torch.nn.Embedding(10, 4)
+        self.types = torch.nn.Embedding(2, 4)
+
+    def forward(self, input_ids, attention_mask: Optional[torch.Tensor] = None,
+                token_type_ids: Optional[torch.Tensor] = None, scale: float = 1.0):
+        hidden = self.words(input_ids)
+        if token_type_ids is not None:
+            hidden = hidden + self.types(token_type_ids)
+        if attention_mask is not None:
+            hidden = hidden * attention_mask.unsqueeze(-1)
+        return hidden * scale
+"""
+
+
+def test_archive_inputs_given_by_keyword_skip_parameters(tmp_path: Path) -> None:
+    """input_ids and token_type_ids without attention_mask go to forward by name, not by position,
+    for a pickled module and a TorchScript archive alike."""
+    source_dir = tmp_path / "src"
+    source_dir.mkdir()
+    (source_dir / "embedder.py").write_text(KEYWORD_NET)
+    pickled, archive = tmp_path / "model.pt", tmp_path / "model.ts"
+    import subprocess
+    import sys
+    subprocess.run([sys.executable, "-c", "import torch, embedder; m = embedder.Embedder().eval(); "
+                    f"torch.save(m, {str(pickled)!r}); torch.jit.save(torch.jit.script(m), {str(archive)!r})"],
+                   cwd=source_dir, check=True)
+    specs = [parse_input_spec("token_type_ids=1x5:int64"), parse_input_spec("input_ids=1x5:int64")]
+    for path in (pickled, archive):
+        loaded = load_model(path, InputOptions(specs=specs, seed=0), trust=True, search_paths=[str(source_dir)])
+        assert loaded.input_names == ["input_ids", "token_type_ids"], path
+        ids, types = loaded.example_inputs
+        inner = loaded.module.model
+        expected = inner(input_ids=ids % 10, token_type_ids=types % 2)
+        torch.testing.assert_close(loaded.module(ids % 10, types % 2), expected)
+        assert any("keyword" in note for note in loaded.notes)
+    with pytest.raises(InputSpecError, match="its inputs are: input_ids, attention_mask, token_type_ids, scale"):
+        load_model(pickled, InputOptions(specs=[parse_input_spec("mask=1x5")]), trust=True,
+                   search_paths=[str(source_dir)])
+
+
 def test_state_dict_is_recognised_without_unpickling_code(small: Path, tmp_path: Path) -> None:
     weights = tmp_path / "weights.pt"
     torch.save(_small_module(small).state_dict(), weights)

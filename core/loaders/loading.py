@@ -288,8 +288,12 @@ def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedMo
         specs = _specs_in_model_order(options.specs, loaded)
         arrays = random_inputs(specs, options.seed)
     if arrays is not None:
-        loaded.example_inputs = tuple(torch.from_numpy(np.ascontiguousarray(a)) for a in arrays.values())
-        loaded.input_names = list(arrays)
+        tensors = {name: torch.from_numpy(np.ascontiguousarray(a)) for name, a in arrays.items()}
+        if loaded.structure is None and _needs_keywords(list(tensors), loaded):
+            _call_with_keywords(loaded, tensors)
+        else:
+            loaded.example_inputs = tuple(tensors.values())
+            loaded.input_names = list(tensors)
     elif not loaded.example_inputs:
         wanted = ", ".join(loaded.input_names) or "x"
         raise InputSpecError(
@@ -300,10 +304,42 @@ def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedMo
     return loaded
 
 
+def _needs_keywords(given: list[str], loaded: LoadedModel) -> bool:
+    """Whether the inputs given must be passed by keyword: they skip a positional parameter
+    (``input_ids`` and ``token_type_ids`` without ``attention_mask``) or name a keyword-only one."""
+    positional = loaded.input_names
+    return bool(given) and set(given) != set(positional[:len(given)]) and set(given) <= set(_parameter_names(loaded))
+
+
+def _call_with_keywords(loaded: LoadedModel, tensors: dict[str, torch.Tensor]) -> None:
+    """Call the model as ``model(name=tensor, ...)``: the module becomes a StructuredCall over the keywords."""
+    assert loaded.module is not None
+    keywords = {name: tensors[name] for name in _parameter_names(loaded) if name in tensors}
+    module, flat, structure = flat_model(loaded.module, (), keywords, loaded.path.name)
+    loaded.module, loaded.example_inputs, loaded.structure = module, flat, structure
+    loaded.input_names = structure.names if structure else list(keywords)
+    loaded.notes.append(f"The model is called with keyword arguments: {', '.join(loaded.input_names)}.")
+
+
+def _parameter_names(loaded: LoadedModel) -> list[str]:
+    """Every parameter of forward a tensor can be passed to by name, in order."""
+    module = loaded.module
+    if module is None:
+        return []
+    schema = getattr(getattr(module, "forward", None), "schema", None)
+    if schema is not None:  # a TorchScript archive's forward
+        return [argument.name for argument in schema.arguments[1:]]
+    try:
+        parameters = inspect.signature(module.forward).parameters.values()
+    except (TypeError, ValueError):
+        return list(loaded.input_names)
+    return [p.name for p in parameters if p.kind not in (p.VAR_POSITIONAL, p.VAR_KEYWORD)]
+
+
 def _specs_in_model_order(specs: list[InputSpec], loaded: LoadedModel) -> list[InputSpec]:
     """The --input specs in forward()'s order; an error when one names no input of the model
     (a typo would otherwise pass its tensor to the wrong argument, or be silently ignored)."""
-    known = [name for name in loaded.input_names if not re.fullmatch(r"input_\d+", name)]
+    known = [name for name in _parameter_names(loaded) or loaded.input_names if not re.fullmatch(r"input_\d+", name)]
     if not known:  # forward(*args): the names carry no meaning, keep the order given
         return list(specs)
     unknown = [spec.name for spec in specs if spec.name not in known]

@@ -10,6 +10,7 @@ input and axis.
 """
 from __future__ import annotations
 
+import json
 from collections.abc import Mapping
 from typing import Any
 
@@ -72,3 +73,33 @@ def _bad_shapes(problem: str, value: Any) -> ExportError:
     return ExportError(f"The dynamic shapes are not valid: {problem} (got {value!r}).",
                        'Write them like the inputs, e.g. {"input_ids": {"0": "batch", "1": "seq"}, '
                        '"past": [{"0": "batch", "2": "past"}]}; equal names mean equal dims.')
+
+
+def parse_dims(name: str, text: str, rank: int | None = None) -> dict[int, str]:
+    """One input's dynamic dims as typed in the window, ``0: batch, 1: seq`` (``=`` works too);
+    raises :class:`ExportError` naming the input and the bad part."""
+    dims: dict[int, str] = {}
+    for part in text.replace(";", ",").split(","):
+        if not part.strip():
+            continue
+        axis, separator, dim = part.replace("=", ":").partition(":")
+        axis, dim = axis.strip(), dim.strip()
+        if not separator or not axis.lstrip("-").isdigit() or not dim.isidentifier():
+            raise ExportError(f"The dynamic dims of {name} cannot be read at {part.strip()!r}.",
+                              "Write AXIS: NAME pairs separated by commas, e.g. 0: batch, 1: seq.")
+        index = int(axis)
+        if rank is not None and not -rank <= index < rank:
+            raise ExportError(f"{name} has {rank} dims, so it has no axis {index}.",
+                              f"Use an axis from 0 to {rank - 1}.")
+        dims[index % rank if rank else index] = dim
+    return dims
+
+
+def dims_text(dims: Mapping[int, str]) -> str:
+    """The dims as :func:`parse_dims` reads them back: ``0: batch, 1: seq``."""
+    return ", ".join(f"{axis}: {dim}" for axis, dim in sorted(dims.items()))
+
+
+def shapes_argument(axes: Mapping[str, Mapping[int, str]]) -> str:
+    """The ``--dynamic-shapes`` JSON that declares these dims (input names as Fixport gives them)."""
+    return json.dumps({name: {str(axis): dim for axis, dim in sorted(dims.items())} for name, dims in axes.items()})
