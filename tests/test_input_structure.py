@@ -10,6 +10,7 @@ import onnx
 import pytest
 
 from fixport.core.model.errors import FixportError
+from fixport.core.model.graph import GRAPH_INPUT_KIND, display_graph
 from fixport.core.model.requests import AnalyzeRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
 from tests.conftest import run_main
@@ -107,6 +108,8 @@ def test_a_decoder_step_with_star_past_names_each_cache_tensor(worker, model_fil
     analysis = worker.run(AnalyzeRequest(model, {"exporter": exporter}))
     assert analysis.input_names == ["input_ids", "attention_mask", "past.0", "past.1", "past.2", "past.3"]
     assert analysis.unsupported == []
+    shown = display_graph(analysis.source_graph)  # the source pane's inputs carry the same names
+    assert [n.name for n in shown.nodes if n.kind == GRAPH_INPUT_KIND] == analysis.input_names
     assert worker.run(CompareRequest(model, {"exporter": exporter})).passed
 
 

@@ -85,6 +85,8 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,
                    saved: list[str], max_abs: float | None, notes: list[str],
                    seconds: dict[str, float]) -> AnalysisResult:
+    if result.source_graph is not None:
+        result.source_graph.label_inputs(list(loaded.input_names))
     return AnalysisResult(
         model_path=str(loaded.path), source_kind=loaded.source_kind, options=options,
         source_graph=result.source_graph, onnx_graph=result.onnx_graph,

@@ -164,6 +164,7 @@ class DynamoExporter(Exporter):
             self.last_program, self.last_captured = decomposed, program  # compare runs it node by node
             missing = nodes_without_onnx_function(decomposed, registry)
             fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
+            fx_graph.label_inputs(list(loaded.input_names))
             report_partial(progress, TracedGraph(fx_graph))
             problems += [_missing_function_problem(fx_graph, node_name, message, registry.opset_version,
                                                    captured_origin(decomposed, node_name, program),

@@ -86,7 +86,7 @@ class TorchScriptExporter(Exporter):
         try:
             record, caught = self._run_torch_export(
                 loaded, options, path, diagnose,
-                on_traced=lambda graph: self._traced(graph, progress))
+                on_traced=lambda graph: self._traced(graph, loaded.input_names, progress))
         except _FailedAfterConversion as failure:
             if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
                 raise ExportError(f"The export failed: {failure.reason}", failure.hint,
@@ -210,7 +210,8 @@ class TorchScriptExporter(Exporter):
                              python_op=python_op)
 
     @staticmethod
-    def _traced(graph: Graph, progress: ProgressCallback | None) -> None:
+    def _traced(graph: Graph, input_names: list[str], progress: ProgressCallback | None) -> None:
+        graph.label_inputs(list(input_names))
         report_partial(progress, TracedGraph(graph))
         report(progress, 0.3, CONVERTING_STAGE)
 

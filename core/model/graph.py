@@ -72,6 +72,13 @@ class Graph:
     inputs: list[str] = field(default_factory=list)
     outputs: list[str] = field(default_factory=list)
     name: str = ""
+    # What the user calls an input where the graph's own name differs (a trace's ``input.1``): the ONNX input names.
+    input_labels: dict[str, str] = field(default_factory=dict)
+
+    def label_inputs(self, names: list[str]) -> None:
+        """Show the user's input names on the graph's inputs, in order (when there are as many)."""
+        if len(names) == len(self.inputs):
+            self.input_labels = {own: given for own, given in zip(self.inputs, names) if own != given}
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -180,9 +187,11 @@ def display_graph(graph: Graph) -> Graph:
     """What a pane draws: the graph's inputs and outputs as nodes of their own, and no
     constant or list-plumbing nodes (flagged nodes always stay)."""
     kept = [node for node in graph.nodes if node.kind not in PLUMBING_KINDS or node.unsupported]
-    inputs = [Node(id=f"input:{name}", kind=GRAPH_INPUT_KIND, name=name, outputs=[name]) for name in graph.inputs]
+    inputs = [Node(id=f"input:{name}", kind=GRAPH_INPUT_KIND, name=graph.input_labels.get(name, name), outputs=[name])
+              for name in graph.inputs]
     outputs = [Node(id=f"output:{name}", kind=GRAPH_OUTPUT_KIND, name=name, inputs=[name]) for name in graph.outputs]
-    return Graph(graph.kind, inputs + kept + outputs, graph.values, graph.inputs, graph.outputs, graph.name)
+    return Graph(graph.kind, inputs + kept + outputs, graph.values, graph.inputs, graph.outputs, graph.name,
+                 graph.input_labels)
 
 
 @dataclass
