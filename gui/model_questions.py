@@ -19,7 +19,8 @@ def ask_input_specs(parent: QWidget, current: list[str], names: str = "") -> lis
     while True:
         text, accepted = QInputDialog.getText(
             parent, "Example inputs",
-            f"Random example inputs{hint}, as NAME=DIMS[:DTYPE] separated by spaces:", text=text)
+            f"Random example inputs{hint}, as NAME=DIMS[:DTYPE] separated by spaces\n"
+            "(by forward()'s parameter names; a parameter left out keeps its default):", text=text)
         if not accepted:
             return None
         specs = text.split()
