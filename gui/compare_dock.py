@@ -1,4 +1,5 @@
-"""The Compare dock: the verdict, per-output statistics, and the plots (gui/compare_plots.py)."""
+"""The Compare dock: the verdict and per-output statistics; its plots (gui/compare_plots.py) sit in the
+Plots dock beside it when the window gives one, else under the table."""
 from __future__ import annotations
 
 import html
@@ -24,6 +25,7 @@ from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR, WARN_
 
 if TYPE_CHECKING:
     from fixport.gui.compare_plots import ComparePlots
+    from fixport.gui.plots_dock import PlotsDock
 
 TABLE_COLUMNS = ("output", "shape", "dtype", "max abs", "mean abs", "max rel", "RMSE", "cosine", "mismatch", "result")
 TABLE_VISIBLE_ROWS = 4
@@ -36,9 +38,10 @@ def _number(value: float) -> str:
 class CompareDock(QDockWidget):
     node_picked = Signal(str)  # ONNX node id
 
-    def __init__(self, parent: QWidget | None = None) -> None:
+    def __init__(self, parent: QWidget | None = None, plots_dock: PlotsDock | None = None) -> None:
         super().__init__("Compare", parent)
         self.setObjectName("CompareDock")
+        self.plots_dock = plots_dock
         self.result: CompareResult | None = None
         self._node_ids: list[str] = []
         body = QWidget()
@@ -73,7 +76,7 @@ class CompareDock(QDockWidget):
         self.table = QTableWidget(0, len(TABLE_COLUMNS))
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
-        layout.addWidget(self.table)
+        layout.addWidget(self.table, 1)
         self.plots: ComparePlots | None = None  # built with the first result: pyqtgraph loads late
         self._plots_layout = layout
         self.setWidget(body)
@@ -96,6 +99,8 @@ class CompareDock(QDockWidget):
         if self.plots is not None:
             self.plots.clear()
             self.plots.hide()  # empty axes say nothing: the plots appear with a result
+        if self.plots_dock is not None:
+            self.plots_dock.show_waiting()
 
     def show_result(self, result: CompareResult) -> None:
         self.clear()
@@ -136,7 +141,10 @@ class CompareDock(QDockWidget):
 
             self.plots = ComparePlots()
             self.plots.node_picked.connect(self.node_picked)
-            self._plots_layout.addWidget(self.plots, 1)
+            if self.plots_dock is None:
+                self._plots_layout.addWidget(self.plots, 1)
+        if self.plots_dock is not None:
+            self.plots_dock.hold(self.plots)
         return self.plots
 
     def _show_settings(self, result: CompareResult) -> None:

@@ -11,6 +11,7 @@ import math
 import numpy as np
 import pyqtgraph as pg
 from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QWidget
 
 from fixport.core.model.compare_result import CompareResult, NodeError
@@ -27,6 +28,13 @@ LOG_AXIS_MARGIN = 0.5  # decades of air above and below the points
 MIN_LOG_SPAN = 2.0  # decades: a single value still gets a readable axis
 MIN_VALUE_SPAN_FRACTION = 0.1  # scatter of one repeated value: +-10 % around it
 EXACT_LABEL = "0 (exact)"
+WIDE_PANEL_RATIO = 2.6  # width / height above which the plots go in one row
+PLOT_TITLES = {  # attribute: (title, title in one row, where each plot is narrow)
+    "histogram": ("|torch − ONNX| histogram", "|torch − ONNX|"),
+    "scatter": ("torch vs ONNX values", "torch vs ONNX"),
+    "per_output": ("max abs error per output", "max abs / output"),
+    "per_node": ("per-node max abs error along the graph (click a point)", "per node (click a point)"),
+}
 
 
 def error_floor(errors: list[float], tolerances: list[float]) -> float:
@@ -76,10 +84,34 @@ class ComparePlots(QWidget):
         for plot in (self.histogram, self.per_output, self.per_node):  # log10 and index axes: no "x0.001"
             for side in ("bottom", "left"):
                 plot.getAxis(side).enableAutoSIPrefix(False)
-        for column, plot in enumerate((self.histogram, self.scatter, self.per_output)):
-            grid.addWidget(plot, 0, column)
-        grid.addWidget(self.per_node, 1, 0, 1, 3)
+        self._grid = grid
+        self._in_one_row: bool | None = None
+        self._arrange(in_one_row=False)
         self.setLayout(grid)
+
+    def resizeEvent(self, event: QResizeEvent) -> None:  # noqa: N802 (Qt's name)
+        """A wide, short panel (a docked tab under the graphs) gets the four plots in one row: two
+        rows there would leave each plot too low to read."""
+        super().resizeEvent(event)
+        size = event.size()
+        self._arrange(in_one_row=size.width() > WIDE_PANEL_RATIO * size.height())
+
+    def _arrange(self, in_one_row: bool) -> None:
+        if in_one_row == self._in_one_row:
+            return
+        self._in_one_row = in_one_row
+        for plot in (self.histogram, self.scatter, self.per_output, self.per_node):
+            self._grid.removeWidget(plot)
+        for column, plot in enumerate((self.histogram, self.scatter, self.per_output)):
+            self._grid.addWidget(plot, 0, column)
+        if in_one_row:
+            self._grid.addWidget(self.per_node, 0, 3, 1, 2)
+        else:
+            self._grid.addWidget(self.per_node, 1, 0, 1, 3)
+        for column in range(5):
+            self._grid.setColumnStretch(column, 1 if in_one_row or column < 3 else 0)
+        for plot, (full, short) in PLOT_TITLES.items():
+            getattr(self, plot).setTitle(short if in_one_row else full)
 
     def clear(self) -> None:
         for plot in (self.histogram, self.scatter, self.per_output, self.per_node):

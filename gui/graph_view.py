@@ -465,15 +465,37 @@ class GraphPane(QWidget):
         if self.view.keeps_fit:
             self.fit_view()
 
+    def _opening_point(self) -> QPointF | None:
+        """Where a graph too big to read whole opens: on its first flagged node, else on its first
+        input (the mean of inputs laid out far apart falls on empty space)."""
+        layout = self.layout
+        assert layout is not None and self.graph is not None
+        marked = self._marks.get("unsupported", set())
+        for node in self.graph.nodes:
+            if node.unsupported or node.id in marked:
+                index = self._item_index(node.id)
+                if index is not None:
+                    return QPointF(float(layout.x[index]), float(layout.y[index]))
+        return None
+
     def _inputs_centre_x(self) -> float:
-        """Where the graph starts: its inputs (else its first rank, which may hold weights and constants)."""
+        """Where the graph starts: its first input (else its first rank, which may hold weights and constants)."""
         layout = self.layout
         assert layout is not None
         inputs = [index for index, key in enumerate(layout.items.keys) if str(key).startswith("input:")]
         if inputs:
-            return float(layout.x[inputs].mean())
+            return float(layout.x[inputs[0]])
         first_rank = layout.rank == 0
         return float(layout.x[first_rank].mean()) if first_rank.any() else (layout.bounds[0] + layout.bounds[2]) / 2
+
+    def _item_index(self, key: str) -> int | None:
+        """The laid-out item showing node ``key`` (its collapsed group's, if it is inside one)."""
+        layout = self.layout
+        assert layout is not None
+        index = layout.index_of(key)
+        if index is None and self.tree is not None and key in self.tree.node_index:
+            index = int(layout.items.node_item[self.tree.node_index[key]])
+        return index
 
     def fit_view(self) -> None:
         """Whole graph if it is readable that way, else the top of it at a readable zoom."""
@@ -487,6 +509,10 @@ class GraphPane(QWidget):
         if zoom < READABLE_ZOOM and len(self.layout.items) > 1:
             self.view.resetTransform()
             self.view.scale(READABLE_ZOOM, READABLE_ZOOM)
+            problem = self._opening_point()
+            if problem is not None:
+                self.view.centerOn(problem)
+                return
             visible_height = port.height() / READABLE_ZOOM
             centre_x = self._inputs_centre_x()
             visible_width = port.width() / READABLE_ZOOM
@@ -505,9 +531,7 @@ class GraphPane(QWidget):
         layout = self.layout
         if layout is None:
             return
-        index = layout.index_of(key)
-        if index is None and self.tree is not None and key in self.tree.node_index:
-            index = int(layout.items.node_item[self.tree.node_index[key]])
+        index = self._item_index(key)
         if index is None:
             return
         if self.view.zoom() < READABLE_ZOOM:

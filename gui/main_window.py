@@ -53,6 +53,7 @@ from fixport.gui.job_runner import JobRunner, SubmittedJob
 from fixport.gui.log_dock import LogDock
 from fixport.gui.model_questions import ask_input_specs, ask_trust
 from fixport.gui.onnx_preview import OnnxPreview
+from fixport.gui.plots_dock import PlotsDock
 from fixport.gui.problems_dock import FixedKind, ProblemsDock
 from fixport.gui.restore_bar import RestoreBar
 from fixport.gui.template_dock import TemplateDock, TemplateTarget
@@ -67,6 +68,7 @@ PROBLEMS_WIDTH, TEMPLATE_WIDTH, COMPARE_HEIGHT = 260, 520, 230
 TEMPLATE_HEIGHT, INSPECTOR_HEIGHT = 560, 260
 PROBLEMS_MIN_WIDTH = 220
 COMPARE_RESULT_HEIGHT = 420
+COMPARE_MAX_SHARE = 0.36  # of the window's height, for the Compare, Plots and Log tabs
 COMPARE_RUNS = 2  # the example inputs plus one random set: input-dependent bugs show up
 
 
@@ -118,7 +120,8 @@ class MainWindow(QMainWindow):
         self.problems.setMinimumWidth(PROBLEMS_MIN_WIDTH)
         self.inspector = InspectorDock(self)
         self.template = TemplateDock(self.library, self)
-        self.compare = CompareDock(self)
+        self.plots = PlotsDock(self)
+        self.compare = CompareDock(self, self.plots)
         self.log = LogDock(self)
         # Side docks run the full height; Compare and Log sit under the graphs only.
         self.setCorner(Qt.Corner.BottomLeftCorner, Qt.DockWidgetArea.LeftDockWidgetArea)
@@ -128,12 +131,14 @@ class MainWindow(QMainWindow):
         self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.compare)
         # Only one tabified group: Qt 6.11 leaves a stale tab bar on screen with two.
         self.splitDockWidget(self.template, self.inspector, Qt.Orientation.Vertical)
-        self.tabifyDockWidget(self.compare, self.log)
+        self.tabifyDockWidget(self.compare, self.plots)
+        self.tabifyDockWidget(self.plots, self.log)
         self.compare.raise_()
         self.resizeDocks([self.problems, self.template], [PROBLEMS_WIDTH, TEMPLATE_WIDTH], Qt.Orientation.Horizontal)
         self.resizeDocks([self.template, self.inspector], [TEMPLATE_HEIGHT, INSPECTOR_HEIGHT], Qt.Orientation.Vertical)
         self.resizeDocks([self.compare], [COMPARE_HEIGHT], Qt.Orientation.Vertical)
-        self.actions = WindowActions(self, [self.problems, self.inspector, self.template, self.compare, self.log])
+        self.actions = WindowActions(self, [self.problems, self.inspector, self.template, self.compare, self.plots,
+                                            self.log])
 
         self._connect()
         self._restore_window_state()
@@ -495,8 +500,10 @@ class MainWindow(QMainWindow):
         self.workbench.comparison = result
         self.compare.show_result(result)
         self.compare.raise_()
-        if self.compare.height() < COMPARE_RESULT_HEIGHT:  # room for the plots to be read
-            self.resizeDocks([self.compare], [COMPARE_RESULT_HEIGHT], Qt.Orientation.Vertical)
+        # Room for the table, never at the cost of the graphs: they keep most of the height.
+        wanted = min(COMPARE_RESULT_HEIGHT, int(COMPARE_MAX_SHARE * self.height()))
+        if self.compare.height() < wanted:
+            self.resizeDocks([self.compare], [wanted], Qt.Orientation.Vertical)
         analysis = result.node_analysis
         first = analysis.first_divergent.onnx_node if analysis and analysis.first_divergent else None
         onnx_graph = self.workbench.analysis.onnx_graph if self.workbench.analysis else None

@@ -6,7 +6,7 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 
-from fixport.core.model.graph import Graph, Node, Value
+from fixport.core.model.graph import Graph, Node, Value, display_graph
 from fixport.core.panes.grouping import ROOT, tree_for
 from fixport.core.panes.layout_constants import DEFAULT_VISIBLE_BUDGET
 from fixport.gui.graph_style import UNSUPPORTED_FILL
@@ -113,6 +113,21 @@ def test_unsupported_nodes_are_red_with_a_badge(pane: GraphPane) -> None:
     pane.set_marks(unsupported={graph.nodes[1].id})
     pane.collapse_all()
     assert pane.view.graph_item.unsupported.sum() >= 1
+
+
+def test_a_big_graph_opens_on_its_first_problem_else_on_its_first_input(pane: GraphPane) -> None:
+    graph = synthetic_graph(60, 12)
+    graph.inputs = ["input"]
+    pane.set_graph_sync(display_graph(graph))
+    first_input = pane._item_index("input:input")
+    assert first_input is not None
+    assert abs(_viewport_centre(pane).x() - pane.layout.x[first_input]) < 2
+    flagged = graph.nodes[len(graph.nodes) * 2 // 3]
+    flagged.unsupported = True
+    pane.set_graph_sync(display_graph(graph))
+    index = pane._item_index(flagged.id)
+    centre = _viewport_centre(pane)
+    assert abs(centre.x() - pane.layout.x[index]) < 2 and abs(centre.y() - pane.layout.y[index]) < 2
 
 
 def test_error_marks_and_first_divergent(pane: GraphPane) -> None:
