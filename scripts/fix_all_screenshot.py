@@ -1,4 +1,4 @@
-"""Render the README's Fix all screenshot: the Swin example at opset 10, its 14 problems fixed by one click.
+"""Render the user guide's Fix all screenshot: the Swin example at opset 10, its 14 problems fixed by one click.
 
 Usage: QT_QPA_PLATFORM=offscreen python scripts/fix_all_screenshot.py [--out docs/screenshots/fix-all.png]
 """

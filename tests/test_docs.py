@@ -1,11 +1,19 @@
-"""The docs say what the code does: the command-line reference is the parsers' own --help."""
+"""The docs say what the code does: the command-line reference is the parsers' own --help, the site
+builds with every page and link, and the figures come from the bench scripts."""
 from __future__ import annotations
 
+import json
 import re
+import subprocess
+import sys
+from pathlib import Path
 
 import pytest
+from markdown.extensions.toc import slugify
 
 from fixport.cli.reference import REFERENCE_PATH, cli_reference_markdown, python_version
+
+REPO = Path(__file__).resolve().parent.parent
 
 
 def test_the_cli_reference_is_what_the_parsers_say() -> None:
@@ -16,3 +24,53 @@ def test_the_cli_reference_is_what_the_parsers_say() -> None:
     assert written == cli_reference_markdown(), "run `python -m fixport.cli.reference --write`"
     for command in ("check", "export", "compare", "fix", "script", "templates"):
         assert f"## `python main.py {command}`" in written
+
+
+def test_the_site_builds_with_every_page_in_the_nav_and_every_link_resolving(tmp_path: Path) -> None:
+    """`mkdocs build --strict`: a broken link or anchor, or a page missing from mkdocs.yml's nav, fails."""
+    built = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "--config-file",
+                            str(REPO / "mkdocs.yml"), "--site-dir", str(tmp_path / "site")],
+                           capture_output=True, text=True, timeout=120, cwd=REPO)
+    assert built.returncode == 0, built.stderr
+    assert (tmp_path / "site" / "writing-a-fix" / "index.html").is_file()
+
+
+def _headings_slugs(markdown_path: Path) -> set[str]:
+    headings = re.findall(r"^#{1,6}\s+(.+?)\s*$", markdown_path.read_text(encoding="utf-8"), re.M)
+    return {slugify(heading, "-") for heading in headings}
+
+
+def test_every_relative_link_in_the_readme_resolves() -> None:
+    readme = REPO / "README.md"
+    targets = re.findall(r"\]\(([^)\s]+)\)", readme.read_text(encoding="utf-8"))
+    relative = [t for t in targets if not re.match(r"[a-z]+:", t)]
+    assert relative, "the README links to no page"
+    for target in relative:
+        path_text, _, anchor = target.partition("#")
+        path = (REPO / path_text).resolve() if path_text else readme
+        assert path.exists(), f"README.md links to {target}, which does not exist"
+        if anchor:
+            assert anchor in _headings_slugs(path), f"README.md links to {target}: no such heading"
+
+
+def test_the_benchmark_pages_are_files_a_bench_script_wrote() -> None:
+    pages = sorted((REPO / "docs" / "benchmarks").glob("*.md"))
+    assert pages
+    for page in pages:
+        assert page.read_text(encoding="utf-8").startswith("_Generated "), f"{page.name} has no bench stamp"
+        assert json.loads(page.with_suffix(".json").read_text(encoding="utf-8"))["stamp"]["commit"]
+
+
+# A figure with a unit of time, memory, ratio or share, or an error in scientific notation.
+MEASUREMENT = re.compile(r"\b\d+(\.\d+)?\s?(s|ms|min|GB|MB|GiB|MiB|%)(?!\w)"
+                         r"|\b\d+(\.\d+)?\s?[x×](?!\w)|\b\d\.\d+e[-+]\d+")
+
+
+def test_no_table_of_measurements_is_typed_by_hand() -> None:
+    """Tables of figures belong to docs/benchmarks/, written by the bench scripts."""
+    pages = [REPO / "README.md", *sorted((REPO / "docs").glob("*.md"))]
+    for page in pages:
+        for number, line in enumerate(page.read_text(encoding="utf-8").splitlines(), 1):
+            if line.startswith("|") and (found := MEASUREMENT.search(line)):
+                raise AssertionError(f"{page.name}:{number}: {found.group(0)!r} in a table: "
+                                     "write it from a bench script")

@@ -1,0 +1,48 @@
+"""docs/writing-a-fix.md is real: its stub is the one Fixport writes, and its template fixes its model."""
+from __future__ import annotations
+
+import re
+from pathlib import Path
+
+import onnx
+
+from fixport.core.model.project import FixMapping
+from fixport.core.model.requests import AnalyzeRequest
+from fixport.core.model.results import ModelRequest
+from fixport.symbolics.library import TemplateLibrary, parse_template_source
+from fixport.symbolics.stubs import generate_stub
+
+PAGE = Path(__file__).resolve().parent.parent / "docs" / "writing-a-fix.md"
+TRACED_TYPES = ["float32[4,8]", "float32[4,8]"]  # what the window passes for the page's model
+
+
+def example(name: str) -> str:
+    """The code block the page marks with ``<!-- example: NAME -->``."""
+    found = re.search(rf"<!-- example: {re.escape(name)} -->\n```python\n(.*?)\n```", PAGE.read_text("utf-8"), re.S)
+    assert found, f"docs/writing-a-fix.md has no code block marked 'example: {name}'"
+    return found.group(1) + "\n"
+
+
+def test_the_stub_on_the_page_is_the_one_fixport_writes() -> None:
+    (kind,) = parse_template_source(example("user.aten_hypot.py")).fits
+    assert example("stub") == generate_stub(kind, opset=17, input_types=TRACED_TYPES)
+
+
+def test_the_template_on_the_page_fixes_the_model_on_the_page(worker, tmp_path: Path) -> None:
+    model_path = tmp_path / "hypot_model.py"
+    model_path.write_text(example("hypot_model.py"), encoding="utf-8")
+    before = worker.run(AnalyzeRequest(ModelRequest(str(model_path))))
+    assert [(p.kind, p.reason) for p in before.unsupported] == [("aten::hypot", "no_symbolic")]
+    assert before.unsupported[0].source.endswith("hypot_model.py:13")  # the line the page's check output shows
+
+    library = TemplateLibrary(user_dir=tmp_path / "templates")  # as ~/.config/fixport/templates
+    template = library.save_user_template(example("user.aten_hypot.py"))
+    assert library.templates_for("aten::hypot", 17)[0].template_id == template.id
+
+    onnx_path = tmp_path / "hypot.onnx"
+    mapping = FixMapping("aten::hypot", template.id, template.source, template.default_params())
+    after = worker.run(AnalyzeRequest(ModelRequest(str(model_path)), mappings=[mapping], output=str(onnx_path)))
+    assert after.unsupported == [], [p.message for p in after.unsupported]
+    assert {"Mul", "Add", "Sqrt"} <= {node.op_type for node in onnx.load(str(onnx_path)).graph.node}
+
+    assert after.output_max_abs is not None and after.output_max_abs < 1e-5  # ONNX Runtime against torch
