@@ -11,6 +11,7 @@ import pytest
 
 from fixport.core.model.errors import FixportError
 from fixport.core.model.graph import GRAPH_INPUT_KIND, display_graph
+from fixport.core.model.project import Project, save_project
 from fixport.core.model.requests import AnalyzeRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
 from tests.conftest import run_main
@@ -98,8 +99,23 @@ def test_a_bert_called_with_keyword_arguments_exports_and_compares(worker, model
     model = ModelRequest(str(model_file("kwargs_bert.py", KWARGS_BERT)))
     analysis = worker.run(AnalyzeRequest(model, {"exporter": exporter}))
     assert analysis.unsupported == [] and analysis.input_names == ["input_ids", "attention_mask"]
+    assert analysis.onnx_graph.outputs == ["last_hidden_state", "pooler_output"]  # the ModelOutput's keys
     compared = worker.run(CompareRequest(model, {"exporter": exporter}, runs=2))
     assert compared.passed, compared.to_json()
+
+
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_the_fix_script_names_inputs_and_outputs_as_fixport_did(model_file, tmp_path, exporter) -> None:
+    path = model_file("kwargs_bert.py", KWARGS_BERT)
+    project, script, onnx_file = tmp_path / "p.fixport.json", tmp_path / "fix_export.py", tmp_path / "out.onnx"
+    save_project(Project(model_path=str(path), export_options={"exporter": exporter}), project)
+    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    ran = subprocess.run([sys.executable, str(script), "-o", str(onnx_file)], capture_output=True, text=True,
+                         timeout=300)
+    assert ran.returncode == 0, ran.stdout + ran.stderr
+    graph = onnx.load(str(onnx_file)).graph
+    assert [i.name for i in graph.input] == ["input_ids", "attention_mask"]
+    assert [o.name for o in graph.output] == ["last_hidden_state", "pooler_output"]
 
 
 @pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])

@@ -73,7 +73,7 @@ from fixport.core.exporters.mapped_weights import WeightSource, map_from_file, w
 from fixport.core.exporters.module_attributes import attributes_kept
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.loaders.fx_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
-from fixport.core.loaders.loading import LoadedModel
+from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
 from fixport.core.model.errors import ExportError, NothingToCompareError, TraceError, trimmed_message
 from fixport.core.model.export_options import ExportOptions
@@ -540,8 +540,9 @@ def translate_program(program: torch.export.ExportedProgram, registry: _registra
     input_names = options.input_names or loaded.input_names
     if input_names:
         _ir_passes.rename_inputs(onnx_program.model, list(input_names))
-    if options.output_names:
-        _ir_passes.rename_outputs(onnx_program.model, list(options.output_names))
+    output_names = onnx_output_names(loaded, options.output_names)
+    if output_names and (options.output_names or len(output_names) == len(onnx_program.model.graph.outputs)):
+        _ir_passes.rename_outputs(onnx_program.model, output_names)
     _, _, named = _dynamic_shapes_by_name(loaded, options)
     if named is not None:  # the dims keep the names the dynamic axes give them, as torch.onnx.export does
         with warnings.catch_warnings():

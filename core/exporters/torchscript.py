@@ -36,7 +36,7 @@ from fixport.core.exporters.registry import first_supported_opset
 from fixport.core.exporters.torchscript_candidates import candidates_for, opset_that_fixes
 from fixport.core.exporters.torchscript_capture import TorchCaptureError, TorchGraphRecorder
 from fixport.core.exporters.torchscript_weights import weights_written_to
-from fixport.core.loaders.loading import LoadedModel
+from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.model.cancel import (
     CancelCallback,
     ProgressCallback,
@@ -220,7 +220,7 @@ class TorchScriptExporter(Exporter):
         kwargs: dict[str, Any] = dict(
             opset_version=options.opset,
             input_names=options.input_names or loaded.input_names or None,
-            output_names=options.output_names,
+            output_names=onnx_output_names(loaded, options.output_names),
             dynamic_axes=options.dynamic_axes,
             do_constant_folding=options.do_constant_folding,
             operator_export_type=getattr(torch.onnx.OperatorExportTypes, options.operator_export_type),

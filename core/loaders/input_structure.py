@@ -160,17 +160,36 @@ def _leaf_name(path: tuple[Any, ...], positional: list[str]) -> str:
     """``input_ids``, ``past_key_values.0.key``: the parameter, then the keys and indices below it."""
     top, where, *rest = path  # (args or kwargs, position or keyword, deeper keys...)
     head = positional[where.idx] if top.idx == 0 else str(where.key)
-    parts = [head]
-    for key in rest:
-        if isinstance(key, pytree.SequenceKey):
-            parts.append(str(key.idx))
-        elif isinstance(key, pytree.MappingKey):
-            parts.append(str(key.key))
-        elif isinstance(key, pytree.GetAttrKey):
-            parts.append(key.name)
-        else:
-            parts.append(str(key).strip(".[]'\""))
-    return ".".join(parts)
+    return ".".join([head, *(_key_name(key) for key in rest)])
+
+
+def _key_name(key: Any) -> str:
+    if isinstance(key, pytree.SequenceKey):
+        return str(key.idx)
+    if isinstance(key, pytree.MappingKey):
+        return str(key.key)
+    if isinstance(key, pytree.GetAttrKey):
+        return key.name
+    return str(key).strip(".[]'\"")
+
+
+def keyed_output_names(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[str] | None:
+    """ONNX output names from the keys of what a :class:`StructuredCall` model returns (``logits``,
+    ``last_hidden_state``, ``past_key_values.0.key``), as transformers' exporter names them; None for
+    any other model, for outputs without keys (a tensor, plain tuples), or when forward() fails
+    (the export then says why)."""
+    if not isinstance(model, StructuredCall):
+        return None
+    try:
+        with torch.no_grad():
+            output = model(*inputs)
+        register_cache_pytrees(model.model, output)
+    except Exception:
+        return None
+    paths = [path for path, leaf in pytree.tree_flatten_with_path(output)[0] if isinstance(leaf, torch.Tensor)]
+    if not any(isinstance(key, (pytree.MappingKey, pytree.GetAttrKey)) for path in paths for key in path):
+        return None
+    return _unique([".".join(_key_name(key) for key in path) or "output" for path in paths])
 
 
 def _unique(names: list[str]) -> list[str]:

@@ -20,6 +20,7 @@ from fixport.core.loaders.input_structure import (
     InputStructure,
     UnsupportedInputError,
     flat_model,
+    keyed_output_names,
     positional_names,
     split_inputs,
 )
@@ -50,6 +51,16 @@ class LoadedModel:
     # Where the example tensors sit in the model's own call (None: a plain tuple of tensors);
     # ``module`` is then a StructuredCall that rebuilds it.
     structure: InputStructure | None = None
+
+
+def onnx_output_names(loaded: LoadedModel, given: list[str] | None) -> list[str] | None:
+    """The names the export gives the ONNX outputs: the user's, else the keys of a structured model's
+    outputs (computed once per model), else None (the exporter's own)."""
+    if given:
+        return list(given)
+    if "keyed_output_names" not in loaded.memo and loaded.module is not None:
+        loaded.memo["keyed_output_names"] = keyed_output_names(loaded.module, loaded.example_inputs)
+    return loaded.memo.get("keyed_output_names")
 
 
 def load_model(path: str | Path, inputs: InputOptions | None = None, *, trust: bool = False,

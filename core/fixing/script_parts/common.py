@@ -26,7 +26,13 @@ import torch
 
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
 from fixport.core.exporters.shape_check import other_size_inputs
-from fixport.core.loaders.input_structure import StructuredCall, flat_model, positional_names, split_inputs
+from fixport.core.loaders.input_structure import (
+    StructuredCall,
+    flat_model,
+    keyed_output_names,
+    positional_names,
+    split_inputs,
+)
 from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
 from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
@@ -40,7 +46,8 @@ CARRIED_FIXPORT_CODE = (
     ("fixport.core.loaders.input_tensors", ("random_inputs",), None),
     ("fixport.core.loaders.input_structure", (
         "CONSTANT_TYPES", "UnsupportedInputError", "InputStructure", "StructuredCall", "split_inputs", "flat_model",
-        "is_plain", "structure_of", "register_cache_pytrees", "positional_names", "_leaf_name", "_unique"), None),
+        "is_plain", "structure_of", "register_cache_pytrees", "positional_names", "_leaf_name", "_key_name",
+        "keyed_output_names", "_unique"), None),
     ("fixport.core.model.traced_sizes", ("declared_dims",), None),
     ("fixport.core.exporters.low_precision", (
         "LOW_PRECISION", "LOW_PRECISION_NAMES", "ROUNDING_MARGIN", "float32_outputs", "_max_abs", "within_rounding"),
@@ -100,6 +107,7 @@ class ExportJob(NamedTuple):
     export_options: dict[str, Any]
     custom_opsets: dict[str, int]
     fixes: list[ScriptFix]
+    output_names: list[str] | None = None  # from the keys of a structured model's outputs, as in Fixport
 
 
 def load_model(settings: ScriptSettings) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
@@ -174,7 +182,7 @@ def open_export_job(settings: ScriptSettings, fixes: Sequence[ScriptFix], output
                     output=output, opset=resolved_opset(settings, model_file_settings),
                     model_file_options=dict(model_file_settings.get("export_options", {})),
                     export_options=dict(settings.export_options), custom_opsets=dict(settings.custom_opsets),
-                    fixes=list(fixes))
+                    fixes=list(fixes), output_names=keyed_output_names(model, inputs))
     return job, model_file_settings
 
 

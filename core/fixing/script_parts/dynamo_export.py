@@ -98,7 +98,8 @@ def decompositions(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
 def export_with_fixes(job: ExportJob) -> None:
     """Export ``job.model`` with ``torch.onnx.export(dynamo=True)`` and the fixes, saved to ``job.output``."""
     given = {**job.model_file_options, **job.export_options}  # the model file's own under the project's, as in Fixport
-    options = {"input_names": job.input_names, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
+    named = {"input_names": job.input_names, **({"output_names": job.output_names} if job.output_names else {})}
+    options = {**named, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
     settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
     # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
     with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext():

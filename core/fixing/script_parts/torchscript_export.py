@@ -164,7 +164,8 @@ def exporter_options(options: Mapping[str, Any]) -> dict[str, Any]:
 
 def export_with_fixes(job: ExportJob) -> None:
     """Export ``job.model`` with ``torch.onnx.export(dynamo=False)`` and the fixes registered."""
-    options = exporter_options({"input_names": job.input_names, **job.model_file_options, **job.export_options})
+    named = {"input_names": job.input_names, **({"output_names": job.output_names} if job.output_names else {})}
+    options = exporter_options({**named, **job.model_file_options, **job.export_options})
     with fixes_registered(job.fixes, job.opset), given_inputs_only(job.model, len(job.inputs)):
         # given_inputs_only: forward()'s other parameters keep their defaults, as in Fixport
         torch.onnx.export(job.model, job.inputs, job.output, opset_version=job.opset,
