@@ -78,7 +78,7 @@ class InspectorDock(QDockWidget):
         if graph.kind == "torchscript":
             rows.append(_row("instance key", node.id))
         elif node.origin:
-            rows.append(_row("from TorchScript", ", ".join(node.origin)))
+            rows.append(_row("from source nodes", ", ".join(node.origin)))
         parts.append(f"<table>{''.join(rows)}</table>")
         parts.append("<h4>Inputs</h4>" + _values_table(graph, node.inputs))
         parts.append("<h4>Outputs</h4>" + _values_table(graph, node.outputs))
@@ -127,7 +127,7 @@ class InspectorDock(QDockWidget):
     @staticmethod
     def _op_info_html(info: OpInfo) -> str:
         schemas = "".join(f"<pre>{html.escape(s)}</pre>" for s in info.schemas[:4]) or \
-            "<span class='muted'>no TorchScript schema (a Python op or an op torch does not know)</span>"
+            "<span class='muted'>no ATen schema (a Python op or an op torch does not know)</span>"
         opsets = (", ".join(map(str, info.builtin_opsets)) if info.builtin_opsets
                   else "none — torch has no built-in symbolic for this kind")
         return f"<h4>Schema</h4>{schemas}<h4>Built-in symbolic at opsets</h4><p>{html.escape(opsets)}</p>"
