@@ -411,7 +411,8 @@ def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
                          tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], str]:
     """One input set at other sizes of the declared dynamic dims, and a note saying what it was."""
-    where = f"Input set {shape_set.label} (inputs {shape_set.shapes})"
+    named = shape_set.label if shape_set.label.startswith("set ") else f"set {shape_set.label}"  # build()'s "set 2"
+    where = f"Input {named} (inputs {shape_set.shapes})"
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))

@@ -57,14 +57,15 @@ def _smaller(size: int) -> int:
 
 def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
                           given: list[dict[str, tuple[int, ...]]] | None = None) -> list[ShapeSet]:
-    """The shapes the user ``given`` (by input name), else a larger and a smaller size of every
-    declared dim (none without dynamic axes)."""
+    """build()'s other input sets ("set 2", ...), then the shapes the user ``given`` (by input name),
+    else a larger and a smaller size of every declared dim (none without dynamic axes)."""
+    sets = [ShapeSet(f"set {number}", inputs) for number, inputs in enumerate(loaded.other_input_sets, 2)]
     if given:
-        return [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
+        return sets + [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
     example_inputs = tuple(loaded.example_inputs)
     dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names),
                          [tuple(t.shape) for t in example_inputs])
-    return [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
+    return sets + [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
 
 
 def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
