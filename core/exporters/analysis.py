@@ -56,8 +56,10 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     exported_at = time.perf_counter()
     check_cancelled(cancelled)
     max_abs, other_sizes = None, []
+    proposal_used = (loaded.settings.get("export_options", {}).get("dynamic_axes") is loaded.proposed_dynamic_axes
+                     and (request.options or {}).get("dynamic_axes") is None)
     notes = [*loaded.notes, *proposal_notes(loaded.proposed_dynamic_axes, export_options.dynamic_axes,
-                                            1 + len(loaded.other_input_sets))]
+                                            1 + len(loaded.other_input_sets), proposal_used)]
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
         mismatches, max_abs, rounding_notes = mismatched_outputs(loaded, result.model, result.onnx_graph,

@@ -16,14 +16,16 @@ def proposed_shapes(proposed: DimsByInput | None) -> dict[str, Any] | None:
     return None if proposed is None else shapes_from_dynamic_axes(proposed)
 
 
-def proposal_notes(proposed: DimsByInput | None, declared: DimsByInput | None, set_count: int) -> list[str]:
-    """A note on how the export's dynamic dims stand to those that vary between the ``set_count`` sets."""
+def proposal_notes(proposed: DimsByInput | None, declared: DimsByInput | None, set_count: int,
+                   used: bool) -> list[str]:
+    """A note on how the export's dynamic dims (``declared``; ``used``: the proposal, as none were
+    declared) stand to those that vary between the ``set_count`` sets."""
     if proposed is None:
         return []
     sets = f"the {set_count} input sets of build()"
     if not proposed:
         return [f"No dim varies between {sets} (the same shapes in each): none is proposed dynamic."]
-    if _same_dims(proposed, declared):
+    if used:
         return [f"No dynamic dims are declared, so the dims that vary between {sets} are (inferred by torch's "
                 f"InputObserver): {_listed(proposed)}."]
     missing = {name: {axis: dim for axis, dim in dims.items() if axis not in (declared or {}).get(name, {})}
@@ -35,10 +37,6 @@ def proposal_notes(proposed: DimsByInput | None, declared: DimsByInput | None, s
             f"{'are' if _count(missing) > 1 else 'is'} not declared dynamic: the export keeps the first set's "
             "size there, so the other sets fail. Declare them (the dynamic shapes inferred from the sets are "
             "shown below)."]
-
-
-def _same_dims(proposed: DimsByInput, declared: DimsByInput | None) -> bool:
-    return {n: dict(d) for n, d in proposed.items()} == {n: dict(d) for n, d in (declared or {}).items() if d}
 
 
 def _count(dims: DimsByInput) -> int:
