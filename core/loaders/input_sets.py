@@ -34,8 +34,10 @@ SAME_INPUTS_HINT = ("Give every input set the same inputs, nested the same way, 
 
 def several_input_sets(given: list[Any]) -> list[list[Any]] | None:
     """What follows the model in build()'s result as a list of sets in ``split_inputs``' form, when it
-    is ``[set1, set2, ...]``; None for one set."""
+    is ``[set1, set2, ...]``; None for one set (a list of tensors is one args set, as it always was)."""
     if len(given) != 1 or not isinstance(given[0], list):
+        return None
+    if given[0] and not all(isinstance(one, (tuple, dict)) for one in given[0]):
         return None
     if not given[0]:
         raise UnsupportedInputError("build() returned an empty list of input sets.",
