@@ -177,3 +177,18 @@ def test_the_fix_script_exports_with_the_varying_dims_and_checks_every_set(tmp_p
     dims = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]
             for i in onnx.load(str(tmp_path / "out.onnx")).graph.input}
     assert dims["past.0"][2] == 16 and isinstance(dims["past.0"][1], str) and dims["past.0"][0] == dims["input_ids"][0]
+
+
+def test_a_list_of_tensors_after_the_model_is_still_one_set(model_file) -> None:
+    loaded = load_model(model_file("pair.py", """
+        import torch
+
+        class Add(torch.nn.Module):
+            def forward(self, x, y):
+                return x + y
+
+        def build():
+            return Add(), [torch.ones(2, 3), torch.ones(2, 3)]
+    """))
+    assert loaded.input_names == ["x", "y"] and loaded.other_input_sets == []
+    assert loaded.proposed_dynamic_axes is None

@@ -109,9 +109,16 @@ class ExportJob(NamedTuple):
     other_input_sets: Sequence[tuple[Any, ...]] = ()  # build()'s sets after the first, flat like ``inputs``
 
 
-def load_model(settings: ScriptSettings) -> tuple[Any, tuple[Any, ...], dict[str, Any], list[tuple[Any, ...]]]:
-    """The model in eval mode, its example inputs, the model file's own settings (``FIXPORT_EXAMPLE``)
-    and build()'s other input sets, opened the way Fixport opened them."""
+def load_model(settings: ScriptSettings) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
+    """The model in eval mode, its example inputs and the model file's own settings
+    (``FIXPORT_EXAMPLE``), opened the way Fixport opened them."""
+    model, inputs, model_file_settings, _ = load_model_and_sets(settings)
+    return model, inputs, model_file_settings
+
+
+def load_model_and_sets(settings: ScriptSettings
+                        ) -> tuple[Any, tuple[Any, ...], dict[str, Any], list[tuple[Any, ...]]]:
+    """:func:`load_model`, and build()'s input sets after the first, flat like its example inputs."""
     path = settings.model_path
     model_file_settings: dict[str, Any] = {}
     other_sets: list[tuple[Any, ...]] = []
@@ -197,7 +204,7 @@ def carry_module(name: str, source: str) -> None:
 def open_export_job(settings: ScriptSettings, fixes: Sequence[ScriptFix], output: str
                     ) -> tuple[ExportJob, dict[str, Any]]:
     """The export to run, the model opened as Fixport opens it, and the model file's own settings."""
-    model, inputs, model_file_settings, other_sets = load_model(settings)
+    model, inputs, model_file_settings, other_sets = load_model_and_sets(settings)
     job = ExportJob(model=model, inputs=inputs, input_names=input_names(model, inputs, settings.input_specs),
                     output=output, opset=resolved_opset(settings, model_file_settings),
                     model_file_options=dict(model_file_settings.get("export_options", {})),
