@@ -13,6 +13,7 @@ import onnx
 import pytest
 
 from fixport.core.fixing.fix_script import write_fix_script
+from fixport.core.loaders.input_sets import SETS_ONLY_NOTE
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
 from fixport.core.model.errors import ModelLoadError
@@ -51,7 +52,8 @@ DECODER_SETS = """
 """
 PAST_NAMES = ["past.0", "past.1", "past.2", "past.3"]
 
-# transformers' DynamicCache as a keyword argument, a prompt step and a decode step at another batch.
+# transformers' DynamicCache as a keyword argument, a prompt step and a decode step at another batch,
+# the attention mask as long as past + new tokens (a relation sizes made up for each dim would break).
 CACHE_SETS = """
     import torch
     from transformers import DynamicCache, LlamaConfig, LlamaForCausalLM
@@ -63,14 +65,15 @@ CACHE_SETS = """
                                                    num_hidden_layers=2, num_attention_heads=4, num_key_value_heads=2,
                                                    max_position_embeddings=64)).eval()
 
-        def forward(self, input_ids, past_key_values):
-            return self.lm(input_ids=input_ids, past_key_values=past_key_values).logits
+        def forward(self, input_ids, attention_mask, past_key_values):
+            return self.lm(input_ids=input_ids, attention_mask=attention_mask, past_key_values=past_key_values).logits
 
     def step(model, batch, seq, past):
         cache = DynamicCache(config=model.lm.config)
         for layer in range(2):
             cache.update(torch.randn(batch, 2, past, 8), torch.randn(batch, 2, past, 8), layer)
-        return {"input_ids": torch.randint(0, 64, (batch, seq)), "past_key_values": cache}
+        return {"input_ids": torch.randint(0, 64, (batch, seq)),
+                "attention_mask": torch.ones(batch, past + seq, dtype=torch.long), "past_key_values": cache}
 
     def build():
         torch.manual_seed(0)
@@ -98,7 +101,7 @@ def test_check_and_compare_run_at_every_set_with_the_proposal(worker, model_file
     model = ModelRequest(str(model_file("decoder_sets.py", DECODER_SETS)))
     analysis = worker.run(AnalyzeRequest(model, {"exporter": exporter}))
     assert analysis.unsupported == [], [p.message for p in analysis.unsupported]
-    assert analysis.other_sizes_checked[0] == "set 2"
+    assert analysis.other_sizes_checked == ["set 2"]  # the dims are the sets': checked at their sizes
     assert any(note.startswith("No dynamic dims are declared") for note in analysis.notes), analysis.notes
     assert analysis.proposed_dynamic_shapes["past"][0] == {"0": "input_ids_dim0", "1": "attention_mask_dim1"}
     compared = worker.run(CompareRequest(model, {"exporter": exporter}))
@@ -143,6 +146,8 @@ def test_check_prints_the_dynamic_shapes_to_paste_and_they_export(model_file) ->
     again = run_main("check", str(path), "--dynamic-shapes", json.dumps(pasted))
     assert again.returncode == 0, again.stdout + again.stderr
     assert "Every dim that varies between the 2 input sets of build() is declared dynamic." in again.stdout
+    declared = run_main("check", str(path), "--dynamic-axes", '{"input_ids": {"0": "batch"}}')
+    assert declared.returncode == 1 and "Also checked at other sizes: set 2; batch=" in declared.stdout
     assert f"--dynamic-shapes '{json.dumps(pasted)}'" in again.stdout
 
 
@@ -153,9 +158,9 @@ def test_a_dynamic_cache_prompt_and_decode_step_export_with_their_dims(worker, m
     shapes = analysis.proposed_dynamic_shapes
     batch, seq = shapes["input_ids"]["0"], shapes["input_ids"]["1"]
     assert all(layer == {"0": batch, "2": shapes["past_key_values"][0]["2"]} for layer in shapes["past_key_values"])
-    assert len({batch, seq, shapes["past_key_values"][0]["2"]}) == 3
-    assert "set 2" in analysis.other_sizes_checked
-    assert not [p for p in analysis.unsupported if "set 2" in p.message], [p.message for p in analysis.unsupported]
+    assert len({batch, seq, shapes["attention_mask"]["1"], shapes["past_key_values"][0]["2"]}) == 4
+    assert analysis.unsupported == [], [p.message for p in analysis.unsupported]
+    assert analysis.other_sizes_checked == ["set 2"] and SETS_ONLY_NOTE in analysis.notes
     compared = worker.run(CompareRequest(model, {"exporter": "dynamo"}, analyze_nodes=False))
     assert compared.run_labels[:2] == ["example inputs", "set 2"]
     assert compared.per_run[1] and all(stats.passed for stats in compared.per_run[1]), compared.to_json()
@@ -172,6 +177,7 @@ def test_the_fix_script_exports_with_the_varying_dims_and_checks_every_set(tmp_p
                          text=True, timeout=300)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     checked = [line for line in ran.stdout.splitlines() if line.startswith("checked at ")]
+    assert len(checked) == 2, ran.stdout  # the traced inputs and set 2: the dims are the sets'
     assert checked[1].startswith("checked at set 2 (input_ids=3x1, attention_mask=3x7, past.0=3x7x16")
     assert all(": max abs diff " in line for line in checked), ran.stdout
     dims = {i.name: [d.dim_param or d.dim_value for d in i.type.tensor_type.shape.dim]

@@ -27,6 +27,9 @@ from fixport.core.loaders.input_structure import (
     structure_of,
 )
 
+SETS_ONLY_NOTE = ("The dims inferred from build()'s input sets are checked at the sets' own sizes, not at sizes made "
+                  "up for them, which could break relations the sets keep (a mask as long as past + sequence); "
+                  "name other sizes to check with --shapes (in the window: Run > Shapes to check…).")
 SAME_INPUTS_HINT = ("Give every input set the same inputs, nested the same way, with the same dtypes and "
                     "constants: only sizes may differ (an input that is None in one set cannot be left out "
                     "of the export another set feeds).")
@@ -115,6 +118,16 @@ def _dtype(tensor: torch.Tensor) -> str:
 
 def _shape(tensor: torch.Tensor) -> str:
     return "x".join(str(d) for d in tensor.shape) or "scalar"
+
+
+def dims_inferred_from_sets(dynamic_axes: dict[str, Any] | None, proposed: dict[str, dict[int, str]] | None) -> bool:
+    """Whether the export's dynamic dims are exactly those inferred from build()'s input sets
+    (then the sets are the other sizes it is checked at: see ``SETS_ONLY_NOTE``)."""
+    if not proposed:
+        return False
+    declared = {str(name): {int(axis): str(dim) for axis, dim in dims.items()}
+                for name, dims in (dynamic_axes or {}).items() if dims}
+    return declared == proposed
 
 
 class _InputRecorder(torch.nn.Module):

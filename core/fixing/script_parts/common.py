@@ -28,7 +28,12 @@ import torch
 
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
 from fixport.core.exporters.shape_check import other_size_inputs
-from fixport.core.loaders.input_sets import flat_input_sets, proposed_dynamic_axes, several_input_sets
+from fixport.core.loaders.input_sets import (
+    dims_inferred_from_sets,
+    flat_input_sets,
+    proposed_dynamic_axes,
+    several_input_sets,
+)
 from fixport.core.loaders.input_structure import StructuredCall, flat_model, positional_names, split_inputs
 from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
@@ -46,7 +51,8 @@ CARRIED_FIXPORT_CODE = (
         "is_plain", "structure_of", "register_cache_pytrees", "positional_names", "_leaf_name", "_unique"), None),
     ("fixport.core.loaders.input_sets", (
         "SAME_INPUTS_HINT", "several_input_sets", "_set_parts", "flat_input_sets", "_named_leaves",
-        "_refuse_differences", "_dtype", "_shape", "_InputRecorder", "proposed_dynamic_axes"), None),
+        "_refuse_differences", "_dtype", "_shape", "dims_inferred_from_sets", "_InputRecorder",
+        "proposed_dynamic_axes"), None),
     ("fixport.core.model.traced_sizes", ("declared_dims",), None),
     ("fixport.core.exporters.low_precision", (
         "LOW_PRECISION", "LOW_PRECISION_NAMES", "ROUNDING_MARGIN", "float32_outputs", "_max_abs", "within_rounding"),
@@ -244,6 +250,9 @@ def shapes_to_check(job: ExportJob) -> list[tuple[str, tuple[Any, ...]]]:
     names, traced = onnx_input_names(job), tuple(job.inputs)
     dynamic_axes = {**job.model_file_options, **job.export_options}.get("dynamic_axes")
     others = other_size_inputs(declared_dims(dynamic_axes, names, [tuple(t.shape) for t in traced]), traced)
+    if job.other_input_sets:  # the dims inferred from the sets: checked at the sets' own sizes, as in Fixport
+        proposed = proposed_dynamic_axes(list(job.input_names), [traced, *job.other_input_sets])
+        others = [] if dims_inferred_from_sets(dynamic_axes, proposed) else others
     sets = enumerate(job.other_input_sets, 2)
     return [(_shapes(names, traced) + TRACED, traced),
             *((f"set {number} ({_shapes(names, inputs)})", inputs) for number, inputs in sets),
