@@ -198,3 +198,11 @@ def test_a_list_of_tensors_after_the_model_is_still_one_set(model_file) -> None:
     """))
     assert loaded.input_names == ["x", "y"] and loaded.other_input_sets == []
     assert loaded.proposed_dynamic_axes is None
+
+
+def test_suggest_dynamic_leaves_the_sets_out_of_its_one_dim_tries(worker, model_file) -> None:
+    """--suggest-dynamic exports one dim dynamic at a time: at set 2, where every dim differs, each
+    try would fail, so its analyses are not run there."""
+    model = ModelRequest(str(model_file("decoder_sets.py", DECODER_SETS)))
+    analysis = worker.run(AnalyzeRequest(model, {"dynamic_axes": {"input_ids": {1: "seq"}}}, at_input_sets=False))
+    assert analysis.unsupported == [] and "set 2" not in analysis.other_sizes_checked

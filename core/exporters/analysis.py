@@ -71,11 +71,13 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
                                         result.source_graph, result.warnings)
             result.unsupported += values.problems
             notes += values.notes
-        other_sets = export_options.dynamic_axes or request.other_shapes or loaded.other_input_sets
+        other_sets = export_options.dynamic_axes or request.other_shapes or (request.at_input_sets
+                                                                             and loaded.other_input_sets)
         if not mismatches and other_sets:  # and at build()'s other input sets, and other sizes?
             report(progress, 0.95, "checking other sizes")
             shapes = check_other_shapes(loaded, export_options, result.model, result.onnx_graph,
-                                        result.source_graph, result.warnings, request.other_shapes)
+                                        result.source_graph, result.warnings, request.other_shapes,
+                                        request.at_input_sets)
             result.unsupported += shapes.problems
             notes += shape_label_note(shapes)
             other_sizes = shapes.shapes_tried

@@ -57,13 +57,16 @@ def _smaller(size: int) -> int:
 
 
 def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
-                          given: list[dict[str, tuple[int, ...]]] | None = None) -> list[ShapeSet]:
-    """build()'s other input sets ("set 2", ...), then the shapes the user ``given`` (by input name),
-    else a larger and a smaller size of every declared dim (none without dynamic axes)."""
-    sets = [ShapeSet(f"set {number}", inputs) for number, inputs in enumerate(loaded.other_input_sets, 2)]
+                          given: list[dict[str, tuple[int, ...]]] | None = None,
+                          at_input_sets: bool = True) -> list[ShapeSet]:
+    """build()'s other input sets ("set 2", ...; unless not ``at_input_sets``), then the shapes the
+    user ``given`` (by input name), else a larger and a smaller size of every declared dim (none
+    without dynamic axes)."""
+    numbered = enumerate(loaded.other_input_sets if at_input_sets else [], 2)
+    sets = [ShapeSet(f"set {number}", inputs) for number, inputs in numbered]
     if given:
         return sets + [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
-    if only_the_input_sets(loaded, options, given):
+    if at_input_sets and only_the_input_sets(loaded, options, given):
         return sets
     example_inputs = tuple(loaded.example_inputs)
     dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names),
@@ -137,10 +140,12 @@ class ShapeCheck:
 
 def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxModel, onnx_graph: Graph,
                        source_graph: Graph | None, warnings: list[str],
-                       given: list[dict[str, tuple[int, ...]]] | None = None) -> ShapeCheck:
+                       given: list[dict[str, tuple[int, ...]]] | None = None,
+                       at_input_sets: bool = True) -> ShapeCheck:
     """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module docstring)."""
-    check = ShapeCheck([], [SETS_ONLY_NOTE] if only_the_input_sets(loaded, options, given) else [], [])
-    sets = generalisation_shapes(loaded, options, given)
+    sets_only = at_input_sets and only_the_input_sets(loaded, options, given)
+    check = ShapeCheck([], [SETS_ONLY_NOTE] if sets_only else [], [])
+    sets = generalisation_shapes(loaded, options, given, at_input_sets)
     if not sets:
         return check
     session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
