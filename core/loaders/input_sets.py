@@ -31,8 +31,9 @@ SETS_ONLY_NOTE = ("The dims inferred from build()'s input sets are checked at th
                   "up for them, which could break relations the sets keep (a mask as long as past + sequence); "
                   "name other sizes to check with --shapes (in the window: Run > Shapes to check…).")
 SAME_INPUTS_HINT = ("Give every input set the same inputs, nested the same way, with the same dtypes and "
-                    "constants: only sizes may differ (an input that is None in one set cannot be left out "
-                    "of the export another set feeds).")
+                    "constants: only sizes may differ. An input that is None in one set and a tensor in another "
+                    "cannot be one ONNX input: give a tensor in every set (an empty one where there is nothing, "
+                    "such as a past of length 0).")
 
 
 def several_input_sets(given: list[Any]) -> list[list[Any]] | None:
