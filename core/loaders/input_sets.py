@@ -145,8 +145,8 @@ def proposed_dynamic_axes(names: list[str], sets: list[tuple[torch.Tensor, ...]]
     observer = torch.onnx.InputObserver()
     recorder = _InputRecorder()
     with observer(recorder, store_n_calls=len(sets)):
-        for inputs in sets:
-            recorder(*inputs)
+        for inputs in sets:  # shapes are all it reads: meta tensors, not its copies of real ones
+            recorder(*(torch.empty_like(tensor, device="meta") for tensor in inputs))
     inferred = observer.infer_dynamic_shapes()
     per_tensor = inferred["tensors"] if isinstance(inferred, dict) else inferred
     by_sizes: dict[tuple[int, ...], str] = {}
