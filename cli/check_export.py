@@ -46,6 +46,7 @@ def analysis_json(result: AnalysisResult) -> dict[str, Any]:
         "notes": result.notes,
         "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
         "saved_files": result.saved_files,
+        "proposed_dynamic_shapes": result.proposed_dynamic_shapes,
     }
 
 
@@ -58,6 +59,9 @@ def print_analysis(result: AnalysisResult) -> None:
     print(f"{Path(result.model_path).name}: opset {result.options.opset}, {traced}{onnx_nodes} ONNX nodes")
     for note in result.notes:
         print(f"  note: {note}")
+    if result.proposed_dynamic_shapes:
+        print("  dynamic shapes inferred from build()'s input sets (to paste): "
+              f"--dynamic-shapes '{json.dumps(result.proposed_dynamic_shapes)}'")
     if not result.unsupported:
         print("OK: ONNX Runtime has a kernel for every node." if result.source_kind == "onnx"
               else "OK: the model exports, runs in ONNX Runtime and matches torch on the example inputs"

@@ -28,8 +28,15 @@ from fixport.core.exporters.base import ComparableExport, Exporter
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import runtime_error_problem
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, rounding_only
-from fixport.core.exporters.shape_check import ShapeSet, first_line, generalisation_shapes, random_like
+from fixport.core.exporters.shape_check import (
+    ShapeSet,
+    first_line,
+    generalisation_shapes,
+    only_the_input_sets,
+    random_like,
+)
 from fixport.core.exporters.value_check import check_input_values
+from fixport.core.loaders.input_sets import SETS_ONLY_NOTE
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.advice import Step, advice_for, advice_without_a_list, sentence
@@ -156,6 +163,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                 for run, inputs in enumerate(input_sets(loaded.example_inputs, runs))]
     labelled += [(shape_set.label, shape_set) for shape_set in generalisation_shapes(loaded, export_options,
                                                                                       given_shapes)]
+    messages += [SETS_ONLY_NOTE] if only_the_input_sets(loaded, export_options, given_shapes) else []
     values = check_input_values(loaded, export_options, comparable.model, comparable.onnx_graph,
                                 comparable.source_graph, comparable.warnings)
     messages += values.notes
@@ -411,7 +419,8 @@ def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
                          tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], str]:
     """One input set at other sizes of the declared dynamic dims, and a note saying what it was."""
-    where = f"Input set {shape_set.label} (inputs {shape_set.shapes})"
+    named = shape_set.label if shape_set.label.startswith("set ") else f"set {shape_set.label}"  # build()'s "set 2"
+    where = f"Input {named} (inputs {shape_set.shapes})"
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))

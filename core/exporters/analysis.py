@@ -18,6 +18,7 @@ from fixport.core.model.cancel import (
     report,
 )
 from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.proposed_shapes import proposal_notes, proposed_shapes
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import LOADING_STAGE
@@ -54,7 +55,11 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     """A clean export's outputs (and other sizes) against torch's, then saved to ``request.output``."""
     exported_at = time.perf_counter()
     check_cancelled(cancelled)
-    max_abs, notes, other_sizes = None, list(loaded.notes), []
+    max_abs, other_sizes = None, []
+    proposal_used = (loaded.settings.get("export_options", {}).get("dynamic_axes") is loaded.proposed_dynamic_axes
+                     and (request.options or {}).get("dynamic_axes") is None)
+    notes = [*loaded.notes, *proposal_notes(loaded.proposed_dynamic_axes, export_options.dynamic_axes,
+                                            1 + len(loaded.other_input_sets), proposal_used)]
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
         mismatches, max_abs, rounding_notes = mismatched_outputs(loaded, result.model, result.onnx_graph,
@@ -66,10 +71,13 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
                                         result.source_graph, result.warnings)
             result.unsupported += values.problems
             notes += values.notes
-        if not mismatches and (export_options.dynamic_axes or request.other_shapes):  # and at other sizes?
+        other_sets = export_options.dynamic_axes or request.other_shapes or (request.at_input_sets
+                                                                             and loaded.other_input_sets)
+        if not mismatches and other_sets:  # and at build()'s other input sets, and other sizes?
             report(progress, 0.95, "checking other sizes")
             shapes = check_other_shapes(loaded, export_options, result.model, result.onnx_graph,
-                                        result.source_graph, result.warnings, request.other_shapes)
+                                        result.source_graph, result.warnings, request.other_shapes,
+                                        request.at_input_sets)
             result.unsupported += shapes.problems
             notes += shape_label_note(shapes)
             other_sizes = shapes.shapes_tried
@@ -79,6 +87,7 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     analysis = _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
         **seconds, "compare": compared_at - exported_at, "save": time.perf_counter() - compared_at})
     analysis.other_sizes_checked = other_sizes
+    analysis.proposed_dynamic_shapes = proposed_shapes(loaded.proposed_dynamic_axes)
     return analysis
 
 

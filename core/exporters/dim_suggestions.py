@@ -26,8 +26,8 @@ def suggest_dynamic_dims(request: SuggestDynamicRequest, progress: ProgressCallb
     names = list(options.input_names or loaded.input_names)
     dims = [(name, axis, int(size)) for name, tensor in zip(names, loaded.example_inputs)
             for axis, size in enumerate(tensor.shape)]
-    before = analyze(AnalyzeRequest(request.model, _without_dynamic_axes(request.options, names), request.mappings),
-                     cancelled=cancelled)
+    before = analyze(AnalyzeRequest(request.model, _without_dynamic_axes(request.options, names), request.mappings,
+                                    at_input_sets=False), cancelled=cancelled)
     if before.unsupported:
         why = (f"the export has {len(before.unsupported)} problem(s) at the traced shapes: fix them first "
                "(`fix --auto`), then ask again")
@@ -38,7 +38,8 @@ def suggest_dynamic_dims(request: SuggestDynamicRequest, progress: ProgressCallb
         report(progress, index / max(len(dims), 1), f"exporting with {name}[{axis}] dynamic ({index + 1}/{len(dims)})")
         options_with_dim = {**request.options, "input_names": names,
                             "dynamic_axes": {name: {axis: f"{name}_{axis}"}}}
-        result = analyze(AnalyzeRequest(request.model, options_with_dim, request.mappings), cancelled=cancelled)
+        result = analyze(AnalyzeRequest(request.model, options_with_dim, request.mappings, at_input_sets=False),
+                         cancelled=cancelled)
         verdicts.append(_verdict(name, axis, size, result))
     report(progress, 1.0, "done")
     return verdicts

@@ -399,7 +399,9 @@ def _shapes_by_parameter(module: torch.nn.Module, args: tuple, per_input: list[d
     index = 0
     for name, value in bound.arguments.items():
         if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
-            shapes.append(tuple(per_input[index:index + len(value)]))
+            # {} for a static tensor: torch's conversion of named dims reads a tuple of Nones as one
+            # tensor's dims, and the structure no longer matches the arguments
+            shapes.append(tuple(dims or {} for dims in per_input[index:index + len(value)]))
             index += len(value)
         else:
             shapes.append(per_input[index])

@@ -16,6 +16,7 @@ import torch
 
 from fixport.core.exporters.diagnosis import runtime_error_problem
 from fixport.core.exporters.output_check import OUTPUT_KIND, output_origin, tolerances_for
+from fixport.core.loaders.input_sets import SETS_ONLY_NOTE, dims_inferred_from_sets
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
@@ -56,15 +57,28 @@ def _smaller(size: int) -> int:
 
 
 def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
-                          given: list[dict[str, tuple[int, ...]]] | None = None) -> list[ShapeSet]:
-    """The shapes the user ``given`` (by input name), else a larger and a smaller size of every
-    declared dim (none without dynamic axes)."""
+                          given: list[dict[str, tuple[int, ...]]] | None = None,
+                          at_input_sets: bool = True) -> list[ShapeSet]:
+    """build()'s other input sets ("set 2", ...; unless not ``at_input_sets``), then the shapes the
+    user ``given`` (by input name), else a larger and a smaller size of every declared dim (none
+    without dynamic axes)."""
+    numbered = enumerate(loaded.other_input_sets if at_input_sets else [], 2)
+    sets = [ShapeSet(f"set {number}", inputs) for number, inputs in numbered]
     if given:
-        return [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
+        return sets + [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
+    if at_input_sets and only_the_input_sets(loaded, options, given):
+        return sets
     example_inputs = tuple(loaded.example_inputs)
     dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names),
                          [tuple(t.shape) for t in example_inputs])
-    return [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
+    return sets + [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
+
+
+def only_the_input_sets(loaded: LoadedModel, options: ExportOptions,
+                        given: list[dict[str, tuple[int, ...]]] | None = None) -> bool:
+    """Whether the other sizes are build()'s input sets alone: the dims declared are those inferred
+    from them, and no shapes are ``given`` (``SETS_ONLY_NOTE`` says why)."""
+    return not given and dims_inferred_from_sets(options.dynamic_axes, loaded.proposed_dynamic_axes)
 
 
 def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
@@ -126,10 +140,12 @@ class ShapeCheck:
 
 def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxModel, onnx_graph: Graph,
                        source_graph: Graph | None, warnings: list[str],
-                       given: list[dict[str, tuple[int, ...]]] | None = None) -> ShapeCheck:
+                       given: list[dict[str, tuple[int, ...]]] | None = None,
+                       at_input_sets: bool = True) -> ShapeCheck:
     """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module docstring)."""
-    check = ShapeCheck([], [], [])
-    sets = generalisation_shapes(loaded, options, given)
+    sets_only = at_input_sets and only_the_input_sets(loaded, options, given)
+    check = ShapeCheck([], [SETS_ONLY_NOTE] if sets_only else [], [])
+    sets = generalisation_shapes(loaded, options, given, at_input_sets)
     if not sets:
         return check
     session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from fixport.core.loaders.input_sets import flat_input_sets, proposed_dynamic_axes, several_input_sets
 from fixport.core.loaders.input_structure import (
     InputStructure,
     UnsupportedInputError,
@@ -51,6 +52,10 @@ class LoadedModel:
     # Where the example tensors sit in the model's own call (None: a plain tuple of tensors);
     # ``module`` is then a StructuredCall that rebuilds it.
     structure: InputStructure | None = None
+    # build()'s other input sets (set 2, 3, ...), flat like example_inputs, and the dynamic dims
+    # they show (None: one set given)
+    other_input_sets: list[tuple[torch.Tensor, ...]] = field(default_factory=list)
+    proposed_dynamic_axes: dict[str, dict[int, str]] | None = None
 
 
 def onnx_output_names(loaded: LoadedModel, given: list[str] | None) -> list[str] | None:
@@ -117,12 +122,15 @@ def _load_python_model_file(path: Path) -> LoadedModel:
         raise ModelLoadError(f"{path.name} raised {type(exc).__name__}: {exc}{_user_line(exc, path)}",
                              "Fix the model file's code and open it again.",
                              details=traceback.format_exc()) from exc
-    model, example_inputs, structure = _check_built(built, path)
+    model, example_inputs, structure, other_sets = _check_built(built, path)
     settings = getattr(namespace, "FIXPORT_EXAMPLE", {})
     settings = dict(settings) if isinstance(settings, dict) else {}
     _declare_dynamic_shapes(settings, getattr(namespace, "dynamic_shapes", None), path)
     names = structure.names if structure else _forward_argument_names(model, len(example_inputs))
-    loaded = LoadedModel(path, "python", model, example_inputs, names, settings=settings, structure=structure)
+    loaded = LoadedModel(path, "python", model, example_inputs, names, settings=settings, structure=structure,
+                         other_input_sets=other_sets)
+    if other_sets:
+        _propose_dynamic_axes(loaded)
     if structure:
         loaded.notes.append(f"The model is called with its own arguments; its {len(names)} tensor input(s) are "
                             f"named from them: {', '.join(names)}.")
@@ -143,9 +151,26 @@ def _declare_dynamic_shapes(settings: dict[str, Any], shapes: Any, path: Path) -
     settings["export_options"] = options
 
 
-def _check_built(built: Any, path: Path) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], InputStructure | None]:
-    """The module to export, its example tensors, and their structure where the model's call is more
-    than a tuple of tensors (the module is then a StructuredCall)."""
+def _propose_dynamic_axes(loaded: LoadedModel) -> None:
+    """The dims that vary between build()'s input sets; the export's dynamic axes where the model
+    file declares none (``core/loaders/input_sets.py``)."""
+    try:
+        proposed = proposed_dynamic_axes(loaded.input_names, [loaded.example_inputs, *loaded.other_input_sets])
+    except Exception as exc:  # noqa: BLE001 -- torch's inference; the sets are still checked and compared
+        loaded.notes.append(f"The dims that vary between the input sets could not be inferred: {exc}")
+        return
+    loaded.proposed_dynamic_axes = proposed
+    options = dict(loaded.settings.get("export_options", {}))
+    if proposed and not options.get("dynamic_axes"):
+        options["dynamic_axes"] = proposed
+        loaded.settings["export_options"] = options
+
+
+def _check_built(built: Any, path: Path) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], InputStructure | None,
+                                                  list[tuple[torch.Tensor, ...]]]:
+    """The module to export, its example tensors, their structure where the model's call is more
+    than a tuple of tensors (the module is then a StructuredCall), and the tensors of build()'s
+    other input sets, when it gives a list of them."""
     shapes = "(model, args), (model, kwargs) or (model, args, kwargs)"
     if not (isinstance(built, tuple) and len(built) in (2, 3)):
         raise ModelLoadError(f"build() in {path.name} must return {shapes}.",
@@ -155,8 +180,11 @@ def _check_built(built: Any, path: Path) -> tuple[torch.nn.Module, tuple[torch.T
         raise ModelLoadError(f"build() in {path.name} returned {type(model).__name__} as the model.",
                              "Return a torch.nn.Module first.")
     try:
+        sets = several_input_sets(given)
+        if sets:
+            return flat_input_sets(model, sets, path.name)
         args, kwargs = split_inputs(given)
-        return flat_model(model, args, kwargs, path.name)
+        return (*flat_model(model, args, kwargs, path.name), [])
     except UnsupportedInputError as exc:
         raise ModelLoadError(f"build() in {path.name}: {exc.message}", exc.hint) from exc
 
@@ -305,6 +333,10 @@ def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedMo
         else:
             loaded.example_inputs = tuple(tensors.values())
             loaded.input_names = list(tensors)
+        if loaded.other_input_sets:
+            loaded.notes.append(f"The inputs given on the command line replace the {len(loaded.other_input_sets) + 1} "
+                                "input sets of build(): only they are checked and compared.")
+            loaded.other_input_sets, loaded.proposed_dynamic_axes = [], None
     elif not loaded.example_inputs:
         wanted = ", ".join(loaded.input_names) or "x"
         raise InputSpecError(

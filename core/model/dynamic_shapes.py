@@ -102,4 +102,41 @@ def dims_text(dims: Mapping[int, str]) -> str:
 
 def shapes_argument(axes: Mapping[str, Mapping[int, str]]) -> str:
     """The ``--dynamic-shapes`` JSON that declares these dims (input names as Fixport gives them)."""
-    return json.dumps({name: {str(axis): dim for axis, dim in sorted(dims.items())} for name, dims in axes.items()})
+    return json.dumps(shapes_from_dynamic_axes({name: dict(sorted(dims.items())) for name, dims in axes.items()}))
+
+
+def shapes_from_dynamic_axes(axes: Mapping[str, Mapping[int, str]]) -> dict[str, Any]:
+    """``dynamic_axes`` by input name nested back into ``dynamic_shapes`` as ``--dynamic-shapes``
+    takes it (JSON: string axes): ``past.0``, ``past.1`` become a list under ``past``. Flat names
+    stay where nesting would not read back as the same axes."""
+    flat = {name: {str(axis): dim for axis, dim in dims.items()} for name, dims in axes.items() if dims}
+    tree: dict[str, Any] = {}
+    for name, dims in flat.items():
+        *parents, leaf = name.split(".")
+        node = tree
+        for part in parents:
+            node = node.setdefault(part, {})
+            if isinstance(node, _Axes):
+                return flat
+        node[leaf] = _Axes(dims)
+    nested = _as_lists(tree)
+    try:
+        same = dynamic_axes_from_shapes(nested) == {name: {int(a): d for a, d in dims.items()}
+                                                    for name, dims in flat.items()}
+    except ExportError:
+        same = False
+    return nested if same else flat
+
+
+class _Axes(dict):
+    """One input's axes while nesting (a dict of dims, not a level of the structure)."""
+
+
+def _as_lists(node: Any) -> Any:
+    """Levels keyed 0..n-1 as lists (unlisted places null), axes as plain dicts."""
+    if isinstance(node, _Axes):
+        return dict(node)
+    children = {key: _as_lists(child) for key, child in node.items()}
+    if children and all(key.isdigit() for key in children):
+        return [children.get(str(index)) for index in range(max(int(key) for key in children) + 1)]
+    return children

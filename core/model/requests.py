@@ -28,6 +28,8 @@ class AnalyzeRequest:
     run_check: bool = True  # run the exported model once in ONNX Runtime
     # Input shapes (by input name) to check at instead of the sizes derived from the dynamic axes.
     other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
+    # Also at build()'s other input sets (not for --suggest-dynamic: with one dim dynamic, each try would fail there)
+    at_input_sets: bool = True
 
 
 @dataclass

@@ -1,7 +1,9 @@
 """The part of the fix script every exporter shares: open the model the way Fixport did, make its
 example inputs, run the exporter's part and check what it wrote: ``onnx.checker``, then ONNX Runtime
-against torch at the example inputs and, where dynamic axes are declared, at the other sizes
-Fixport's ``check`` tries (a larger and a smaller size of each declared dim).
+against torch at the example inputs, at build()'s other input sets ("set 2", ...) and, where dynamic
+axes are declared, at the other sizes Fixport's ``check`` tries (a larger and a smaller size of each
+declared dim). Where build() gives several input sets and the model file declares no dynamic dims,
+the dims that vary between the sets are declared dynamic, as in Fixport.
 
 The fix script carries this module's source (``fixport.core.fixing.fix_script`` reads it as
 text): its imports go to the script's top and its ``from fixport...`` imports are dropped, since
@@ -26,6 +28,12 @@ import torch
 
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
 from fixport.core.exporters.shape_check import other_size_inputs
+from fixport.core.loaders.input_sets import (
+    dims_inferred_from_sets,
+    flat_input_sets,
+    proposed_dynamic_axes,
+    several_input_sets,
+)
 from fixport.core.loaders.input_structure import (
     StructuredCall,
     flat_model,
@@ -48,6 +56,10 @@ CARRIED_FIXPORT_CODE = (
         "CONSTANT_TYPES", "UnsupportedInputError", "InputStructure", "StructuredCall", "split_inputs", "flat_model",
         "is_plain", "structure_of", "register_cache_pytrees", "positional_names", "_leaf_name", "_key_name",
         "keyed_output_names", "_unique"), None),
+    ("fixport.core.loaders.input_sets", (
+        "SAME_INPUTS_HINT", "several_input_sets", "_set_parts", "flat_input_sets", "_named_leaves",
+        "_refuse_differences", "_dtype", "_shape", "dims_inferred_from_sets", "_InputRecorder",
+        "proposed_dynamic_axes"), None),
     ("fixport.core.model.traced_sizes", ("declared_dims",), None),
     ("fixport.core.exporters.low_precision", (
         "LOW_PRECISION", "LOW_PRECISION_NAMES", "ROUNDING_MARGIN", "float32_outputs", "_max_abs", "within_rounding"),
@@ -108,13 +120,22 @@ class ExportJob(NamedTuple):
     custom_opsets: dict[str, int]
     fixes: list[ScriptFix]
     output_names: list[str] | None = None  # from the keys of a structured model's outputs, as in Fixport
+    other_input_sets: Sequence[tuple[Any, ...]] = ()  # build()'s sets after the first, flat like ``inputs``
 
 
 def load_model(settings: ScriptSettings) -> tuple[Any, tuple[Any, ...], dict[str, Any]]:
     """The model in eval mode, its example inputs and the model file's own settings
     (``FIXPORT_EXAMPLE``), opened the way Fixport opened them."""
+    model, inputs, model_file_settings, _ = load_model_and_sets(settings)
+    return model, inputs, model_file_settings
+
+
+def load_model_and_sets(settings: ScriptSettings
+                        ) -> tuple[Any, tuple[Any, ...], dict[str, Any], list[tuple[Any, ...]]]:
+    """:func:`load_model`, and build()'s input sets after the first, flat like its example inputs."""
     path = settings.model_path
     model_file_settings: dict[str, Any] = {}
+    other_sets: list[tuple[Any, ...]] = []
     if path.endswith(".py"):
         sys.path.insert(0, os.path.dirname(path))
         spec = importlib.util.spec_from_file_location("fixport_model", path)
@@ -125,8 +146,14 @@ def load_model(settings: ScriptSettings) -> tuple[Any, tuple[Any, ...], dict[str
         spec.loader.exec_module(module)
         model, *given = module.build() if hasattr(module, "build") else (module.model, module.example_inputs)
         # keyword, nested or cache inputs: the model called with its own structure from named tensors
-        model, inputs, _ = flat_model(model, *split_inputs(given), os.path.basename(path))
+        sets = several_input_sets(given)
+        if sets:
+            model, inputs, _, other_sets = flat_input_sets(model, sets, os.path.basename(path))
+        else:
+            model, inputs, _ = flat_model(model, *split_inputs(given), os.path.basename(path))
         model_file_settings = dict(getattr(module, "FIXPORT_EXAMPLE", {}))
+        if other_sets and not hasattr(module, "dynamic_shapes"):
+            _declare_varying_dims(model_file_settings, model, inputs, other_sets)
     elif path.endswith(".pt2"):
         model, inputs = torch.export.unflatten(torch.export.load(path)), ()
     elif settings.trust:
@@ -140,7 +167,21 @@ def load_model(settings: ScriptSettings) -> tuple[Any, tuple[Any, ...], dict[str
     elif settings.input_specs:
         arrays = random_inputs(list(settings.input_specs), settings.seed)  # Fixport's own: the same values
         inputs = tuple(torch.from_numpy(np.ascontiguousarray(array)) for array in arrays.values())
-    return model.eval(), inputs, model_file_settings
+    if settings.input_file or settings.input_specs:  # the inputs given replace build()'s sets, as in Fixport
+        other_sets = []
+    return model.eval(), inputs, model_file_settings, other_sets
+
+
+def _declare_varying_dims(model_file_settings: dict[str, Any], model: Any, inputs: tuple[Any, ...],
+                          other_sets: list[tuple[Any, ...]]) -> None:
+    """The dims that vary between build()'s input sets as the model file's dynamic axes, where it
+    declares none (as Fixport's loader does)."""
+    options = dict(model_file_settings.get("export_options", {}))
+    if options.get("dynamic_axes"):
+        return
+    proposed = proposed_dynamic_axes(input_names(model, inputs, ()), [inputs, *other_sets])
+    if proposed:
+        model_file_settings["export_options"] = {**options, "dynamic_axes": proposed}
 
 
 def input_names(model: Any, inputs: Sequence[Any], input_specs: Sequence[Any]) -> list[str]:
@@ -177,12 +218,13 @@ def carry_module(name: str, source: str) -> None:
 def open_export_job(settings: ScriptSettings, fixes: Sequence[ScriptFix], output: str
                     ) -> tuple[ExportJob, dict[str, Any]]:
     """The export to run, the model opened as Fixport opens it, and the model file's own settings."""
-    model, inputs, model_file_settings = load_model(settings)
+    model, inputs, model_file_settings, other_sets = load_model_and_sets(settings)
     job = ExportJob(model=model, inputs=inputs, input_names=input_names(model, inputs, settings.input_specs),
                     output=output, opset=resolved_opset(settings, model_file_settings),
                     model_file_options=dict(model_file_settings.get("export_options", {})),
                     export_options=dict(settings.export_options), custom_opsets=dict(settings.custom_opsets),
-                    fixes=list(fixes), output_names=keyed_output_names(model, inputs))
+                    fixes=list(fixes), output_names=keyed_output_names(model, inputs),
+                    other_input_sets=other_sets)
     return job, model_file_settings
 
 
@@ -212,12 +254,17 @@ def _shapes(names: Sequence[str], inputs: Sequence[Any]) -> str:
 
 
 def shapes_to_check(job: ExportJob) -> list[tuple[str, tuple[Any, ...]]]:
-    """(label, inputs): the example inputs, then the other sizes of the declared dynamic axes, made
-    as Fixport's ``check`` makes them."""
+    """(label, inputs): the example inputs, build()'s other input sets, then the other sizes of the
+    declared dynamic axes, made as Fixport's ``check`` makes them."""
     names, traced = onnx_input_names(job), tuple(job.inputs)
     dynamic_axes = {**job.model_file_options, **job.export_options}.get("dynamic_axes")
     others = other_size_inputs(declared_dims(dynamic_axes, names, [tuple(t.shape) for t in traced]), traced)
+    if job.other_input_sets:  # the dims inferred from the sets: checked at the sets' own sizes, as in Fixport
+        proposed = proposed_dynamic_axes(list(job.input_names), [traced, *job.other_input_sets])
+        others = [] if dims_inferred_from_sets(dynamic_axes, proposed) else others
+    sets = enumerate(job.other_input_sets, 2)
     return [(_shapes(names, traced) + TRACED, traced),
+            *((f"set {number} ({_shapes(names, inputs)})", inputs) for number, inputs in sets),
             *((f"{label} ({_shapes(names, inputs)})", inputs) for label, inputs in others)]
 
 

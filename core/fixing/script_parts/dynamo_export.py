@@ -13,6 +13,7 @@ from typing import Any
 
 import torch
 
+from fixport.core.exporters.dynamo import _shapes_by_parameter
 from fixport.core.exporters.dynamo_fixes import _by_instance, node_being_translated
 from fixport.core.exporters.module_attributes import attributes_kept
 from fixport.core.fixing.script_parts.common import ExportJob, ScriptFix
@@ -21,6 +22,7 @@ from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
 # Fixport's own code this part calls, which the fix script carries by source: (module, its
 # top-level names in the order they are needed, a namespace keeping them apart or None).
 CARRIED_FIXPORT_CODE = (
+    ("fixport.core.exporters.dynamo", ("_shapes_by_parameter",), None),
     ("fixport.core.exporters.dynamo_fixes", ("_TRANSLATING", "_by_instance", "node_being_translated"), None),
     ("fixport.core.model.capture_settings", ("NO_GRAD", "STRICT", "CORE_ATEN"), None),
     ("fixport.core.exporters.module_attributes",
@@ -28,7 +30,7 @@ CARRIED_FIXPORT_CODE = (
 )
 
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
-PASSED_OPTIONS = ("input_names", "output_names", "dynamic_axes")  # what dynamo=True takes of a project's options
+PASSED_OPTIONS = ("input_names", "output_names")  # what dynamo=True takes of a project's options as they are
 
 
 def op_overload(kind: str) -> Any:
@@ -100,25 +102,40 @@ def export_with_fixes(job: ExportJob) -> None:
     given = {**job.model_file_options, **job.export_options}  # the model file's own under the project's, as in Fixport
     named = {"input_names": job.input_names, **({"output_names": job.output_names} if job.output_names else {})}
     options = {**named, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
+    dynamic_shapes = dynamic_shapes_by_parameter(job, given.get("dynamic_axes"), options["input_names"])
     settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
     # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
     with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext():
-        target = captured(job, settings)
+        target = captured(job, settings, dynamic_shapes)
         per_node = any(fix.instance for fix in job.fixes)
         with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
             program = torch.onnx.export(target, job.inputs, dynamo=True, opset_version=job.opset,
                                         optimize=bool(given.get("do_constant_folding", True)),
-                                        custom_translation_table=translation_table(job.fixes) or None, **options)
+                                        custom_translation_table=translation_table(job.fixes) or None,
+                                        dynamic_shapes=dynamic_shapes if target is job.model else None, **options)
     program.save(job.output)
 
 
-def captured(job: ExportJob, settings: Sequence[str]) -> Any:
+def dynamic_shapes_by_parameter(job: ExportJob, dynamic_axes: dict[str, Any] | None, names: Sequence[str]) -> Any:
+    """The dynamic axes by input name as torch.export's dynamic_shapes, one entry per forward
+    parameter, dims under their names, as Fixport passes them (torch's own conversion from
+    dynamic_axes cannot take ``*args``); None where none is declared."""
+    if not dynamic_axes:
+        return None
+    per_input = [{int(axis): dim for axis, dim in dynamic_axes.get(name, {}).items()} or None for name in names]
+    return _shapes_by_parameter(job.model, tuple(job.inputs), per_input)
+
+
+def captured(job: ExportJob, settings: Sequence[str], dynamic_shapes: Any = None) -> Any:
     """What torch.onnx.export is given: the model, or the program captured as the settings and the
-    fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions)."""
+    fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions),
+    its named dynamic dims taken as ``Dim.DYNAMIC`` (the names are torch.onnx.export's to keep)."""
     replaced = decompositions(job.fixes)
     if not replaced and STRICT not in settings and CORE_ATEN not in settings:
         return job.model
-    program = torch.export.export(job.model, job.inputs, strict=STRICT in settings)
+    dims = torch.utils._pytree.tree_map(lambda dim: torch.export.Dim.DYNAMIC if isinstance(dim, str) else dim,
+                                        dynamic_shapes)
+    program = torch.export.export(job.model, job.inputs, dynamic_shapes=dims, strict=STRICT in settings)
     if CORE_ATEN in settings:
         program = program.run_decompositions()
     return program.run_decompositions(replaced) if replaced else program
