@@ -33,7 +33,8 @@ class DynamicShapesDialog(QDialog):
     """A table of the model's inputs; OK refuses dims it cannot read, naming the input."""
 
     def __init__(self, axes: dict[str, dict[int, str]], input_names: list[str],
-                 input_shapes: list[tuple[int, ...]], parent: QWidget | None = None) -> None:
+                 input_shapes: list[tuple[int, ...]], parent: QWidget | None = None,
+                 proposed: dict[str, dict[int, str]] | None = None) -> None:
         super().__init__(parent)
         self.setWindowTitle(TITLE)
         self.input_names = list(input_names)
@@ -56,6 +57,12 @@ class DynamicShapesDialog(QDialog):
         self.table.resizeColumnsToContents()
         self.table.itemChanged.connect(lambda _item: self._show_argument())
         layout.addWidget(self.table, 1)
+        self.use_proposal = QPushButton("Use the dims that vary between build()'s input sets")
+        self.use_proposal.setToolTip("Inferred by torch's InputObserver from the input sets the model file gives: "
+                                     + (shapes_argument(proposed) if proposed else "none vary"))
+        self.use_proposal.clicked.connect(lambda: self.fill(proposed or {}))
+        self.use_proposal.setVisible(proposed is not None)
+        layout.addWidget(self.use_proposal)
         command_row = QHBoxLayout()
         self.argument = QLineEdit()
         self.argument.setReadOnly(True)
@@ -77,6 +84,11 @@ class DynamicShapesDialog(QDialog):
         layout.addWidget(self.buttons)
         self._show_argument()
         self.resize(640, 360)
+
+    def fill(self, axes: dict[str, dict[int, str]]) -> None:
+        """Every row's dims from ``axes`` (inputs it leaves out: none)."""
+        for name in self.input_names:
+            self.set_dims(name, dims_text(axes.get(name, {})))
 
     def set_dims(self, name: str, text: str) -> None:
         """Type dims for one input (as the user would in its row)."""
@@ -111,7 +123,8 @@ class DynamicShapesDialog(QDialog):
 
 
 def ask_dynamic_shapes(parent: QWidget, axes: dict[str, dict[int, str]], input_names: list[str],
-                       input_shapes: list[tuple[int, ...]]) -> dict[str, dict[int, str]] | None:
+                       input_shapes: list[tuple[int, ...]], proposed: dict[str, dict[int, str]] | None = None
+                       ) -> dict[str, dict[int, str]] | None:
     """The dynamic dims by input name the user set (None when cancelled)."""
-    dialog = DynamicShapesDialog(axes, input_names, input_shapes, parent)
+    dialog = DynamicShapesDialog(axes, input_names, input_shapes, parent, proposed)
     return dialog.axes() if dialog.exec() else None

@@ -27,7 +27,7 @@ from PySide6.QtWidgets import (
 
 from fixport.core.exporters.profiles import PROFILES
 from fixport.core.fixing.fix_script import write_fix_script
-from fixport.core.model.dynamic_shapes import shapes_argument
+from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes, shapes_argument
 from fixport.core.model.export_options import EXPORT_TYPES
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
 from fixport.core.model.project import PROJECT_SUFFIX
@@ -218,8 +218,10 @@ def edit_dynamic_shapes(window: ActionWindow) -> None:
         window.statusBar().showMessage("Dynamic shapes: open a model and let it analyse first; its inputs are "
                                        "named then.", STATUS_MESSAGE_MS)
         return
+    proposed = analysis.proposed_dynamic_shapes
     axes = ask_dynamic_shapes(_dialog_parent(window), dict(project.export_options.get("dynamic_axes") or {}),
-                              analysis.input_names, analysis.input_shapes)
+                              analysis.input_names, analysis.input_shapes,
+                              dynamic_axes_from_shapes(proposed) if proposed is not None else None)
     if axes is not None:
         set_dynamic_shapes(window, axes)
 

@@ -93,3 +93,13 @@ def test_the_dialog_shows_the_projects_dims_and_the_traced_shapes(qtbot) -> None
     dialog.set_dims("input_ids", "0: batch, 1: seq")
     assert dialog.axes() == {"input_ids": {0: "batch", 1: "seq"}, "past.0": {0: "batch", 2: "past"}}
     assert "input_ids" in dialog.argument.text()
+    assert dialog.use_proposal.isHidden()  # one input set: nothing inferred
+
+
+def test_the_dims_that_vary_between_input_sets_fill_the_dialog(qtbot) -> None:
+    proposed = {"input_ids": {0: "batch", 1: "seq"}, "past.0": {0: "batch", 2: "past"}}
+    dialog = DynamicShapesDialog({}, ["input_ids", "past.0"], [(1, 4), (1, 2, 3, 8)], proposed=proposed)
+    qtbot.addWidget(dialog)
+    assert not dialog.use_proposal.isHidden()
+    qtbot.mouseClick(dialog.use_proposal, Qt.MouseButton.LeftButton)
+    assert dialog.axes() == proposed
