@@ -34,6 +34,7 @@ from fixport.core.model.requests import (
     SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, DimVerdict, ExportedGraph, TracedGraph, WorkerInfo
+from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS
 from fixport.core.model.shape_sets import for_the_window
 from fixport.core.model.trace_warnings import baked_here
 from fixport.core.model.traced_sizes import pinned_dims_note
@@ -393,7 +394,7 @@ class MainWindow(QMainWindow):
         self.log.log("Fix all: searching a fix for every problem…")
         held = self.workbench.analysis if request == self._analyzed_request else None  # the search starts there
         return self.runner.submit(AutoFixRequest(request.model, request.options, request.mappings, analysis=held,
-                                                 other_shapes=request.other_shapes))
+                                                 other_shapes=request.other_shapes, latency_runs=DEFAULT_LATENCY_RUNS))
 
     def start_suggest_dynamic(self) -> SubmittedJob | None:
         """Which input dims could be declared dynamic (one export per dim, off the UI thread)."""

@@ -168,3 +168,4 @@ def test_cli_compare_exporters_refuses_one_exporter_and_the_exporter_flag(model_
     both = run_main("compare", path, "--exporters", "torchscript,dynamo", "--exporter", "dynamo")
     assert both.returncode == 2 and "--exporter and --exporters cannot be used together" in both.stderr + both.stdout
     assert "Traceback" not in one.stderr + both.stderr
+

@@ -1,11 +1,17 @@
 """Run ▸ Compare exporters in the window: the job off the UI thread, the report in its dock, a click
-on a value where the two exports differ selects its node in the ONNX pane (real widgets, real exports)."""
+on a value where the two exports differ selects its node in the ONNX pane (real widgets, real exports);
+Fix all's summary with the export's size and latency with the fixes and without them."""
 from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 
+from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.results import ModelRequest
+from fixport.core.model.runtime_cost import RuntimeCost, cost_change
+from fixport.examples.catalog import example_path
+from fixport.gui.fix_all import plan_from
 from fixport.gui.main_window import MainWindow
-from tests.test_compare_exporters import SOFTPLUS_MODEL
+from tests.test_compare_exporters import SOFTPLUS_MODEL, THRESHOLD_MODEL
 from tests.test_gui_flow import run_job
 
 
@@ -34,3 +40,20 @@ def test_compare_exporters_shows_where_the_two_exports_differ(qtbot, window: Mai
     qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 8, rect.center().y()))
     qtbot.waitUntil(lambda: window.graphs.right.pane.selection == [first.onnx_nodes["torchscript"]], timeout=5000)
     assert "Compare exporters" in window.log.contents()
+
+
+def test_fix_all_times_the_export_with_and_without_the_fixes(worker, model_file) -> None:
+    path = model_file("threshold.py", THRESHOLD_MODEL)
+    result = worker.run(AutoFixRequest(ModelRequest(str(path)), latency_runs=3))
+    assert result.mappings and result.cost_after.latency_runs == 3 and result.cost_after.latency_ms > 0
+    assert result.cost_before is None  # the plain TorchScript export does not convert the threshold
+    summary = plan_from(result, []).summary()
+    assert "With the fixes: " in summary and "the export without them does not run in ONNX Runtime" in summary
+
+    assert worker.run(AutoFixRequest(ModelRequest(str(path)))).cost_after is None  # `fix --auto` does not time
+
+    both = worker.run(AutoFixRequest(ModelRequest(str(example_path("nan_gap_max_dynamo"))), latency_runs=3))
+    assert both.mappings and both.cost_before.latency_ms > 0 and both.cost_after.latency_ms > 0  # a mismatch: it runs
+    assert "; without them: " in plan_from(both, []).summary()
+    slower = cost_change(RuntimeCost(1000, 5, 1.0, 3), RuntimeCost(1100, 9, 2.0, 3))
+    assert slower == "size ×1.10, latency ×2.00 (notably slower)"

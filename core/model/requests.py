@@ -29,6 +29,7 @@ class AnalyzeRequest:
     run_check: bool = True  # run the exported model once in ONNX Runtime
     # Input shapes (by input name) to check at instead of the sizes derived from the dynamic axes.
     other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
+    latency_runs: int = 0  # time the export in ONNX Runtime (median of this many runs; 0: not timed)
 
 
 @dataclass
@@ -87,6 +88,9 @@ class AutoFixRequest:
     # The caller's analysis of this model with these options and mappings, when it holds one
     # (the window does): the search starts from it instead of exporting first.
     analysis: AnalysisResult | None = None
+    # Above 0, the export without the fixes and with them are timed (median of this many ONNX
+    # Runtime runs) when the search changed anything: AutoFixResult.cost_before and cost_after.
+    latency_runs: int = 0
 
 
 @dataclass

@@ -35,6 +35,19 @@ def median_latency_ms(session: Any, feeds: dict[str, Any], runs: int) -> float |
     return statistics.median(times)
 
 
+def session_cost(model: OnnxModel, input_names: list[str], inputs: list[Any], runs: int) -> RuntimeCost | None:
+    """``model`` timed in its own CPU session on ``inputs`` (numpy arrays); None where ONNX Runtime
+    cannot open or run it (a node it has no kernel for)."""
+    from fixport.core.onnx_io.ort_session import create_session, feeds_for
+
+    try:
+        info = create_session(model, "cpu")
+        feeds = feeds_for(info.session, input_names, inputs)
+        return runtime_cost(model, info.session, feeds, runs, info.providers_used)
+    except Exception:  # ORT's own exception types: an export it cannot run has no latency
+        return None
+
+
 def runtime_cost(model: OnnxModel | onnx.ModelProto, session: Any | None, feeds: dict[str, Any], runs: int,
                  providers: list[str] | tuple[str, ...] = ()) -> RuntimeCost:
     """Size and node count of ``model``, and its latency in ``session`` (not timed without one)."""
