@@ -5,10 +5,14 @@ module scope and source line (``torch.onnx`` keeps them for TorchScript, ``nn_mo
 stack trace for torch.export). Values are paired by (scope, source line) first, then by the source
 op (each graph spells it its own way: ``aten::_convolution``, ``aten::conv2d.default``), else by
 ONNX op, where the shapes agree; a line's last value pairs with the other's last as its result.
+Where a line has several candidates, the closest value wins: the same torch value computed twice.
 """
 from __future__ import annotations
 
+import math
+from collections.abc import Callable
 from dataclasses import dataclass, field
+from typing import Any
 
 import numpy as np
 
@@ -36,45 +40,73 @@ def op_name(kind: str) -> str:
     return name.split(".")[0].lstrip("_")
 
 
-def _pairs(first: list[NodeError], second: list[NodeError], first_ops: dict[str, str],
-           second_ops: dict[str, str]) -> list[tuple[NodeError, NodeError]]:
-    """The values of one (scope, source line) paired: same source op, then same ONNX op, then the last."""
+def _pairs(first: list[NodeError], second: list[NodeError], first_ops: dict[str, str], second_ops: dict[str, str],
+           distance: Callable[[NodeError, NodeError], float]) -> list[tuple[NodeError, NodeError]]:
+    """The values of one (scope, source line) paired: same source op, then same ONNX op, then the
+    last; among several candidates (a line with three casts), the one whose value is closest."""
     pairs: list[tuple[NodeError, NodeError]] = []
     free = list(second)
 
-    def take(error: NodeError, same) -> bool:
-        match = next((other for other in free if other.shape == error.shape and same(error, other)), None)
-        if match is not None:
-            free.remove(match)
-            pairs.append((error, match))
-        return match is not None
+    def take(error: NodeError, same: Callable[[NodeError, NodeError], bool]) -> bool:
+        candidates = [other for other in free if other.shape == error.shape and same(error, other)]
+        if not candidates:
+            return False
+        match = min(candidates, key=lambda other: distance(error, other))  # the first of equals: graph order
+        free.remove(match)
+        pairs.append((error, match))
+        return True
 
-    unpaired = [error for error in first if not take(error, lambda a, b: op_name(first_ops.get(a.torchscript_node, ""))
-                                                     == op_name(second_ops.get(b.torchscript_node, "")) != "")]
+    def same_op(a: NodeError, b: NodeError) -> bool:
+        return op_name(first_ops.get(a.torchscript_node, "")) == op_name(second_ops.get(b.torchscript_node, "")) != ""
+
+    unpaired = [error for error in first if not take(error, same_op)]
     unpaired = [error for error in unpaired if not take(error, lambda a, b: a.onnx_kind == b.onnx_kind)]
     if unpaired and free and unpaired[-1] is first[-1] and free[-1] is second[-1]:
         take(unpaired[-1], lambda a, b: True)
     return pairs
 
 
+def scope_path(scope: str) -> str:
+    """A module scope as one path, whatever the exporter wrote: ``mlp/mlp/0`` (TorchScript names a
+    Sequential subclass and its own scope) and ``mlp/0`` are one place; dots and slashes alike."""
+    parts = [part for part in scope.replace(".", "/").split("/") if part]
+    return "/".join(part for index, part in enumerate(parts) if index == 0 or part != parts[index - 1])
+
+
 def align(first: NodeSide, second: NodeSide, tolerances: ToleranceTable) -> tuple[list[AlignedNode], dict[str, int]]:
     """Every value both exports compared at the same place, held to each other, in the first export's
-    order; and per exporter, how many of its compared values found no counterpart."""
-    def by_place(side: NodeSide) -> dict[tuple[str, str], list[NodeError]]:
-        groups: dict[tuple[str, str], list[NodeError]] = {}
-        for error in side.errors:
-            if error.source:  # without a source line nothing ties it to the other export
-                groups.setdefault((error.scope, error.source), []).append(error)
-        return groups
+    order; and per exporter, how many of its compared values found no counterpart.
 
-    first_groups, second_groups = by_place(first), by_place(second)
-    pairs = [pair for place, errors in first_groups.items()
-             for pair in _pairs(errors, second_groups.get(place, []), first.source_ops, second.source_ops)]
+    Values are paired by module scope and source line; what is left, by module scope alone (the two
+    exporters may name different frames of one call: the line of a helper, or the line calling it)."""
+    def distance(a: NodeError, b: NodeError) -> float:
+        one, other = first.values.get(a.output), second.values.get(b.output)
+        if one is None or other is None or one.shape != other.shape:
+            return math.inf
+        return float(difference_metrics(one, other, 0.0, 0.0)["max_abs"])
+
+    pairs: list[tuple[NodeError, NodeError]] = []
+    for place in (lambda error: (scope_path(error.scope), error.source), lambda error: scope_path(error.scope)):
+        paired = {id(error) for pair in pairs for error in pair}
+        first_groups = _groups([error for error in first.errors if id(error) not in paired], place)
+        second_groups = _groups([error for error in second.errors if id(error) not in paired], place)
+        pairs += [pair for key, errors in first_groups.items()
+                  for pair in _pairs(errors, second_groups.get(key, []), first.source_ops, second.source_ops,
+                                     distance)]
     order = {id(error): index for index, error in enumerate(first.errors)}
     pairs.sort(key=lambda pair: order[id(pair[0])])
     aligned = [_aligned(a, b, first, second, tolerances) for a, b in pairs]
     unaligned = {first.exporter: len(first.errors) - len(pairs), second.exporter: len(second.errors) - len(pairs)}
     return aligned, unaligned
+
+
+def _groups(errors: list[NodeError], place: Callable[[NodeError], Any]) -> dict[Any, list[NodeError]]:
+    """``errors`` with a source line (nothing else ties a value to the other export), by ``place``."""
+    groups: dict[Any, list[NodeError]] = {}
+    for error in errors:
+        if error.source:
+            groups.setdefault(place(error), []).append(error)
+    return groups
 
 
 def _aligned(a: NodeError, b: NodeError, first: NodeSide, second: NodeSide, tolerances: ToleranceTable) -> AlignedNode:
