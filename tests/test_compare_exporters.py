@@ -7,12 +7,13 @@ from fixport.core.comparison.node_alignment import op_name
 from fixport.core.model.errors import FixportError
 from fixport.core.model.exporter_comparison import (
     FIXES_FROM_AUTO_FIX,
+    FIXES_FROM_PROJECT,
     NO_AUTO_FIX,
     NO_FIXES_NEEDED,
     ExporterComparison,
     parse_exporters,
 )
-from fixport.core.model.requests import CompareExportersRequest, CompareRequest
+from fixport.core.model.requests import AutoFixRequest, CompareExportersRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
 from tests.conftest import run_main
 
@@ -134,11 +135,18 @@ def test_each_export_gets_what_it_needs(worker, model_file) -> None:
     assert dynamo.problems == [] and dynamo.fixes_from == NO_FIXES_NEEDED
     assert result.agree
 
+
+def test_without_auto_fix_only_the_projects_fixes_apply(worker, model_file) -> None:
+    path = model_file("threshold.py", THRESHOLD_MODEL)
     unfixed = _compare(worker, path, auto_fix=False)
     torchscript, dynamo = unfixed.runs
     assert torchscript.fixes_from == NO_AUTO_FIX and not torchscript.compared
     assert "still has nodes torch.onnx.export cannot convert" in torchscript.error and "fix" in torchscript.hint
     assert dynamo.passed and not unfixed.agree and "Not comparable: torchscript" in unfixed.verdict()
+
+    fixes = worker.run(AutoFixRequest(ModelRequest(str(path)))).mappings  # as a project saved by `fix --auto`
+    from_project = _compare(worker, path, auto_fix=False, mappings_by_exporter={"torchscript": fixes})
+    assert from_project.runs[0].fixes_from == FIXES_FROM_PROJECT and from_project.agree
 
 
 def test_every_compare_times_the_export(worker, model_file) -> None:
@@ -169,3 +177,32 @@ def test_cli_compare_exporters_refuses_one_exporter_and_the_exporter_flag(model_
     assert both.returncode == 2 and "--exporter and --exporters cannot be used together" in both.stderr + both.stdout
     assert "Traceback" not in one.stderr + both.stderr
 
+
+
+def test_values_pair_by_place_then_closest_value() -> None:
+    """Built by hand (no export): a line with two casts, one scope spelled two ways, one line named
+    at two frames of one call."""
+    import numpy as np
+
+    from fixport.core.comparison.node_alignment import NodeSide, align, scope_path
+    from fixport.core.model.compare_result import NodeError
+    from fixport.core.model.tolerances import ToleranceTable
+
+    def error(node: str, scope: str, source: str, kind: str) -> NodeError:
+        return NodeError(node, kind, node, node, kind, scope, source, "", (2,), "float32", 0.0, 0.0, 0.0, 1e-3, 1e-5,
+                         False)
+
+    first = NodeSide("torchscript", [error("a", "", "m.py:3", "onnx::Cast"), error("b", "", "m.py:3", "onnx::Cast"),
+                                     error("c", "mlp/mlp/0", "m.py:9", "onnx::Add")],
+                     {"a": "aten::to", "b": "aten::to", "c": "aten::linear"},
+                     {"a": np.array([1.0, 2.0]), "b": np.array([5.0, 6.0]), "c": np.array([0.5, 0.5])})
+    second = NodeSide("dynamo", [error("x", "", "m.py:3", "onnx::Cast"), error("y", "", "m.py:3", "onnx::Cast"),
+                                 error("z", "mlp/0", "m.py:20", "onnx::Add")],
+                      {"x": "aten::_to_copy.default", "y": "aten::_to_copy.default", "z": "aten::linear.default"},
+                      {"x": np.array([5.0, 6.0]), "y": np.array([1.0, 2.0]), "z": np.array([0.5, 0.7])})
+    nodes, unaligned = align(first, second, ToleranceTable())
+
+    pairs = [(n.onnx_nodes["torchscript"], n.onnx_nodes["dynamo"]) for n in nodes]
+    assert pairs == [("a", "y"), ("b", "x"), ("c", "z")]
+    assert [n.differ for n in nodes] == [False, False, True] and unaligned == {"torchscript": 0, "dynamo": 0}
+    assert scope_path("mlp/mlp/0") == scope_path("mlp.0") == "mlp/0"
