@@ -1,9 +1,14 @@
 """The Compare exporters dock: both exports side by side, against torch and against each other.
 
-Three tables: each exporter (status, what it needed, size, node count, latency, where it first
-leaves torch), each output of the two exports against each other, and every value the two link
-to the same source line, the ones that differ first. Clicking a value's row asks the window to
-select its ONNX node (in the export the graph panes show: gui/compare_exporters.py).
+Report: three tables: each exporter (status, what it needed, size, node count, latency, where it
+first leaves torch), each output of the two exports against each other, and every value the two
+link to the same source line, the ones that differ first. Clicking a value's row selects its node
+in both exports' graphs and asks the window to select it too (in the export the graph panes show:
+gui/compare_exporters.py).
+
+Both ONNX graphs: the two exports side by side, linked through the source (the aligned values):
+selecting a node in one selects its counterpart in the other; the values that differ are marked
+in both, the first difference as the first divergent node.
 """
 from __future__ import annotations
 
@@ -18,12 +23,16 @@ from PySide6.QtWidgets import (
     QSplitter,
     QTableWidget,
     QTableWidgetItem,
+    QTabWidget,
     QVBoxLayout,
     QWidget,
 )
 
 from fixport.core.model.exporter_comparison import AlignedNode, ExporterComparison, ExporterRun
+from fixport.core.model.graph import display_graph
+from fixport.gui.graph_panes import HEADER_STYLE
 from fixport.gui.graph_style import FAIL_COLOUR, PASS_COLOUR
+from fixport.gui.graph_view import GraphPane
 
 EXPORTER_COLUMNS = ("exporter", "result", "opset", "problems", "fixes", "size", "nodes", "latency",
                     "first leaves torch at")
@@ -79,7 +88,27 @@ class ExporterComparisonDock(QDockWidget):
         splitter = QSplitter(Qt.Orientation.Vertical)
         for table in (self.exporters_table, self.outputs_table, self.nodes_table):
             splitter.addWidget(table)
-        layout.addWidget(splitter, 1)
+        self.tabs = QTabWidget()
+        self.tabs.addTab(splitter, "Report")
+        self.graph_panes: list[GraphPane] = []
+        self._graph_headers: list[QLabel] = []
+        graphs = QSplitter(Qt.Orientation.Horizontal)
+        for side in range(2):
+            holder = QWidget()
+            column = QVBoxLayout(holder)
+            column.setContentsMargins(0, 0, 0, 0)
+            column.setSpacing(0)
+            header = QLabel()
+            header.setStyleSheet(HEADER_STYLE)
+            pane = GraphPane()
+            pane.node_clicked.connect(lambda node_id, side=side: self._on_graph_node_clicked(side, node_id))
+            column.addWidget(header)
+            column.addWidget(pane, 1)
+            graphs.addWidget(holder)
+            self.graph_panes.append(pane)
+            self._graph_headers.append(header)
+        self.tabs.addTab(graphs, "Both ONNX graphs")
+        layout.addWidget(self.tabs, 1)
         self.setWidget(body)
 
     def show_result(self, result: ExporterComparison) -> None:
@@ -90,6 +119,38 @@ class ExporterComparisonDock(QDockWidget):
         self._fill_exporters(result.runs)
         self._fill_outputs(result)
         self._fill_nodes(result)
+        self._show_graphs(result)
+
+    def _show_graphs(self, result: ExporterComparison) -> None:
+        """Each export's compared graph in its pane, the values that differ marked in both."""
+        first = result.first_difference
+        for pane, header, run in zip(self.graph_panes, self._graph_headers, result.runs):
+            if run.onnx_graph is None:
+                pane.clear()
+                header.setText(f"{run.exporter}: no graph ({run.error or 'not compared node by node'})")
+                continue
+            header.setText(f"{run.exporter} — {len(run.onnx_graph.nodes)} nodes, as compared (no constant folding)")
+            pane.set_graph(display_graph(run.onnx_graph))
+            errors = {node.onnx_nodes[run.exporter]: node.max_abs or 0.0 for node in result.nodes if node.differ}
+            pane.set_marks(errors=errors, first_divergent=first.onnx_nodes[run.exporter] if first else None)
+
+    def select_in_graphs(self, node: AlignedNode) -> None:
+        """Select the value's node in both exports' graphs."""
+        if self.result is None:
+            return
+        for pane, exporter in zip(self.graph_panes, self.result.exporters):
+            pane.select_nodes([node.onnx_nodes[exporter]])
+
+    def _on_graph_node_clicked(self, side: int, node_id: str) -> None:
+        """A node of one export: its counterpart selected in the other, where the two share a value."""
+        if self.result is None:
+            return
+        exporter = self.result.exporters[side]
+        node = next((node for node in self.result.nodes if node.onnx_nodes[exporter] == node_id), None)
+        if node is not None:
+            self.select_in_graphs(node)
+        else:
+            self.graph_panes[side].select_nodes([node_id])
 
     def _fill_exporters(self, runs: list[ExporterRun]) -> None:
         self.exporters_table.setRowCount(len(runs))
@@ -141,4 +202,5 @@ class ExporterComparisonDock(QDockWidget):
 
     def _on_node_row_clicked(self, row: int, _column: int) -> None:
         if 0 <= row < len(self._nodes):
+            self.select_in_graphs(self._nodes[row])
             self.node_picked.emit(self._nodes[row])

@@ -39,6 +39,13 @@ def test_compare_exporters_shows_where_the_two_exports_differ(qtbot, window: Mai
     rect = table.visualItemRect(table.item(0, 0))
     qtbot.mouseClick(table.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 8, rect.center().y()))
     qtbot.waitUntil(lambda: window.graphs.right.pane.selection == [first.onnx_nodes["torchscript"]], timeout=5000)
+    torchscript_pane, dynamo_pane = dock.graph_panes  # both exports side by side, the row selected in both
+    qtbot.waitUntil(lambda: torchscript_pane.selection == [first.onnx_nodes["torchscript"]]
+                    and dynamo_pane.selection == [first.onnx_nodes["dynamo"]], timeout=10_000)
+    dynamo_pane.select_nodes([])
+    torchscript_pane.node_clicked.emit(first.onnx_nodes["torchscript"])  # a click in one pane: its counterpart
+    qtbot.waitUntil(lambda: dynamo_pane.selection == [first.onnx_nodes["dynamo"]], timeout=10_000)
+    assert {node.id for node in result.run_of("dynamo").onnx_graph.nodes} <= set(dynamo_pane.graph.node_by_id)
     assert "Compare exporters" in window.log.contents()
 
 

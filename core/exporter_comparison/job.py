@@ -222,6 +222,7 @@ def _node_side(loaded: LoadedModel, plan: _Plan, inputs: tuple[torch.Tensor, ...
             errors, first = analysis.nodes, analysis.first_divergent
             messages += [f"{name}: {message}" for message in analysis.messages]
         plan.run.first_divergent, plan.run.nodes_compared = first, len(errors)
+        plan.run.onnx_graph = comparable.onnx_graph
         report(progress, 0.8, "keeping the values")
         wanted = [error.output for error in errors] + list(comparable.onnx_graph.outputs)
         values = all_node_values(reference.model, inputs, comparable.input_names, session_factory, wanted)

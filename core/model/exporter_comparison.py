@@ -10,6 +10,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fixport.core.model.compare_result import CompareResult, NodeError
+from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import json_number
 
 EXPORTER_SEPARATOR = ","
@@ -35,6 +36,8 @@ class ExporterRun:
     nodes_compared: int = 0
     error: str = ""  # why it was not compared ('' when it was)
     hint: str = ""  # what to do about ``error``
+    # the ONNX graph compared node by node (no constant folding), for the window's side-by-side panes
+    onnx_graph: Graph | None = None
 
     @property
     def compared(self) -> bool:
@@ -144,13 +147,16 @@ class ExporterComparison:
         not_compared = [run.exporter for run in self.runs if not run.compared]
         if not_compared:
             return f"Not comparable: {', '.join(not_compared)} could not be compared with torch (see below)."
+        first = self.first_difference
         if self.agree:
-            return f"The {names} exports agree: both match torch and each other on every output."
+            inside = "" if first is None else (
+                f" Inside, {sum(node.differ for node in self.nodes)} value(s) differ from each other beyond "
+                f"tolerance, first at {first.place}.")
+            return f"The {names} exports agree: both match torch and each other on every output.{inside}"
         failing = [run.exporter for run in self.runs if not run.passed]
         parts = [f"{', '.join(failing)} does not match torch"] if failing else []
         if not self.outputs_agree:
             parts.append("the two exports' outputs differ from each other")
-        first = self.first_difference
         where = f"; they first differ at {first.place}" if first else ""
         return f"The {names} exports disagree: {' and '.join(parts)}{where}."
 
