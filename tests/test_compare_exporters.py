@@ -188,16 +188,16 @@ def test_values_pair_by_place_then_closest_value() -> None:
     from fixport.core.model.compare_result import NodeError
     from fixport.core.model.tolerances import ToleranceTable
 
-    def error(node: str, scope: str, source: str, kind: str) -> NodeError:
-        return NodeError(node, kind, node, node, kind, scope, source, "", (2,), "float32", 0.0, 0.0, 0.0, 1e-3, 1e-5,
-                         False)
+    def error(node: str, scope: str, source: str, kind: str, vs_torch: float = 0.0) -> NodeError:
+        return NodeError(node, kind, node, node, kind, scope, source, "", (2,), "float32", vs_torch, 0.0, 0.0, 1e-3,
+                         1e-5, vs_torch > 1e-5)
 
     first = NodeSide("torchscript", [error("a", "", "m.py:3", "onnx::Cast"), error("b", "", "m.py:3", "onnx::Cast"),
                                      error("c", "mlp/mlp/0", "m.py:9", "onnx::Add")],
                      {"a": "aten::to", "b": "aten::to", "c": "aten::linear"},
                      {"a": np.array([1.0, 2.0]), "b": np.array([5.0, 6.0]), "c": np.array([0.5, 0.5])})
     second = NodeSide("dynamo", [error("x", "", "m.py:3", "onnx::Cast"), error("y", "", "m.py:3", "onnx::Cast"),
-                                 error("z", "mlp/0", "m.py:20", "onnx::Add")],
+                                 error("z", "mlp/0", "m.py:20", "onnx::Add", 0.2)],
                       {"x": "aten::_to_copy.default", "y": "aten::_to_copy.default", "z": "aten::linear.default"},
                       {"x": np.array([5.0, 6.0]), "y": np.array([1.0, 2.0]), "z": np.array([0.5, 0.7])})
     nodes, unaligned = align(first, second, ToleranceTable())

@@ -6,6 +6,7 @@ stack trace for torch.export). Values are paired by (scope, source line) first, 
 op (each graph spells it its own way: ``aten::_convolution``, ``aten::conv2d.default``), else by
 ONNX op, where the shapes agree; a line's last value pairs with the other's last as its result.
 Where a line has several candidates, the closest value wins: the same torch value computed twice.
+A pair further apart than their two distances to torch allow stands for two different values: dropped.
 """
 from __future__ import annotations
 
@@ -20,6 +21,8 @@ from fixport.core.model.compare_result import NodeError
 from fixport.core.model.exporter_comparison import AlignedNode, OutputAgreement
 from fixport.core.model.output_stats import difference_metrics, largest_magnitude
 from fixport.core.model.tolerances import ToleranceTable
+
+SAME_VALUE_SLACK = 1e-6  # float rounding in the bound of _same_value
 
 
 @dataclass
@@ -95,9 +98,21 @@ def align(first: NodeSide, second: NodeSide, tolerances: ToleranceTable) -> tupl
                                      distance)]
     order = {id(error): index for index, error in enumerate(first.errors)}
     pairs.sort(key=lambda pair: order[id(pair[0])])
-    aligned = [_aligned(a, b, first, second, tolerances) for a, b in pairs]
-    unaligned = {first.exporter: len(first.errors) - len(pairs), second.exporter: len(second.errors) - len(pairs)}
+    aligned = [node for node in (_aligned(a, b, first, second, tolerances) for a, b in pairs) if _same_value(node)]
+    unaligned = {first.exporter: len(first.errors) - len(aligned), second.exporter: len(second.errors) - len(aligned)}
     return aligned, unaligned
+
+
+def _same_value(node: AlignedNode) -> bool:
+    """Whether the pair can stand for one torch value: each export's distance to it bounds their
+    distance to each other (|a - b| <= |a - t| + |t - b|). Two casts on one line, both exact, that are
+    2 apart are two different values paired by mistake, not a difference between the exports."""
+    if node.max_abs is None:
+        return True
+    bound = sum(node.vs_torch.values())
+    if not math.isfinite(bound) or not math.isfinite(node.max_abs):
+        return True
+    return node.max_abs <= bound * (1 + SAME_VALUE_SLACK) + SAME_VALUE_SLACK
 
 
 def _groups(errors: list[NodeError], place: Callable[[NodeError], Any]) -> dict[Any, list[NodeError]]:
