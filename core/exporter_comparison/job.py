@@ -120,6 +120,7 @@ def _plan(request: CompareExportersRequest, name: str, progress: ProgressCallbac
         return plan
     run.opset = plain.options.opset
     run.problems = [problem_line(problem) for problem in plain.unsupported]
+    search_changes: list[str] = []  # what fix --auto changed besides the fixes: the opset, capture settings
     if plan.mappings:
         run.fixes_from = FIXES_FROM_PROJECT
     elif not plain.unsupported:
@@ -141,7 +142,10 @@ def _plan(request: CompareExportersRequest, name: str, progress: ProgressCallbac
                         "capture_settings": list(fixed.after.options.capture_settings)}
         run.opset = fixed.after.options.opset
         run.left_unfixed = [problem_line(problem) for problem in fixed.after.unsupported]
-    run.fixes = [f"{mapping.label} -> {mapping.template_id}" for mapping in plan.mappings]
+        if fixed.opset_raised:
+            search_changes.append(f"opset raised from {fixed.opset_raised[0]} to {fixed.opset_raised[1]}")
+        search_changes += [f"captured with {setting}" for setting in fixed.capture_settings]
+    run.fixes = [f"{mapping.label} -> {mapping.template_id}" for mapping in plan.mappings] + search_changes
     return plan
 
 
