@@ -39,7 +39,8 @@ def run_compare_exporters(args: argparse.Namespace) -> int:
         result: ExporterComparison = worker.run(CompareExportersRequest(
             model, exporters, options, mappings_by_exporter, auto_fix=not args.no_auto_fix, provider=args.provider,
             runs=args.runs, rtol=args.rtol, atol=args.atol, precision=args.precision, torch_device=args.torch_device,
-            other_shapes=shape_sets(args) or project_shapes(args), latency_runs=args.latency_runs),
+            other_shapes=shape_sets(args) or project_shapes(args), latency_runs=args.latency_runs,
+            analyze_nodes=not args.no_node_analysis),
             progress=progress_printer(args.json))
     finally:
         worker.stop()

@@ -79,7 +79,9 @@ def compare_exporters(request: CompareExportersRequest, progress: ProgressCallba
             plan.run.error, plan.run.hint = exc.message, exc.hint
     result.seconds["exports"] = time.perf_counter() - started
     compared = [plan for plan in plans if plan.run.compared]
-    if len(compared) == len(plans):
+    if len(compared) == len(plans) and not request.analyze_nodes:
+        result.messages.append("The two exports were not held to each other (--no-node-analysis).")
+    elif len(compared) == len(plans):
         node_started = time.perf_counter()
         _hold_to_each_other(result, request, loaded, plans, progress, cancelled)
         result.seconds["nodes"] = time.perf_counter() - node_started

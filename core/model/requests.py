@@ -73,6 +73,7 @@ class CompareExportersRequest:
     torch_device: str = "cpu"
     other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
     latency_runs: int = DEFAULT_LATENCY_RUNS
+    analyze_nodes: bool = True  # False: outputs only, the two not lined up node by node
 
 
 @dataclass
