@@ -186,6 +186,7 @@ def _hold_to_each_other(result: ExporterComparison, request: CompareExportersReq
             return
         sides.append(side)
     first, second = sides
+    result.held_to_each_other = True
     result.outputs = output_agreements(first, second, tolerances)
     result.nodes, result.unaligned = align(first, second, tolerances)
 

@@ -121,6 +121,7 @@ class ExporterComparison:
     nodes: list[AlignedNode] = field(default_factory=list)  # in the first export's topological order
     unaligned: dict[str, int] = field(default_factory=dict)  # exporter -> compared values with no counterpart
     input_set: str = ""  # the input set the two were held to each other on
+    held_to_each_other: bool = False  # the node-by-node pass ran (not with --no-node-analysis)
     messages: list[str] = field(default_factory=list)
     seconds: dict[str, float] = field(default_factory=dict)
 
@@ -139,7 +140,7 @@ class ExporterComparison:
     @property
     def agree(self) -> bool:
         """Both exported and compared, both within tolerance of torch, and of each other on every output."""
-        return all(run.passed for run in self.runs) and self.outputs_agree
+        return all(run.passed for run in self.runs) and (self.outputs_agree or not self.held_to_each_other)
 
     def verdict(self) -> str:
         """One sentence for the top of the report."""
@@ -148,6 +149,8 @@ class ExporterComparison:
         if not_compared:
             return f"Not comparable: {', '.join(not_compared)} could not be compared with torch (see below)."
         first = self.first_difference
+        if self.agree and not self.held_to_each_other:
+            return f"Both the {names} exports match torch on every output (not compared with each other)."
         if self.agree:
             inside = "" if first is None else (
                 f" Inside, {sum(node.differ for node in self.nodes)} value(s) differ from each other beyond "
@@ -164,7 +167,7 @@ class ExporterComparison:
         """The `compare --exporters --json` contract."""
         first = self.first_difference
         return {"model": self.model_path, "exporters": self.exporters, "agree": self.agree,
-                "verdict": self.verdict(), "input_set": self.input_set,
+                "verdict": self.verdict(), "input_set": self.input_set, "held_to_each_other": self.held_to_each_other,
                 "runs": [run.to_json() for run in self.runs],
                 "outputs": [output.to_json() for output in self.outputs],
                 "first_difference": None if first is None else first.to_json(),
