@@ -18,6 +18,7 @@ from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.core.model.compare_result import MAX_RUNS, CompareResult
 from fixport.core.model.output_stats import OutputStats
 from fixport.core.model.requests import CompareRequest
+from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, PRECISION_HELP, PRECISION_MODES
 from fixport.core.worker.client import ExportWorker
 
@@ -43,11 +44,25 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--atol", type=float, help="absolute tolerance for every dtype (default: per-dtype table)")
     parser.add_argument("--no-node-analysis", action="store_true",
                         help="compare outputs only: skip the node-by-node search for the first divergent node")
+    parser.add_argument("--latency-runs", type=int, default=DEFAULT_LATENCY_RUNS, metavar="N",
+                        help=f"time the export in ONNX Runtime: the median of N runs on the example inputs "
+                             f"(0-{MAX_LATENCY_RUNS}; 0: not timed)")
+    parser.add_argument("--exporters", metavar="NAME,NAME",
+                        help="compare the exports of both exporters (torchscript,dynamo): each against torch and "
+                             "against the other, node by node through the source lines, with what each needed, "
+                             "its size and latency")
+    parser.add_argument("--no-auto-fix", action="store_true",
+                        help="with --exporters: compare each export with the project's fixes only (by default, an "
+                             "exporter without fixes whose plain export fails gets those fix --auto finds, unsaved)")
 
 
 @command("compare", "Run MODEL in torch and its ONNX export in ONNX Runtime on the same inputs and compare "
                     "every output (exit 0 all pass, 1 any fails, 2 could not compare).", _configure_compare)
 def run_compare(args: argparse.Namespace) -> int:
+    if args.exporters:
+        from fixport.cli.compare_exporters import run_compare_exporters
+
+        return run_compare_exporters(args)
     request, options, mappings = job_arguments(args)
     worker = ExportWorker(job_timeout_s=args.timeout)
     try:
@@ -55,7 +70,7 @@ def run_compare(args: argparse.Namespace) -> int:
             request, options, mappings, onnx_path=args.onnx, provider=args.provider, runs=args.runs,
             rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
             torch_device=args.torch_device, other_shapes=shape_sets(args) or project_shapes(args),
-            from_project=bool(args.project)),
+            from_project=bool(args.project), latency_runs=args.latency_runs),
             progress=progress_printer(args.json))
     finally:
         worker.stop()
@@ -73,7 +88,8 @@ def print_comparison(result: CompareResult) -> None:
     print(f"{result.model_path}: {result.onnx_source}, {result.runs} input set(s), "
           f"provider {result.provider_requested} -> {', '.join(result.providers_used)}")
     placement = [result.placement.summary(result.provider_requested)] if result.placement else []
-    for message in [result.precision_summary(), *placement, *result.messages]:
+    cost = [f"Export: {result.cost.summary()}."] if result.cost else []
+    for message in [result.precision_summary(), *cost, *placement, *result.messages]:
         for index, line in enumerate(textwrap.wrap(message, MESSAGE_WIDTH)):
             print(("  note: " if index == 0 else "        ") + line)
     header = f"{'output':<16} {'shape':<18} {'dtype':<8} {'max abs':>9} {'mean abs':>9} {'max rel':>9} " \

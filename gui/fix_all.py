@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.results import AutoFixResult
+from fixport.core.model.runtime_cost import cost_change
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import OPSET_DEPENDENT_REASONS, ProblemReason, python_op_kind
 from fixport.gui.problems_dock import FixedKind
@@ -47,6 +48,7 @@ class FixAllPlan:
         return bool(self.new_mappings) or self.opset is not None or bool(self.capture_settings)
 
     trials: str = ""  # where the candidates were tried, and how often the whole model was exported
+    costs: str = ""  # the export's size and latency with the fixes, and without them where that one runs
     notes: list[str] = field(default_factory=list)  # for the Log: what each fix built for the traced sizes pins
 
     def summary(self) -> str:
@@ -55,7 +57,7 @@ class FixAllPlan:
         opset = f", opset raised to {self.opset}" if self.opset is not None else ""
         opset += f", captured with {', '.join(self.capture_settings)}" if self.capture_settings else ""
         left = f"; no fix fitted {', '.join(missing)}" if missing else ""
-        return f"Fix all: {fitted} kind(s) fixed{opset}{left}. {self.trials}".rstrip()
+        return f"Fix all: {fitted} kind(s) fixed{opset}{left}. {self.trials} {self.costs}".rstrip()
 
 
 def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
@@ -65,6 +67,7 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
                                     if (m.target_kind, m.python_op_name, m.instance) not in known])
     plan.trials = (f"{result.node_trials} trial(s) on the failing nodes alone, {result.whole_model_trials} on the "
                    f"whole model; the whole model exported {result.whole_model_exports} time(s).")
+    plan.costs = costs_text(result)
     if result.opset_raised is not None:
         before, after = result.opset_raised
         plan.opset = after
@@ -92,6 +95,17 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
     for kind in dict.fromkeys(result.no_template):
         plan.outcomes.append(FixedKind(kind, _why_none_fitted(kind, result), fitted=False))
     return plan
+
+
+def costs_text(result: AutoFixResult) -> str:
+    """``With the fixes: 1.2 kB, 5 nodes, 0.02 ms …; without: … (size ×1.1, latency ×1.4).``"""
+    after, before = result.cost_after, result.cost_before
+    if after is None:
+        return ""
+    text = f"With the fixes: {after.summary()}"
+    if before is None:
+        return text + "; the export without them does not run in ONNX Runtime."
+    return f"{text}; without them: {before.summary()} ({cost_change(before, after)})."
 
 
 def _why_none_fitted(kind: str, result: AutoFixResult) -> str:

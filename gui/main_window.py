@@ -25,6 +25,7 @@ from fixport.core.model.project import PROJECT_SUFFIX, FixMapping
 from fixport.core.model.requests import (
     AnalyzeRequest,
     AutoFixRequest,
+    CompareExportersRequest,
     CompareRequest,
     OpInfoRequest,
     PingRequest,
@@ -33,6 +34,7 @@ from fixport.core.model.requests import (
     SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, DimVerdict, ExportedGraph, TracedGraph, WorkerInfo
+from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS
 from fixport.core.model.shape_sets import for_the_window
 from fixport.core.model.trace_warnings import baked_here
 from fixport.core.model.traced_sizes import pinned_dims_note
@@ -46,6 +48,8 @@ from fixport.core.model.vocabulary import (
 from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.gui.compare_dock import CompareDock
+from fixport.gui.compare_exporters import select_aligned_node, show_exporter_comparison, start_compare_exporters
+from fixport.gui.exporter_comparison_dock import ExporterComparisonDock
 from fixport.gui.fix_all import opset_that_works, plan_from
 from fixport.gui.graph_panes import ONNX_FILE_NO_SOURCE, SideBySideGraphs
 from fixport.gui.inspector_dock import InspectorDock
@@ -133,12 +137,16 @@ class MainWindow(QMainWindow):
         self.splitDockWidget(self.template, self.inspector, Qt.Orientation.Vertical)
         self.tabifyDockWidget(self.compare, self.plots)
         self.tabifyDockWidget(self.plots, self.log)
+        self.exporter_comparison = ExporterComparisonDock(self)  # shown by Run > Compare exporters
+        self.addDockWidget(Qt.DockWidgetArea.BottomDockWidgetArea, self.exporter_comparison)
+        self.tabifyDockWidget(self.log, self.exporter_comparison)
+        self.exporter_comparison.hide()
         self.compare.raise_()
         self.resizeDocks([self.problems, self.template], [PROBLEMS_WIDTH, TEMPLATE_WIDTH], Qt.Orientation.Horizontal)
         self.resizeDocks([self.template, self.inspector], [TEMPLATE_HEIGHT, INSPECTOR_HEIGHT], Qt.Orientation.Vertical)
         self.resizeDocks([self.compare], [COMPARE_HEIGHT], Qt.Orientation.Vertical)
         self.actions = WindowActions(self, [self.problems, self.inspector, self.template, self.compare, self.plots,
-                                            self.log])
+                                            self.log, self.exporter_comparison])
 
         self._connect()
         self._restore_window_state()
@@ -154,6 +162,7 @@ class MainWindow(QMainWindow):
         self.runner.on_finished(PingRequest, self._on_worker_ready)
         self.runner.on_finished(AnalyzeRequest, self._on_analysis_finished)
         self.runner.on_finished(CompareRequest, self._on_compare_finished)
+        self.runner.on_finished(CompareExportersRequest, lambda result: show_exporter_comparison(self, result))
         self.runner.on_finished(OpInfoRequest, self._on_op_info_finished)
         self.runner.on_finished(StubRequest, self._on_stub_finished)
         self.runner.on_finished(SynthesizeRequest, self._on_synthesized)
@@ -170,6 +179,7 @@ class MainWindow(QMainWindow):
         self.template.remove_requested.connect(self._on_remove_mapping)
         self.template.stub_requested.connect(self._on_stub_requested)
         self.compare.node_picked.connect(lambda node_id: self.select_node("onnx", node_id))
+        self.exporter_comparison.node_picked.connect(lambda node: select_aligned_node(self, node))
         self.restore_bar.restore_clicked.connect(self._on_restore_autosave)
         self.inspector.changed_copy_requested.connect(self.open_changed_copy)
         self.restore_bar.discard_clicked.connect(self._on_discard_autosave)
@@ -388,7 +398,7 @@ class MainWindow(QMainWindow):
         self.log.log("Fix all: searching a fix for every problem…")
         held = self.workbench.analysis if request == self._analyzed_request else None  # the search starts there
         return self.runner.submit(AutoFixRequest(request.model, request.options, request.mappings, analysis=held,
-                                                 other_shapes=request.other_shapes))
+                                                 other_shapes=request.other_shapes, latency_runs=DEFAULT_LATENCY_RUNS))
 
     def start_suggest_dynamic(self) -> SubmittedJob | None:
         """Which input dims could be declared dynamic (one export per dim, off the UI thread)."""
@@ -495,6 +505,10 @@ class MainWindow(QMainWindow):
             self.workbench.model_request(), dict(project.export_options), list(project.mappings), provider=provider,
             runs=runs, rtol=self.compare_tolerances.get("rtol"), atol=self.compare_tolerances.get("atol"),
             precision=precision, other_shapes=other_shapes))
+
+    def start_compare_exporters(self, provider: str = "cpu") -> SubmittedJob | None:
+        """Both exporters' exports compared with torch and with each other (off the UI thread)."""
+        return start_compare_exporters(self, provider)
 
     def _on_compare_finished(self, result: CompareResult) -> None:
         self.workbench.comparison = result

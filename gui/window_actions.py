@@ -72,6 +72,7 @@ class ActionWindow(Protocol):
     def open_path(self, path: str | Path) -> None: ...
     def reexport(self, keep_view: bool = True, output: str | None = None) -> Any: ...
     def start_compare(self, provider: str = "cpu", precision: str = "strict") -> Any: ...
+    def start_compare_exporters(self, provider: str = "cpu") -> Any: ...
     def start_fix_all(self) -> Any: ...
     def start_suggest_dynamic(self) -> Any: ...
     def ask_for_inputs(self) -> None: ...
@@ -168,6 +169,10 @@ def compare(window: ActionWindow) -> None:
     window.start_compare(actions.provider.currentText().lower(), precision=actions.precision.currentText())
 
 
+def compare_exporters(window: ActionWindow) -> None:
+    window.start_compare_exporters(window.actions.provider.currentText().lower())
+
+
 def fix_all(window: ActionWindow) -> None:
     window.start_fix_all()
 
@@ -261,6 +266,9 @@ ACTIONS: tuple[Action, ...] = (
     Action("quit", "&Quit", quit_window, QKeySequence.StandardKey.Quit),
     Action("reexport", "Re-export", reexport, "F5", "Export again with the current fixes (F5)"),
     Action("compare", "Compare", compare, "F6", "Compare torch and ONNX Runtime outputs (F6)"),
+    Action("compare_exporters", "Compare exporters", compare_exporters, "Shift+F6",
+           f"Export with both exporters ({', '.join(EXPORTERS)}), each with what it needs, and compare them with "
+           "torch and with each other (Shift+F6)"),
     Action("fix_all", "Fix all", fix_all, "Ctrl+Shift+F",
            "Search a fix for every problem, as `fix --auto` does, and apply what works"),
     Action("suggest_dynamic", "Suggest dynamic dims", suggest_dynamic,
@@ -282,7 +290,8 @@ MENUS: tuple[tuple[str, tuple[str | None, ...]], ...] = (  # None: a separator; 
     ("&File", ("open_model", "open_example", "open_project", "recent", None, "save_project", "save_project_as",
                "export_onnx", "export_script", None, "quit")),
     ("&View", ("find", "fit")),
-    ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs", "dynamic_shapes", "shapes", None,
+    ("&Run", ("reexport", "fix_all", "compare", "compare_exporters", "cancel", "tolerances", "inputs", "dynamic_shapes",
+              "shapes", None,
               "suggest_dynamic")),
 )
 

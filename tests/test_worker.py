@@ -21,6 +21,7 @@ from fixport.core.model.latest import LatestRequests
 from fixport.core.model.requests import (
     AnalyzeRequest,
     AutoFixRequest,
+    CompareExportersRequest,
     CompareRequest,
     OpInfoRequest,
     PingRequest,
@@ -79,6 +80,8 @@ def sample_request(request_type: type, clean_model: str) -> object:
         PingRequest: PingRequest(),
         AnalyzeRequest: AnalyzeRequest(ModelRequest(THRESHOLD)),
         CompareRequest: CompareRequest(ModelRequest(clean_model), runs=2),
+        CompareExportersRequest: CompareExportersRequest(ModelRequest(clean_model), ["torchscript", "dynamo"],
+                                                         analyze_nodes=False, latency_runs=1),
         AutoFixRequest: AutoFixRequest(ModelRequest(THRESHOLD)),
         StubRequest: StubRequest("aten::threshold", 17, ["Tensor", "Scalar", "Scalar"]),
         OpInfoRequest: OpInfoRequest("aten::relu"),

@@ -64,6 +64,7 @@ from fixport.core.model.output_stats import (
     worst_of_runs,
 )
 from fixport.core.model.project import FixMapping, mapping_for_node
+from fixport.core.model.runtime_cost import RuntimeCost, validate_latency_runs
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
@@ -72,6 +73,7 @@ from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for
 from fixport.core.onnx_io.placement import collect_placement
+from fixport.core.onnx_io.runtime_cost import runtime_cost
 
 if TYPE_CHECKING:
     from fixport.core.model.requests import CompareRequest
@@ -111,6 +113,10 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         check_precision(request.precision)
     except ValueError as exc:
         raise FixportError(str(exc), "Use --precision strict (the default) or --precision deployed.") from exc
+    try:
+        validate_latency_runs(request.latency_runs)
+    except ValueError as exc:
+        raise FixportError(str(exc), "Give --latency-runs a small count such as 5.") from exc
     if request.torch_device not in TORCH_DEVICES:
         raise FixportError(f"Unknown torch device {request.torch_device!r}.", "Use --torch-device cpu or cuda.")
     templates = dict(request.templates_by_instance)
@@ -127,7 +133,8 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         return _compare_with_fixes(loaded, exporter, export_options, onnx_path, request.provider, runs, tolerances,
                                    templates, mappings, request.analyze_nodes, started, progress, cancelled,
                                    precision=request.precision, torch_device=request.torch_device,
-                                   given_shapes=request.other_shapes, from_project=request.from_project)
+                                   given_shapes=request.other_shapes, from_project=request.from_project,
+                                   latency_runs=request.latency_runs)
 
 
 def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options: Any, onnx_path: str | None,
@@ -137,7 +144,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
                         progress: ProgressCallback | None, cancelled: CancelCallback | None,
                         precision: str = "strict", torch_device: str = "cpu",
                         given_shapes: list[dict[str, tuple[int, ...]]] | None = None,
-                        from_project: bool = False) -> CompareResult:
+                        from_project: bool = False, latency_runs: int = 0) -> CompareResult:
     seconds: dict[str, float] = {}
     messages: list[str] = []
     report(progress, 0.1, "exporting" if onnx_path is None else "reading the ONNX file")
@@ -204,6 +211,8 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
     finally:
         loaded.module.to("cpu")
     providers_used, provider_options = list(session_info.providers_used), dict(session_info.provider_options)
+    report(progress, 0.62, f"timing {latency_runs} ONNX Runtime run(s)")
+    cost = _cost(comparable.model, session, loaded, latency_runs, providers_used, messages)
     # The per-node analysis exports and opens its own model, and the half-precision check runs the
     # model in float32: at real size, keeping this model and its session as well would hold the
     # weights twice more.
@@ -242,7 +251,19 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
         precision=precision, provider_options=provider_options, torch_device=device,
         tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement,
-        baked_inputs=[problem.message for problem in values.problems])
+        baked_inputs=[problem.message for problem in values.problems], cost=cost)
+
+
+def _cost(model: OnnxModel, session: Any, loaded: LoadedModel, runs: int, providers: list[str],
+          messages: list[str]) -> RuntimeCost:
+    """The compared export's size, node count and median latency on the example inputs (the same
+    session the outputs ran in, so each export is timed on the provider it was compared on)."""
+    try:
+        feeds = feeds_for(session, loaded.input_names, [to_numpy(t) for t in loaded.example_inputs])
+        return runtime_cost(model, session, feeds, runs, providers)
+    except Exception as exc:  # ORT's own exception types: the comparison stands without a timing
+        messages.append(f"Latency not measured: {_first_line(exc)}")
+        return runtime_cost(model, None, {}, 0, providers)
 
 
 def templates_by_node(source_graph: Graph, mappings: list[FixMapping]) -> dict[str, str]:

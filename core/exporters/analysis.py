@@ -19,10 +19,12 @@ from fixport.core.model.cancel import (
 )
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.proposed_shapes import proposal_notes, proposed_shapes
+from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.onnx_files import save_model
+from fixport.core.onnx_io.runtime_cost import session_cost
 
 
 def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
@@ -88,6 +90,10 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
         **seconds, "compare": compared_at - exported_at, "save": time.perf_counter() - compared_at})
     analysis.other_sizes_checked = other_sizes
     analysis.proposed_dynamic_shapes = proposed_shapes(loaded.proposed_dynamic_axes)
+    if request.latency_runs and result.model.proto.graph.node:
+        report(progress, 0.97, f"timing {request.latency_runs} ONNX Runtime run(s)")
+        analysis.cost = session_cost(result.model, list(loaded.input_names),
+                                     [to_numpy(t) for t in loaded.example_inputs], request.latency_runs)
     return analysis
 
 

@@ -45,6 +45,7 @@ from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.shape_check import baked_at
 from fixport.core.fixing.capture_setting_trials import SettingTrials
+from fixport.core.fixing.fix_costs import time_both_exports
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
 from fixport.core.loaders.loading import LoadedModel
@@ -329,6 +330,9 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     result.whole_model_exports = search.whole_model_exports
     result.node_trials, result.whole_model_trials = search.node_trials, search.whole_model_trials + settings.trials
     result.capture_settings = [s for s in settings.chosen if s not in before.options.capture_settings]
+    if request.latency_runs and (search.mappings != request.mappings or search.options != request.options):
+        report(progress, 0.98, "timing the export without the fixes and with them")
+        time_both_exports(request, search.options, search.mappings, result, cancelled)
     result.whole_model_why = [f"{kind}: {why}" for kind, why in dict.fromkeys(
         (p.display_kind, search.samples.why_not(p)) for p in before.unsupported + current.unsupported
         if p.instance in search.samples.undecided)]

@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fixport.core.model.output_stats import OutputStats, json_number
+from fixport.core.model.runtime_cost import RuntimeCost
 
 MAX_RUNS = 100
 CPU_PROVIDER = "CPUExecutionProvider"
@@ -129,6 +130,7 @@ class CompareResult:
     placement: NodePlacement | None = None
     # one sentence per input the export does not follow (dropped, or its values baked): never a PASS
     baked_inputs: list[str] = field(default_factory=list)
+    cost: RuntimeCost | None = None  # the compared model's size, node count and median latency
 
     @property
     def passed(self) -> bool:
@@ -166,4 +168,5 @@ class CompareResult:
                           "torch_device": self.torch_device, "tolerance_table": self.tolerance_name,
                           "tolerance_reason": self.tolerance_reason, "summary": self.precision_summary()},
             "placement": None if self.placement is None else self.placement.to_json(self.provider_requested),
+            "cost": None if self.cost is None else self.cost.to_json(),
         }

@@ -10,6 +10,7 @@ from typing import Any
 
 from fixport.core.model.project import FixMapping
 from fixport.core.model.results import AnalysisResult, ModelRequest
+from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS
 
 
 @dataclass
@@ -30,6 +31,7 @@ class AnalyzeRequest:
     other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
     # Also at build()'s other input sets (not for --suggest-dynamic: with one dim dynamic, each try would fail there)
     at_input_sets: bool = True
+    latency_runs: int = 0  # time the export in ONNX Runtime (median of this many runs; 0: not timed)
 
 
 @dataclass
@@ -52,6 +54,28 @@ class CompareRequest:
     other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
     # The fixes come from a project `fix` saved (compare --project): advice never says to run fix again.
     from_project: bool = False
+    latency_runs: int = DEFAULT_LATENCY_RUNS  # ONNX Runtime runs timed on the example inputs (0: not timed)
+
+
+@dataclass
+class CompareExportersRequest:
+    """Export with each of ``exporters`` (its fixes from ``mappings_by_exporter``, else found by
+    fix --auto where the plain export fails), compare each with torch and the two with each other."""
+
+    model: ModelRequest
+    exporters: list[str]
+    options: dict[str, Any] = field(default_factory=dict)  # overrides for both (never "exporter")
+    mappings_by_exporter: dict[str, list[FixMapping]] = field(default_factory=dict)
+    auto_fix: bool = True
+    provider: str = "cpu"
+    runs: int = 1
+    rtol: float | None = None
+    atol: float | None = None
+    precision: str = "strict"
+    torch_device: str = "cpu"
+    other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
+    latency_runs: int = DEFAULT_LATENCY_RUNS
+    analyze_nodes: bool = True  # False: outputs only, the two not lined up node by node
 
 
 @dataclass
@@ -67,6 +91,9 @@ class AutoFixRequest:
     # The caller's analysis of this model with these options and mappings, when it holds one
     # (the window does): the search starts from it instead of exporting first.
     analysis: AnalysisResult | None = None
+    # Above 0, the export without the fixes and with them are timed (median of this many ONNX
+    # Runtime runs) when the search changed anything: AutoFixResult.cost_before and cost_after.
+    latency_runs: int = 0
 
 
 @dataclass

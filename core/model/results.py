@@ -13,6 +13,7 @@ from fixport.core.model.inputs import InputOptions
 from fixport.core.model.model_files import existing_model_path
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
+from fixport.core.model.runtime_cost import RuntimeCost
 from fixport.core.model.vocabulary import ProblemReason
 
 
@@ -52,6 +53,7 @@ class AnalysisResult:
     other_sizes_checked: list[str] = field(default_factory=list)  # e.g. "batch=3, len=12": where it also matched
     # the dims that vary between build()'s input sets, as --dynamic-shapes JSON (None: one set given)
     proposed_dynamic_shapes: dict[str, Any] | None = None
+    cost: RuntimeCost | None = None  # size, node count and latency, when asked and ONNX Runtime runs the export
 
     @classmethod
     def of_crash(cls, model_path: str, options: dict[str, Any], crash: WorkerCrashed) -> AnalysisResult:
@@ -80,6 +82,9 @@ class AutoFixResult:
     whole_model_trials: int = 0  # candidates tried by exporting the whole model
     whole_model_why: list[str] = field(default_factory=list)  # why some kinds were tried on the whole model
     capture_settings: list[str] = field(default_factory=list)  # torch's capture settings the search chose
+    # The export without the fixes and with them, timed when asked (None: not asked, or it does not run)
+    cost_before: RuntimeCost | None = None
+    cost_after: RuntimeCost | None = None
 
     @property
     def changed(self) -> bool:

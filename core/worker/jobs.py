@@ -14,9 +14,11 @@ from dataclasses import dataclass
 from typing import Any
 
 from fixport.core.model.compare_result import CompareResult
+from fixport.core.model.exporter_comparison import ExporterComparison
 from fixport.core.model.requests import (
     AnalyzeRequest,
     AutoFixRequest,
+    CompareExportersRequest,
     CompareRequest,
     OpInfoRequest,
     PingRequest,
@@ -47,6 +49,8 @@ JOBS: tuple[Job, ...] = (
     Job("ping", PingRequest, "fixport.core.worker.server:ping", WorkerInfo),
     Job("analyze", AnalyzeRequest, "fixport.core.exporters.analysis:analyze", AnalysisResult),
     Job("compare", CompareRequest, "fixport.core.comparison.compare_job:compare", CompareResult),
+    Job("compare_exporters", CompareExportersRequest, "fixport.core.exporter_comparison.job:compare_exporters",
+        ExporterComparison),
     Job("auto_fix", AutoFixRequest, "fixport.core.fixing.auto_fix:auto_fix", AutoFixResult),
     Job("stub", StubRequest, "fixport.core.fixing.generated_fixes:stub", str),
     Job("op_info", OpInfoRequest, "fixport.core.exporters.op_info:op_info", OpInfo),
