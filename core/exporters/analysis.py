@@ -18,8 +18,8 @@ from fixport.core.model.cancel import (
     report,
 )
 from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.proposed_shapes import proposal_notes, proposed_shapes
 from fixport.core.model.output_stats import to_numpy
+from fixport.core.model.proposed_shapes import proposal_notes, proposed_shapes
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import LOADING_STAGE
