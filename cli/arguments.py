@@ -17,7 +17,14 @@ from fixport.core.model.export_options import normalised_dynamic_axes
 from fixport.core.model.inputs import InputOptions, parse_input_spec
 from fixport.core.model.model_files import refuse_non_regular_file
 from fixport.core.model.shape_sets import parse_shape_set
-from fixport.core.model.vocabulary import CHECKPOINT_TASKS, DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
+from fixport.core.model.vocabulary import (
+    CHECKPOINT_TASKS,
+    DEFAULT_EXPORTER,
+    DEFAULT_OPSET,
+    EXPORTERS,
+    MAX_OPSET,
+    MIN_OPSET,
+)
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 
 EXIT_OK = 0

@@ -4,6 +4,7 @@ from __future__ import annotations
 import time
 
 from fixport.core.exporters.base import ExportResult
+from fixport.core.exporters.checkpoint_export import save_checkpoint_component
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
 from fixport.core.exporters.output_check import mismatched_outputs
@@ -75,7 +76,10 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
             other_sizes = shapes.shapes_tried
     compared_at = time.perf_counter()
     output = request.output
-    saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
+    saved: list[str] = []
+    if output and result.ok:
+        saved = (save_checkpoint_component(loaded, result.model, export_options, output) if loaded.checkpoint
+                 else [str(p) for p in save_model(result.model, output)])
     analysis = _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
         **seconds, "compare": compared_at - exported_at, "save": time.perf_counter() - compared_at})
     analysis.other_sizes_checked = other_sizes
@@ -85,12 +89,15 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,
                    saved: list[str], max_abs: float | None, notes: list[str],
                    seconds: dict[str, float]) -> AnalysisResult:
+    checkpoint = loaded.checkpoint
     return AnalysisResult(
         model_path=str(loaded.path), source_kind=loaded.source_kind, options=options,
         source_graph=result.source_graph, onnx_graph=result.onnx_graph,
         unsupported=result.unsupported, input_names=list(loaded.input_names),
         input_shapes=[tuple(t.shape) for t in loaded.example_inputs], warnings=result.warnings,
-        notes=notes, seconds=seconds, saved_files=saved, output_max_abs=max_abs)
+        notes=notes, seconds=seconds, saved_files=saved, output_max_abs=max_abs,
+        task=checkpoint.task if checkpoint else "", component=checkpoint.component if checkpoint else "",
+        components=list(checkpoint.components) if checkpoint else [])
 
 
 def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dict[str, float]) -> AnalysisResult:

@@ -126,15 +126,20 @@ class PatchedForExport(torch.nn.Module):
         self.output_flags = output_flags
 
     def forward(self, **kwargs: Any) -> dict[str, torch.Tensor]:
+        from transformers.exporters.utils import duplicate_leaf_tensors, get_leaf_tensors
+
+        return get_leaf_tensors(duplicate_leaf_tensors(self.model_outputs(**kwargs)))
+
+    def model_outputs(self, **kwargs: Any) -> Any:
+        """What the model itself returns (a ModelOutput, its cache inside), under the exporter's patches."""
         from transformers.exporters.exporter_dynamo import patch_model_config, reset_model_state
-        from transformers.exporters.utils import apply_patches, duplicate_leaf_tensors, get_leaf_tensors
+        from transformers.exporters.utils import apply_patches
 
         with ExitStack() as stack:
             stack.enter_context(apply_patches("dynamo"))
             stack.enter_context(reset_model_state(self.model))
             stack.enter_context(patch_model_config(self.model, self.output_flags))
-            outputs = self.model(**kwargs)
-        return get_leaf_tensors(duplicate_leaf_tensors(outputs))
+            return self.model(**kwargs)
 
 
 def _components(model: torch.nn.Module, config: Any, sizes: ExampleSizes, generative: bool, inputs: InputOptions,

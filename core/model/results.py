@@ -56,6 +56,10 @@ class AnalysisResult:
     saved_files: list[str] = field(default_factory=list)
     output_max_abs: float | None = None  # ONNX Runtime against torch on the example inputs, when compared
     other_sizes_checked: list[str] = field(default_factory=list)  # e.g. "batch=3, len=12": where it also matched
+    # A checkpoint folder: its task, the component this analysis exported, and all of them.
+    task: str = ""
+    component: str = ""
+    components: list[str] = field(default_factory=list)
 
     @classmethod
     def of_crash(cls, model_path: str, options: dict[str, Any], crash: WorkerCrashed) -> AnalysisResult:
