@@ -210,7 +210,8 @@ def _run_suggest_dynamic(args: argparse.Namespace) -> int:
 
 def _configure_export(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
-    parser.add_argument("-o", "--output", required=True, help="where to write the .onnx file (for a checkpoint folder: the directory)")
+    parser.add_argument("-o", "--output", required=True,
+                        help="where to write the .onnx file (for a checkpoint folder: the directory)")
     parser.add_argument("--project", help="apply this project's fixes (a .fixport.json file)")
 
 

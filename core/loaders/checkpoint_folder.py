@@ -208,7 +208,8 @@ def _dynamic_axes(model: torch.nn.Module, config: Any, generative: bool, inputs:
                 dim = BATCH_DIM
             elif size - first_sizes.sequence == moved - SECOND_SIZES.sequence:
                 offset = size - first_sizes.sequence
-                dim = length if offset == 0 else f"{length}_plus_{offset}" if offset > 0 else f"{length}_minus_{-offset}"
+                dim = (length if offset == 0 else f"{length}_plus_{offset}" if offset > 0
+                       else f"{length}_minus_{-offset}")
             else:
                 dim = f"{name}_dim{axis}"
             axes.setdefault(name, {})[axis] = dim
