@@ -96,12 +96,13 @@ def _make(name: str, config: Any, sizes: ExampleSizes, generator: torch.Generato
 
 
 def _mask(sizes: ExampleSizes, *, left_padded: bool) -> torch.Tensor:
+    """Ones, with padding in the first row: on the left of a prompt (generate() passes no mask for an
+    unpadded one, and the exported graphs would take none), on the right of a batch of text."""
     mask = torch.ones(sizes.batch, sizes.sequence, dtype=torch.int64)
-    if sizes.batch > 1:
-        if left_padded:
-            mask[0, :PROMPT_PADDING] = 0
-        else:
-            mask[0, -PROMPT_PADDING:] = 0
+    if left_padded:
+        mask[0, :PROMPT_PADDING] = 0
+    elif sizes.batch > 1:
+        mask[0, -PROMPT_PADDING:] = 0
     return mask
 
 

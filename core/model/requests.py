@@ -28,6 +28,9 @@ class AnalyzeRequest:
     run_check: bool = True  # run the exported model once in ONNX Runtime
     # Input shapes (by input name) to check at instead of the sizes derived from the dynamic axes.
     other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)
+    # A generative checkpoint's prefill or decode: greedy decoding through both exported components
+    # against torch's (one component's analysis runs it for both).
+    generation_check: bool = True
 
 
 @dataclass

@@ -8,6 +8,7 @@ from typing import Any
 from fixport.core.model.errors import WorkerCrashed
 from fixport.core.model.export_options import ExportOptions, resolve_export_options
 from fixport.core.model.fix_choices import AutoFixChoice
+from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.graph import Graph
 from fixport.core.model.inputs import InputOptions
 from fixport.core.model.model_files import CHECKPOINT_CONFIG_FILE, existing_model_path
@@ -60,6 +61,7 @@ class AnalysisResult:
     task: str = ""
     component: str = ""
     components: list[str] = field(default_factory=list)
+    generation: GenerationCheck | None = None  # a generative checkpoint: greedy decoding vs torch
 
     @classmethod
     def of_crash(cls, model_path: str, options: dict[str, Any], crash: WorkerCrashed) -> AnalysisResult:
