@@ -43,9 +43,10 @@ def task_of(config: Any) -> str:
         for task in TASK_AUTO_CLASSES:
             if _auto_class_loading(task, config, architecture) is not None:
                 return _feature_task(task, architecture)
-    named = ", ".join(architectures) or "none"
-    raise ModelLoadError(f"The checkpoint's config.json names architectures {named}, which no task Fixport knows "
-                         "loads.", f"Name the task with --task ({', '.join(task_names())}).")
+    named = (f"names architectures {', '.join(architectures)}, which no task Fixport knows loads" if architectures
+             else "names no architectures")
+    raise ModelLoadError(f"The checkpoint's config.json {named}.",
+                         f"Name the task with --task ({', '.join(task_names())}).")
 
 
 def auto_class_for(task: str, config: Any) -> Any:

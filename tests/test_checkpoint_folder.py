@@ -1,0 +1,167 @@
+"""Open a transformers checkpoint folder by path (issue 35): the task from its config, inputs and
+components from transformers' exporter, transformers' ExportedModel layout on export, and the
+generation check of a decoder. The checkpoints are tiny random ones the tests write themselves."""
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from fixport.core.model.errors import FixportError, ModelLoadError
+from fixport.core.model.model_files import existing_model_path
+from fixport.core.model.requests import AnalyzeRequest
+from fixport.core.model.results import ModelRequest
+from fixport.core.model.vocabulary import CHECKPOINT_TASKS
+from tests.conftest import run_main
+
+torch = pytest.importorskip("torch")
+transformers = pytest.importorskip("transformers")
+
+
+def _bert_config():
+    return transformers.BertConfig(vocab_size=100, hidden_size=32, num_hidden_layers=2, num_attention_heads=2,
+                                   intermediate_size=37, max_position_embeddings=64)
+
+
+def _vit_config():
+    return transformers.ViTConfig(image_size=32, patch_size=8, num_hidden_layers=2, hidden_size=32,
+                                  num_attention_heads=2, intermediate_size=37, num_labels=3)
+
+
+def _llama_config():
+    return transformers.LlamaConfig(vocab_size=100, hidden_size=32, intermediate_size=37, num_hidden_layers=2,
+                                    num_attention_heads=4, num_key_value_heads=2, max_position_embeddings=64,
+                                    bos_token_id=1, eos_token_id=2, pad_token_id=0)
+
+
+@pytest.fixture(scope="module")
+def checkpoints(tmp_path_factory) -> dict[str, Path]:
+    """save_pretrained folders: BERT as one .bin file, ViT sharded safetensors, Llama as transformers saves it."""
+    root = tmp_path_factory.mktemp("checkpoints")
+    torch.manual_seed(0)
+    bert = transformers.BertForMaskedLM(_bert_config()).eval()
+    bert.config.architectures = ["BertForMaskedLM"]  # what save_pretrained records
+    bert.config.save_pretrained(root / "bert")
+    torch.save(bert.state_dict(), root / "bert" / "pytorch_model.bin")
+    transformers.ViTForImageClassification(_vit_config()).save_pretrained(root / "vit", max_shard_size="40KB")
+    transformers.LlamaForCausalLM(_llama_config()).save_pretrained(root / "llama")
+    return {name: root / name for name in ("bert", "vit", "llama")}
+
+
+def test_a_folder_is_a_checkpoint_by_its_config_and_a_hub_id_is_refused_offline(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(ModelLoadError, match="without config.json") as refused:
+        existing_model_path(tmp_path / "empty")
+    assert "save_pretrained" in refused.value.hint
+    with pytest.raises(ModelLoadError, match="offline only") as remote:
+        existing_model_path("Qwen/Qwen2-0.5B")
+    assert "hf download Qwen/Qwen2-0.5B" in remote.value.hint
+    (tmp_path / "ckpt").mkdir()
+    (tmp_path / "ckpt" / "config.json").write_text("{}")
+    assert existing_model_path(tmp_path / "ckpt") == (tmp_path / "ckpt").resolve()
+
+
+def test_the_task_comes_from_the_architectures_through_transformers_auto_mappings() -> None:
+    from fixport.core.loaders.checkpoint_tasks import TASK_AUTO_CLASSES, task_of
+
+    assert tuple(TASK_AUTO_CLASSES) == CHECKPOINT_TASKS
+    cases = {"BertForMaskedLM": (_bert_config, "fill-mask"), "BertForSequenceClassification":
+             (_bert_config, "text-classification"), "BertModel": (_bert_config, "feature-extraction"),
+             "ViTForImageClassification": (_vit_config, "image-classification"),
+             "ViTModel": (_vit_config, "image-feature-extraction"), "LlamaForCausalLM": (_llama_config, "text-generation"),
+             "T5ForConditionalGeneration": (transformers.T5Config, "text2text-generation"),
+             "WhisperForConditionalGeneration": (transformers.WhisperConfig, "automatic-speech-recognition")}
+    for architecture, (make_config, task) in cases.items():
+        config = make_config()
+        config.architectures = [architecture]
+        assert task_of(config) == task, architecture
+
+
+def test_a_bert_folder_of_bin_weights_checks_clean_at_other_batch_and_length(worker, checkpoints) -> None:
+    result = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["bert"]))))
+    assert result.unsupported == [], [p.message for p in result.unsupported]
+    assert (result.task, result.components) == ("fill-mask", ["model"])
+    assert result.input_names == ["input_ids", "attention_mask"]
+    assert result.other_sizes_checked and "seq=" in result.other_sizes_checked[0]
+    assert "batch=" in result.other_sizes_checked[0]
+
+
+def test_a_task_or_component_the_folder_lacks_is_named_with_the_choices(worker, checkpoints) -> None:
+    with pytest.raises(FixportError, match="no component 'decode'") as missing:
+        worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["bert"]), component="decode")))
+    assert "--component (model)" in missing.value.hint
+    with pytest.raises(FixportError, match="no model for the task image-classification") as wrong:
+        worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["bert"]), task="image-classification")))
+    assert "--task" in wrong.value.hint
+
+
+def test_a_sharded_vit_exports_to_transformers_layout_that_runs_at_another_batch(worker, checkpoints,
+                                                                               tmp_path: Path) -> None:
+    from transformers.exporters import ExportedModel
+
+    out = tmp_path / "exported"
+    result = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["vit"])), output=str(out)))
+    assert result.unsupported == [] and result.task == "image-classification"
+    assert {p.name for p in out.iterdir()} >= {"model.onnx", "model.onnx.data", "export.json", "config.json"}
+    assert json.loads((out / "export.json").read_text())["components"]["model"]["file"] == "model.onnx"
+    exported = ExportedModel.from_pretrained(out)
+    model = transformers.ViTForImageClassification.from_pretrained(checkpoints["vit"]).eval()
+    pixels = torch.randn(3, 3, 32, 32)  # the example's batch is 2
+    with torch.no_grad():
+        expected = model(pixel_values=pixels).logits
+    assert torch.allclose(exported(pixel_values=pixels).logits, expected, atol=1e-4)
+
+
+def test_a_llama_folder_generates_torchs_tokens_through_its_exported_components(worker, checkpoints,
+                                                                                tmp_path: Path) -> None:
+    from transformers.exporters import ExportedModel
+    from transformers.exporters.utils import decompose_for_generation
+
+    out = tmp_path / "exported"
+    for component in ("prefill", "decode"):
+        result = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component=component),
+                                           output=str(out), generation_check=component == "prefill"))
+        assert result.unsupported == [], [p.message for p in result.unsupported]
+        assert result.components == ["prefill", "decode"]
+        if component == "prefill":
+            check = result.generation
+    assert check.passed and check.tokens == 8
+    assert {run.batch for run in check.runs} == {1, 3}
+    pasts = {past for run in check.runs for past in run.past_lengths}
+    assert pasts == set(range(4, 11)) | set(range(9, 16))  # 7 decode steps after each prompt
+    assert all(len(run.max_logit_difference) == 8 and max(run.max_logit_difference) < 1e-4 for run in check.runs)
+    # transformers' own runners read the directory, at a batch and prompt the export never saw
+    exported = ExportedModel.from_pretrained(out)
+    model = transformers.LlamaForCausalLM.from_pretrained(checkpoints["llama"]).eval()
+    ids = torch.randint(1, 100, (3, 5))
+    mask = torch.ones_like(ids)
+    mask[0, :1] = 0
+    stages = decompose_for_generation(model, {"input_ids": ids, "attention_mask": mask})
+    for name, (module, kwargs) in stages.items():
+        import copy
+
+        with torch.no_grad():
+            expected = module(**copy.deepcopy(kwargs)).logits
+        assert torch.allclose(exported.runners[name](**copy.deepcopy(kwargs)).logits, expected, atol=1e-4), name
+
+
+@pytest.mark.slow
+def test_the_generation_check_runs_with_the_dynamo_exporter_too(worker, checkpoints) -> None:
+    result = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="decode"),
+                                       {"exporter": "dynamo"}))
+    assert result.unsupported == [], [p.message for p in result.unsupported]
+    assert result.generation.exporter == "dynamo" and result.generation.passed
+    assert "same tokens as torch" in result.generation.lines()[0]
+
+
+@pytest.mark.slow
+def test_check_on_a_folder_lists_its_components_and_checks_each(checkpoints) -> None:
+    done = run_main("check", str(checkpoints["llama"]), "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["task"] == "text-generation" and list(report["components"]) == ["prefill", "decode"]
+    assert report["components"]["prefill"]["generation"]["passed"] is True
+    assert all(not each["unsupported"] for each in report["components"].values())
+    refused = run_main("check", "some-org/some-model")
+    assert refused.returncode == 2 and "offline only" in refused.stderr and "Traceback" not in refused.stderr
