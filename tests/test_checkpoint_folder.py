@@ -69,7 +69,8 @@ def test_the_task_comes_from_the_architectures_through_transformers_auto_mapping
     cases = {"BertForMaskedLM": (_bert_config, "fill-mask"), "BertForSequenceClassification":
              (_bert_config, "text-classification"), "BertModel": (_bert_config, "feature-extraction"),
              "ViTForImageClassification": (_vit_config, "image-classification"),
-             "ViTModel": (_vit_config, "image-feature-extraction"), "LlamaForCausalLM": (_llama_config, "text-generation"),
+             "ViTModel": (_vit_config, "image-feature-extraction"),
+             "LlamaForCausalLM": (_llama_config, "text-generation"),
              "T5ForConditionalGeneration": (transformers.T5Config, "text2text-generation"),
              "WhisperForConditionalGeneration": (transformers.WhisperConfig, "automatic-speech-recognition")}
     for architecture, (make_config, task) in cases.items():

@@ -4,7 +4,11 @@ from __future__ import annotations
 import dataclasses
 import time
 
-from fixport.core.comparison.generation_check import (
+from fixport.core.exporters.base import ExportResult
+from fixport.core.exporters.checkpoint_export import save_checkpoint_component
+from fixport.core.exporters.choice import exporter_for, resolved_export_options
+from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
+from fixport.core.exporters.generation_check import (
     DECODE,
     GENERATED_TOKENS,
     PREFILL,
@@ -12,10 +16,6 @@ from fixport.core.comparison.generation_check import (
     generation_components,
     generation_problem,
 )
-from fixport.core.exporters.base import ExportResult
-from fixport.core.exporters.checkpoint_export import save_checkpoint_component
-from fixport.core.exporters.choice import exporter_for, resolved_export_options
-from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
 from fixport.core.exporters.output_check import mismatched_outputs
 from fixport.core.exporters.shape_check import check_other_shapes, shape_label_note
 from fixport.core.exporters.value_check import check_input_values
