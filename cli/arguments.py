@@ -166,6 +166,7 @@ def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
         options, mappings = {**project.export_options, **options}, list(project.mappings)
         if not args.input and not args.inputs:
             request.inputs = project.input_options()
+        request.task, request.component = request.task or project.task, request.component or project.component
     return request, options, mappings
 
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import dataclasses
 import json
 import sys
 import textwrap
@@ -24,7 +23,6 @@ from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.advice import Step, advice_for
 from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.errors import FixportError, WorkerCrashed
-from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.trace_warnings import nodes_it_produced, trace_warning
@@ -49,15 +47,8 @@ def analysis_json(result: AnalysisResult) -> dict[str, Any]:
         "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
         "saved_files": result.saved_files,
         **({"task": result.task, "component": result.component} if result.component else {}),
-        **({"generation": generation_json(result.generation)} if result.generation else {}),
+        **({"generation": result.generation.to_json()} if result.generation else {}),
     }
-
-
-def generation_json(check: GenerationCheck) -> dict[str, Any]:
-    """The generation check in `check --json`: every prompt's run."""
-    return {"exporter": check.exporter, "tokens": check.tokens, "passed": check.passed, "note": check.note,
-            "runs": [{**dataclasses.asdict(run), "identical": run.identical, "past_lengths": run.past_lengths}
-                     for run in check.runs]}
 
 
 def print_analysis(result: AnalysisResult) -> None:

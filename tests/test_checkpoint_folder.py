@@ -166,3 +166,12 @@ def test_check_on_a_folder_lists_its_components_and_checks_each(checkpoints) -> 
     assert all(not each["unsupported"] for each in report["components"].values())
     refused = run_main("check", "some-org/some-model")
     assert refused.returncode == 2 and "offline only" in refused.stderr and "Traceback" not in refused.stderr
+
+
+def test_compare_on_a_decoder_folder_also_generates(worker, checkpoints) -> None:
+    from fixport.core.model.requests import CompareRequest
+
+    result = worker.run(CompareRequest(ModelRequest(str(checkpoints["llama"]), component="decode"),
+                                       analyze_nodes=False))
+    assert result.passed and result.generation is not None and result.generation.passed
+    assert result.to_json()["generation"]["runs"][1]["past_lengths"] == list(range(9, 16))

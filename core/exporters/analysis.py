@@ -1,7 +1,6 @@
 """The analyze job: open a model, export it with diagnosis and the project's fixes, save it."""
 from __future__ import annotations
 
-import dataclasses
 import time
 
 from fixport.core.exporters.base import ExportResult
@@ -9,12 +8,9 @@ from fixport.core.exporters.checkpoint_export import save_checkpoint_component
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
 from fixport.core.exporters.generation_check import (
-    DECODE,
-    GENERATED_TOKENS,
-    PREFILL,
-    check_generation,
     generation_components,
     generation_problem,
+    generation_with_other_component,
 )
 from fixport.core.exporters.output_check import mismatched_outputs
 from fixport.core.exporters.shape_check import check_other_shapes, shape_label_note
@@ -28,12 +24,10 @@ from fixport.core.model.cancel import (
     report,
 )
 from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.onnx_files import save_model
-from fixport.core.onnx_io.onnx_model import OnnxModel
 
 
 def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
@@ -88,7 +82,8 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     generation = None
     if request.run_check and result.ok and request.generation_check and generation_components(loaded):
         report(progress, 0.97, "checking greedy generation")
-        generation = _generation_check(request, loaded, export_options, result.model, cancelled)
+        generation = generation_with_other_component(request.model, request.options, list(request.mappings), loaded,
+                                                     export_options, result.model, cancelled)
         if not generation.passed and not generation.note:
             result.unsupported.append(generation_problem(generation))
     compared_at = time.perf_counter()
@@ -102,28 +97,6 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     analysis.other_sizes_checked = other_sizes
     analysis.generation = generation
     return analysis
-
-
-def _generation_check(request: AnalyzeRequest, loaded: LoadedModel, options: ExportOptions, exported: OnnxModel,
-                      cancelled: CancelCallback | None) -> GenerationCheck:
-    """This component's export and the other one's (with the same fixes), decoding greedily against torch."""
-    component = loaded.checkpoint.component
-    other_name = DECODE if component == PREFILL else PREFILL
-    other = open_model(dataclasses.replace(request.model, component=other_name))
-    other_options = resolved_export_options(other.settings, request.options)
-    exporter = exporter_for(other_options.exporter)
-    with exporter.fixes_applied(list(request.mappings), other_options) as custom_opsets:
-        other_options.custom_opsets = {**custom_opsets, **other_options.custom_opsets}
-        other_result = exporter.export(other, other_options, run_check=False, cancelled=cancelled)
-    try:
-        if not other_result.ok:
-            kinds = ", ".join(sorted({p.display_kind for p in other_result.unsupported}))
-            return GenerationCheck(options.exporter, GENERATED_TOKENS,
-                                   note=f"not run: the {other_name} component does not export cleanly ({kinds}); "
-                                        f"check it with --component {other_name}.")
-        return check_generation(loaded, {component: exported, other_name: other_result.model}, options.exporter)
-    finally:
-        other_result.model.release()
 
 
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,

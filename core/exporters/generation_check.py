@@ -11,6 +11,7 @@ with transformers' exporter's own forward capture; the token ids and the cache a
 from __future__ import annotations
 
 import copy
+import dataclasses
 from typing import Any
 
 import numpy as np
@@ -18,8 +19,12 @@ import torch
 
 from fixport.core.loaders.checkpoint_inputs import TEXT_INPUT, ExampleSizes, example_inputs
 from fixport.core.loaders.loading import LoadedModel
+from fixport.core.model.cancel import CancelCallback
+from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.generation_result import GenerationCheck, GenerationRun
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
+from fixport.core.model.results import ModelRequest
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
@@ -50,6 +55,55 @@ def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], expo
         prompt = example_inputs(info.model, info.config, sizes, for_generation=True, seed=seed + 1)
         check.runs.append(_run(info.model, prompt, sessions, tokens))
     return check
+
+
+def generation_of_both_components(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
+                                  loaded: LoadedModel, options: ExportOptions,
+                                  cancelled: CancelCallback | None) -> GenerationCheck:
+    """Both components exported afresh with the fixes (``compare``, which exports with per-node capture),
+    decoding greedily against torch."""
+    from fixport.core.exporters.choice import exporter_for
+
+    exporter = exporter_for(options.exporter)
+    options = dataclasses.replace(options)
+    with exporter.fixes_applied(mappings, options) as custom_opsets:
+        options.custom_opsets = {**custom_opsets, **options.custom_opsets}
+        own = exporter.export(loaded, options, run_check=False, cancelled=cancelled)
+    try:
+        if not own.ok:
+            return GenerationCheck(options.exporter, GENERATED_TOKENS,
+                                   note=f"not run: the {loaded.checkpoint.component} component does not export "
+                                        "cleanly.")
+        return generation_with_other_component(model, request_options, mappings, loaded, options, own.model,
+                                               cancelled)
+    finally:
+        own.model.release()
+
+
+def generation_with_other_component(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
+                                    loaded: LoadedModel, options: ExportOptions, exported: OnnxModel,
+                                    cancelled: CancelCallback | None) -> GenerationCheck:
+    """This component's export and the other one's (with the same fixes), decoding greedily against torch."""
+    from fixport.core.exporters.choice import exporter_for, resolved_export_options
+    from fixport.core.loaders.model_cache import open_model
+
+    component = loaded.checkpoint.component
+    other_name = DECODE if component == PREFILL else PREFILL
+    other = open_model(dataclasses.replace(model, component=other_name))
+    other_options = resolved_export_options(other.settings, request_options)
+    exporter = exporter_for(other_options.exporter)
+    with exporter.fixes_applied(mappings, other_options) as custom_opsets:
+        other_options.custom_opsets = {**custom_opsets, **other_options.custom_opsets}
+        other_result = exporter.export(other, other_options, run_check=False, cancelled=cancelled)
+    try:
+        if not other_result.ok:
+            kinds = ", ".join(sorted({p.display_kind for p in other_result.unsupported}))
+            return GenerationCheck(options.exporter, GENERATED_TOKENS,
+                                   note=f"not run: the {other_name} component does not export cleanly ({kinds}); "
+                                        f"check it with --component {other_name}.")
+        return check_generation(loaded, {component: exported, other_name: other_result.model}, options.exporter)
+    finally:
+        other_result.model.release()
 
 
 def generation_problem(check: GenerationCheck) -> UnsupportedNode:

@@ -2,7 +2,8 @@
 ONNX Runtime against torch's greedy generate() from the same prompts (no torch import)."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import asdict, dataclass, field
+from typing import Any
 
 
 @dataclass
@@ -39,6 +40,12 @@ class GenerationCheck:
     @property
     def passed(self) -> bool:
         return bool(self.runs) and all(run.identical for run in self.runs)
+
+    def to_json(self) -> dict[str, Any]:
+        """In `check --json` and `compare --json`: every prompt's run."""
+        return {"exporter": self.exporter, "tokens": self.tokens, "passed": self.passed, "note": self.note,
+                "runs": [{**asdict(run), "identical": run.identical, "past_lengths": run.past_lengths}
+                         for run in self.runs]}
 
     def lines(self) -> list[str]:
         """The report: per prompt, the tokens (identical, or the first step that differs), the largest
