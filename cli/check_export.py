@@ -226,6 +226,10 @@ def _configure_export(parser: argparse.ArgumentParser) -> None:
                    "export.json, the config).",
          _configure_export)
 def run_export(args: argparse.Namespace) -> int:
+    if Path(args.model).is_dir() and (Path(args.output).suffix == ".onnx" or Path(args.output).is_file()):
+        raise FixportError(f"{args.model} is a checkpoint folder: it exports to a directory (one .onnx per "
+                           f"component, export.json and the config), not to the file {args.output}.",
+                           "Give -o a directory, e.g. -o exported/.")
     results, fix_count = _run_analyses(args, output=args.output)
     if len(results) > 1 and args.json:
         print_json(_components_json(results))

@@ -175,3 +175,28 @@ def test_compare_on_a_decoder_folder_also_generates(worker, checkpoints) -> None
                                        analyze_nodes=False))
     assert result.passed and result.generation is not None and result.generation.passed
     assert result.to_json()["generation"]["runs"][1]["past_lengths"] == list(range(9, 16))
+
+
+@pytest.mark.slow
+def test_the_fix_script_reproduces_a_components_export_from_the_folder(checkpoints, tmp_path: Path) -> None:
+    import subprocess
+    import sys
+
+    from fixport.core.fixing.fix_script import write_fix_script
+    from fixport.core.model.project import Project, load_project, save_project
+
+    project = Project(model_path=str(checkpoints["llama"]), task="text-generation", component="decode")
+    save_project(project, tmp_path / "llama.fixport.json")
+    reopened = load_project(tmp_path / "llama.fixport.json")
+    assert (reopened.task, reopened.component) == ("text-generation", "decode")
+    script = write_fix_script(reopened, tmp_path / "fix_llama.py", str(tmp_path / "decode.onnx"))
+    text = script.read_text()
+    assert "TASK = 'text-generation'" in text and "COMPONENT = 'decode'" in text
+    done = subprocess.run([sys.executable, str(script)], cwd=tmp_path, capture_output=True, text=True, timeout=300,
+                          env={"PATH": "/usr/bin:/bin", "OMP_NUM_THREADS": "1", "HOME": str(tmp_path)})
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "checked at batch=3, past_plus_1=12, past=11" in done.stdout
+    import onnx
+
+    names = [i.name for i in onnx.load(str(tmp_path / "decode.onnx")).graph.input]
+    assert names[:2] == ["input_ids", "input.cache.layers.0.keys"]

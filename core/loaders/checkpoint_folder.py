@@ -54,8 +54,9 @@ def exporters_module() -> Any:
     except ImportError as exc:
         raise ModelLoadError("Opening a checkpoint folder needs transformers 5 with transformers.exporters, which "
                              "this Python lacks.",
-                             'Install it with pip install -e ".[hf]" (or pip install "transformers>=5"); for an '
-                             "older transformers, write a model file whose build() loads the checkpoint.") from exc
+                             'Install it with pip install "transformers>=5,<6" (the [test] extra has it); with '
+                             "an older transformers, write a model file whose build() loads the checkpoint and "
+                             "returns its inputs (the forward signature and the config tell which).") from exc
     return exporter_utils
 
 
@@ -72,7 +73,7 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     try:
         config = AutoConfig.from_pretrained(path, local_files_only=True)
     except Exception as exc:
-        raise ModelLoadError(f"Cannot read {path.name}/config.json: {_first_line(exc)}",
+        raise ModelLoadError(f"Cannot read {path.name}/config.json: {_first_error_line(exc)}",
                              "Check that the folder was written by save_pretrained (or is a hub snapshot).",
                              details=traceback.format_exc()) from exc
     task = task or task_of(config)
@@ -80,7 +81,7 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     try:
         model = auto_class.from_pretrained(path, local_files_only=True).eval()
     except Exception as exc:
-        raise ModelLoadError(f"{auto_class.__name__} cannot load {path.name}: {_first_line(exc)}",
+        raise ModelLoadError(f"{auto_class.__name__} cannot load {path.name}: {_first_error_line(exc)}",
                              "Check that its weights (model.safetensors or pytorch_model.bin, sharded or not) are "
                              "complete, or choose another --task.", details=traceback.format_exc()) from exc
     generative = task in GENERATION_TASKS and model.can_generate()
@@ -155,16 +156,15 @@ def _components(model: torch.nn.Module, config: Any, sizes: ExampleSizes, genera
     except Exception as exc:
         cause = exc.__cause__ or exc
         raise InputSpecError(f"generate() on the example prompt failed ({', '.join(kwargs)}): "
-                             f"{type(cause).__name__}: {_first_line(cause)}",
+                             f"{type(cause).__name__}: {_first_error_line(cause)}",
                              "Give the inputs generate() needs with --input NAME=DIMS[:DTYPE], or choose a task "
                              "without generation with --task.", details=traceback.format_exc()) from exc
 
 
 def _resized(inputs: InputOptions, sizes: ExampleSizes) -> list:
     """The user's --input specs at the second capture's batch (their other dims as given)."""
-    from dataclasses import replace
-
-    return [replace(spec, shape=(sizes.batch, *spec.shape[1:])) if spec.shape else spec for spec in inputs.specs]
+    return [type(spec)(spec.name, (sizes.batch, *spec.shape[1:]), spec.dtype) if spec.shape else spec
+            for spec in inputs.specs]
 
 
 def _io_names(wrapped: PatchedForExport, kwargs: dict[str, Any], tensors: tuple[torch.Tensor, ...],
@@ -216,6 +216,6 @@ def _dynamic_axes(model: torch.nn.Module, config: Any, generative: bool, inputs:
     return axes
 
 
-def _first_line(exc: BaseException) -> str:
+def _first_error_line(exc: BaseException) -> str:
     text = str(exc).strip()
     return text.splitlines()[0][:300] if text else type(exc).__name__

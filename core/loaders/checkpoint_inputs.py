@@ -24,8 +24,11 @@ EXAMPLE_SEQUENCE = 7
 PROMPT_PADDING = 2  # left padding of the first prompt row
 AUDIO_SAMPLES = 8000  # half a second at 16 kHz: enough for a speech encoder's convolutions
 INPUT_SEED = 0
-TEXT_INPUT, MASK_INPUT, IMAGE_INPUT = "input_ids", "attention_mask", "pixel_values"
-FEATURES_INPUT, AUDIO_INPUT = "input_features", "input_values"
+TEXT_INPUT = "input_ids"
+MASK_INPUT = "attention_mask"
+IMAGE_INPUT = "pixel_values"
+FEATURES_INPUT = "input_features"
+AUDIO_INPUT = "input_values"
 
 
 @dataclass(frozen=True)

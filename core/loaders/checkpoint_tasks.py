@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from fixport.core.loaders.checkpoint_inputs import IMAGE_INPUT
 from fixport.core.model.errors import ModelLoadError
 
 # Task -> the auto classes that load a model for it, in the order they are tried. A task listed
@@ -29,7 +30,6 @@ TASK_AUTO_CLASSES: dict[str, tuple[str, ...]] = {
 }
 # Tasks whose model generates: exported as transformers' exporter decomposes generation.
 GENERATION_TASKS = ("text-generation", "text2text-generation", "automatic-speech-recognition")
-IMAGE_INPUT = "pixel_values"
 
 
 def task_names() -> list[str]:

@@ -13,6 +13,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import pathlib
 import sys
 import tempfile
 import types
@@ -26,6 +27,7 @@ import torch
 
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
 from fixport.core.exporters.shape_check import other_size_inputs
+from fixport.core.loaders.checkpoint_folder import load_checkpoint_folder
 from fixport.core.loaders.input_structure import StructuredCall, flat_model, positional_names, split_inputs
 from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
@@ -52,6 +54,19 @@ CARRIED_FIXPORT_CODE = (
         "as_real_layout"), None),
     ("fixport.core.model.tolerances", ("DEFAULT_TOLERANCES", "FALLBACK_DTYPE"), None),
     ("fixport.core.onnx_io.ort_session", ("feeds_for",), None),
+    ("fixport.core.model.errors", ("FixportError", "ModelLoadError", "InputSpecError"), None),
+    ("fixport.core.loaders.checkpoint_tasks", (
+        "TASK_AUTO_CLASSES", "GENERATION_TASKS", "task_names", "task_of", "auto_class_for",
+        "_auto_class_loading", "_feature_task", "_architectures"), None),
+    ("fixport.core.loaders.checkpoint_inputs", (
+        "EXAMPLE_BATCH", "EXAMPLE_SEQUENCE", "PROMPT_PADDING", "AUDIO_SAMPLES", "INPUT_SEED", "TEXT_INPUT",
+        "MASK_INPUT", "IMAGE_INPUT", "FEATURES_INPUT", "AUDIO_INPUT", "ExampleSizes", "example_inputs",
+        "_forward_parameters", "_can_make", "_make", "_mask", "_needed", "config_value", "_given_tensors",
+        "_refuse_missing_required"), None),
+    ("fixport.core.loaders.checkpoint_folder", (
+        "SINGLE_COMPONENT", "SECOND_SIZES", "BATCH_DIM", "CheckpointInfo", "exporters_module",
+        "load_checkpoint_folder", "exporter_utils_register", "PatchedForExport", "_components", "_resized",
+        "_io_names", "_dynamic_axes", "_first_error_line"), None),
     ("fixport.core.onnx_io.bfloat16_runs", (
         "BFLOAT16", "FLOAT", "TYPE_ATTRIBUTES", "ROUNDED_SUFFIX", "_graphs", "_tensor_types", "_element_types",
         "_typed_nodes", "_bfloat16_places", "has_bfloat16", "bfloat16_values", "_widen_type", "_widen_nodes",
@@ -86,6 +101,8 @@ class ScriptSettings(NamedTuple):
     output: str  # the ONNX file to write (the command line's -o replaces it)
     export_options: dict[str, Any]  # as set in Fixport; the exporter's part takes what applies
     custom_opsets: dict[str, int]  # the fixes' custom domains and their versions
+    task: str | None = None  # a checkpoint folder's task (None: from its config.json)
+    component: str | None = None  # the component of a checkpoint folder to export (None: the first)
 
 
 class ExportJob(NamedTuple):
@@ -107,6 +124,12 @@ def load_model(settings: ScriptSettings) -> tuple[Any, tuple[Any, ...], dict[str
     (``FIXPORT_EXAMPLE``), opened the way Fixport opened them."""
     path = settings.model_path
     model_file_settings: dict[str, Any] = {}
+    if os.path.isdir(path):  # a transformers checkpoint folder: the component, made as Fixport made it
+        given = types.SimpleNamespace(specs=list(settings.input_specs), input_file=None, seed=settings.seed)
+        model, inputs, names, model_file_settings, *_ = load_checkpoint_folder(
+            pathlib.Path(path), given, settings.task, settings.component)
+        model_file_settings["export_options"]["input_names"] = names
+        return model.eval(), tuple(inputs), model_file_settings
     if path.endswith(".py"):
         sys.path.insert(0, os.path.dirname(path))
         spec = importlib.util.spec_from_file_location("fixport_model", path)
