@@ -46,7 +46,15 @@ def checkpoints(tmp_path_factory) -> dict[str, Path]:
     torch.save(bert.state_dict(), root / "bert" / "pytorch_model.bin")
     transformers.ViTForImageClassification(_vit_config()).save_pretrained(root / "vit", max_shard_size="40KB")
     transformers.LlamaForCausalLM(_llama_config()).save_pretrained(root / "llama")
-    return {name: root / name for name in ("bert", "vit", "llama")}
+    transformers.T5ForConditionalGeneration(transformers.T5Config(
+        vocab_size=100, d_model=32, d_kv=8, d_ff=37, num_layers=2, num_heads=4, decoder_start_token_id=0,
+        pad_token_id=0, eos_token_id=1)).save_pretrained(root / "t5")
+    transformers.WhisperForConditionalGeneration(transformers.WhisperConfig(
+        vocab_size=100, d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2,
+        decoder_attention_heads=2, encoder_ffn_dim=37, decoder_ffn_dim=37, num_mel_bins=8, max_source_positions=16,
+        max_target_positions=32, decoder_start_token_id=1, pad_token_id=0, eos_token_id=2,
+        bos_token_id=1)).save_pretrained(root / "whisper")
+    return {name: root / name for name in ("bert", "vit", "llama", "t5", "whisper")}
 
 
 def test_a_folder_is_a_checkpoint_by_its_config_and_a_hub_id_is_refused_offline(tmp_path: Path) -> None:
@@ -199,4 +207,15 @@ def test_the_fix_script_reproduces_a_components_export_from_the_folder(checkpoin
     import onnx
 
     names = [i.name for i in onnx.load(str(tmp_path / "decode.onnx")).graph.input]
-    assert names[:2] == ["input_ids", "input.cache.layers.0.keys"]
+    assert {"input_ids", "attention_mask", "input.cache.layers.0.keys"} <= set(names)  # transformers' names
+
+
+@pytest.mark.parametrize("name, task", [("t5", "text2text-generation"), ("whisper", "automatic-speech-recognition")])
+def test_an_encoder_decoder_folder_generates_past_its_traced_decoder_length(worker, checkpoints, name, task) -> None:
+    """The decoder's past grows with the decoding, not with the encoder's input: a decode exported at past 1
+    must run at past 7."""
+    result = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints[name]), component="decode")))
+    assert result.unsupported == [], [p.message for p in result.unsupported]
+    assert result.task == task and result.generation.passed
+    assert {past for run in result.generation.runs for past in run.past_lengths} == set(range(1, 8))
+    assert any("past=2" in label for label in result.other_sizes_checked)

@@ -125,8 +125,10 @@ def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any
         generated.sequences.shape[1] - len(generated.logits)
     torch_tokens = generated.sequences[:, start:]
     batch = int(torch_tokens.shape[0])
+    encoder_length = int(prompt_ids.shape[1]) if prompt_ids is not None and model.config.is_encoder_decoder else 0
     run = GenerationRun(batch=batch, prompt_length=int(start), torch_tokens=torch_tokens.tolist(),
-                        onnx_tokens=[[] for _ in range(batch)], max_logit_difference=[])
+                        onnx_tokens=[[] for _ in range(batch)], max_logit_difference=[],
+                        encoder_length=encoder_length)
     previous: dict[str, np.ndarray] = {}
     onnx_token: np.ndarray | None = None
     for step, call in enumerate(calls[:tokens]):

@@ -29,6 +29,11 @@ from fixport.core.model.inputs import InputOptions
 SINGLE_COMPONENT = "model"  # transformers' name for a one-graph export
 SECOND_SIZES = ExampleSizes(batch=3, sequence=5)  # the second capture: which dims follow batch and length
 BATCH_DIM = "batch"
+PROMPT_LENGTH_DIM = "seq"  # a prompt's (or a batch of text's) length
+PAST_DIM = "past"  # the cache's length, growing as decoding goes
+ENCODER_LENGTH_DIM = "encoder_seq"  # an encoder-decoder's encoded length, seen by every decode step
+DECODE_COMPONENT = "decode"
+LATER_STEP = 2  # the forward call of the second decode step (call 0 is the prefill)
 
 
 @dataclass
@@ -69,6 +74,7 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     from transformers.utils import logging as transformers_logging
 
     transformers_logging.disable_progress_bar()  # "Loading weights" bars on stderr, in every command's output
+    transformers_logging.set_verbosity_error()  # generate()'s advice on its own settings, at every capture
 
     try:
         config = AutoConfig.from_pretrained(path, local_files_only=True)
@@ -184,36 +190,66 @@ def _io_names(wrapped: PatchedForExport, kwargs: dict[str, Any], tensors: tuple[
 def _dynamic_axes(model: torch.nn.Module, config: Any, generative: bool, inputs: InputOptions, exporter_utils: Any,
                   component: str, input_names: list[str], tensors: tuple[torch.Tensor, ...],
                   notes: list[str]) -> dict[str, dict[int, str]]:
-    """The dims that follow the batch size and the sequence length: the component captured again at
-    other sizes, each dim that changed named after what moved it (equal names are equal dims)."""
+    """The dims that follow the batch size, the prompt's length and, for a decode step, the decoding:
+    the component captured again at another batch and length (and a decode one step later), each dim
+    that moved named after what moved it (equal names are equal dims)."""
     try:
         second = _components(model, config, SECOND_SIZES, generative, inputs, exporter_utils)[component]
+        later = _later_decode_step(model, config, inputs, exporter_utils) if component == DECODE_COMPONENT else None
     except FixportError:
         notes.append("The component could not be captured at a second size: every dim stays static.")
         return {}
-    _, kwargs = second
-    _, kwargs, _ = exporter_utils.prepare_for_export(second[0], kwargs)
-    other = exporter_utils.get_leaf_tensors(kwargs)
-    other_shapes = [tuple(t.shape) for t in other.values()]
-    if len(other_shapes) != len(tensors):
+    _, kwargs, _ = exporter_utils.prepare_for_export(second[0], second[1])
+    by_prompt = [tuple(t.shape) for t in exporter_utils.get_leaf_tensors(kwargs).values()]
+    by_step = [tuple(t.shape) for t in later.values()] if later is not None else [tuple(t.shape) for t in tensors]
+    if len(by_prompt) != len(tensors) or len(by_step) != len(tensors):
         notes.append("The component takes other inputs at a second size: every dim stays static.")
         return {}
-    first_sizes, length = ExampleSizes(), "past" if component == "decode" else "seq"
-    axes: dict[str, dict[int, str]] = {}
-    for name, tensor, shape in zip(input_names, tensors, other_shapes):
-        for axis, (size, moved) in enumerate(zip(tensor.shape, shape)):
-            if size == moved:
+    stepping = [size for tensor, shape in zip(tensors, by_step) for size, moved in zip(tensor.shape, shape)
+                if size != moved]
+    first, axes = ExampleSizes(), {}
+    for name, tensor, prompt_shape, step_shape in zip(input_names, tensors, by_prompt, by_step):
+        for axis, (size, other_prompt, next_step) in enumerate(zip(tensor.shape, prompt_shape, step_shape)):
+            if size != next_step:  # grows as the decoding goes: the past (and a mask one above it)
+                dim = _offset_name(PAST_DIM, size - min(stepping))
+            elif size == other_prompt:
                 continue
-            if (size, moved) == (first_sizes.batch, SECOND_SIZES.batch):
+            elif (size, other_prompt) == (first.batch, SECOND_SIZES.batch):
                 dim = BATCH_DIM
-            elif size - first_sizes.sequence == moved - SECOND_SIZES.sequence:
-                offset = size - first_sizes.sequence
-                dim = (length if offset == 0 else f"{length}_plus_{offset}" if offset > 0
-                       else f"{length}_minus_{-offset}")
+            elif size - first.sequence == other_prompt - SECOND_SIZES.sequence:
+                length = ENCODER_LENGTH_DIM if component == DECODE_COMPONENT else PROMPT_LENGTH_DIM
+                dim = _offset_name(length, size - first.sequence)
             else:
                 dim = f"{name}_dim{axis}"
             axes.setdefault(name, {})[axis] = dim
     return axes
+
+
+def _offset_name(base: str, offset: int) -> str:
+    """``past``, ``past_plus_1``: dims a fixed amount apart keep one base name (the other sizes move them together)."""
+    return base if offset == 0 else f"{base}_plus_{offset}" if offset > 0 else f"{base}_minus_{-offset}"
+
+
+def _later_decode_step(model: torch.nn.Module, config: Any, inputs: InputOptions,
+                       exporter_utils: Any) -> dict[str, torch.Tensor]:
+    """The leaves of the decode step after the one transformers' decomposition captures (same prompt):
+    what grows as decoding goes (an encoder-decoder's decoder past does not follow the prompt)."""
+    import copy
+
+    prompt = example_inputs(model, config, ExampleSizes(), for_generation=True, given=inputs.specs, seed=inputs.seed)
+    generation_config = copy.deepcopy(model.generation_config)
+    generation_config.max_new_tokens = generation_config.min_new_tokens = LATER_STEP + 1
+    try:
+        with torch.no_grad(), exporter_utils._capture_forward(model) as calls:
+            model.generate(**prompt, generation_config=generation_config)
+    except Exception as exc:
+        raise FixportError(f"generate() failed: {_first_error_line(exc)}") from exc
+    if len(calls) <= LATER_STEP:
+        raise FixportError("generate() stopped before a second decode step")
+    call = calls[LATER_STEP]
+    call.pop("logits_to_keep", None)
+    _, call, _ = exporter_utils.prepare_for_export(model, call)
+    return exporter_utils.get_leaf_tensors(call)
 
 
 def _first_error_line(exc: BaseException) -> str:

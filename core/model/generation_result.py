@@ -17,6 +17,7 @@ class GenerationRun:
     max_logit_difference: list[float]  # per step, up to the first step whose tokens differ
     first_difference: int | None = None  # the step (0: the prefill's token) where a row's token differs
     error: str = ""  # ONNX Runtime failed at the first_difference step
+    encoder_length: int = 0  # an encoder-decoder's encoded input (prompt_length is then the decoder's start)
 
     @property
     def identical(self) -> bool:
@@ -68,8 +69,9 @@ class GenerationCheck:
                 outcome = (f"first difference at step {run.first_difference} "
                            f"(torch {_column(run.torch_tokens, run.first_difference)}, "
                            f"ONNX Runtime {_column(run.onnx_tokens, run.first_difference)})")
-            lines.append(f"  batch {run.batch}, prompt {run.prompt_length}: {outcome}; largest logit difference "
-                         f"per step: {steps}")
+            encoder = f" after an encoder input of {run.encoder_length}" if run.encoder_length else ""
+            lines.append(f"  batch {run.batch}, prompt {run.prompt_length}{encoder}: {outcome}; largest logit "
+                         f"difference per step: {steps}")
         return lines
 
 

@@ -64,9 +64,10 @@ CARRIED_FIXPORT_CODE = (
         "_forward_parameters", "_can_make", "_make", "_mask", "_needed", "config_value", "_given_tensors",
         "_refuse_missing_required"), None),
     ("fixport.core.loaders.checkpoint_folder", (
-        "SINGLE_COMPONENT", "SECOND_SIZES", "BATCH_DIM", "CheckpointInfo", "exporters_module",
+        "SINGLE_COMPONENT", "SECOND_SIZES", "BATCH_DIM", "PROMPT_LENGTH_DIM", "PAST_DIM", "ENCODER_LENGTH_DIM",
+        "DECODE_COMPONENT", "LATER_STEP", "CheckpointInfo", "exporters_module",
         "load_checkpoint_folder", "exporter_utils_register", "PatchedForExport", "_components", "_resized",
-        "_io_names", "_dynamic_axes", "_first_error_line"), None),
+        "_io_names", "_dynamic_axes", "_offset_name", "_later_decode_step", "_first_error_line"), None),
     ("fixport.core.onnx_io.bfloat16_runs", (
         "BFLOAT16", "FLOAT", "TYPE_ATTRIBUTES", "ROUNDED_SUFFIX", "_graphs", "_tensor_types", "_element_types",
         "_typed_nodes", "_bfloat16_places", "has_bfloat16", "bfloat16_values", "_widen_type", "_widen_nodes",
