@@ -219,3 +219,18 @@ def test_an_encoder_decoder_folder_generates_past_its_traced_decoder_length(work
     assert result.task == task and result.generation.passed
     assert {past for run in result.generation.runs for past in run.past_lengths} == set(range(1, 8))
     assert any("past=2" in label for label in result.other_sizes_checked)
+
+
+def test_an_input_the_config_does_not_size_is_named_and_given_with_input(worker, tmp_path: Path) -> None:
+    from fixport.core.model.inputs import InputOptions, parse_input_spec
+
+    folder = tmp_path / "resnet"
+    transformers.ResNetForImageClassification(transformers.ResNetConfig(
+        embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1], num_labels=3)).save_pretrained(folder)
+    with pytest.raises(FixportError, match="takes pixel_values, and its config.json has no image_size") as missing:
+        worker.run(AnalyzeRequest(ModelRequest(str(folder))))
+    assert "--input pixel_values=" in missing.value.hint
+    given = InputOptions(specs=[parse_input_spec("pixel_values=2x3x32x32")])
+    result = worker.run(AnalyzeRequest(ModelRequest(str(folder), inputs=given)))
+    assert result.unsupported == [] and result.input_shapes == [(2, 3, 32, 32)]
+    assert result.other_sizes_checked and result.other_sizes_checked[0].startswith("batch=")
