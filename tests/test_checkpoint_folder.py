@@ -234,3 +234,29 @@ def test_an_input_the_config_does_not_size_is_named_and_given_with_input(worker,
     result = worker.run(AnalyzeRequest(ModelRequest(str(folder), inputs=given)))
     assert result.unsupported == [] and result.input_shapes == [(2, 3, 32, 32)]
     assert result.other_sizes_checked and result.other_sizes_checked[0].startswith("batch=")
+
+
+def _clip():
+    return transformers.CLIPModel(transformers.CLIPConfig(
+        text_config={"vocab_size": 100, "hidden_size": 32, "intermediate_size": 37, "num_hidden_layers": 1,
+                     "num_attention_heads": 2, "max_position_embeddings": 32},
+        vision_config={"image_size": 32, "patch_size": 8, "hidden_size": 32, "intermediate_size": 37,
+                       "num_hidden_layers": 1, "num_attention_heads": 2}, projection_dim=16))
+
+
+def _segformer():
+    return transformers.SegformerForSemanticSegmentation(transformers.SegformerConfig(
+        image_size=32, num_encoder_blocks=2, depths=[1, 1], sr_ratios=[2, 1], hidden_sizes=[8, 16],
+        num_attention_heads=[1, 2], mlp_ratios=[2, 2], decoder_hidden_size=16, num_labels=3, strides=[4, 2],
+        patch_sizes=[7, 3]))
+
+
+@pytest.mark.parametrize("make, task, inputs", [
+    (_clip, "zero-shot-image-classification", ["input_ids", "attention_mask", "pixel_values"]),
+    (_segformer, "semantic-segmentation", ["pixel_values"])])
+def test_clip_like_and_segmentation_folders_check_clean(worker, tmp_path: Path, make, task, inputs) -> None:
+    make().save_pretrained(tmp_path / "model")
+    result = worker.run(AnalyzeRequest(ModelRequest(str(tmp_path / "model"))))
+    assert result.unsupported == [], [p.message for p in result.unsupported]
+    assert (result.task, result.input_names) == (task, inputs)
+    assert len(result.other_sizes_checked) == 2
