@@ -111,7 +111,7 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None, *,
         while True:
             try:
                 result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args),
-                                                   generation_check=not results),
+                                                   generation_check=not any(r.generation for r in results)),
                                     progress=progress_printer(args.json))
             except WorkerCrashed as crash:
                 if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
