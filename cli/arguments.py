@@ -17,7 +17,14 @@ from fixport.core.model.export_options import normalised_dynamic_axes
 from fixport.core.model.inputs import InputOptions, parse_input_spec
 from fixport.core.model.model_files import refuse_non_regular_file
 from fixport.core.model.shape_sets import parse_shape_set
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
+from fixport.core.model.vocabulary import (
+    CHECKPOINT_TASKS,
+    DEFAULT_EXPORTER,
+    DEFAULT_OPSET,
+    EXPORTERS,
+    MAX_OPSET,
+    MIN_OPSET,
+)
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 
 EXIT_OK = 0
@@ -47,7 +54,8 @@ def command(name: str, help_text: str, configure: Callable[[argparse.ArgumentPar
 
 def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     """MODEL plus the options that say how to open it and export it."""
-    parser.add_argument("model", help="model file: .py with build(), .pt/.ts TorchScript, .pt2, pickled .pt, .onnx")
+    parser.add_argument("model", help="model file: .py with build(), .pt/.ts TorchScript, .pt2, pickled .pt, .onnx; "
+                                      "or a transformers checkpoint folder (config.json and weights)")
     parser.add_argument("--opset", type=int,
                         help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET} "
                              "with torchscript and torch.onnx's own default for dynamo=True with dynamo")
@@ -58,6 +66,11 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--trust", action="store_true", help="allow unpickling a torch.save'd module (runs its code)")
     parser.add_argument("--path", action="append", default=[], metavar="DIR",
                         help="folder to import the model's source from (repeatable)")
+    parser.add_argument("--task", choices=CHECKPOINT_TASKS,
+                        help="a checkpoint folder's task (default: from its config.json's architectures)")
+    parser.add_argument("--component", metavar="NAME",
+                        help="which part of a checkpoint folder to export, as transformers' exporter splits it "
+                             "(prefill, decode, ...; default: the first)")
     parser.add_argument("--exporter", choices=EXPORTERS,
                         help=f"torchscript: torch.onnx.export(dynamo=False); dynamo: the torch.export-based one "
                              f"(dynamo=True); default: the file's own, else {DEFAULT_EXPORTER}")
@@ -138,7 +151,8 @@ def model_request(args: argparse.Namespace):
     specs = [parse_input_spec(text) for text in args.input]
     return ModelRequest(path=str(existing_model_path(args.model)),
                         inputs=InputOptions(specs=specs, input_file=args.inputs, seed=args.seed),
-                        trust=args.trust, search_paths=[str(Path(p).resolve()) for p in args.path])
+                        trust=args.trust, search_paths=[str(Path(p).resolve()) for p in args.path],
+                        task=args.task, component=args.component)
 
 
 def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
@@ -152,6 +166,7 @@ def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
         options, mappings = {**project.export_options, **options}, list(project.mappings)
         if not args.input and not args.inputs:
             request.inputs = project.input_options()
+        request.task, request.component = request.task or project.task, request.component or project.component
     return request, options, mappings
 
 

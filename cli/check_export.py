@@ -47,6 +47,8 @@ def analysis_json(result: AnalysisResult) -> dict[str, Any]:
         "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
         "saved_files": result.saved_files,
         "proposed_dynamic_shapes": result.proposed_dynamic_shapes,
+        **({"task": result.task, "component": result.component} if result.component else {}),
+        **({"generation": result.generation.to_json()} if result.generation else {}),
     }
 
 
@@ -78,6 +80,10 @@ def print_analysis(result: AnalysisResult) -> None:
             print(f"     {line}")
         for line in problem.code_change.splitlines():
             print(f"       {line}")
+    if result.generation is not None:
+        print()
+        for line in result.generation.lines():
+            print(line)
     for warning in result.warnings:
         print(f"\nwarning: {textwrap.shorten(warning, 300)}{_recorded_into(warning, result)}")
 
@@ -94,18 +100,42 @@ def _recorded_into(text: str, result: AnalysisResult) -> str:
 
 def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[AnalysisResult, int]:
     """The analysis, and how many fixes (from --project) it applied."""
+    results, fix_count = _run_analyses(args, output, every_component=False)
+    return results[0], fix_count
+
+
+def _run_analyses(args: argparse.Namespace, output: str | None = None, *,
+                  every_component: bool = True) -> tuple[list[AnalysisResult], int]:
+    """One analysis per component of a checkpoint folder (only the one --component names, where it
+    does), one for anything else; and how many fixes (from --project) each applied."""
     request, options, mappings = job_arguments(args)
     worker = ExportWorker(job_timeout_s=args.timeout)
+    results: list[AnalysisResult] = []
     try:
-        result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args)),
-                            progress=progress_printer(args.json))
-    except WorkerCrashed as crash:
-        if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
-            raise  # the model's own code crashed: it cannot be loaded or traced (exit 2)
-        result = AnalysisResult.of_crash(request.path, options, crash)
+        while True:
+            try:
+                result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args),
+                                                   generation_check=not any(r.generation for r in results)),
+                                    progress=progress_printer(args.json))
+            except WorkerCrashed as crash:
+                if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
+                    raise  # the model's own code crashed: it cannot be loaded or traced (exit 2)
+                result = AnalysisResult.of_crash(request.path, options, crash)
+            results.append(result)
+            left = [name for name in result.components if name not in {r.component for r in results}]
+            if not every_component or args.component or not left:
+                break
+            request.component = left[0]
     finally:
         worker.stop()
-    return result, len(mappings)
+    return results, len(mappings)
+
+
+def print_components(results: list[AnalysisResult]) -> None:
+    """Before a checkpoint's reports: the components transformers' exporter split it into."""
+    if len(results) > 1:
+        print(f"{Path(results[0].model_path).name}: task {results[0].task}, {len(results)} components "
+              f"({', '.join(r.component for r in results)}), each checked as its own export:\n")
 
 
 def _configure_check(parser: argparse.ArgumentParser) -> None:
@@ -125,11 +155,27 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 def run_check(args: argparse.Namespace) -> int:
     if args.suggest_dynamic:
         return _run_suggest_dynamic(args)
-    result, _ = _run_analysis(args)
-    print_json(analysis_json(result)) if args.json else print_analysis(result)
+    results, _ = _run_analyses(args)
+    result = results[0]
+    if args.json:
+        print_json(_components_json(results) if len(results) > 1 else analysis_json(result))
+    else:
+        print_components(results)
+        for each in results:
+            if len(results) > 1:
+                print(f"[component {each.component}]")
+            print_analysis(each)
+            if len(results) > 1:
+                print()
     if args.write_changed:
         _write_changed(Path(args.model), result, Path(args.write_changed))
-    return EXIT_PROBLEMS if result.unsupported else EXIT_OK
+    return EXIT_PROBLEMS if any(r.unsupported for r in results) else EXIT_OK
+
+
+def _components_json(results: list[AnalysisResult]) -> dict[str, Any]:
+    """check --json on a checkpoint split into components: one analysis per component."""
+    return {"model": results[0].model_path, "task": results[0].task,
+            "components": {r.component: analysis_json(r) for r in results}}
 
 
 def _write_changed(model: Path, result: AnalysisResult, target: Path) -> None:
@@ -174,15 +220,34 @@ def _run_suggest_dynamic(args: argparse.Namespace) -> int:
 
 def _configure_export(parser: argparse.ArgumentParser) -> None:
     add_model_arguments(parser)
-    parser.add_argument("-o", "--output", required=True, help="where to write the .onnx file")
+    parser.add_argument("-o", "--output", required=True,
+                        help="where to write the .onnx file (for a checkpoint folder: the directory)")
     parser.add_argument("--project", help="apply this project's fixes (a .fixport.json file)")
 
 
-@command("export", "Export MODEL to a checked ONNX file (exit 1 and no file while nodes are unsupported).",
+@command("export", "Export MODEL to a checked ONNX file (exit 1 and no file while nodes are unsupported); a "
+                   "checkpoint folder to a directory in transformers' ExportedModel layout (one .onnx per component, "
+                   "export.json, the config).",
          _configure_export)
 def run_export(args: argparse.Namespace) -> int:
-    result, fix_count = _run_analysis(args, output=args.output)
-    if args.json:
+    if Path(args.model).is_dir() and (Path(args.output).suffix == ".onnx" or Path(args.output).is_file()):
+        raise FixportError(f"{args.model} is a checkpoint folder: it exports to a directory (one .onnx per "
+                           f"component, export.json and the config), not to the file {args.output}.",
+                           "Give -o a directory, e.g. -o exported/.")
+    results, fix_count = _run_analyses(args, output=args.output)
+    if len(results) > 1 and args.json:
+        print_json(_components_json(results))
+    elif len(results) > 1:
+        print_components(results)
+    codes = [_report_export(args, result, fix_count, quiet=args.json and len(results) > 1) for result in results]
+    return max(codes)
+
+
+def _report_export(args: argparse.Namespace, result: AnalysisResult, fix_count: int, *, quiet: bool) -> int:
+    """One export's report (one component's, for a checkpoint folder) and its exit code."""
+    if quiet:
+        pass
+    elif args.json:
         print_json(analysis_json(result))
     elif result.unsupported:
         print_analysis(result)

@@ -105,8 +105,15 @@ def print_comparison(result: CompareResult) -> None:
                 print(("  - " if index == 0 else "    ") + line)
     elif result.passed:
         print("\nPASS: every output is within tolerance.")
+    elif result.generation is not None and all(output.passed for output in result.outputs):
+        print("\nFAIL: every output is within tolerance, but the exported components do not generate torch's "
+              "tokens (below).")
     else:
         print("\nFAIL: see the outputs above.")
+    if result.generation is not None:
+        print()
+        for line in result.generation.lines():
+            print(line)
     analysis = result.node_analysis
     if analysis is None:
         return

@@ -35,7 +35,8 @@ def _project_for(args: argparse.Namespace, mappings=None) -> Project:
     return Project(model_path=request.path, input_specs=[s.text() for s in request.inputs.specs],
                    input_file=request.inputs.input_file, seed=request.inputs.seed, trust=request.trust,
                    search_paths=request.search_paths, export_options=export_overrides(args),
-                   mappings=list(mappings or []), shapes_to_check=list(getattr(args, "shapes", [])))
+                   mappings=list(mappings or []), shapes_to_check=list(getattr(args, "shapes", [])),
+                   task=request.task, component=request.component)
 
 
 def _configure_fix(parser: argparse.ArgumentParser) -> None:

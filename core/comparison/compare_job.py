@@ -27,6 +27,7 @@ from fixport.core.comparison.intermediates import (
 from fixport.core.exporters.base import ComparableExport, Exporter
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import runtime_error_problem
+from fixport.core.exporters.generation_check import generation_components, generation_of_both_components
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, rounding_only
 from fixport.core.exporters.shape_check import (
     ShapeSet,
@@ -130,11 +131,17 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
     exporter = exporter_for(export_options.exporter)
     with exporter.fixes_applied(mappings, export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
-        return _compare_with_fixes(loaded, exporter, export_options, onnx_path, request.provider, runs, tolerances,
-                                   templates, mappings, request.analyze_nodes, started, progress, cancelled,
-                                   precision=request.precision, torch_device=request.torch_device,
-                                   given_shapes=request.other_shapes, from_project=request.from_project,
-                                   latency_runs=request.latency_runs)
+        result = _compare_with_fixes(loaded, exporter, export_options, onnx_path, request.provider, runs, tolerances,
+                                     templates, mappings, request.analyze_nodes, started, progress, cancelled,
+                                     precision=request.precision, torch_device=request.torch_device,
+                                     given_shapes=request.other_shapes, from_project=request.from_project,
+                                     latency_runs=request.latency_runs)
+    if onnx_path is None and generation_components(loaded):  # a decoder: compared the way it generates too
+        report(progress, 0.98, "checking greedy generation")
+        result.generation = generation_of_both_components(request.model, request.options, mappings, loaded,
+                                                          resolved_export_options(loaded.settings, request.options),
+                                                          cancelled)
+    return result
 
 
 def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options: Any, onnx_path: str | None,

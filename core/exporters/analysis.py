@@ -4,8 +4,14 @@ from __future__ import annotations
 import time
 
 from fixport.core.exporters.base import ExportResult
+from fixport.core.exporters.checkpoint_export import save_checkpoint_component
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.exporters.diagnosis import nodes_without_runtime_kernel
+from fixport.core.exporters.generation_check import (
+    generation_components,
+    generation_problem,
+    generation_with_other_component,
+)
 from fixport.core.exporters.output_check import mismatched_outputs
 from fixport.core.exporters.shape_check import check_other_shapes, shape_label_note
 from fixport.core.exporters.value_check import check_input_values
@@ -83,9 +89,19 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
             result.unsupported += shapes.problems
             notes += shape_label_note(shapes)
             other_sizes = shapes.shapes_tried
+    generation = None
+    if request.run_check and result.ok and request.generation_check and generation_components(loaded):
+        report(progress, 0.97, "checking greedy generation")
+        generation = generation_with_other_component(request.model, request.options, list(request.mappings), loaded,
+                                                     export_options, result.model, cancelled)
+        if not generation.passed and not generation.note:
+            result.unsupported.append(generation_problem(generation))
     compared_at = time.perf_counter()
     output = request.output
-    saved = [str(p) for p in save_model(result.model, output)] if output and result.ok else []
+    saved: list[str] = []
+    if output and result.ok:
+        saved = (save_checkpoint_component(loaded, result.model, export_options, output) if loaded.checkpoint
+                 else [str(p) for p in save_model(result.model, output)])
     analysis = _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
         **seconds, "compare": compared_at - exported_at, "save": time.perf_counter() - compared_at})
     analysis.other_sizes_checked = other_sizes
@@ -94,6 +110,7 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
         report(progress, 0.97, f"timing {request.latency_runs} ONNX Runtime run(s)")
         analysis.cost = session_cost(result.model, list(loaded.input_names),
                                      [to_numpy(t) for t in loaded.example_inputs], request.latency_runs)
+    analysis.generation = generation
     return analysis
 
 
@@ -102,12 +119,15 @@ def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportRe
                    seconds: dict[str, float]) -> AnalysisResult:
     if result.source_graph is not None:
         result.source_graph.label_inputs(list(loaded.input_names))
+    checkpoint = loaded.checkpoint
     return AnalysisResult(
         model_path=str(loaded.path), source_kind=loaded.source_kind, options=options,
         source_graph=result.source_graph, onnx_graph=result.onnx_graph,
         unsupported=result.unsupported, input_names=list(loaded.input_names),
         input_shapes=[tuple(t.shape) for t in loaded.example_inputs], warnings=result.warnings,
-        notes=notes, seconds=seconds, saved_files=saved, output_max_abs=max_abs)
+        notes=notes, seconds=seconds, saved_files=saved, output_max_abs=max_abs,
+        task=checkpoint.task if checkpoint else "", component=checkpoint.component if checkpoint else "",
+        components=list(checkpoint.components) if checkpoint else [])
 
 
 def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dict[str, float]) -> AnalysisResult:

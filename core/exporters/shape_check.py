@@ -91,6 +91,11 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
     sets = []
     for resize in (_larger, _smaller):
         sizes = {name: resize(size) for name, size in traced.items()}
+        # "past_plus_1" stays one more than "past" (a mask over the past and the new token)
+        for name, size in traced.items():
+            base, _, offset = name.rpartition("_plus_")
+            if base in sizes and offset.isdigit() and traced[base] + int(offset) == size:
+                sizes[name] = sizes[base] + int(offset)
         if sizes == traced:
             continue
         shapes = [list(t.shape) for t in example_inputs]

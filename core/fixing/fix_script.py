@@ -52,7 +52,7 @@ SCRIPT_LEVEL_OPTIONS = ("opset", "custom_opsets", "exporter")
 SETTINGS_IMPORTS = (Import("os"), Import("collections"))
 # common.ScriptSettings' fields, each written at the script's top as a constant of its name in capitals.
 SETTINGS_FIELDS = ("model_path", "trust", "input_specs", "input_file", "seed", "opset", "default_opset", "output",
-                   "export_options", "custom_opsets")
+                   "export_options", "custom_opsets", "task", "component")
 SCRIPT_NAMES = (*(name.upper() for name in SETTINGS_FIELDS), "InputSpec", "SETTINGS", "FIXES")  # the script's own
 MODEL_FILE_SETTINGS = "FIXPORT_EXAMPLE"  # a .py model file's own settings (opset, export_options, ...)
 EXPORT_FUNCTION = "export_with_fixes"  # what every exporter's part defines: export_with_fixes(job: ExportJob)
@@ -116,6 +116,8 @@ def _settings(project: Project, script_path: Path, output_onnx: str, opset: int 
         f"EXPORT_OPTIONS = {python_literal(options)}",
         *_model_file_options_comment(project.model_path, options),
         f"CUSTOM_OPSETS = {python_literal(custom_opsets)}",
+        f"TASK = {python_literal(project.task)}  # a checkpoint folder's task; None: from its config.json",
+        f"COMPONENT = {python_literal(project.component)}  # a checkpoint folder's component; None: the first",
     ]) + "\n"
 
 

@@ -16,6 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from fixport.core.loaders.checkpoint_folder import CheckpointInfo, load_checkpoint_folder
 from fixport.core.loaders.input_sets import flat_input_sets, proposed_dynamic_axes, several_input_sets
 from fixport.core.loaders.input_structure import (
     InputStructure,
@@ -42,7 +43,7 @@ class LoadedModel:
     """A model ready to trace and export (``module`` is None for an ONNX-only file)."""
 
     path: Path
-    source_kind: str  # "python", "torchscript", "exported_program", "pickled_module", "onnx"
+    source_kind: str  # "python", "torchscript", "exported_program", "pickled_module", "onnx", "checkpoint"
     module: torch.nn.Module | None
     example_inputs: tuple[torch.Tensor, ...]
     input_names: list[str]
@@ -56,6 +57,7 @@ class LoadedModel:
     # they show (None: one set given)
     other_input_sets: list[tuple[torch.Tensor, ...]] = field(default_factory=list)
     proposed_dynamic_axes: dict[str, dict[int, str]] | None = None
+    checkpoint: CheckpointInfo | None = None  # a transformers checkpoint folder: its task and component
 
 
 def onnx_output_names(loaded: LoadedModel, given: list[str] | None) -> list[str] | None:
@@ -69,14 +71,29 @@ def onnx_output_names(loaded: LoadedModel, given: list[str] | None) -> list[str]
 
 
 def load_model(path: str | Path, inputs: InputOptions | None = None, *, trust: bool = False,
-               search_paths: list[str] | None = None) -> LoadedModel:
-    """Load any supported model file and settle its example inputs."""
+               search_paths: list[str] | None = None, task: str | None = None,
+               component: str | None = None) -> LoadedModel:
+    """Load any supported model file (or checkpoint folder) and settle its example inputs."""
     path = existing_model_path(path)
+    if path.is_dir():
+        return _load_checkpoint(path, inputs or InputOptions(), task, component)
     with _extra_sys_path([str(path.parent), *(search_paths or [])]):
         loaded = _load_by_format(path, trust)
         if loaded.module is not None:
             loaded.module.eval()
     return _apply_input_options(loaded, inputs or InputOptions())
+
+
+def _load_checkpoint(path: Path, inputs: InputOptions, task: str | None, component: str | None) -> LoadedModel:
+    """A transformers checkpoint folder: one component, inputs made from its config (``--input`` fills
+    or replaces them by name; an inputs file is for model files)."""
+    if inputs.input_file:
+        raise InputSpecError("--inputs FILE does not apply to a checkpoint folder: its inputs are made from its "
+                             "config.json.", "Give an input's size with --input NAME=DIMS[:DTYPE] instead.")
+    module, tensors, names, settings, structure, info, notes = load_checkpoint_folder(path, inputs, task, component)
+    module.eval()
+    return LoadedModel(path, "checkpoint", module, tensors, names, settings=settings, notes=notes,
+                       structure=structure, checkpoint=info)
 
 
 def _load_by_format(path: Path, trust: bool) -> LoadedModel:

@@ -15,5 +15,6 @@ def open_model(request: ModelRequest) -> LoadedModel:
         if len(_model_cache) >= MODEL_CACHE_SIZE:
             _model_cache.pop(next(iter(_model_cache)))
         _model_cache[key] = load_model(request.path, request.inputs, trust=request.trust,
-                                       search_paths=request.search_paths)
+                                       search_paths=request.search_paths, task=request.task,
+                                       component=request.component)
     return _model_cache[key]

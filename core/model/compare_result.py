@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.output_stats import OutputStats, json_number
 from fixport.core.model.runtime_cost import RuntimeCost
 
@@ -131,10 +132,14 @@ class CompareResult:
     # one sentence per input the export does not follow (dropped, or its values baked): never a PASS
     baked_inputs: list[str] = field(default_factory=list)
     cost: RuntimeCost | None = None  # the compared model's size, node count and median latency
+    # a generative checkpoint: greedy decoding through its prefill and decode against torch's
+    generation: GenerationCheck | None = None
 
     @property
     def passed(self) -> bool:
-        return bool(self.outputs) and all(output.passed for output in self.outputs) and not self.baked_inputs
+        generated = self.generation is None or self.generation.passed or bool(self.generation.note)
+        return (bool(self.outputs) and all(output.passed for output in self.outputs) and not self.baked_inputs
+                and generated)
 
     def precision_summary(self) -> str:
         """One sentence: the mode, the provider options set, where torch ran and the tolerance table."""
@@ -157,6 +162,7 @@ class CompareResult:
             "provider_requested": self.provider_requested, "providers_used": self.providers_used,
             "messages": self.messages, "runs": self.runs, "pass": self.passed, "baked_inputs": self.baked_inputs,
             "outputs": [output.to_json() for output in self.outputs],
+            "generation": self.generation.to_json() if self.generation else None,
             "first_divergent": None if first is None else {
                 "onnx_node": first.onnx_node, "torchscript_kind": first.torchscript_kind, "scope": first.scope,
                 "source": first.source, "template": first.template, "max_abs": first.to_json()["max_abs"],

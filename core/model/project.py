@@ -94,6 +94,10 @@ class Project:
     mappings: list[FixMapping] = field(default_factory=list)
     # Input sets to check at instead of the derived other sizes, one each: "x=3x12,y=3x5" (older files: none).
     shapes_to_check: list[str] = field(default_factory=list)
+    # A transformers checkpoint folder: its task and the component exported (None: the folder's own
+    # task, the first component). Optional keys, so files without them read as before (no version bump).
+    task: str | None = None
+    component: str | None = None
 
     def input_options(self) -> InputOptions:
         return InputOptions(specs=[parse_input_spec(s) for s in self.input_specs],

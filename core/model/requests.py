@@ -32,6 +32,9 @@ class AnalyzeRequest:
     # Also at build()'s other input sets (not for --suggest-dynamic: with one dim dynamic, each try would fail there)
     at_input_sets: bool = True
     latency_runs: int = 0  # time the export in ONNX Runtime (median of this many runs; 0: not timed)
+    # A generative checkpoint's prefill or decode: greedy decoding through both exported components
+    # against torch's (one component's analysis runs it for both).
+    generation_check: bool = True
 
 
 @dataclass

@@ -8,9 +8,10 @@ from typing import Any
 from fixport.core.model.errors import WorkerCrashed
 from fixport.core.model.export_options import ExportOptions, resolve_export_options
 from fixport.core.model.fix_choices import AutoFixChoice
+from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.graph import Graph
 from fixport.core.model.inputs import InputOptions
-from fixport.core.model.model_files import existing_model_path
+from fixport.core.model.model_files import CHECKPOINT_CONFIG_FILE, existing_model_path
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.runtime_cost import RuntimeCost
@@ -25,12 +26,18 @@ class ModelRequest:
     inputs: InputOptions = field(default_factory=InputOptions)
     trust: bool = False
     search_paths: list[str] = field(default_factory=list)
+    # A checkpoint folder only: the task (None: from its config's architectures) and the component to
+    # export (None: the first one transformers' exporter decomposes it into).
+    task: str | None = None
+    component: str | None = None
 
     def cache_key(self) -> tuple:
-        stat = existing_model_path(self.path).stat()
+        path = existing_model_path(self.path)
+        stat = (path / CHECKPOINT_CONFIG_FILE if path.is_dir() else path).stat()
         specs = tuple(spec.text() for spec in self.inputs.specs)
         return (str(Path(self.path).resolve()), stat.st_mtime_ns, stat.st_size, specs,
-                self.inputs.input_file, self.inputs.seed, self.trust, tuple(self.search_paths))
+                self.inputs.input_file, self.inputs.seed, self.trust, tuple(self.search_paths),
+                self.task, self.component)
 
 
 @dataclass
@@ -54,6 +61,11 @@ class AnalysisResult:
     # the dims that vary between build()'s input sets, as --dynamic-shapes JSON (None: one set given)
     proposed_dynamic_shapes: dict[str, Any] | None = None
     cost: RuntimeCost | None = None  # size, node count and latency, when asked and ONNX Runtime runs the export
+    # A checkpoint folder: its task, the component this analysis exported, and all of them.
+    task: str = ""
+    component: str = ""
+    components: list[str] = field(default_factory=list)
+    generation: GenerationCheck | None = None  # a generative checkpoint: greedy decoding vs torch
 
     @classmethod
     def of_crash(cls, model_path: str, options: dict[str, Any], crash: WorkerCrashed) -> AnalysisResult:

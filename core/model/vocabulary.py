@@ -16,6 +16,12 @@ MAX_OPSET = 20  # newest opset the TorchScript exporter accepts
 DEFAULT_OPSET = 17
 EXPORTERS = ("torchscript", "dynamo")  # torch.onnx.export(dynamo=False) and (dynamo=True)
 DEFAULT_EXPORTER = "torchscript"
+# A checkpoint folder's tasks, named as transformers' pipelines and optimum name them
+# (core/loaders/checkpoint_tasks.py says which auto class loads each).
+CHECKPOINT_TASKS = ("text-generation", "text2text-generation", "automatic-speech-recognition", "fill-mask",
+                    "text-classification", "token-classification", "question-answering", "image-classification",
+                    "object-detection", "semantic-segmentation", "zero-shot-image-classification",
+                    "feature-extraction", "image-feature-extraction")
 UNPLACED_KIND = "onnx::?"  # a failure that names no node of the export (nor an op of the model)
 DYNAMO_DECOMPOSITION_FAMILY = "dynamo_decomposition"  # a dynamo fix written in torch ops, run as a decomposition
 

@@ -61,7 +61,8 @@ class Workbench:
     def model_request(self) -> ModelRequest:
         assert self.project is not None
         return ModelRequest(path=self.project.model_path, inputs=self.project.input_options(),
-                            trust=self.project.trust, search_paths=list(self.project.search_paths))
+                            trust=self.project.trust, search_paths=list(self.project.search_paths),
+                            task=self.project.task, component=self.project.component)
 
     def analyze_request(self, output: str | None = None) -> AnalyzeRequest:
         assert self.project is not None

@@ -58,6 +58,12 @@ def save_model(model: OnnxModel | onnx.ModelProto, path: str | Path) -> list[Pat
     return _save_with_external_data(proto, path, base_dir, check_written=not big)
 
 
+def save_model_with_external_data(model: OnnxModel, path: str | Path) -> list[Path]:
+    """Check and atomically save ``model`` with its weights in ``<name>.data`` beside it, whatever its size
+    (the layout transformers' exporters write and read back)."""
+    return _save_with_external_data(model.proto, Path(path), model.base_dir)
+
+
 def _save_with_external_data(model: onnx.ModelProto, path: Path, base_dir: Path | None,
                              check_written: bool = True) -> list[Path]:
     """Model and data written in a temporary folder beside the target, then renamed into place

@@ -15,6 +15,7 @@ from __future__ import annotations
 import argparse
 import importlib.util
 import os
+import pathlib
 import sys
 import tempfile
 import types
@@ -41,6 +42,7 @@ from fixport.core.loaders.input_structure import (
     positional_names,
     split_inputs,
 )
+from fixport.core.loaders.checkpoint_folder import load_checkpoint_folder
 from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
 from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
@@ -71,6 +73,20 @@ CARRIED_FIXPORT_CODE = (
         "as_real_layout"), None),
     ("fixport.core.model.tolerances", ("DEFAULT_TOLERANCES", "FALLBACK_DTYPE"), None),
     ("fixport.core.onnx_io.ort_session", ("feeds_for",), None),
+    ("fixport.core.model.errors", ("FixportError", "ModelLoadError", "InputSpecError"), None),
+    ("fixport.core.loaders.checkpoint_tasks", (
+        "TASK_AUTO_CLASSES", "GENERATION_TASKS", "task_names", "task_of", "auto_class_for",
+        "_auto_class_loading", "_feature_task", "_architectures"), None),
+    ("fixport.core.loaders.checkpoint_inputs", (
+        "EXAMPLE_BATCH", "EXAMPLE_SEQUENCE", "PROMPT_PADDING", "AUDIO_SAMPLES", "INPUT_SEED", "TEXT_INPUT",
+        "MASK_INPUT", "IMAGE_INPUT", "FEATURES_INPUT", "AUDIO_INPUT", "ExampleSizes", "example_inputs",
+        "_forward_parameters", "_can_make", "_make", "_mask", "_needed", "config_value", "_given_tensors",
+        "_refuse_missing_required"), None),
+    ("fixport.core.loaders.checkpoint_folder", (
+        "SINGLE_COMPONENT", "SECOND_SIZES", "BATCH_DIM", "PROMPT_LENGTH_DIM", "PAST_DIM", "ENCODER_LENGTH_DIM",
+        "DECODE_COMPONENT", "LATER_STEP", "CheckpointInfo", "exporters_module",
+        "load_checkpoint_folder", "exporter_utils_register", "PatchedForExport", "_components", "_resized",
+        "_io_names", "_dynamic_axes", "_offset_name", "_later_decode_step", "_first_error_line"), None),
     ("fixport.core.onnx_io.bfloat16_runs", (
         "BFLOAT16", "FLOAT", "TYPE_ATTRIBUTES", "ROUNDED_SUFFIX", "_graphs", "_tensor_types", "_element_types",
         "_typed_nodes", "_bfloat16_places", "has_bfloat16", "bfloat16_values", "_widen_type", "_widen_nodes",
@@ -105,6 +121,8 @@ class ScriptSettings(NamedTuple):
     output: str  # the ONNX file to write (the command line's -o replaces it)
     export_options: dict[str, Any]  # as set in Fixport; the exporter's part takes what applies
     custom_opsets: dict[str, int]  # the fixes' custom domains and their versions
+    task: str | None = None  # a checkpoint folder's task (None: from its config.json)
+    component: str | None = None  # the component of a checkpoint folder to export (None: the first)
 
 
 class ExportJob(NamedTuple):
@@ -135,6 +153,12 @@ def load_model_and_sets(settings: ScriptSettings
     """:func:`load_model`, and build()'s input sets after the first, flat like its example inputs."""
     path = settings.model_path
     model_file_settings: dict[str, Any] = {}
+    if os.path.isdir(path):  # a transformers checkpoint folder: the component, made as Fixport made it
+        given = types.SimpleNamespace(specs=list(settings.input_specs), input_file=None, seed=settings.seed)
+        model, inputs, names, model_file_settings, *_ = load_checkpoint_folder(
+            pathlib.Path(path), given, settings.task, settings.component)
+        model_file_settings["export_options"]["input_names"] = names
+        return model.eval(), tuple(inputs), model_file_settings, []
     other_sets: list[tuple[Any, ...]] = []
     if path.endswith(".py"):
         sys.path.insert(0, os.path.dirname(path))
