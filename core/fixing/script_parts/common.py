@@ -29,6 +29,7 @@ import torch
 
 from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
 from fixport.core.exporters.shape_check import other_size_inputs
+from fixport.core.loaders.checkpoint_folder import load_checkpoint_folder
 from fixport.core.loaders.input_sets import (
     dims_inferred_from_sets,
     flat_input_sets,
@@ -42,7 +43,6 @@ from fixport.core.loaders.input_structure import (
     positional_names,
     split_inputs,
 )
-from fixport.core.loaders.checkpoint_folder import load_checkpoint_folder
 from fixport.core.loaders.input_tensors import random_inputs
 from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
 from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
