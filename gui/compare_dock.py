@@ -111,6 +111,11 @@ class CompareDock(QDockWidget):
         providers = ", ".join(result.providers_used)
         messages = "".join(f"<br><b>{html.escape(m)}</b>" for m in result.baked_inputs)
         messages += "".join(f"<br><i>{m}</i>" for m in result.messages)
+        if result.generation is not None:  # a decoder checkpoint: the steps of its greedy decode
+            colour = PASS_COLOUR if result.generation.passed else FAIL_COLOUR
+            first, *runs = result.generation.lines()
+            messages += f"<br><b style='color:{colour}'>{html.escape(first)}</b>"
+            messages += "".join(f"<br>&nbsp;&nbsp;{html.escape(line.strip())}" for line in runs)
         first = result.node_analysis.first_divergent if result.node_analysis else None
         divergent = (f"<br>First divergent node: <b>{first.onnx_node}</b> ({first.onnx_kind}) from "
                      f"{first.torchscript_kind} {first.scope} {first.source}"

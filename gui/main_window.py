@@ -19,7 +19,7 @@ from fixport.core.model.errors import (
     TemplateValidationError,
 )
 from fixport.core.model.graph import Graph, Node
-from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
+from fixport.core.model.model_files import MODEL_FILE_SUFFIXES, is_checkpoint_folder
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import PROJECT_SUFFIX, FixMapping
 from fixport.core.model.requests import (
@@ -47,6 +47,7 @@ from fixport.core.model.vocabulary import (
 )
 from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import OpInfo
+from fixport.gui.checkpoint_bar import CheckpointBar
 from fixport.gui.compare_dock import CompareDock
 from fixport.gui.compare_exporters import select_aligned_node, show_exporter_comparison, start_compare_exporters
 from fixport.gui.exporter_comparison_dock import ExporterComparisonDock
@@ -148,6 +149,8 @@ class MainWindow(QMainWindow):
         self.actions = WindowActions(self, [self.problems, self.inspector, self.template, self.compare, self.plots,
                                             self.log, self.exporter_comparison])
 
+        self.checkpoint_bar = CheckpointBar(self._on_checkpoint_choice, self)
+        self.addToolBar(self.checkpoint_bar)
         self._connect()
         self._restore_window_state()
         self.runner.warm_up()
@@ -233,6 +236,15 @@ class MainWindow(QMainWindow):
             return
         self.log.log(f"Wrote {written} with the proposed changes; opening it.")
         self.open_path(written, export_options=project.export_options)
+
+    def _on_checkpoint_choice(self, task: str, component: str) -> None:
+        """The Checkpoint bar's task or component changed: export that one (a new task: its first component)."""
+        if self.workbench.project is None:
+            return
+        self.workbench.set_project_field("task", task)
+        self.workbench.set_project_field("component", component or None)
+        self.log.log(f"Checkpoint: task {task}, component {component or '(the first)'}; exporting again.")
+        self.reexport(keep_view=False)
 
     def reexport(self, keep_view: bool = True, output: str | None = None) -> SubmittedJob | None:
         if self.workbench.project is None:
@@ -345,6 +357,7 @@ class MainWindow(QMainWindow):
         fixed = [m.label for m in self.workbench.project.mappings] if self.workbench.project else []
         self.problems.set_problems(result.unsupported, fixed, self.fix_outcomes)
         self.actions.sync_from_analysis(result)
+        self.checkpoint_bar.show_analysis(result)
         summary = (f"{len(result.unsupported)} unsupported node(s)" if result.unsupported
                    else "exports cleanly and runs in ONNX Runtime")
         seconds = ", ".join(f"{k} {v:.2f}s" for k, v in result.seconds.items())
@@ -664,7 +677,8 @@ class MainWindow(QMainWindow):
     # ---- drag and drop, close ----
     def dragEnterEvent(self, event: QDragEnterEvent) -> None:
         urls = event.mimeData().urls()
-        if urls and any(url.toLocalFile().endswith(MODEL_FILE_SUFFIXES + (".json",)) for url in urls):
+        if urls and any(url.toLocalFile().endswith(MODEL_FILE_SUFFIXES + (".json",))
+                        or is_checkpoint_folder(Path(url.toLocalFile())) for url in urls if url.toLocalFile()):
             event.acceptProposedAction()
 
     def dropEvent(self, event: QDropEvent) -> None:

@@ -102,6 +102,13 @@ def open_model(window: ActionWindow) -> None:
         window.open_path(path)
 
 
+def open_checkpoint(window: ActionWindow) -> None:
+    """File > Open checkpoint folder…: a save_pretrained folder or a hub-cache snapshot (config.json and weights)."""
+    path = QFileDialog.getExistingDirectory(_dialog_parent(window), "Open checkpoint folder (with config.json)")
+    if path:
+        window.open_path(path)
+
+
 def open_example(window: ActionWindow) -> None:
     gallery = ExampleGallery(_dialog_parent(window))
     if gallery.exec() and gallery.chosen_path:
@@ -257,6 +264,8 @@ def fit_graphs(window: ActionWindow) -> None:
 
 ACTIONS: tuple[Action, ...] = (
     Action("open_model", "&Open model…", open_model, QKeySequence.StandardKey.Open),
+    Action("open_checkpoint", "Open &checkpoint folder…", open_checkpoint,
+           tip="A transformers checkpoint folder (save_pretrained, or a snapshot in the hub cache)"),
     Action("open_example", "Open &example…", open_example, "Ctrl+E"),
     Action("open_project", "Open &project…", open_project, "Ctrl+Shift+O"),
     Action("save_project", "&Save project", save_project, QKeySequence.StandardKey.Save),
@@ -287,8 +296,8 @@ ACTIONS: tuple[Action, ...] = (
 TOOLBAR_ACTIONS = ("open_model", "open_example", "save_project")
 RUN_TOOLBAR_ACTIONS = ("reexport", "fix_all", "compare", "cancel", "tolerances")
 MENUS: tuple[tuple[str, tuple[str | None, ...]], ...] = (  # None: a separator; "recent": the recent-files menu
-    ("&File", ("open_model", "open_example", "open_project", "recent", None, "save_project", "save_project_as",
-               "export_onnx", "export_script", None, "quit")),
+    ("&File", ("open_model", "open_checkpoint", "open_example", "open_project", "recent", None, "save_project",
+               "save_project_as", "export_onnx", "export_script", None, "quit")),
     ("&View", ("find", "fit")),
     ("&Run", ("reexport", "fix_all", "compare", "compare_exporters", "cancel", "tolerances", "inputs", "dynamic_shapes",
               "shapes", None,
