@@ -11,8 +11,10 @@ from PySide6.QtGui import QColor
 from PySide6.QtWidgets import (
     QComboBox,
     QDockWidget,
+    QFrame,
     QHBoxLayout,
     QLabel,
+    QScrollArea,
     QTableWidget,
     QTableWidgetItem,
     QVBoxLayout,
@@ -29,6 +31,7 @@ if TYPE_CHECKING:
 
 TABLE_COLUMNS = ("output", "shape", "dtype", "max abs", "mean abs", "max rel", "RMSE", "cosine", "mismatch", "result")
 TABLE_VISIBLE_ROWS = 4
+SUMMARY_MAX_HEIGHT = 120  # px; longer summaries scroll
 
 
 def _number(value: float) -> str:
@@ -51,7 +54,13 @@ class CompareDock(QDockWidget):
         self.summary = QLabel("Press Compare (F6) to run torch and ONNX Runtime on the same inputs.")
         self.summary.setWordWrap(True)
         self.summary.setTextFormat(Qt.TextFormat.RichText)
-        header.addWidget(self.summary, 1)
+        summary_area = QScrollArea()  # a checkpoint's generation steps and notes can run long
+        summary_area.setWidget(self.summary)
+        summary_area.setWidgetResizable(True)
+        summary_area.setFrameShape(QFrame.Shape.NoFrame)
+        summary_area.setMaximumHeight(SUMMARY_MAX_HEIGHT)
+        summary_area.setSizeAdjustPolicy(QScrollArea.SizeAdjustPolicy.AdjustToContents)
+        header.addWidget(summary_area, 1)
         self.run_label = QLabel("Input set:")
         header.addWidget(self.run_label)
         self.run_choice = QComboBox()  # every input set (the traced shapes, random ones, other sizes) or the worst

@@ -150,6 +150,7 @@ class MainWindow(QMainWindow):
                                             self.log, self.exporter_comparison])
 
         self.checkpoint_bar = CheckpointBar(self._on_checkpoint_choice, self)
+        self.addToolBarBreak()  # a row of its own: the main toolbar fills a laptop screen's width
         self.addToolBar(self.checkpoint_bar)
         self._connect()
         self._restore_window_state()

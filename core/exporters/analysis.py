@@ -119,6 +119,7 @@ def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportRe
                    seconds: dict[str, float]) -> AnalysisResult:
     if result.source_graph is not None:
         result.source_graph.label_inputs(list(loaded.input_names))
+        result.source_graph.label_outputs(list(result.onnx_graph.outputs))
     checkpoint = loaded.checkpoint
     return AnalysisResult(
         model_path=str(loaded.path), source_kind=loaded.source_kind, options=options,

@@ -74,11 +74,17 @@ class Graph:
     name: str = ""
     # What the user calls an input where the graph's own name differs (a trace's ``input.1``): the ONNX input names.
     input_labels: dict[str, str] = field(default_factory=dict)
+    output_labels: dict[str, str] = field(default_factory=dict)  # likewise for outputs (a trace's ``key.1``)
 
     def label_inputs(self, names: list[str]) -> None:
         """Show the user's input names on the graph's inputs, in order (when there are as many)."""
         if len(names) == len(self.inputs):
             self.input_labels = {own: given for own, given in zip(self.inputs, names) if own != given}
+
+    def label_outputs(self, names: list[str]) -> None:
+        """Show the ONNX file's output names on the graph's outputs, in order (when there are as many)."""
+        if len(names) == len(self.outputs):
+            self.output_labels = {own: given for own, given in zip(self.outputs, names) if own != given}
 
     def __getstate__(self) -> dict[str, Any]:
         state = dict(self.__dict__)
@@ -189,9 +195,10 @@ def display_graph(graph: Graph) -> Graph:
     kept = [node for node in graph.nodes if node.kind not in PLUMBING_KINDS or node.unsupported]
     inputs = [Node(id=f"input:{name}", kind=GRAPH_INPUT_KIND, name=graph.input_labels.get(name, name), outputs=[name])
               for name in graph.inputs]
-    outputs = [Node(id=f"output:{name}", kind=GRAPH_OUTPUT_KIND, name=name, inputs=[name]) for name in graph.outputs]
+    outputs = [Node(id=f"output:{name}", kind=GRAPH_OUTPUT_KIND, name=graph.output_labels.get(name, name),
+                    inputs=[name]) for name in graph.outputs]
     return Graph(graph.kind, inputs + kept + outputs, graph.values, graph.inputs, graph.outputs, graph.name,
-                 graph.input_labels)
+                 graph.input_labels, graph.output_labels)
 
 
 @dataclass
