@@ -14,6 +14,7 @@ if TYPE_CHECKING:
 
 COMPARE_EXPORTERS_RUNS = 2  # as Compare: the example inputs and one random set
 STATUS_TIMEOUT_MS = 8000
+EXPORTER_REPORT_SHARE = 0.45  # of the window's height: the report's three tables under the graphs
 
 
 def shown_exporter(workbench: Workbench) -> str:
@@ -53,6 +54,7 @@ def show_exporter_comparison(window: Any, result: ExporterComparison) -> None:
     dock.show_result(result)
     dock.show()
     dock.raise_()
+    window.make_room_for(dock, EXPORTER_REPORT_SHARE)
     first = result.first_difference
     if first is not None:
         select_aligned_node(window, first, quiet=True)

@@ -88,6 +88,11 @@ class ExporterComparisonDock(QDockWidget):
         splitter = QSplitter(Qt.Orientation.Vertical)
         for table in (self.exporters_table, self.outputs_table, self.nodes_table):
             splitter.addWidget(table)
+        rows = self.exporters_table.verticalHeader().defaultSectionSize()
+        # both exporters' rows always in view; the values table takes what is left
+        self.exporters_table.setMinimumHeight(3 * rows + self.exporters_table.horizontalScrollBar().sizeHint().height())
+        for index, stretch in enumerate((0, 1, 3)):
+            splitter.setStretchFactor(index, stretch)
         self.tabs = QTabWidget()
         self.tabs.addTab(splitter, "Report")
         self.graph_panes: list[GraphPane] = []

@@ -6,7 +6,7 @@ from typing import Any
 
 from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
-from PySide6.QtWidgets import QMainWindow, QVBoxLayout, QWidget
+from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.capture_changes import write_changed_copy
@@ -237,6 +237,13 @@ class MainWindow(QMainWindow):
             return
         self.log.log(f"Wrote {written} with the proposed changes; opening it.")
         self.open_path(written, export_options=project.export_options)
+
+    def make_room_for(self, dock: QDockWidget, share: float = COMPARE_MAX_SHARE) -> None:
+        """A bottom dock with a result grows to be read, never at the cost of the graphs: at most
+        ``share`` of the window's height (they keep the rest)."""
+        wanted = min(COMPARE_RESULT_HEIGHT, int(share * self.height()))
+        if dock.height() < wanted:
+            self.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
 
     def _on_checkpoint_choice(self, task: str, component: str) -> None:
         """The Checkpoint bar's task or component changed: export that one (a new task: its first component)."""
@@ -528,10 +535,7 @@ class MainWindow(QMainWindow):
         self.workbench.comparison = result
         self.compare.show_result(result)
         self.compare.raise_()
-        # Room for the table, never at the cost of the graphs: they keep most of the height.
-        wanted = min(COMPARE_RESULT_HEIGHT, int(COMPARE_MAX_SHARE * self.height()))
-        if self.compare.height() < wanted:
-            self.resizeDocks([self.compare], [wanted], Qt.Orientation.Vertical)
+        self.make_room_for(self.compare)
         analysis = result.node_analysis
         first = analysis.first_divergent.onnx_node if analysis and analysis.first_divergent else None
         onnx_graph = self.workbench.analysis.onnx_graph if self.workbench.analysis else None
