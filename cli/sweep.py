@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import threading
 import time
@@ -14,7 +13,7 @@ from fixport.core.model.vocabulary import EXPORTERS, MAX_OPSET, MIN_OPSET
 from fixport.core.sweep.cache import DEFAULT_CACHE_FOLDER, SweepCache
 from fixport.core.sweep.local_runner import ModelTask, run_local
 from fixport.core.sweep.ray_runner import RAY_TASK_FAILED, run_on_ray
-from fixport.core.sweep.reports import model_label, write_json, write_junit, write_markdown
+from fixport.core.sweep.reports import write_json, write_junit, write_markdown
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.stamp import machine_stamp
 from fixport.core.sweep.targets import sweep_targets
@@ -72,14 +71,14 @@ def _cache_folder(args: argparse.Namespace) -> Path:
 class _Progress:
     """One line per step and per finished row on stderr (threads print whole lines, one at a time)."""
 
-    def __init__(self, total: int, root: Path | None) -> None:
-        self.total, self.root = total, root
+    def __init__(self, labels: dict[Path, str]) -> None:
+        self.labels, self.total = labels, len(labels)
         self._lock = threading.Lock()
 
     def say(self, task: ModelTask, exporter: str, text: str) -> None:
-        name = model_label(SweepRow(str(task.model), exporter), self.root)
         with self._lock:
-            print(f"[{task.number}/{self.total}] {name} {exporter}: {text}", file=sys.stderr, flush=True)
+            print(f"[{task.number}/{self.total}] {self.labels[task.model]} {exporter}: {text}", file=sys.stderr,
+                  flush=True)
 
     def row(self, task: ModelTask, row: SweepRow) -> None:
         error = "" if row.max_abs is None else f", largest error {row.max_abs:.2e}"
@@ -96,15 +95,15 @@ def run_sweep(args: argparse.Namespace) -> int:
     if not models:
         raise FixportError(f"No model files found under {', '.join(args.paths)}.",
                            "Give model files (.py with build(), .pt, .pt2, .onnx) or folders holding them.")
-    root = Path(os.path.commonpath([str(m.parent) for m in models])) if models else None
     cache = SweepCache(_cache_folder(args))
-    progress = _Progress(len(models), root)
+    progress = _Progress(models)
     rows: dict[tuple[str, str], SweepRow] = {}
     rows_lock = threading.Lock()
     tasks = _tasks(models, settings, cache, args.rerun, rows, progress)
     tasks_by_model = {str(task.model): task for task in tasks}
 
     def on_row(row: SweepRow) -> None:
+        row.label = models[Path(row.model)]
         if not row.message.startswith(RAY_TASK_FAILED):
             cache.store(row, settings)
         with rows_lock:
@@ -125,24 +124,25 @@ def run_sweep(args: argparse.Namespace) -> int:
         return EXIT_INTERRUPTED
     ordered = [rows[(str(model), exporter)] for model in models for exporter in settings.exporters
                if (str(model), exporter) in rows]
-    _write_reports(args, ordered, settings, root)
-    _print_summary(ordered, root, time.monotonic() - started)
+    _write_reports(args, ordered, settings)
+    _print_summary(ordered, time.monotonic() - started)
     if len(ordered) < len(models) * len(settings.exporters):
         return EXIT_ERROR
     return EXIT_OK if all(row.passed for row in ordered) else EXIT_PROBLEMS
 
 
-def _tasks(models: list[Path], settings: SweepSettings, cache: SweepCache, rerun: bool,
+def _tasks(models: dict[Path, str], settings: SweepSettings, cache: SweepCache, rerun: bool,
            rows: dict[tuple[str, str], SweepRow], progress: _Progress) -> list[ModelTask]:
     """The models and exporters still to run; the cached rows go straight into ``rows``."""
     tasks = []
-    for number, model in enumerate(models, 1):
+    for number, (model, label) in enumerate(models.items(), 1):
         needed = []
         for exporter in settings.exporters:
             row = None if rerun else cache.load(model, exporter, settings)
             if row is None:
                 needed.append(exporter)
                 continue
+            row.label = label
             rows[(str(model), exporter)] = row
             progress.row(ModelTask(number, model, (exporter,)), row)
         if needed:
@@ -150,25 +150,24 @@ def _tasks(models: list[Path], settings: SweepSettings, cache: SweepCache, rerun
     return tasks
 
 
-def _write_reports(args: argparse.Namespace, rows: list[SweepRow], settings: SweepSettings,
-                   root: Path | None) -> None:
+def _write_reports(args: argparse.Namespace, rows: list[SweepRow], settings: SweepSettings) -> None:
     stamp = machine_stamp() if args.json or args.markdown else {}
     if args.json:
         write_json(Path(args.json), rows, settings, stamp)
     if args.markdown:
-        write_markdown(Path(args.markdown), rows, settings, stamp, root)
+        write_markdown(Path(args.markdown), rows, settings, stamp)
     if args.junit:
-        write_junit(Path(args.junit), rows, root)
+        write_junit(Path(args.junit), rows)
 
 
-def _print_summary(rows: list[SweepRow], root: Path | None, seconds: float) -> None:
-    width = max((len(model_label(row, root)) for row in rows), default=5)
+def _print_summary(rows: list[SweepRow], seconds: float) -> None:
+    width = max((len(row.name) for row in rows), default=5)
     print(f"{'model':<{width}}  {'exporter':<11} {'status':<9} {'problems':>8}  {'fixes':>5}  {'verdict':<13} "
           f"{'largest error':>13} {'time (s)':>8}")
     for row in rows:
         error = "—" if row.max_abs is None else f"{row.max_abs:.2e}"
         cached = " (cached)" if row.cached else ""
-        print(f"{model_label(row, root):<{width}}  {row.exporter:<11} {row.status:<9} {len(row.problems):>8}  "
+        print(f"{row.name:<{width}}  {row.exporter:<11} {row.status:<9} {len(row.problems):>8}  "
               f"{len(row.fixes):>5}  {row.verdict:<13} {error:>13} {row.total_seconds:>8.1f}{cached}")
     passed = sum(row.passed for row in rows)
     cached = sum(row.cached for row in rows)

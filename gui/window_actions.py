@@ -36,6 +36,7 @@ from fixport.core.onnx_io.cuda_precision import PRECISION_HELP, PRECISION_MODES
 from fixport.core.onnx_io.runtime_check import cuda_unavailable_reason
 from fixport.gui.example_gallery import ExampleGallery
 from fixport.gui.shapes_dialog import ask_shapes_to_check
+from fixport.gui.sweep_results import open_sweep_results
 from fixport.gui.tolerance_dialog import ToleranceDialog
 
 if TYPE_CHECKING:
@@ -67,7 +68,8 @@ class ActionWindow(Protocol):
     selected: tuple[str, str] | None
     compare_tolerances: dict[str, float | None]
 
-    def open_path(self, path: str | Path) -> None: ...
+    def open_path(self, path: str | Path, export_options: dict[str, Any] | None = None) -> None: ...
+    def show_error(self, error: Exception) -> None: ...
     def reexport(self, keep_view: bool = True, output: str | None = None) -> Any: ...
     def start_compare(self, provider: str = "cpu", precision: str = "strict") -> Any: ...
     def start_fix_all(self) -> Any: ...
@@ -221,6 +223,8 @@ ACTIONS: tuple[Action, ...] = (
     Action("open_model", "&Open model…", open_model, QKeySequence.StandardKey.Open),
     Action("open_example", "Open &example…", open_example, "Ctrl+E"),
     Action("open_project", "Open &project…", open_project, "Ctrl+Shift+O"),
+    Action("open_sweep", "Open s&weep results…", open_sweep_results,
+           tip="A sweep's rows (python main.py sweep ... --json FILE); double-click one to open its model"),
     Action("save_project", "&Save project", save_project, QKeySequence.StandardKey.Save),
     Action("save_project_as", "Save project &as…", save_project_as, "Ctrl+Shift+S"),
     Action("export_onnx", "Export &ONNX…", export_onnx, "Ctrl+Shift+E"),
@@ -244,8 +248,8 @@ ACTIONS: tuple[Action, ...] = (
 TOOLBAR_ACTIONS = ("open_model", "open_example", "save_project")
 RUN_TOOLBAR_ACTIONS = ("reexport", "fix_all", "compare", "cancel", "tolerances")
 MENUS: tuple[tuple[str, tuple[str | None, ...]], ...] = (  # None: a separator; "recent": the recent-files menu
-    ("&File", ("open_model", "open_example", "open_project", "recent", None, "save_project", "save_project_as",
-               "export_onnx", "export_script", None, "quit")),
+    ("&File", ("open_model", "open_example", "open_project", "open_sweep", "recent", None, "save_project",
+               "save_project_as", "export_onnx", "export_script", None, "quit")),
     ("&View", ("find", "fit")),
     ("&Run", ("reexport", "fix_all", "compare", "cancel", "tolerances", "inputs", "shapes", None,
               "suggest_dynamic")),

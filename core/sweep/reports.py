@@ -16,17 +16,6 @@ SWEEP_FORMAT_VERSION = 1
 JUNIT_SUITES_NAME = "fixport sweep"
 
 
-def model_label(row: SweepRow, root: Path | None = None) -> str:
-    """The model's path relative to ``root`` where it lies under it, else its name."""
-    path = Path(row.model)
-    if root is not None:
-        try:
-            return str(path.relative_to(root))
-        except ValueError:
-            pass
-    return path.name
-
-
 def sweep_json(rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any]) -> dict[str, Any]:
     return {"format": SWEEP_FORMAT, "version": SWEEP_FORMAT_VERSION, "stamp": stamp,
             "settings": {"exporters": list(settings.exporters), "fix": settings.fix, "opset": settings.opset},
@@ -62,7 +51,7 @@ def _error_text(row: SweepRow) -> str:
     return "—" if row.max_abs is None else f"{row.max_abs:.2e}"
 
 
-def markdown(rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any], root: Path | None = None) -> str:
+def markdown(rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any]) -> str:
     fix = ", with fix --auto" if settings.fix else ""
     opset = f", opset {settings.opset}" if settings.opset is not None else ""
     lines = [f"# Sweep: {len(rows)} row(s), {sum(r.passed for r in rows)} passed",
@@ -73,18 +62,17 @@ def markdown(rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any
         problems = f"{len(row.problems)}: {', '.join(row.problem_kinds)}" if row.problems else "0"
         note = "; ".join(part for part in (row.first_divergent and f"first divergent {row.first_divergent}",
                                            row.message) if part)
-        lines.append(f"| {_cell(model_label(row, root))} | {row.exporter} | {row.status} | {_cell(problems)} | "
+        lines.append(f"| {_cell(row.name)} | {row.exporter} | {row.status} | {_cell(problems)} | "
                      f"{_cell('; '.join(row.fixes))} | **{row.verdict}** | {_error_text(row)} | "
                      f"{row.total_seconds:.1f} | {_cell(note)} |")
     return "\n".join(lines) + "\n"
 
 
-def write_markdown(path: Path, rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any],
-                   root: Path | None = None) -> None:
-    atomic_write_bytes(path, markdown(rows, settings, stamp, root).encode())
+def write_markdown(path: Path, rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any]) -> None:
+    atomic_write_bytes(path, markdown(rows, settings, stamp).encode())
 
 
-def junit_xml(rows: list[SweepRow], root: Path | None = None) -> bytes:
+def junit_xml(rows: list[SweepRow]) -> bytes:
     """One <testsuite> per exporter, one <testcase> per model: a failure for a fail or a model not
     compared, an error where it could not be loaded or compared; the message says why."""
     suites = ElementTree.Element("testsuites", name=JUNIT_SUITES_NAME)
@@ -92,8 +80,7 @@ def junit_xml(rows: list[SweepRow], root: Path | None = None) -> bytes:
         chosen = [row for row in rows if row.exporter == exporter]
         suite = ElementTree.SubElement(suites, "testsuite", name=f"{JUNIT_SUITES_NAME} ({exporter})")
         for row in chosen:
-            label = model_label(row, root)
-            case = ElementTree.SubElement(suite, "testcase", name=f"{label} [{exporter}]",
+            case = ElementTree.SubElement(suite, "testcase", name=f"{row.name} [{exporter}]",
                                           classname=f"fixport.sweep.{exporter}", time=f"{row.total_seconds:.3f}")
             if row.verdict == Verdict.ERROR.value:
                 ElementTree.SubElement(case, "error", message=row.message or "error", type="error").text = \
@@ -131,5 +118,5 @@ def _count(element: ElementTree.Element, rows: list[SweepRow]) -> None:
     element.set("time", f"{sum(r.total_seconds for r in rows):.3f}")
 
 
-def write_junit(path: Path, rows: list[SweepRow], root: Path | None = None) -> None:
-    atomic_write_bytes(path, junit_xml(rows, root))
+def write_junit(path: Path, rows: list[SweepRow]) -> None:
+    atomic_write_bytes(path, junit_xml(rows))

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 from enum import StrEnum
+from pathlib import Path
 from typing import Any
 
 
@@ -55,6 +56,11 @@ class SweepRow:
     message: str = ""  # why it errored, or was not compared
     seconds: dict[str, float] = field(default_factory=dict)  # per step: check, fix, compare
     cached: bool = False  # read back from the cache by this run, not computed
+    label: str = ""  # how reports name the model: its path inside the folder swept
+
+    @property
+    def name(self) -> str:
+        return self.label or Path(self.model).name
 
     @property
     def passed(self) -> bool:

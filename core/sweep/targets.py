@@ -38,20 +38,21 @@ def _is_model_file(path: Path) -> bool:
     return defines_a_model(path) if suffix in PYTHON_SUFFIXES else True
 
 
-def sweep_targets(paths: list[str]) -> list[Path]:
-    """Every model the paths name, in order and once each: a model file, a checkpoint folder, or the
-    model files and checkpoint folders found under a folder (sorted)."""
-    found: dict[Path, None] = {}
+def sweep_targets(paths: list[str]) -> dict[Path, str]:
+    """Every model the paths name, in order and once each, with the label reports show for it: a model
+    file or a checkpoint folder (its name), or the model files and checkpoint folders found under a
+    folder (sorted; their path inside it)."""
+    found: dict[Path, str] = {}
     for text in paths:
         path = Path(text).expanduser().resolve()
         if not path.exists():
             raise FixportError(f"{text} does not exist.", "Give model files or folders that hold them.")
         if path.is_file() or is_checkpoint_folder(path):
-            found[path] = None
+            found.setdefault(path, path.name)
             continue
         for candidate in _models_under(path):
-            found[candidate] = None
-    return list(found)
+            found.setdefault(candidate, str(candidate.relative_to(path)))
+    return found
 
 
 def _models_under(folder: Path) -> list[Path]:

@@ -1,0 +1,116 @@
+"""File ▸ Open sweep results…: a sweep's rows (`sweep --json`) in a table; double-click opens that model."""
+from __future__ import annotations
+
+from pathlib import Path
+from typing import TYPE_CHECKING, cast
+
+from PySide6.QtCore import Qt, Signal
+from PySide6.QtGui import QColor
+from PySide6.QtWidgets import (
+    QAbstractItemView,
+    QDialog,
+    QFileDialog,
+    QHeaderView,
+    QLabel,
+    QTableWidget,
+    QTableWidgetItem,
+    QVBoxLayout,
+    QWidget,
+)
+
+from fixport.core.model.errors import FixportError
+from fixport.core.sweep.reports import read_sweep_json
+from fixport.core.sweep.rows import SweepRow
+
+if TYPE_CHECKING:
+    from fixport.gui.window_actions import ActionWindow
+
+SWEEP_FILTER = "Sweep results (*.json)"
+COLUMNS = ("model", "exporter", "status", "problems", "fixes chosen", "verdict", "largest error", "time (s)", "note")
+VERDICT_COLOURS = {"pass": "#1b5e20", "fail": "#b71c1c", "not compared": "#e65100", "error": "#b71c1c"}
+DIALOG_SIZE = (1100, 420)
+
+
+class SweepResultsDialog(QDialog):
+    """The rows of one sweep; ``model_chosen(path, exporter)`` on a double-click or Enter on a row."""
+
+    model_chosen = Signal(str, str)
+
+    def __init__(self, rows: list[SweepRow], source: Path, parent: QWidget | None = None) -> None:
+        super().__init__(parent)
+        self.rows = rows
+        self.setWindowTitle(f"Sweep results — {source.name}")
+        self.resize(*DIALOG_SIZE)
+        passed = sum(row.passed for row in rows)
+        summary = QLabel(f"{len(rows)} row(s), {passed} passed, from {source}. Double-click a row to open its model "
+                         "with that exporter.")
+        summary.setWordWrap(True)
+        self.table = QTableWidget(len(rows), len(COLUMNS))
+        self.table.setHorizontalHeaderLabels(COLUMNS)
+        self.table.setEditTriggers(QAbstractItemView.EditTrigger.NoEditTriggers)
+        self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
+        self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
+        self.table.verticalHeader().setVisible(False)
+        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        self.table.horizontalHeader().setStretchLastSection(True)
+        self._fill()
+        self.table.setSortingEnabled(True)
+        self.table.cellActivated.connect(self._on_row_activated)
+        self.table.cellDoubleClicked.connect(self._on_row_activated)
+        layout = QVBoxLayout(self)
+        layout.addWidget(summary)
+        layout.addWidget(self.table)
+
+    def _fill(self) -> None:
+        for index, row in enumerate(self.rows):
+            problems = f"{len(row.problems)}" + (f": {', '.join(row.problem_kinds)}" if row.problems else "")
+            note = "; ".join(part for part in (row.first_divergent and f"first divergent {row.first_divergent}",
+                                               row.message) if part)
+            cells = (row.name, row.exporter, row.status, problems, "; ".join(row.fixes),
+                     row.verdict, "—" if row.max_abs is None else f"{row.max_abs:.2e}",
+                     f"{row.total_seconds:.1f}", note)
+            for column, text in enumerate(cells):
+                item = QTableWidgetItem(text)
+                item.setData(Qt.ItemDataRole.UserRole, index)  # the row's place in self.rows, kept across sorting
+                item.setToolTip(row.model if column == 0 else text)
+                if column == COLUMNS.index("verdict"):
+                    item.setForeground(QColor(VERDICT_COLOURS.get(row.verdict, "#000000")))
+                self.table.setItem(index, column, item)
+
+    def row_at(self, table_row: int) -> SweepRow:
+        item = self.table.item(table_row, 0)
+        return self.rows[int(item.data(Qt.ItemDataRole.UserRole))]
+
+    def _on_row_activated(self, table_row: int, _column: int) -> None:
+        row = self.row_at(table_row)
+        self.model_chosen.emit(row.model, row.exporter)
+
+
+def show_sweep_results(window: ActionWindow, path: str | Path) -> SweepResultsDialog | None:
+    """The sweep results at ``path`` in a dialog beside the window; an unreadable file is an error in the window."""
+    qt_window = cast(QWidget, window)
+    try:
+        rows = read_sweep_json(Path(path))
+    except FixportError as exc:
+        window.show_error(exc)
+        return None
+    dialog = SweepResultsDialog(rows, Path(path), qt_window)
+    dialog.setAttribute(Qt.WidgetAttribute.WA_DeleteOnClose)
+    dialog.model_chosen.connect(lambda model, exporter: _open_row(window, model, exporter))
+    dialog.show()
+    window.log.log(f"Opened sweep results {path}: {len(rows)} row(s)")
+    return dialog
+
+
+def _open_row(window: ActionWindow, model: str, exporter: str) -> None:
+    if not Path(model).exists():
+        window.show_error(FixportError(f"{model} is no longer there.",
+                                       "Open the model by hand (File ▸ Open model…), or sweep again."))
+        return
+    window.open_path(model, export_options={"exporter": exporter})
+
+
+def open_sweep_results(window: ActionWindow) -> None:
+    path, _ = QFileDialog.getOpenFileName(cast(QWidget, window), "Open sweep results", "", SWEEP_FILTER)
+    if path:
+        show_sweep_results(window, path)
