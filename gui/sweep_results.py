@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from pathlib import Path
-from typing import TYPE_CHECKING, cast
+from typing import Any, Protocol, cast
 
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
@@ -22,13 +22,19 @@ from fixport.core.model.errors import FixportError
 from fixport.core.sweep.reports import read_sweep_json
 from fixport.core.sweep.rows import SweepRow
 
-if TYPE_CHECKING:
-    from fixport.gui.window_actions import ActionWindow
-
 SWEEP_FILTER = "Sweep results (*.json)"
 COLUMNS = ("model", "exporter", "status", "problems", "fixes chosen", "verdict", "largest error", "time (s)", "note")
 VERDICT_COLOURS = {"pass": "#1b5e20", "fail": "#b71c1c", "not compared": "#e65100", "error": "#b71c1c"}
 DIALOG_SIZE = (1100, 420)
+
+
+class SweepWindow(Protocol):
+    """What opening a sweep's rows uses of the main window (window_actions.ActionWindow has it all)."""
+
+    log: Any
+
+    def open_path(self, path: str | Path, export_options: dict[str, Any] | None = None) -> None: ...
+    def show_error(self, error: Exception) -> None: ...
 
 
 class SweepResultsDialog(QDialog):
@@ -86,7 +92,7 @@ class SweepResultsDialog(QDialog):
         self.model_chosen.emit(row.model, row.exporter)
 
 
-def show_sweep_results(window: ActionWindow, path: str | Path) -> SweepResultsDialog | None:
+def show_sweep_results(window: SweepWindow, path: str | Path) -> SweepResultsDialog | None:
     """The sweep results at ``path`` in a dialog beside the window; an unreadable file is an error in the window."""
     qt_window = cast(QWidget, window)
     try:
@@ -102,7 +108,7 @@ def show_sweep_results(window: ActionWindow, path: str | Path) -> SweepResultsDi
     return dialog
 
 
-def _open_row(window: ActionWindow, model: str, exporter: str) -> None:
+def _open_row(window: SweepWindow, model: str, exporter: str) -> None:
     if not Path(model).exists():
         window.show_error(FixportError(f"{model} is no longer there.",
                                        "Open the model by hand (File ▸ Open model…), or sweep again."))
@@ -110,7 +116,7 @@ def _open_row(window: ActionWindow, model: str, exporter: str) -> None:
     window.open_path(model, export_options={"exporter": exporter})
 
 
-def open_sweep_results(window: ActionWindow) -> None:
+def open_sweep_results(window: SweepWindow) -> None:
     path, _ = QFileDialog.getOpenFileName(cast(QWidget, window), "Open sweep results", "", SWEEP_FILTER)
     if path:
         show_sweep_results(window, path)
