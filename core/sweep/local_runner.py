@@ -79,6 +79,9 @@ def _drain(pending: queue.Queue[ModelTask], settings: SweepSettings, on_row: Row
                                       cancelled=stop.is_set)
                 except Cancelled:
                     return
+                except Exception as exc:  # a Fixport bug: this row says so, and the sweep goes on
+                    row = SweepRow(str(task.model), exporter, retry=True,
+                                   message=f"unexpected {type(exc).__name__}: {exc} (a Fixport bug; please report it)")
                 on_row(row)
     finally:
         worker.stop()

@@ -10,6 +10,7 @@ from typing import Any
 from fixport.core.model.cancel import CancelCallback
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import FixportError, WorkerCrashed
+from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE, ProblemReason
@@ -62,7 +63,8 @@ def sweep_model(worker: ExportWorker, model: Path, exporter: str, settings: Swee
         blocking = [p for p in left.unsupported if p.reason not in PROBLEMS_COMPARE_CAN_RUN]
         if blocking:
             row.verdict = Verdict.NOT_COMPARED.value
-            row.message = (f"{len(blocking)} problem(s) keep the export from running in ONNX Runtime"
+            kinds = ", ".join(dict.fromkeys(_problem_line(problem) for problem in blocking))
+            row.message = (f"{len(blocking)} problem(s) keep the export from running in ONNX Runtime: {kinds}"
                            + ("" if settings.fix else "; --fix tries the built-in fixes"))
             return row
         compared: CompareResult = run("compare", CompareRequest(request, options, mappings))
@@ -109,7 +111,11 @@ def _record_comparison(row: SweepRow, compared: CompareResult) -> None:
 
 
 def _problem_lines(analysis: AnalysisResult) -> list[str]:
-    return [f"{problem.display_kind} ({problem.reason})" for problem in analysis.unsupported]
+    return [_problem_line(problem) for problem in analysis.unsupported]
+
+
+def _problem_line(problem: UnsupportedNode) -> str:
+    return f"{problem.display_kind} ({problem.reason})"
 
 
 def _first_line(text: str) -> str:

@@ -17,7 +17,6 @@ from fixport.core.sweep.rows import SweepRow, SweepSettings
 LOCAL_ADDRESS = "local"  # ray.init(address="local"): a new Ray instance on this machine
 WAIT_POLL_S = 0.5
 TASK_CPUS = 1
-RAY_TASK_FAILED = "Ray task failed"  # a row Ray lost, not one the model earned: never cached
 
 
 def sweep_model_task(model: str, exporters: tuple[str, ...], settings: SweepSettings) -> list[dict[str, Any]]:
@@ -39,7 +38,7 @@ def _rows_of(ray: Any, reference: Any, task: ModelTask) -> list[SweepRow]:
         return [SweepRow.from_json(data) for data in ray.get(reference)]
     except ray.exceptions.RayError as exc:
         message = str(exc).strip().splitlines()[-1][:300] if str(exc).strip() else type(exc).__name__
-        return [SweepRow(model=str(task.model), exporter=exporter, message=f"{RAY_TASK_FAILED}: {message}")
+        return [SweepRow(model=str(task.model), exporter=exporter, message=f"Ray task failed: {message}", retry=True)
                 for exporter in task.exporters]
 
 

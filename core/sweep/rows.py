@@ -57,6 +57,7 @@ class SweepRow:
     seconds: dict[str, float] = field(default_factory=dict)  # per step: check, fix, compare
     cached: bool = False  # read back from the cache by this run, not computed
     label: str = ""  # how reports name the model: its path inside the folder swept
+    retry: bool = False  # a failure of the sweep itself (a Ray task lost, a Fixport bug), not of the model: not cached
 
     @property
     def name(self) -> str:
