@@ -9,7 +9,7 @@ from fixport.core.model.atomic_files import atomic_write_bytes
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.targets import content_hash
 
-CACHE_FORMAT_VERSION = 1  # bump when a row's meaning changes: older rows are then recomputed
+CACHE_FORMAT_VERSION = 2  # bump when a row's meaning changes: older rows are then recomputed
 DEFAULT_CACHE_FOLDER = ".fixport-sweep"
 
 

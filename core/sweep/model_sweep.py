@@ -53,8 +53,7 @@ def sweep_model(worker: ExportWorker, model: Path, exporter: str, settings: Swee
         if check.unsupported and settings.fix:
             fixed: AutoFixResult = run("fix", AutoFixRequest(request, options, analysis=check))
             mappings, left = list(fixed.mappings), fixed.after
-            row.fixes = [f"{choice.kind}: {choice.template_id} [{choice.family or 'template'}]"
-                         for choice in fixed.choices]
+            row.fixes = _fixes_chosen(fixed)
             row.opset = fixed.after.options.opset
             options = _options_after_fix(options, fixed)
         row.left = _problem_lines(left)
@@ -83,6 +82,14 @@ def _checked(run, request: ModelRequest, options: dict[str, Any]) -> AnalysisRes
         if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
             raise
         return AnalysisResult.of_crash(request.path, options, crash)
+
+
+def _fixes_chosen(fixed: AutoFixResult) -> list[str]:
+    """Each fix as one line: a raised opset, a capture setting, a fix per op kind."""
+    raised = [f"opset {fixed.opset_raised[0]} -> {fixed.opset_raised[1]}"] if fixed.opset_raised else []
+    settings = [f"capture setting {setting}" for setting in fixed.capture_settings]
+    return raised + settings + [f"{choice.kind}: {choice.template_id} [{choice.family or 'template'}]"
+                                for choice in fixed.choices]
 
 
 def _options_after_fix(options: dict[str, Any], fixed: AutoFixResult) -> dict[str, Any]:
