@@ -23,7 +23,9 @@ from fixport.core.sweep.reports import read_sweep_json
 from fixport.core.sweep.rows import SweepRow
 
 SWEEP_FILTER = "Sweep results (*.json)"
-COLUMNS = ("model", "exporter", "status", "problems", "fixes chosen", "verdict", "largest error", "time (s)", "note")
+COLUMNS = ("model", "exporter", "status", "verdict", "largest error", "time (s)", "problems", "fixes chosen", "note")
+LONG_TEXT_COLUMNS = ("problems", "fixes chosen")  # cut at this width (the tooltip has it all); the note stretches
+LONG_TEXT_WIDTH = 260
 VERDICT_COLOURS = {"pass": "#1b5e20", "fail": "#b71c1c", "not compared": "#e65100", "error": "#b71c1c"}
 DIALOG_SIZE = (1100, 420)
 
@@ -57,9 +59,14 @@ class SweepResultsDialog(QDialog):
         self.table.setSelectionBehavior(QAbstractItemView.SelectionBehavior.SelectRows)
         self.table.setSelectionMode(QAbstractItemView.SelectionMode.SingleSelection)
         self.table.verticalHeader().setVisible(False)
-        self.table.horizontalHeader().setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
-        self.table.horizontalHeader().setStretchLastSection(True)
+        header = self.table.horizontalHeader()
+        header.setSectionResizeMode(QHeaderView.ResizeMode.ResizeToContents)
+        for name in LONG_TEXT_COLUMNS:
+            header.setSectionResizeMode(COLUMNS.index(name), QHeaderView.ResizeMode.Interactive)
+            header.resizeSection(COLUMNS.index(name), LONG_TEXT_WIDTH)
+        header.setStretchLastSection(True)
         self._fill()
+        header.setSortIndicator(-1, Qt.SortOrder.AscendingOrder)  # the sweep's own order until a header is clicked
         self.table.setSortingEnabled(True)
         self.table.cellActivated.connect(self._on_row_activated)
         self.table.cellDoubleClicked.connect(self._on_row_activated)
@@ -72,9 +79,9 @@ class SweepResultsDialog(QDialog):
             problems = f"{len(row.problems)}" + (f": {', '.join(row.problem_kinds)}" if row.problems else "")
             note = "; ".join(part for part in (row.first_divergent and f"first divergent {row.first_divergent}",
                                                row.message) if part)
-            cells = (row.name, row.exporter, row.status, problems, "; ".join(row.fixes),
-                     row.verdict, "—" if row.max_abs is None else f"{row.max_abs:.2e}",
-                     f"{row.total_seconds:.1f}", note)
+            cells = (row.name, row.exporter, row.status, row.verdict,
+                     "—" if row.max_abs is None else f"{row.max_abs:.2e}", f"{row.total_seconds:.1f}", problems,
+                     "; ".join(row.fixes), note)
             for column, text in enumerate(cells):
                 item = QTableWidgetItem(text)
                 item.setData(Qt.ItemDataRole.UserRole, index)  # the row's place in self.rows, kept across sorting

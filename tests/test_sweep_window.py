@@ -34,9 +34,9 @@ def test_sweep_results_open_and_a_row_opens_its_model(qtbot, window, tmp_path: P
     assert dialog is not None and dialog.table.rowCount() == 2
     qtbot.addWidget(dialog)
     cells = [[dialog.table.item(row, column).text() for column in range(len(COLUMNS))] for row in range(2)]
-    assert cells[0][:6] == ["threshold.py", "torchscript", "problems", "1: aten::threshold (symbolic_rejected)", "",
-                            "not compared"]
-    assert cells[1][5:8] == ["pass", "0.00e+00", "3.0"]
+    assert cells[0][:7] == ["threshold.py", "torchscript", "problems", "not compared", "—", "1.5",
+                            "1: aten::threshold (symbolic_rejected)"]
+    assert cells[1][3:6] == ["pass", "0.00e+00", "3.0"]
     dialog.table.sortItems(COLUMNS.index("verdict"))  # sorted, a row still opens its own model
     pass_row = next(row for row in range(2) if dialog.table.item(row, COLUMNS.index("verdict")).text() == "pass")
     assert dialog.row_at(pass_row).exporter == "dynamo"
