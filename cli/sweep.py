@@ -31,7 +31,8 @@ def _configure_sweep(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--fix", action="store_true", help="run fix --auto on every model with problems")
     parser.add_argument("--opset", type=int, help="ONNX opset for every model (default: each model's own)")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
-                        help="models at a time, each in its own export worker process (default 1)")
+                        help="models at a time, each in its own export worker process (default 1; with --ray, the "
+                             "cluster's CPUs decide)")
     parser.add_argument("--json", metavar="FILE", help="write the rows as JSON (File > Open sweep results... in "
                                                        "the window opens it)")
     parser.add_argument("--markdown", metavar="FILE", help="write the rows as a markdown table, stamped with the "
