@@ -12,11 +12,11 @@ from fixport.cli.error_log import write_error_log
 from fixport.core.model.errors import MAX_PRINTED_MESSAGE_CHARS, FixportError, WorkerError, trimmed_message
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 
-COMMAND_ORDER = ("check", "export", "compare", "fix", "script", "templates")
+COMMAND_ORDER = ("check", "export", "compare", "fix", "script", "templates", "sweep")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from fixport.cli import check_export, compare, fixing  # noqa: F401  (importing registers the commands)
+    from fixport.cli import check_export, compare, fixing, sweep  # noqa: F401  (importing registers the commands)
 
     parser = argparse.ArgumentParser(prog="python main.py", description=(
         "Fixport: find and fix what torch.onnx.export cannot handle. "

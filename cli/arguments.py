@@ -37,6 +37,7 @@ FILE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
     "fix": (("model", "inputs"), ("output", "onnx")),
     "compare": (("model", "inputs", "project", "onnx"), ()),
     "script": (("project",), ("output",)),
+    "sweep": ((), ("json", "markdown", "junit")),
 }
 GUI_LOG_HINT = "See the Log for details."  # the worker's generic hint, worded for the window
 

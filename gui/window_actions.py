@@ -38,6 +38,7 @@ from fixport.core.onnx_io.runtime_check import cuda_unavailable_reason
 from fixport.gui.dynamic_shapes_dialog import ask_dynamic_shapes
 from fixport.gui.example_gallery import ExampleGallery
 from fixport.gui.shapes_dialog import ask_shapes_to_check
+from fixport.gui.sweep_results import open_sweep_results
 from fixport.gui.tolerance_dialog import ToleranceDialog
 
 if TYPE_CHECKING:
@@ -69,7 +70,8 @@ class ActionWindow(Protocol):
     selected: tuple[str, str] | None
     compare_tolerances: dict[str, float | None]
 
-    def open_path(self, path: str | Path) -> None: ...
+    def open_path(self, path: str | Path, export_options: dict[str, Any] | None = None) -> None: ...
+    def show_error(self, error: Exception) -> None: ...
     def reexport(self, keep_view: bool = True, output: str | None = None) -> Any: ...
     def start_compare(self, provider: str = "cpu", precision: str = "strict") -> Any: ...
     def start_compare_exporters(self, provider: str = "cpu") -> Any: ...
@@ -268,6 +270,8 @@ ACTIONS: tuple[Action, ...] = (
            tip="A transformers checkpoint folder (save_pretrained, or a snapshot in the hub cache)"),
     Action("open_example", "Open &example…", open_example, "Ctrl+E"),
     Action("open_project", "Open &project…", open_project, "Ctrl+Shift+O"),
+    Action("open_sweep", "Open s&weep results…", open_sweep_results,
+           tip="A sweep's rows (python main.py sweep ... --json FILE); double-click one to open its model"),
     Action("save_project", "&Save project", save_project, QKeySequence.StandardKey.Save),
     Action("save_project_as", "Save project &as…", save_project_as, "Ctrl+Shift+S"),
     Action("export_onnx", "Export &ONNX…", export_onnx, "Ctrl+Shift+E"),
@@ -296,8 +300,8 @@ ACTIONS: tuple[Action, ...] = (
 TOOLBAR_ACTIONS = ("open_model", "open_example", "save_project")
 RUN_TOOLBAR_ACTIONS = ("reexport", "fix_all", "compare", "cancel", "tolerances")
 MENUS: tuple[tuple[str, tuple[str | None, ...]], ...] = (  # None: a separator; "recent": the recent-files menu
-    ("&File", ("open_model", "open_checkpoint", "open_example", "open_project", "recent", None, "save_project",
-               "save_project_as", "export_onnx", "export_script", None, "quit")),
+    ("&File", ("open_model", "open_checkpoint", "open_example", "open_project", "open_sweep", "recent", None,
+               "save_project", "save_project_as", "export_onnx", "export_script", None, "quit")),
     ("&View", ("find", "fit")),
     ("&Run", ("reexport", "fix_all", "compare", "compare_exporters", "cancel", "tolerances", "inputs", "dynamic_shapes",
               "shapes", None,
