@@ -190,7 +190,11 @@ class CompareDock(QDockWidget):
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
         rows_height = sum(self.table.rowHeight(r) for r in range(min(len(outputs), TABLE_VISIBLE_ROWS)))
-        self.table.setFixedHeight(self.table.horizontalHeader().height() + rows_height + 4)
+        height = self.table.horizontalHeader().height() + rows_height + 4
+        if self.plots_dock is None:  # the plots below take the rest
+            self.table.setFixedHeight(height)
+        else:  # the table takes what the dock has, showing a few rows at least
+            self.table.setMinimumHeight(height)
 
     def _on_run_changed(self, index: int) -> None:
         """The table for one input set (index 0: the worst of every set)."""
