@@ -13,7 +13,7 @@ from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import (
     FixportError,
-    InputSpecError,
+    MissingInputsError,
     ModelLoadError,
     ShapeNamesError,
     TemplateValidationError,
@@ -292,19 +292,19 @@ class MainWindow(QMainWindow):
         if not isinstance(submitted.request, AnalyzeRequest) or project is None:
             return
         self.graphs.stop_waiting()
-        if isinstance(error, InputSpecError) and "no example inputs" in error.message:
-            self.ask_for_inputs()
+        if isinstance(error, MissingInputsError):
+            self.ask_for_inputs(error.message)
         elif isinstance(error, ModelLoadError) and "--trust" in error.hint and not project.trust:
             if ask_trust(self, Path(project.model_path).name):
                 self.workbench.set_project_field("trust", True)
                 self.reexport(keep_view=False)
 
-    def ask_for_inputs(self) -> None:
+    def ask_for_inputs(self, why: str = "") -> None:
         """Let the user give (or change) the random example inputs, then export again."""
         project = self.workbench.project
         if project is None:
             return
-        specs = ask_input_specs(self, project.input_specs)
+        specs = ask_input_specs(self, project.input_specs, why=why)
         if specs is not None:
             self.workbench.set_project_field("input_specs", specs)
             self.reexport(keep_view=False)

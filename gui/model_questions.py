@@ -12,15 +12,16 @@ TRUST_QUESTION = ("{name} is a pickled file (torch.save). Unpickling runs code s
                   "Open it only if you trust where it came from. Trust this file and open it?")
 
 
-def ask_input_specs(parent: QWidget, current: list[str], names: str = "") -> list[str] | None:
-    """Input specifications typed by the user (None when cancelled); re-asks on a typo."""
+def ask_input_specs(parent: QWidget, current: list[str], names: str = "", why: str = "") -> list[str] | None:
+    """Input specifications typed by the user (None when cancelled); re-asks on a typo. ``why``: the
+    message that made the window ask (which input the model lacks)."""
     text = " ".join(current) or DEFAULT_INPUT_SPEC
     hint = f" (the model's inputs: {names})" if names else ""
+    prompt = (f"{why}\n\n" if why else "") + (
+        f"Random example inputs{hint}, as NAME=DIMS[:DTYPE] separated by spaces\n"
+        "(by forward()'s parameter names; a parameter left out keeps its default):")
     while True:
-        text, accepted = QInputDialog.getText(
-            parent, "Example inputs",
-            f"Random example inputs{hint}, as NAME=DIMS[:DTYPE] separated by spaces\n"
-            "(by forward()'s parameter names; a parameter left out keeps its default):", text=text)
+        text, accepted = QInputDialog.getText(parent, "Example inputs", prompt, text=text)
         if not accepted:
             return None
         specs = text.split()

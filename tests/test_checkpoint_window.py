@@ -60,3 +60,25 @@ def test_the_checkpoint_bar_stays_hidden_for_a_model_file(qtbot, window, tmp_pat
     run_job(qtbot, window, lambda: window.open_path(model))
     assert window.workbench.analysis is not None
     assert window.checkpoint_bar.isHidden()
+
+
+def test_an_input_the_config_does_not_size_is_asked_for(qtbot, window, tmp_path: Path, monkeypatch) -> None:
+    """DETR's config gives no image size: the window asks for pixel_values, naming it, then exports."""
+    torch.manual_seed(0)
+    folder = tmp_path / "tiny-detr"
+    transformers.DetrForObjectDetection(transformers.DetrConfig(
+        use_timm_backbone=False, use_pretrained_backbone=False,
+        backbone_config=transformers.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16, 16, 32], depths=[1, 1, 1, 1],
+                                                  out_features=["stage4"]),
+        d_model=32, encoder_layers=1, decoder_layers=1, encoder_attention_heads=2, decoder_attention_heads=2,
+        encoder_ffn_dim=37, decoder_ffn_dim=37, num_queries=5, num_labels=3)).save_pretrained(folder)
+    asked: list[str] = []
+    answer = ("pixel_values=2x3x64x64", True)
+    monkeypatch.setattr("fixport.gui.model_questions.QInputDialog.getText",
+                        lambda _parent, _title, prompt, **kwargs: asked.append(prompt) or answer)
+    run_job(qtbot, window, lambda: window.open_path(folder))  # fails: no image size; asks; exports again
+    qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=300_000)
+    assert asked and "pixel_values" in asked[0] and "image_size" in asked[0], asked
+    assert window.workbench.project.input_specs == ["pixel_values=2x3x64x64"]
+    assert window.workbench.analysis.task == "object-detection"
+    assert window.checkpoint_bar.task.currentText() == "object-detection"

@@ -16,7 +16,7 @@ import numpy as np
 import torch
 
 from fixport.core.loaders.input_tensors import random_inputs
-from fixport.core.model.errors import InputSpecError
+from fixport.core.model.errors import MissingInputsError
 from fixport.core.model.inputs import InputSpec
 
 EXAMPLE_BATCH = 2
@@ -94,7 +94,7 @@ def _make(name: str, config: Any, sizes: ExampleSizes, generator: torch.Generato
         return torch.randn(batch, int(bins), 2 * int(positions), generator=generator)
     if name == AUDIO_INPUT:
         return torch.randn(batch, AUDIO_SAMPLES, generator=generator)
-    raise InputSpecError(f"The model's main input {name} cannot be made from its config.json.",
+    raise MissingInputsError(f"The model's main input {name} cannot be made from its config.json.",
                          f"Give it with --input {name}=DIMS[:DTYPE] (the Example inputs dialog in the window).")
 
 
@@ -112,7 +112,7 @@ def _mask(sizes: ExampleSizes, *, left_padded: bool) -> torch.Tensor:
 def _needed(config: Any, field: str, name: str, example_dims: str) -> Any:
     value = config_value(config, field)
     if value is None:
-        raise InputSpecError(f"The model takes {name}, and its config.json has no {field} to size it.",
+        raise MissingInputsError(f"The model takes {name}, and its config.json has no {field} to size it.",
                              f"Give it with --input {name}={example_dims} (the Example inputs dialog in the "
                              "window).")
     return value
@@ -153,7 +153,7 @@ def _refuse_missing_required(model: torch.nn.Module, accepted: dict[str, inspect
                if p.default is inspect.Parameter.empty and name not in inputs
                and p.kind in (p.POSITIONAL_ONLY, p.POSITIONAL_OR_KEYWORD, p.KEYWORD_ONLY)]
     if missing:
-        raise InputSpecError(f"{type(model).__name__}.forward() needs {', '.join(missing)}, which Fixport cannot "
+        raise MissingInputsError(f"{type(model).__name__}.forward() needs {', '.join(missing)}, which Fixport cannot "
                              "make from config.json.",
                              f"Give {'it' if len(missing) == 1 else 'them'} with --input {missing[0]}=DIMS[:DTYPE] "
                              "(the Example inputs dialog in the window).")

@@ -28,7 +28,7 @@ from fixport.core.loaders.input_structure import (
 )
 from fixport.core.loaders.input_tensors import load_input_file, random_inputs
 from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
-from fixport.core.model.errors import ExportError, InputSpecError, ModelLoadError
+from fixport.core.model.errors import ExportError, InputSpecError, MissingInputsError, ModelLoadError
 from fixport.core.model.inputs import InputOptions, InputSpec
 from fixport.core.model.model_files import (
     EXPORTED_PROGRAM_SUFFIXES,
@@ -356,7 +356,7 @@ def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedMo
             loaded.other_input_sets, loaded.proposed_dynamic_axes = [], None
     elif not loaded.example_inputs:
         wanted = ", ".join(loaded.input_names) or "x"
-        raise InputSpecError(
+        raise MissingInputsError(
             f"{loaded.path.name} carries no example inputs.",
             f"Give them with --input NAME=1x3x224x224[:float32] (inputs: {wanted}) or --inputs FILE.npz.")
     if len(loaded.input_names) != len(loaded.example_inputs):

@@ -46,6 +46,11 @@ class InputSpecError(FixportError):
     """An --input/--inputs specification cannot be used."""
 
 
+class MissingInputsError(InputSpecError):
+    """The model file or folder does not give (all) the example inputs: the window asks for them
+    (Example inputs dialog), the command line names the --input to give."""
+
+
 class ShapeNamesError(InputSpecError):
     """Shapes to check name inputs the model lacks; the fields let each front end word it
     (:func:`fixport.core.model.shape_sets.shape_names_error`)."""
