@@ -19,6 +19,7 @@ from fixport.cli.arguments import (
     shape_sets,
 )
 from fixport.cli.output import print_json, progress_printer
+from fixport.cli.workers import command_worker
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.advice import Step, advice_for
 from fixport.core.model.capture_changes import write_changed_copy
@@ -27,7 +28,6 @@ from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.trace_warnings import nodes_it_produced, trace_warning
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
-from fixport.core.worker.client import ExportWorker
 
 MESSAGE_WIDTH = 100
 
@@ -91,16 +91,14 @@ def _recorded_into(text: str, result: AnalysisResult) -> str:
 def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[AnalysisResult, int]:
     """The analysis, and how many fixes (from --project) it applied."""
     request, options, mappings = job_arguments(args)
-    worker = ExportWorker(job_timeout_s=args.timeout)
     try:
-        result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args)),
-                            progress=progress_printer(args.json))
+        with command_worker(args.timeout) as worker:
+            result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args)),
+                                progress=progress_printer(args.json))
     except WorkerCrashed as crash:
         if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
             raise  # the model's own code crashed: it cannot be loaded or traced (exit 2)
         result = AnalysisResult.of_crash(request.path, options, crash)
-    finally:
-        worker.stop()
     return result, len(mappings)
 
 
@@ -144,11 +142,8 @@ def _write_changed(model: Path, result: AnalysisResult, target: Path) -> None:
 def _run_suggest_dynamic(args: argparse.Namespace) -> int:
     """`check --suggest-dynamic`: one line per input dim (exit 0; the verdicts are the answer)."""
     request, options, mappings = job_arguments(args)
-    worker = ExportWorker(job_timeout_s=args.timeout)
-    try:
+    with command_worker(args.timeout) as worker:
         verdicts = worker.run(SuggestDynamicRequest(request, options, mappings), progress=progress_printer(args.json))
-    finally:
-        worker.stop()
     if args.json:
         print_json([{**vars(v), "label": v.label} for v in verdicts])
         return EXIT_OK
