@@ -110,6 +110,7 @@ def test_a_decoder_step_with_star_past_names_each_cache_tensor(worker, model_fil
     assert worker.run(CompareRequest(model, {"exporter": exporter})).passed
 
 
+@pytest.mark.slow
 def test_a_dynamic_cache_keyword_argument_exports_with_dynamo_and_compares(worker, model_file) -> None:
     """transformers' own exporter registers the cache as a pytree: torch.export no longer refuses it."""
     model = ModelRequest(str(model_file("cache_kwargs.py", CACHE_KWARGS)))
@@ -122,6 +123,7 @@ def test_a_dynamic_cache_keyword_argument_exports_with_dynamo_and_compares(worke
     assert result.passed and result.node_analysis is not None and result.node_analysis.nodes, result.to_json()
 
 
+@pytest.mark.slow
 def test_nested_keyword_inputs_are_fixed_and_the_fix_script_reproduces_them(cli, model_file, tmp_path) -> None:
     """None, a float and a dict beside the tensors; the script rebuilds the call and names the inputs alike."""
     path = model_file("nested.py", NESTED_KWARGS_WITH_A_FIX)
@@ -178,6 +180,7 @@ def test_dynamic_shapes_nested_like_the_inputs_become_axes_by_input_name() -> No
         dynamic_axes_from_shapes({"x": {"0": ["batch"]}})
 
 
+@pytest.mark.slow
 def test_a_model_files_dynamic_shapes_with_torch_dims_are_checked_at_other_sizes(worker, model_file) -> None:
     model = ModelRequest(str(model_file("past_dims.py", PAST_DECODER_WITH_DIMS)))
     result = worker.run(CompareRequest(model, {"exporter": "dynamo"}))
@@ -185,6 +188,7 @@ def test_a_model_files_dynamic_shapes_with_torch_dims_are_checked_at_other_sizes
     assert len(result.run_labels) >= 3 and any("past=" in label for label in result.run_labels), result.run_labels
 
 
+@pytest.mark.slow
 def test_the_command_lines_dynamic_shapes_give_a_decoder_that_matches_at_other_sizes(cli, model_file) -> None:
     """The issue's KV-cache step with *past: torch's own conversion of dynamic axes failed on it."""
     path = model_file("past_decoder.py", PAST_DECODER)

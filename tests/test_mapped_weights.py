@@ -47,6 +47,7 @@ def _weights_file(model: onnx_model.OnnxModel) -> Path:
     return model.base_dir / location
 
 
+@pytest.mark.slow
 def test_a_big_dynamo_export_leaves_torch_one_copy_of_its_weights_the_file(small_threshold: Path,
                                                                            model_file) -> None:
     """The weights torch held before are freed (the Linear weights were written transposed, as the

@@ -55,6 +55,7 @@ def test_both_exporters_fix_median_with_the_same_template(worker, tmp_path: Path
     assert [c.template_id for c in result.choices] == ["onnx_function.median_dim_topk"]
 
 
+@pytest.mark.slow
 def test_the_torchscript_fix_script_carries_the_shared_function(cli, tmp_path: Path) -> None:
     model = tmp_path / "median.py"
     model.write_text(MEDIAN_MODEL, encoding="utf-8")

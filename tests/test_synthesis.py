@@ -109,6 +109,7 @@ def build():
 """
 
 
+@pytest.mark.slow
 def test_a_replayed_op_fed_by_another_fix_keeps_its_traced_shapes(worker, tmp_path: Path) -> None:
     """kornia's homography: linalg_solve_ex's input comes out of the LU fixes, whose nodes ONNX
     shape inference does not see through; the replay takes the shapes the trace recorded."""
@@ -122,6 +123,7 @@ def test_a_replayed_op_fed_by_another_fix_keeps_its_traced_shapes(worker, tmp_pa
     assert _max_abs_vs_torch(onnx_path, model) <= 1e-3
 
 
+@pytest.mark.slow
 def test_fix_auto_cli_names_the_family_and_the_script_reproduces_it(cli, tmp_path: Path) -> None:
     model = _one_op_file(tmp_path, "torch.inner(x, x * 2)")
     project = tmp_path / "inner.fixport.json"
