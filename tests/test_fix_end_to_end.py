@@ -19,7 +19,6 @@ from fixport.core.model.project import FixMapping, Project, load_project, save_p
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.examples.catalog import list_examples
-from tests.conftest import slow_but_one
 
 EXAMPLES = {e.name: e for e in list_examples()}
 FAILING = [e for e in EXAMPLES.values() if e.expected_unsupported]
@@ -147,8 +146,8 @@ def _assert_same_model(a: onnx.ModelProto, b: onnx.ModelProto) -> None:
     assert [(o.domain, o.version) for o in a.opset_import] == [(o.domain, o.version) for o in b.opset_import]
 
 
-@pytest.mark.parametrize("name", slow_but_one(["autograd_python_op", "selu_onnxscript", "deform_conv2d"],
-                                               "autograd_python_op"))
+@pytest.mark.slow  # a fix script in a new process each: test_fix_cli_saves_a_project... runs one in the fast tier
+@pytest.mark.parametrize("name", ["autograd_python_op", "selu_onnxscript", "deform_conv2d"])
 def test_fix_script_reproduces_special_mechanisms(cli, worker, name: str, tmp_path: Path) -> None:
     """PythonOp dispatch by Function name, onnxscript functions, torchvision ops."""
     example = EXAMPLES[name]
@@ -236,6 +235,7 @@ def test_template_errors_name_their_line(worker) -> None:
     assert info.value.message and "syntax" in info.value.message.lower()
 
 
+@pytest.mark.slow
 def test_fixing_one_function_keeps_the_others_inlined(cli, worker, tmp_path: Path) -> None:
     """A fix for one autograd.Function is attached as its static `symbolic`: torch goes on
     inlining the other Functions (a registered prim::PythonOp symbolic would stop that)."""

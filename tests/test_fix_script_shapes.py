@@ -17,7 +17,6 @@ from fixport.core.loaders.loading import load_model
 from fixport.core.model.export_options import resolve_export_options
 from fixport.core.model.inputs import InputOptions
 from fixport.core.model.project import Project
-from tests.conftest import slow_but_one
 from tests.test_declared_shapes import BAKED_LENGTH_MODEL
 
 TAGGER_MODEL = '''
@@ -75,7 +74,8 @@ def test_the_script_checks_the_same_other_sizes_as_fixport(tmp_path: Path) -> No
         assert all(torch.equal(a, b) for a, b in zip(ours, theirs.inputs))  # the same values, not only shapes
 
 
-@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
+@pytest.mark.slow  # the script in a new process per exporter; the declared-shapes checks themselves are fast tests
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
 def test_a_model_that_generalises_passes_at_every_declared_size(exporter: str, tmp_path: Path) -> None:
     script, text = _script(tmp_path, TAGGER_MODEL, {"exporter": exporter, **TAGGER_OPTIONS})
     assert f"EXPORT_OPTIONS = {TAGGER_OPTIONS!r}" in text
