@@ -5,12 +5,14 @@ import argparse
 import signal
 import sys
 import traceback
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
+from contextlib import contextmanager
 
 from fixport.cli.arguments import COMMANDS, EXIT_ERROR, GUI_LOG_HINT, refuse_overwriting_inputs
 from fixport.cli.error_log import write_error_log
+from fixport.cli.workers import lending_worker
 from fixport.core.model.errors import MAX_PRINTED_MESSAGE_CHARS, FixportError, WorkerError, trimmed_message
-from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
+from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S, ExportWorker
 
 COMMAND_ORDER = ("check", "export", "compare", "fix", "script", "templates", "sweep")
 
@@ -33,14 +35,22 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
-def main(argv: Sequence[str] | None = None) -> int:
-    """Run one command. Every failure prints what failed and what to do; tracebacks go to the log."""
+def main(argv: Sequence[str] | None = None, worker: ExportWorker | None = None) -> int:
+    """Run one command. Every failure prints what failed and what to do; tracebacks go to the log.
+
+    ``worker``: a warm worker to run the command's job on (left running), instead of a fresh process.
+    """
     parser = build_parser()
     args = parser.parse_args(argv)
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return EXIT_ERROR
-    _interrupt_on_sigterm()
+    with _interrupt_on_sigterm(), lending_worker(worker):
+        return _run_command(args)
+
+
+def _run_command(args: argparse.Namespace) -> int:
+    """The command's handler, with every failure turned into a message and an exit code."""
     try:
         refuse_overwriting_inputs(args)
         return args.handler(args)
@@ -58,15 +68,22 @@ def main(argv: Sequence[str] | None = None) -> int:
     return EXIT_ERROR
 
 
-def _interrupt_on_sigterm() -> None:
-    """`kill PID` stops a command like Ctrl+C does: the running job's worker is stopped on the way out."""
+@contextmanager
+def _interrupt_on_sigterm() -> Iterator[None]:
+    """`kill PID` stops a command like Ctrl+C does: the running job's worker is stopped on the way out.
+    The caller's own handler is back afterwards (main() may run inside a test or a tool)."""
     def interrupt(_signal: int, _frame: object) -> None:
         raise KeyboardInterrupt
 
     try:
-        signal.signal(signal.SIGTERM, interrupt)
-    except ValueError:  # not the main thread (main() called from a test or a tool): leave it alone
-        pass
+        previous = signal.signal(signal.SIGTERM, interrupt)
+    except ValueError:  # not the main thread: leave signals alone
+        yield
+        return
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGTERM, previous)
 
 
 def _in_command_line_terms(exc: FixportError, args: argparse.Namespace) -> tuple[str, str]:

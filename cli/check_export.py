@@ -19,6 +19,7 @@ from fixport.cli.arguments import (
     shape_sets,
 )
 from fixport.cli.output import print_json, progress_printer
+from fixport.cli.workers import command_worker
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.advice import Step, advice_for
 from fixport.core.model.capture_changes import write_changed_copy
@@ -27,7 +28,6 @@ from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.trace_warnings import nodes_it_produced, trace_warning
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
-from fixport.core.worker.client import ExportWorker
 
 MESSAGE_WIDTH = 100
 
@@ -109,9 +109,8 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None, *,
     """One analysis per component of a checkpoint folder (only the one --component names, where it
     does), one for anything else; and how many fixes (from --project) each applied."""
     request, options, mappings = job_arguments(args)
-    worker = ExportWorker(job_timeout_s=args.timeout)
     results: list[AnalysisResult] = []
-    try:
+    with command_worker(args.timeout) as worker:
         while True:
             try:
                 result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args),
@@ -126,8 +125,6 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None, *,
             if not every_component or args.component or not left:
                 break
             request.component = left[0]
-    finally:
-        worker.stop()
     return results, len(mappings)
 
 
@@ -194,11 +191,8 @@ def _write_changed(model: Path, result: AnalysisResult, target: Path) -> None:
 def _run_suggest_dynamic(args: argparse.Namespace) -> int:
     """`check --suggest-dynamic`: one line per input dim (exit 0; the verdicts are the answer)."""
     request, options, mappings = job_arguments(args)
-    worker = ExportWorker(job_timeout_s=args.timeout)
-    try:
+    with command_worker(args.timeout) as worker:
         verdicts = worker.run(SuggestDynamicRequest(request, options, mappings), progress=progress_printer(args.json))
-    finally:
-        worker.stop()
     if args.json:
         print_json([{**vars(v), "label": v.label} for v in verdicts])
         return EXIT_OK

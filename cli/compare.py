@@ -15,12 +15,12 @@ from fixport.cli.arguments import (
     shape_sets,
 )
 from fixport.cli.output import clear_progress, print_json, progress_printer
+from fixport.cli.workers import command_worker
 from fixport.core.model.compare_result import MAX_RUNS, CompareResult
 from fixport.core.model.output_stats import OutputStats
 from fixport.core.model.requests import CompareRequest
 from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, PRECISION_HELP, PRECISION_MODES
-from fixport.core.worker.client import ExportWorker
 
 MESSAGE_WIDTH = 100
 MAX_NODES_PRINTED = 10
@@ -64,16 +64,13 @@ def run_compare(args: argparse.Namespace) -> int:
 
         return run_compare_exporters(args)
     request, options, mappings = job_arguments(args)
-    worker = ExportWorker(job_timeout_s=args.timeout)
-    try:
+    with command_worker(args.timeout) as worker:
         result: CompareResult = worker.run(CompareRequest(
             request, options, mappings, onnx_path=args.onnx, provider=args.provider, runs=args.runs,
             rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
             torch_device=args.torch_device, other_shapes=shape_sets(args) or project_shapes(args),
             from_project=bool(args.project), latency_runs=args.latency_runs),
             progress=progress_printer(args.json))
-    finally:
-        worker.stop()
     clear_progress(args.json)
     print_json(result.to_json()) if args.json else print_comparison(result)
     return EXIT_OK if result.passed else EXIT_PROBLEMS

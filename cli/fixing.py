@@ -17,6 +17,7 @@ from fixport.cli.arguments import (
 )
 from fixport.cli.check_export import analysis_json, print_analysis
 from fixport.cli.output import clear_progress, print_json, progress_printer
+from fixport.cli.workers import command_worker
 from fixport.core.exporters.profiles import profile_for, profile_for_kind
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.advice import Step, advice_for
@@ -27,7 +28,6 @@ from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AutoFixResult
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
-from fixport.core.worker.client import ExportWorker
 
 
 def _project_for(args: argparse.Namespace, mappings=None) -> Project:
@@ -61,13 +61,12 @@ def run_fix(args: argparse.Namespace) -> int:
         raise FixportError(f"-o names the project file to save, not the fixed model: {args.output} would "
                            "hold the project's JSON.",
                            f"Write both: -o {stem}.fixport.json --onnx {args.output}")
-    worker = ExportWorker(job_timeout_s=args.timeout)
     try:
-        result = worker.run(AutoFixRequest(model_request(args), export_overrides(args), output=args.onnx,
-                                           keep_opset=args.keep_opset, other_shapes=shape_sets(args)),
-                            progress=progress_printer(args.json))
+        with command_worker(args.timeout) as worker:
+            result = worker.run(AutoFixRequest(model_request(args), export_overrides(args), output=args.onnx,
+                                               keep_opset=args.keep_opset, other_shapes=shape_sets(args)),
+                                progress=progress_printer(args.json))
     finally:
-        worker.stop()
         clear_progress(args.json)
     if not result.before.unsupported:
         message = f"{Path(args.model).name} already exports and runs in ONNX Runtime: nothing to fix, nothing written."

@@ -5,9 +5,9 @@ import os
 import subprocess
 import sys
 import textwrap
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, Any
 
 import pytest
 
@@ -85,11 +85,42 @@ def window(qtbot, worker, tmp_path: Path, monkeypatch):
     return main
 
 
+def slow_but_one(values: Iterable[Any], fast: str, name: Callable[[Any], str] = str) -> list[Any]:
+    """Parameters for a sweep of like cases: the one named ``fast`` stays in the fast tier, the others
+    are marked slow (the full run still runs them all)."""
+    values = list(values)
+    assert fast in map(name, values), f"{fast} is not one of the cases"
+    return [pytest.param(value, id=name(value), marks=() if name(value) == fast else pytest.mark.slow)
+            for value in values]
+
+
 def run_main(*args: str, timeout: float = 300) -> subprocess.CompletedProcess[str]:
     """Run `python main.py ARGS` as a user would, from the repository folder."""
     env = dict(os.environ, OMP_NUM_THREADS="1")
     return subprocess.run([sys.executable, str(REPO / "main.py"), *args], cwd=REPO, env=env,
                           capture_output=True, text=True, timeout=timeout)
+
+
+@pytest.fixture
+def cli(worker, capsys, monkeypatch) -> Callable[..., subprocess.CompletedProcess[str]]:
+    """Run a command in this process on the warm worker: cli("check", path) gives what run_main
+    would (exit code, stdout, stderr), without a new process and its seconds of torch imports."""
+    from fixport.cli import error_log
+    from fixport.cli.app import main
+
+    monkeypatch.chdir(REPO)  # where run_main runs `python main.py`
+
+    def run(*args: str) -> subprocess.CompletedProcess[str]:
+        # A new process reads $HOME when it starts: the log folder follows a HOME the test set.
+        monkeypatch.setattr(error_log, "ERROR_LOG_DIR", Path.home() / ".cache" / "fixport")
+        capsys.readouterr()  # only this command's output
+        try:
+            code = main(list(args), worker=worker)
+        except SystemExit as stop:  # argparse's usage errors and --help
+            code = stop.code if isinstance(stop.code, int) else (0 if stop.code is None else 1)
+        out, err = capsys.readouterr()
+        return subprocess.CompletedProcess(["main.py", *args], code, out, err)
+    return run
 
 
 def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:

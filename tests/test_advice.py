@@ -9,7 +9,6 @@ from fixport.core.model.advice import Step, advice_for, advice_without_a_list, t
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.vocabulary import PYTHON_OP_KIND, UNPLACED_KIND, ProblemReason
 from fixport.examples.catalog import example_path
-from tests.conftest import run_main
 
 STUB = "a stub is generated from its schema"
 
@@ -74,7 +73,8 @@ def test_an_export_whose_problems_were_not_listed_gets_fix_first_and_check_after
     assert "--auto" not in after and "main.py check m.py --exporter torchscript --project" in after
 
 
-def test_fix_then_compare_on_a_capture_failure_never_sends_the_user_back_to_fix(worker, tmp_path) -> None:
+@pytest.mark.slow
+def test_fix_then_compare_on_a_capture_failure_never_sends_the_user_back_to_fix(cli, worker, tmp_path) -> None:
     """The issue's sequence on a data-dependent branch under dynamo: fix --auto says to change the
     code (no stub), and compare --project with its project says the same, not `fix --auto` again."""
     from fixport.cli.fixing import unfixed_advice
@@ -88,7 +88,7 @@ def test_fix_then_compare_on_a_capture_failure_never_sends_the_user_back_to_fix(
     assert advice.startswith("change the model's code at branch_on_value_dynamo.py:") and STUB not in advice
     save_project(Project(model_path=str(model), export_options={"exporter": "dynamo"}, mappings=fixed.mappings),
                  str(project))
-    compared = run_main("compare", str(model), "--project", str(project))
+    compared = cli("compare", str(model), "--project", str(project))
     assert compared.returncode == 2, compared.stdout + compared.stderr
     hint = compared.stderr.split("→", 1)[1]
     assert "Change the model's code at branch_on_value_dynamo.py:" in hint

@@ -22,6 +22,8 @@ from tests.bad_input_bench import (
     wait_for_no_processes,
 )
 
+pytestmark = pytest.mark.subprocess  # each test starts and stops real commands and windows
+
 WORKER_START_TIMEOUT_S = 60
 JOB_RUNNING_S = 1.0  # after the worker is up: long enough for the looping build() to be running
 COMMAND_EXIT_WAIT_S = 10  # how long the stopped command may take to exit

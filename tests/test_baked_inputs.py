@@ -11,7 +11,6 @@ import torch
 from fixport.core.exporters.value_check import other_values
 from fixport.core.model.requests import AnalyzeRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
-from tests.conftest import run_main
 
 MODEL = '''import torch
 
@@ -72,8 +71,8 @@ def _model(tmp_path: Path, case: tuple[str, str], name: str = "model.py") -> Pat
     return path
 
 
-def test_check_names_an_input_the_trace_dropped_and_the_line_that_read_it(tmp_path: Path) -> None:
-    shown = run_main("check", str(_model(tmp_path, GRIDS, "grids.py")))
+def test_check_names_an_input_the_trace_dropped_and_the_line_that_read_it(cli, tmp_path: Path) -> None:
+    shown = cli("check", str(_model(tmp_path, GRIDS, "grids.py")))
     assert shown.returncode == 1, shown.stdout + shown.stderr
     assert "[baked_input]" in shown.stdout, shown.stdout
     text = " ".join(shown.stdout.split())
@@ -83,6 +82,7 @@ def test_check_names_an_input_the_trace_dropped_and_the_line_that_read_it(tmp_pa
     assert "Traceback" not in shown.stderr
 
 
+@pytest.mark.slow
 def test_the_dynamo_exporter_keeps_the_grid_an_input_and_is_clean(worker, tmp_path: Path) -> None:
     result = worker.run(AnalyzeRequest(ModelRequest(str(_model(tmp_path, GRIDS))), {"exporter": "dynamo"}))
     assert result.unsupported == []
@@ -100,6 +100,7 @@ def test_values_baked_into_a_kept_input_are_caught_at_other_values(worker, tmp_p
     assert "at sizes=[4, 3] output out differs from torch's" in problem.message, problem.message
 
 
+@pytest.mark.slow
 def test_a_mask_built_from_a_dropped_length_is_caught(worker, tmp_path: Path) -> None:
     result = worker.run(AnalyzeRequest(ModelRequest(str(_model(tmp_path, LENGTH_MASK)))))
     (problem,) = result.unsupported
@@ -156,6 +157,7 @@ def build():
 '''
 
 
+@pytest.mark.slow
 def test_a_real_vision_tower_that_reads_its_grid_with_tolist_is_flagged(worker, tmp_path: Path) -> None:
     """transformers' Qwen2.5-VL vision tower (tiny config, random weights): the trace drops grid_thw."""
     path = tmp_path / "qwen_vision.py"

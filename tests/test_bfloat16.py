@@ -15,7 +15,7 @@ from onnx import TensorProto, helper, numpy_helper
 from fixport.core.onnx_io.bfloat16_runs import boundary_in_float32, widened
 from fixport.core.onnx_io.onnx_model import OnnxModel, WeightsFolder, on_disk
 from fixport.core.onnx_io.ort_session import create_session
-from tests.conftest import run_main
+from tests.conftest import slow_but_one
 
 # Two ops torch's TorchScript exporter fails on in bfloat16: aten::diff has no symbolic, and the
 # symbolic of scaled_dot_product_attention makes a ComplexDouble constant of an explicit scale,
@@ -46,12 +46,12 @@ def _said(ran) -> str:
     return " ".join(ran.stdout.split())  # the report wraps its lines
 
 
-@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
-def test_a_bfloat16_model_is_fixed_on_its_nodes_compared_and_exported_in_bfloat16(model_file, tmp_path,
+@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
+def test_a_bfloat16_model_is_fixed_on_its_nodes_compared_and_exported_in_bfloat16(cli, model_file, tmp_path,
                                                                                   exporter) -> None:
     path = model_file("attention_bf16.py", ATTENTION_MODEL)
     project = tmp_path / "fixes.fixport.json"
-    fixed = run_main("fix", str(path), "--auto", "--exporter", exporter, "-o", str(project))
+    fixed = cli("fix", str(path), "--auto", "--exporter", exporter, "-o", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     said = _said(fixed)
     if exporter == "torchscript":
@@ -62,23 +62,23 @@ def test_a_bfloat16_model_is_fixed_on_its_nodes_compared_and_exported_in_bfloat1
     else:  # torch.export and torch_lib take both ops as they are
         assert "nothing to fix" in said
     fixes = ["--project", str(project)] if project.exists() else ["--exporter", exporter]
-    compared = run_main("compare", str(path), *fixes)
+    compared = cli("compare", str(path), *fixes)
     assert compared.returncode == 0, compared.stdout + compared.stderr
     said = _said(compared)
     assert "bfloat16" in said and "PASS" in said and "widened to float32" in said
     out = tmp_path / "model.onnx"
-    exported = run_main("export", str(path), *fixes, "-o", str(out))
+    exported = cli("export", str(path), *fixes, "-o", str(out))
     assert exported.returncode == 0, exported.stdout + exported.stderr
     model = onnx.load(str(out))
     assert model.graph.output[0].type.tensor_type.elem_type == TensorProto.BFLOAT16  # the fix kept the dtype
-    from_file = run_main("compare", str(path), "--onnx", str(out))  # the saved file, opened from its path
+    from_file = cli("compare", str(path), "--onnx", str(out))  # the saved file, opened from its path
     assert from_file.returncode == 0, from_file.stdout + from_file.stderr
     assert "widened to float32" in _said(from_file)
 
 
-def test_check_names_the_node_whose_conversion_torch_cannot_write(model_file) -> None:
+def test_check_names_the_node_whose_conversion_torch_cannot_write(cli, model_file) -> None:
     path = model_file("attention_bf16.py", ATTENTION_MODEL)
-    ran = run_main("check", str(path))
+    ran = cli("check", str(path))
     assert ran.returncode == 1, ran.stdout + ran.stderr
     said = _said(ran)
     assert "aten::scaled_dot_product_attention" in said and "ComplexDouble" in said

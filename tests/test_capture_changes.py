@@ -7,12 +7,13 @@ import shutil
 import textwrap
 from pathlib import Path
 
+import pytest
+
 from fixport.core.model.capture_changes import ChangedSource, propose_change
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.examples.catalog import example_path
-from tests.conftest import run_main
 
 SOURCE = textwrap.dedent('''
     import torch
@@ -122,7 +123,8 @@ def test_lines_without_a_mechanical_answer_get_none() -> None:
     assert change is not None and change.class_name == ""
 
 
-def test_check_proposes_each_change_tried_on_the_model_and_the_copy_captures(worker, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_check_proposes_each_change_tried_on_the_model_and_the_copy_captures(cli, worker, tmp_path: Path) -> None:
     model = tmp_path / "gate.py"
     shutil.copy(example_path("branch_on_value_dynamo"), model)
     result = worker.run(AnalyzeRequest(ModelRequest(str(model)), {"exporter": "dynamo"}))
@@ -133,7 +135,7 @@ def test_check_proposes_each_change_tried_on_the_model_and_the_copy_captures(wor
     assert "+        torch._check(count >= 0)" in failures[1].code_change
 
     copy = tmp_path / "gate_changed.py"
-    shown = run_main("check", "--exporter", "dynamo", str(model), "--write-changed", str(copy))
+    shown = cli("check", "--exporter", "dynamo", str(model), "--write-changed", str(copy))
     assert shown.returncode == 1 and copy.is_file(), shown.stderr
     assert "+        count = (scores > 0).sum().item()" in shown.stdout
     assert "if scores.max() > 0.5:" in model.read_text(encoding="utf-8")  # the original is untouched
@@ -141,6 +143,7 @@ def test_check_proposes_each_change_tried_on_the_model_and_the_copy_captures(wor
     assert changed.unsupported == [] and changed.output_max_abs is not None and changed.output_max_abs < 1e-4
 
 
+@pytest.mark.slow
 def test_the_inspector_shows_the_change_and_opens_a_changed_copy(qtbot, window, tmp_path: Path) -> None:
     from tests.test_dynamo_window import switch_to_dynamo
     from tests.test_gui_flow import click_problem, run_job

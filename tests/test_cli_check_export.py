@@ -39,8 +39,8 @@ CLEAN_MODEL = """
 """
 
 
-def test_check_reports_every_problem_in_one_run(model_file) -> None:
-    result = run_main("check", str(model_file("failing.py", FAILING_MODEL)), "--opset", "12", "--json")
+def test_check_reports_every_problem_in_one_run(cli, model_file) -> None:
+    result = cli("check", str(model_file("failing.py", FAILING_MODEL)), "--opset", "12", "--json")
     assert result.returncode == 1, result.stderr
     report = json.loads(result.stdout)
     assert CHECK_KEYS <= set(report)
@@ -65,7 +65,7 @@ def test_check_text_report_and_clean_exit(model_file) -> None:
     assert "Traceback" not in failing.stdout + failing.stderr
 
 
-def test_trace_failure_names_the_users_line(model_file) -> None:
+def test_trace_failure_names_the_users_line(cli, model_file) -> None:
     path = model_file("trace_fails.py", """
         import torch
 
@@ -76,7 +76,7 @@ def test_trace_failure_names_the_users_line(model_file) -> None:
         def build():
             return Model(), (torch.randn(2),)
     """)
-    result = run_main("check", str(path))
+    result = cli("check", str(path))
     assert result.returncode == 2
     assert "trace_fails.py line 6" in result.stderr
     assert "Traceback" not in result.stderr
@@ -102,15 +102,16 @@ BOOL_DEFAULT_MODEL = """
 """
 
 
-def test_forward_defaults_stay_python_values(model_file, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_forward_defaults_stay_python_values(cli, model_file, tmp_path: Path) -> None:
     """torch.onnx.export alone fails here: it passes the bool default as a traced tensor."""
     model = model_file("bool_default.py", BOOL_DEFAULT_MODEL)
-    checked = run_main("check", str(model))
+    checked = cli("check", str(model))
     assert checked.returncode == 0, checked.stdout + checked.stderr
     project = tmp_path / "bool_default.fixport.json"
     save_project(Project(model_path=str(model)), project)  # no fixes: the script is the plain export
     script = tmp_path / "export_bool_default.py"
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     output = tmp_path / "bool_default.onnx"
     completed = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path,
                                capture_output=True, text=True, timeout=300, check=False)
@@ -118,7 +119,7 @@ def test_forward_defaults_stay_python_values(model_file, tmp_path: Path) -> None
     assert [i.name for i in onnx.load(str(output)).graph.input] == ["x"]
 
 
-def test_a_model_that_returns_nothing_is_told_so(model_file) -> None:
+def test_a_model_that_returns_nothing_is_told_so(cli, model_file) -> None:
     model = model_file("returns_none.py", """
         import torch
 
@@ -129,16 +130,16 @@ def test_a_model_that_returns_nothing_is_told_so(model_file) -> None:
         def build():
             return Model(), (torch.randn(2, 3),)
     """)
-    checked = run_main("check", str(model))
+    checked = cli("check", str(model))
     assert checked.returncode == 2, checked.stdout + checked.stderr
     assert "returned no tensor" in checked.stderr and "Traceback" not in checked.stderr
 
 
-def test_export_writes_a_checked_model_atomically(model_file, tmp_path: Path) -> None:
+def test_export_writes_a_checked_model_atomically(cli, model_file, tmp_path: Path) -> None:
     out = tmp_path / "out" / "clean.onnx"
-    result = run_main("export", str(model_file("clean.py", CLEAN_MODEL)), "--opset", "13", "-o", str(out),
-                      "--input-names", "features", "--output-names", "scores",
-                      "--dynamic-axes", '{"features": {"0": "batch"}}')
+    result = cli("export", str(model_file("clean.py", CLEAN_MODEL)), "--opset", "13", "-o", str(out),
+                 "--input-names", "features", "--output-names", "scores",
+                 "--dynamic-axes", '{"features": {"0": "batch"}}')
     assert result.returncode == 0, result.stderr
     model = onnx.load(str(out))
     onnx.checker.check_model(model, full_check=True)
@@ -148,9 +149,9 @@ def test_export_writes_a_checked_model_atomically(model_file, tmp_path: Path) ->
     assert [p.name for p in out.parent.iterdir()] == ["clean.onnx"]  # no temp files left behind
 
 
-def test_export_refuses_while_nodes_are_unsupported(model_file, tmp_path: Path) -> None:
+def test_export_refuses_while_nodes_are_unsupported(cli, model_file, tmp_path: Path) -> None:
     out = tmp_path / "never.onnx"
-    result = run_main("export", str(model_file("failing.py", FAILING_MODEL)), "--opset", "12", "-o", str(out))
+    result = cli("export", str(model_file("failing.py", FAILING_MODEL)), "--opset", "12", "-o", str(out))
     assert result.returncode == 1
     assert not out.exists()
     assert "Not written" in result.stdout

@@ -204,6 +204,7 @@ def test_numpy_autograd_function_fails_only_on_other_inputs(worker) -> None:
     assert result.node_analysis is not None and result.node_analysis.run == 1
 
 
+@pytest.mark.slow
 def test_custom_domain_op_runs_on_the_torch_reference(worker, model_file) -> None:
     pytest.importorskip("onnxruntime_extensions")
     result = _compare(worker, model_file("custom_threshold.py", CUSTOM_DOMAIN_MODEL), runs=2)
@@ -236,9 +237,9 @@ def test_cli_json_contract_and_exit_codes(model_file) -> None:
 
 @pytest.mark.skipif("CUDAExecutionProvider" in onnxruntime.get_available_providers(),
                     reason="this machine has CUDA: nothing falls back")
-def test_cli_cuda_request_falls_back_to_cpu_with_a_message_and_passes() -> None:
-    completed = run_main("compare", str(REPO / "examples" / "int16_square_dynamo.py"), "--provider", "cuda",
-                         "--no-node-analysis", "--json")
+def test_cli_cuda_request_falls_back_to_cpu_with_a_message_and_passes(cli) -> None:
+    completed = cli("compare", str(REPO / "examples" / "int16_square_dynamo.py"), "--provider", "cuda",
+                    "--no-node-analysis", "--json")
     assert completed.returncode == 0, completed.stderr
     payload = json.loads(completed.stdout)
     assert payload["provider_requested"] == "cuda"
@@ -246,18 +247,19 @@ def test_cli_cuda_request_falls_back_to_cpu_with_a_message_and_passes() -> None:
     assert any("CUDA is not available" in m and "CPU instead" in m for m in payload["messages"])
 
 
-def test_cli_onnx_file_and_project_flag(tmp_path, model_file) -> None:
+def test_cli_onnx_file_and_project_flag(cli, tmp_path, model_file) -> None:
     model = model_file("conv_bn.py", CONV_BN_MODEL)
     exported = tmp_path / "conv_bn.onnx"
-    written = run_main("export", str(model), "-o", str(exported))
+    written = cli("export", str(model), "-o", str(exported))
     assert written.returncode == 0, written.stderr
-    completed = run_main("compare", str(model), "--onnx", str(exported), "--runs", "2")
+    completed = cli("compare", str(model), "--onnx", str(exported), "--runs", "2")
     assert completed.returncode == 0, completed.stdout + completed.stderr
     assert "PASS" in completed.stdout and "conv_bn.onnx" in completed.stdout
-    missing = run_main("compare", str(model), "--project", str(tmp_path / "missing.fixport.json"))
+    missing = cli("compare", str(model), "--project", str(tmp_path / "missing.fixport.json"))
     assert missing.returncode == 2 and "error:" in missing.stderr
 
 
+@pytest.mark.slow
 def test_per_node_analysis_reads_conjugated_fft_values(worker) -> None:
     """torch's conj() of an FFT is a lazy view numpy refuses; the analysis compares it all the same."""
     result = _compare(worker, REPO / "examples" / "corpus" / "fft_conv_kornia.py", options={"exporter": "dynamo"})

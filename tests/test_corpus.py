@@ -55,6 +55,7 @@ def test_the_corpus_has_twenty_real_architectures_from_four_libraries() -> None:
         assert case.info.fix_tolerance <= 1e-3, case.name
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("case", [_param(c) for c in CASES])
 def test_check_finds_the_declared_problems_and_fix_auto_matches_torch(worker, case: CorpusCase,
                                                                       tmp_path: Path) -> None:
@@ -70,6 +71,7 @@ def test_check_finds_the_declared_problems_and_fix_auto_matches_torch(worker, ca
     assert max_abs_error_in_ort(onnx_path, case.info.path) <= case.info.fix_tolerance
 
 
+@pytest.mark.slow
 def test_the_command_line_checks_and_fixes_a_corpus_model(tmp_path: Path) -> None:
     """The user's path for one case: `check --json` lists the problem, `fix --auto` writes a model ORT runs."""
     case = next(c for c in CASES if c.name == "llama_lm")

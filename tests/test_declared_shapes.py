@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 import torch
 
 from fixport.core.exporters.shape_check import generalisation_shapes
@@ -99,6 +100,7 @@ def test_a_size_baked_by_int_is_flagged_at_the_node_with_the_line_that_baked_it(
     assert any("batch=3, len=12" in note for note in result.notes)
 
 
+@pytest.mark.slow
 def test_the_dynamo_exporter_keeps_the_same_size_symbolic(worker, tmp_path: Path) -> None:
     path = _model(tmp_path, BAKED_LENGTH_MODEL)
     result = worker.run(AnalyzeRequest(ModelRequest(str(path)), {"exporter": "dynamo"}))
@@ -121,6 +123,7 @@ def test_a_real_model_that_generalises_stays_clean(worker) -> None:
     assert any("batch=2, height=96, width=96" in note for note in result.notes)
 
 
+@pytest.mark.slow
 def test_fix_auto_refuses_a_fix_that_folds_the_traced_sizes(worker, tmp_path: Path) -> None:
     # Antialiased resizing to a size computed from the input's: ONNX Runtime's antialias is not
     # torch's, so every fix there is built for the traced sizes.
@@ -158,21 +161,21 @@ def test_compare_runs_the_declared_sizes_too(worker, tmp_path: Path) -> None:
     assert result.node_analysis is not None and result.node_analysis.run == 1  # node by node where it failed
 
 
-def test_suggest_dynamic_names_the_dims_that_generalise_and_the_line_that_blocks_the_others(tmp_path: Path) -> None:
+def test_suggest_dynamic_names_the_dims_that_generalise_and_the_line_that_blocks_the_others(
+        cli, tmp_path: Path) -> None:
     import json
 
-    from tests.conftest import run_main
-
     path = _model(tmp_path, BAKED_LENGTH_MODEL)
-    shown = run_main("check", str(path), "--suggest-dynamic")
+    shown = cli("check", str(path), "--suggest-dynamic")
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert "x[0] (traced 2)              can be dynamic" in shown.stdout
     assert "x[1] (traced 8)              blocked at model.py:9" in shown.stdout
     assert """--dynamic-axes '{"x": {"0": "x_0"}}'""" in shown.stdout
-    verdicts = json.loads(run_main("check", str(path), "--suggest-dynamic", "--json").stdout)
+    verdicts = json.loads(cli("check", str(path), "--suggest-dynamic", "--json").stdout)
     assert [(v["axis"], v["generalises"]) for v in verdicts] == [(0, True), (1, False)]
 
 
+@pytest.mark.slow
 def test_suggest_dynamic_cannot_tell_where_torch_refuses_other_sizes(worker) -> None:
     from fixport.core.model.requests import SuggestDynamicRequest
 
@@ -191,17 +194,15 @@ def test_suggest_dynamic_in_the_window_reports_in_the_log(qtbot, window) -> None
     assert "x[1] (traced 8): blocked at baked_sizes.py:34" in contents
 
 
-def test_shapes_the_user_gives_are_checked_instead_and_a_wrong_name_is_refused(tmp_path: Path) -> None:
+def test_shapes_the_user_gives_are_checked_instead_and_a_wrong_name_is_refused(cli, tmp_path: Path) -> None:
     import json
 
-    from tests.conftest import run_main
-
     path = _model(tmp_path, BAKED_LENGTH_MODEL)
-    checked = run_main("check", str(path), "--shapes", "x=4x20", "--json")
+    checked = cli("check", str(path), "--shapes", "x=4x20", "--json")
     assert checked.returncode == 1, checked.stdout + checked.stderr
     (problem,) = json.loads(checked.stdout)["unsupported"]
     assert problem["reason"] == "shape_specialised" and problem["message"].startswith("At x=4x20 (inputs 4x20)")
-    refused = run_main("check", str(path), "--shapes", "y=3")
+    refused = cli("check", str(path), "--shapes", "y=3")
     assert refused.returncode == 2 and "--shapes names y, but the model's inputs are x" in refused.stderr
 
 
@@ -255,6 +256,7 @@ def build():
 '''
 
 
+@pytest.mark.slow
 def test_dynamo_names_the_dim_its_capture_could_not_keep_dynamic_and_the_line(worker, tmp_path: Path) -> None:
     path = _model(tmp_path, FIXED_VIEW_MODEL)
     result = worker.run(AnalyzeRequest(ModelRequest(str(path))))

@@ -5,11 +5,12 @@ from __future__ import annotations
 import json
 from collections import Counter
 
+import pytest
+
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.examples.catalog import example_path
-from tests.conftest import run_main
 
 SOFTPLUS_MODEL = """
     import torch
@@ -25,9 +26,9 @@ SOFTPLUS_MODEL = """
 """
 
 
-def test_check_flags_a_silent_mismatch_with_its_own_reason(model_file) -> None:
+def test_check_flags_a_silent_mismatch_with_its_own_reason(cli, model_file) -> None:
     path = model_file("softplus_threshold.py", SOFTPLUS_MODEL)
-    ran = run_main("check", str(path), "--json")
+    ran = cli("check", str(path), "--json")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     (problem,) = json.loads(ran.stdout)["unsupported"]
     assert problem["reason"] == "mismatch"
@@ -49,15 +50,15 @@ RANDOM_MASK_MODEL = """
 """
 
 
-def test_a_random_model_is_named_for_its_randomness_not_blamed_on_the_export(model_file, tmp_path) -> None:
+def test_a_random_model_is_named_for_its_randomness_not_blamed_on_the_export(cli, model_file, tmp_path) -> None:
     path = model_file("random_mask.py", RANDOM_MASK_MODEL)
-    ran = run_main("check", str(path), "--json")
+    ran = cli("check", str(path), "--json")
     assert ran.returncode == 1, ran.stdout + ran.stderr
     (problem,) = json.loads(ran.stdout)["unsupported"]
     assert (problem["reason"], problem["kind"], problem["source"]) == (
         "random_output", "aten::rand", "random_mask.py:6")
     assert "changes from run to run" in problem["message"] and "input of forward()" in problem["message"]
-    fixed = run_main("fix", str(path), "--auto", "-o", str(tmp_path / "random.fixport.json"), "--json")
+    fixed = cli("fix", str(path), "--auto", "-o", str(tmp_path / "random.fixport.json"), "--json")
     assert fixed.returncode == 1
     report = json.loads(fixed.stdout)
     assert report["fixed"] == [] and report["rejected"] == []  # nothing tried: no symbolic can match it
@@ -88,16 +89,16 @@ def test_complex_tensors_between_unsupported_nodes_are_listed(worker, model_file
     assert all(p.reason in (ProblemReason.NO_SYMBOLIC, ProblemReason.SYMBOLIC_REJECTED) for p in result.unsupported)
 
 
-def test_check_lists_complex_and_quantized_examples_with_exit_1() -> None:
+def test_check_lists_complex_and_quantized_examples_with_exit_1(cli) -> None:
     for name, kinds in (("fft_token_mixer", {"aten::fft_fft", "aten::real"}),
                         ("quantized_conv_relu", {"aten::quantize_per_tensor", "quantized::conv2d_relu",
                                                  "aten::dequantize"})):
-        ran = run_main("check", str(example_path(name)), "--json")
+        ran = cli("check", str(example_path(name)), "--json")
         assert ran.returncode == 1, ran.stdout + ran.stderr
         assert {p["kind"] for p in json.loads(ran.stdout)["unsupported"]} == kinds
 
 
-def test_a_crash_inside_the_export_is_a_problem_not_an_error(model_file) -> None:
+def test_a_crash_inside_the_export_is_a_problem_not_an_error(cli, model_file) -> None:
     """torch 2.14 dies of SIGFPE converting unfold on an empty batch: check lists it and goes on (exit 1)."""
     path = model_file("unfold_empty_batch.py", """
         import torch
@@ -109,14 +110,15 @@ def test_a_crash_inside_the_export_is_a_problem_not_an_error(model_file) -> None
         def build():
             return Unfold().eval(), (torch.zeros(0, 1, 5, 5),)
     """)
-    completed = run_main("check", str(path), "--json")
+    completed = cli("check", str(path), "--json")
     assert completed.returncode == 1, completed.stderr
     problems = json.loads(completed.stdout)["unsupported"]
     assert [p["reason"] for p in problems] == [ProblemReason.WORKER_CRASH]
     assert "while converting to ONNX" in problems[0]["message"]
 
 
-def test_a_model_that_crashes_while_tracing_cannot_be_opened(model_file) -> None:
+@pytest.mark.slow
+def test_a_model_that_crashes_while_tracing_cannot_be_opened(cli, model_file) -> None:
     """The model's own code taking the process down is a model that cannot be traced: exit 2, said so."""
     path = model_file("crashes_in_forward.py", """
         import os, signal
@@ -130,13 +132,14 @@ def test_a_model_that_crashes_while_tracing_cannot_be_opened(model_file) -> None
         def build():
             return Crashes().eval(), (torch.zeros(2),)
     """)
-    completed = run_main("check", str(path))
+    completed = cli("check", str(path))
     assert completed.returncode == 2
     assert "crashed" in completed.stderr and "while tracing the model" in completed.stderr
     assert "Traceback" not in completed.stderr
 
 
-def test_an_export_failing_after_conversion_is_a_problem(model_file) -> None:
+@pytest.mark.slow
+def test_an_export_failing_after_conversion_is_a_problem(cli, model_file) -> None:
     """A complex graph output makes torch's exporter raise after converting every node: listed, exit 1."""
     path = model_file("complex_output.py", """
         import torch
@@ -148,7 +151,7 @@ def test_an_export_failing_after_conversion_is_a_problem(model_file) -> None:
         def build():
             return ToComplex().eval(), (torch.randn(2, 3),)
     """)
-    completed = run_main("check", str(path), "--json")
+    completed = cli("check", str(path), "--json")
     assert completed.returncode == 1, completed.stderr
     report = json.loads(completed.stdout)
     assert [p["reason"] for p in report["unsupported"]] == [ProblemReason.EXPORT_FAILED]

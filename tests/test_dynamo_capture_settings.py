@@ -15,7 +15,6 @@ from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.project import load_project
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
-from tests.conftest import run_main
 
 # SAM's windowed vision attention, small: a relative-position bias computed from the queries goes
 # into scaled_dot_product_attention, whose output is reshaped after a permute. With grad enabled,
@@ -54,6 +53,7 @@ def build():
 DYNAMO = {"exporter": "dynamo"}
 
 
+@pytest.mark.slow
 def test_fix_auto_chooses_no_grad_where_only_it_exports(worker, model_file) -> None:
     path = model_file("window_attention.py", WINDOW_ATTENTION)
     model = ModelRequest(str(path))
@@ -76,6 +76,7 @@ def test_fix_auto_chooses_no_grad_where_only_it_exports(worker, model_file) -> N
     assert "captured with no_grad" in plan.summary()
 
 
+@pytest.mark.slow
 def test_core_aten_decompositions_first_export_it_too(worker, model_file) -> None:
     """Each setting is honoured by the export itself: torch's core ATen table, grad still on."""
     path = model_file("window_attention.py", WINDOW_ATTENTION)
@@ -90,16 +91,17 @@ def test_a_model_that_exports_as_it_is_gets_no_setting(worker, model_file) -> No
     assert fixed.before.unsupported == [] and fixed.capture_settings == []
 
 
-def test_cli_fix_keeps_the_setting_in_the_project_and_the_fix_script(model_file, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_cli_fix_keeps_the_setting_in_the_project_and_the_fix_script(cli, model_file, tmp_path: Path) -> None:
     path = model_file("window_attention.py", WINDOW_ATTENTION)
     project = tmp_path / "attention.fixport.json"
-    fixed = run_main("fix", str(path), "--exporter", "dynamo", "--auto", "-o", str(project))
+    fixed = cli("fix", str(path), "--exporter", "dynamo", "--auto", "-o", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "captured with the setting no_grad" in fixed.stdout
     assert load_project(project).export_options["capture_settings"] == [NO_GRAD]
 
     script = tmp_path / "attention_export.py"
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     output = tmp_path / "from_script.onnx"
     ran = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path, capture_output=True,
                          text=True, timeout=300, check=False)

@@ -8,6 +8,8 @@ your model"; the report must name the helper's line, with advice that fits a dat
 """
 from __future__ import annotations
 
+import pytest
+
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
@@ -52,6 +54,7 @@ def _tower(model_file) -> ModelRequest:
     return ModelRequest(str(model_file("tower.py", TOWER)))
 
 
+@pytest.mark.slow
 def test_the_helper_line_torch_export_stopped_on_is_reported_first(worker, model_file) -> None:
     result = worker.run(AnalyzeRequest(_tower(model_file), options=DYNAMO))
     first = result.unsupported[0]
@@ -63,6 +66,7 @@ def test_the_helper_line_torch_export_stopped_on_is_reported_first(worker, model
     assert not any("not your model" in p.message or "template" in p.message for p in result.unsupported)
 
 
+@pytest.mark.slow
 def test_fix_auto_keeps_the_capture_failure_as_what_is_left(worker, model_file) -> None:
     """No template fixes a capture failure: it is left, at its line, for the user's code change."""
     result = worker.run(AutoFixRequest(_tower(model_file), dict(DYNAMO)))

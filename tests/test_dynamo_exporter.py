@@ -20,7 +20,7 @@ from fixport.core.model.project import Project, load_project, project_from_json,
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import ModelRequest
 from fixport.examples.catalog import ExampleFormatError, example_path, list_examples, read_example
-from tests.conftest import run_main
+from tests.conftest import run_main, slow_but_one
 
 DYNAMO_EXAMPLES = [e for e in list_examples() if e.expected_unsupported_dynamo is not None]
 DYNAMO = {"exporter": "dynamo"}
@@ -32,7 +32,7 @@ def test_the_dynamo_corpus_covers_each_failure_stage() -> None:
     assert any(e.expected_unsupported_dynamo == [] for e in DYNAMO_EXAMPLES)
 
 
-@pytest.mark.parametrize("example", DYNAMO_EXAMPLES, ids=[e.name for e in DYNAMO_EXAMPLES])
+@pytest.mark.parametrize("example", slow_but_one(DYNAMO_EXAMPLES, "custom_ops_dynamo", lambda e: e.name))
 def test_dynamo_example_reports_exactly_its_declared_problems(worker, example) -> None:
     result = worker.run(AnalyzeRequest(ModelRequest(str(example.path)), options=DYNAMO))
     assert result.options.exporter == "dynamo"
@@ -47,6 +47,7 @@ def test_dynamo_example_reports_exactly_its_declared_problems(worker, example) -
             assert node.unsupported or problem.reason in ("runtime_error", "mismatch")  # runs, but fails or differs
 
 
+@pytest.mark.slow
 def test_capture_failure_names_each_line_and_what_to_do(worker) -> None:
     result = worker.run(AnalyzeRequest(ModelRequest(str(example_path("branch_on_value_dynamo"))), options=DYNAMO))
     lines = {p.source for p in result.unsupported}
@@ -59,6 +60,7 @@ def test_capture_failure_names_each_line_and_what_to_do(worker) -> None:
     assert {n.scope for n in result.source_graph.nodes} >= {"linear"}
 
 
+@pytest.mark.slow
 def test_clean_resnet_exports_runs_and_maps_onnx_nodes_to_fx_nodes(worker, tmp_path: Path) -> None:
     output = tmp_path / "resnet.onnx"
     result = worker.run(AnalyzeRequest(ModelRequest(str(example_path("resnet18_clean"))), options=DYNAMO,
@@ -79,6 +81,8 @@ def test_clean_resnet_exports_runs_and_maps_onnx_nodes_to_fx_nodes(worker, tmp_p
 
 
 def test_cli_check_and_export_with_the_dynamo_exporter(tmp_path: Path) -> None:
+    # New processes (run_main): on one warm worker, the TorchScript check after the dynamo one loses
+    # the file's own symbolics (test_a_model_files_symbolics_survive_a_dynamo_job_on_the_same_worker).
     custom = example_path("custom_ops_dynamo")
     checked = run_main("check", str(custom), "--exporter", "dynamo", "--json")
     assert checked.returncode == 1, checked.stderr
@@ -88,9 +92,19 @@ def test_cli_check_and_export_with_the_dynamo_exporter(tmp_path: Path) -> None:
     assert run_main("check", str(custom)).returncode == 0  # TorchScript, the default, has symbolics for both
 
     output = tmp_path / "square.onnx"
-    exported = run_main("export", str(example_path("int16_square_dynamo")), "--exporter", "dynamo", "-o", str(output))
+    exported = run_main("export", str(example_path("int16_square_dynamo")), "--exporter", "dynamo", "-o",
+                        str(output))
     assert exported.returncode == 1 and not output.exists()
     assert "aten::pow.Tensor_Scalar" in exported.stdout and "FX (torch.export) nodes" in exported.stdout
+
+
+@pytest.mark.xfail(strict=True, reason="worker state: after a dynamo job re-runs the model file, its "
+                   "torch.onnx.register_custom_op_symbolic calls no longer reach the TorchScript export")
+def test_a_model_files_symbolics_survive_a_dynamo_job_on_the_same_worker(worker) -> None:
+    """The window does this: check with dynamo, then with TorchScript, on one worker."""
+    request = ModelRequest(str(example_path("custom_ops_dynamo")))
+    assert worker.run(AnalyzeRequest(request, options={"exporter": "dynamo"})).unsupported
+    assert worker.run(AnalyzeRequest(request)).unsupported == []  # the file registers symbolics for both ops
 
 
 def test_projects_remember_the_exporter(tmp_path: Path) -> None:
@@ -134,11 +148,12 @@ def build():
 """
 
 
-def test_a_failing_exporter_pass_is_a_problem_at_the_users_line(model_file) -> None:
+@pytest.mark.slow
+def test_a_failing_exporter_pass_is_a_problem_at_the_users_line(cli, model_file) -> None:
     """transformers' T5: torch.onnx's type-promotion pass replays a reshape as a view of a
     non-contiguous tensor and raises; check lists it (exit 1) instead of failing (exit 2)."""
     pytest.importorskip("transformers")
-    ran = run_main("check", str(model_file("t5_tiny.py", T5_MODEL)), "--exporter", "dynamo", "--json")
+    ran = cli("check", str(model_file("t5_tiny.py", T5_MODEL)), "--exporter", "dynamo", "--json")
     if ran.returncode == 0:
         pytest.skip("this torch's exporter prepares T5's graph: nothing to diagnose")
     assert ran.returncode == 1, ran.stdout + ran.stderr

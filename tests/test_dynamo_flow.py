@@ -23,7 +23,7 @@ from fixport.examples.catalog import example_path, list_examples
 from fixport.symbolics.dynamo.library import dynamo_library
 from fixport.symbolics.dynamo.offers import stub_offer, torchlib_offer
 from fixport.symbolics.library import parse_template_source
-from tests.conftest import run_main
+from tests.conftest import slow_but_one
 
 DYNAMO = {"exporter": "dynamo"}
 DYNAMO_EXAMPLES = [e for e in list_examples() if e.expected_unsupported_dynamo]
@@ -44,7 +44,7 @@ def test_five_dynamo_examples_fail_for_different_reasons() -> None:
     assert reasons == {"capture_failed", "no_onnx_function", "runtime_error", "mismatch"}
 
 
-@pytest.mark.parametrize("example", DYNAMO_EXAMPLES, ids=[e.name for e in DYNAMO_EXAMPLES])
+@pytest.mark.parametrize("example", slow_but_one(DYNAMO_EXAMPLES, "branch_on_value_dynamo", lambda e: e.name))
 def test_fix_auto_chooses_by_running(worker, example, tmp_path: Path) -> None:
     output = tmp_path / "fixed.onnx"
     result = worker.run(AutoFixRequest(ModelRequest(str(example.path)), dict(DYNAMO), output=str(output)))
@@ -58,25 +58,26 @@ def test_fix_auto_chooses_by_running(worker, example, tmp_path: Path) -> None:
     assert any(c.max_abs is not None and c.max_abs <= example.fix_tolerance for c in result.choices)
 
 
-def test_cli_fix_export_compare_and_script_on_custom_ops(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_cli_fix_export_compare_and_script_on_custom_ops(cli, tmp_path: Path) -> None:
     model = str(example_path("custom_ops_dynamo"))
     project = tmp_path / "custom.fixport.json"
-    fixed = run_main("fix", model, "--exporter", "dynamo", "--auto", "-o", str(project))
+    fixed = cli("fix", model, "--exporter", "dynamo", "--auto", "-o", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "inlined_implementation" in fixed.stdout
     assert load_project(project).export_options["exporter"] == "dynamo"
 
     onnx_path = tmp_path / "custom.onnx"
-    exported = run_main("export", model, "--exporter", "dynamo", "--project", str(project), "-o", str(onnx_path))
+    exported = cli("export", model, "--exporter", "dynamo", "--project", str(project), "-o", str(onnx_path))
     assert exported.returncode == 0 and onnx_path.exists(), exported.stdout + exported.stderr
 
-    compared = run_main("compare", model, "--exporter", "dynamo", "--project", str(project), "--json")
+    compared = cli("compare", model, "--exporter", "dynamo", "--project", str(project), "--json")
     assert compared.returncode == 0, compared.stderr
     report = json.loads(compared.stdout)
     assert report["pass"] and all(output["pass"] for output in report["outputs"])
 
     script = tmp_path / "fix_export.py"
-    written = run_main("script", str(project), "-o", str(script))
+    written = cli("script", str(project), "-o", str(script))
     assert written.returncode == 0, written.stderr
     assert "custom_translation_table" in script.read_text() and "run_decompositions" in script.read_text()
     _run_script_and_match_torch(script, tmp_path / "from_script.onnx", "custom_ops_dynamo")
@@ -96,12 +97,13 @@ def _run_script_and_match_torch(script: Path, output: Path, example: str) -> Non
     np.testing.assert_allclose(actual, expected, atol=1e-5, equal_nan=True)
 
 
-def test_script_of_a_translation_fix_reproduces_the_export(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_script_of_a_translation_fix_reproduces_the_export(cli, tmp_path: Path) -> None:
     project = tmp_path / "square.fixport.json"
-    assert run_main("fix", str(example_path("int16_square_dynamo")), "--exporter", "dynamo", "--auto",
-                    "-o", str(project)).returncode == 0
+    assert cli("fix", str(example_path("int16_square_dynamo")), "--exporter", "dynamo", "--auto",
+               "-o", str(project)).returncode == 0
     script = tmp_path / "square_export.py"
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     _run_script_and_match_torch(script, tmp_path / "square.onnx", "int16_square_dynamo")
 
 
@@ -123,8 +125,9 @@ def test_placeholder_onnx_graph_while_ops_have_no_function(worker) -> None:
     assert any(n.op_type == "Conv" for n in result.onnx_graph.nodes)  # the rest of the model is drawn
 
 
-def test_check_prints_the_opset_the_model_really_has() -> None:
-    checked = run_main("check", str(example_path("resnet18_clean")), "--exporter", "dynamo", "--opset", "17")
+@pytest.mark.slow
+def test_check_prints_the_opset_the_model_really_has(cli) -> None:
+    checked = cli("check", str(example_path("resnet18_clean")), "--exporter", "dynamo", "--opset", "17")
     assert checked.returncode == 0, checked.stderr
     assert "opset 18," in checked.stdout and "wrote opset 18" in checked.stdout
 
@@ -163,6 +166,7 @@ def test_a_fix_for_one_node_leaves_the_others_to_torch_lib(worker, model_file) -
     assert len(pows) == 1 and pows[0].origin[0] != problem.instance  # the float square kept torch_lib's Pow
 
 
+@pytest.mark.slow
 def test_generated_offers_are_templates_that_apply(worker) -> None:
     import fixport.examples.custom_ops_dynamo  # noqa: F401 - registers mydyn:: ops in this process
 
@@ -179,24 +183,24 @@ def test_generated_offers_are_templates_that_apply(worker) -> None:
     assert [p.reason for p in result.unsupported] == ["mismatch"]  # the stub's Identity exports and runs
 
 
-def test_a_broken_fix_is_a_clear_error_not_a_traceback(tmp_path: Path) -> None:
+def test_a_broken_fix_is_a_clear_error_not_a_traceback(cli, tmp_path: Path) -> None:
     project = tmp_path / "broken.fixport.json"
     project.write_text(json.dumps({
         "format_version": 3, "app": "fixport", "model_path": str(example_path("int16_square_dynamo")),
         "export_options": DYNAMO, "mappings": [{"target_kind": "aten::pow.Tensor_Scalar", "template_id": "mine",
                                                 "source": "TEMPLATE = {}\ndef symbolic(self, e:\n"}]}))
-    completed = run_main("export", str(example_path("int16_square_dynamo")), "--exporter", "dynamo",
-                         "--project", str(project), "-o", str(tmp_path / "x.onnx"))
+    completed = cli("export", str(example_path("int16_square_dynamo")), "--exporter", "dynamo",
+                    "--project", str(project), "-o", str(tmp_path / "x.onnx"))
     assert completed.returncode == 2 and "Traceback" not in completed.stderr
     assert "mine" in completed.stderr and "line 2" in completed.stderr
 
 
-def test_templates_ranks_dynamo_templates_for_an_op_overload() -> None:
-    listed = run_main("templates", "--op", "aten::pow.Tensor_Scalar", "--opset", "17", "--json")
+def test_templates_ranks_dynamo_templates_for_an_op_overload(cli) -> None:
+    listed = cli("templates", "--op", "aten::pow.Tensor_Scalar", "--opset", "17", "--json")
     assert listed.returncode == 0, listed.stderr
     rows = json.loads(listed.stdout)
     assert rows[0]["id"] == "onnx_function.pow_as_mul" and rows[0]["tier"] == 0  # ranked at torch_lib's opset 18
-    every = json.loads(run_main("templates", "--exporter", "dynamo", "--json").stdout)
+    every = json.loads(cli("templates", "--exporter", "dynamo", "--json").stdout)
     assert {r["family"] for r in every} == {"dynamo_translation", "dynamo_decomposition", "onnx_function"}
 
 
@@ -208,13 +212,14 @@ def test_inspector_gets_the_schema_of_an_fx_op_overload(worker) -> None:
     assert info.schemas == [schema]
 
 
-def test_script_of_a_fix_for_one_node(worker, model_file, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_script_of_a_fix_for_one_node(cli, worker, model_file, tmp_path: Path) -> None:
     path = model_file("two_squares.py", TWO_SQUARES)
     mapping, instance = _one_node_fix(worker, path)
     project = Project(model_path=str(path), export_options=dict(DYNAMO), mappings=[mapping])
     save_project(project, tmp_path / "two.fixport.json")
     script = tmp_path / "two_export.py"
-    assert run_main("script", str(tmp_path / "two.fixport.json"), "-o", str(script)).returncode == 0
+    assert cli("script", str(tmp_path / "two.fixport.json"), "-o", str(script)).returncode == 0
     assert f"instance={instance!r}" in script.read_text()  # in the FIXES table, as ScriptFix(fix_1, ...)
     output = tmp_path / "two.onnx"
     completed = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path,
@@ -259,6 +264,7 @@ def build():
 """
 
 
+@pytest.mark.slow
 def test_fixports_own_decompositions_fix_linalg_for_the_dynamo_exporter(worker, model_file, tmp_path: Path) -> None:
     """torch has no decomposition of lu_factor_ex and no ONNX function: Fixport's unrolled LU is inlined."""
     from fixport.core.loaders.loading import load_model
@@ -277,6 +283,7 @@ def test_fixports_own_decompositions_fix_linalg_for_the_dynamo_exporter(worker, 
 
 
 
+@pytest.mark.slow
 def test_a_decomposition_fix_reaches_an_op_that_appears_only_while_torch_onnx_decomposes(worker, tmp_path) -> None:
     """linalg_solve_ex is captured as itself; torch.onnx's own decomposition turns it into
     _linalg_solve_ex, which has no ONNX function. The inlined fix must apply there too, not only

@@ -14,7 +14,6 @@ import torch
 
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
-from tests.conftest import run_main
 
 CACHED_ANCHORS = '''
 import torch
@@ -72,6 +71,7 @@ def test_capture_leaves_no_fake_tensor_on_the_model(model_file) -> None:
     output.detach().numpy()  # a fake tensor raises here
 
 
+@pytest.mark.slow
 def test_check_and_fix_auto_on_a_model_that_caches_tensors_in_forward(worker, model_file, tmp_path: Path) -> None:
     """Before: check compared torch's fake output ("a Fixport bug"), and fix --auto's re-export
     took the fake anchors for a constant and stopped translating."""
@@ -91,14 +91,15 @@ def test_check_and_fix_auto_on_a_model_that_caches_tensors_in_forward(worker, mo
         np.testing.assert_allclose(actual, loaded.module(*loaded.example_inputs).numpy(), atol=1e-5)
 
 
-def test_the_fix_script_checks_a_model_that_caches_tensors_in_forward(model_file, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_the_fix_script_checks_a_model_that_caches_tensors_in_forward(cli, model_file, tmp_path: Path) -> None:
     """The fix script exports with torch.onnx.export and then runs torch to check: before, torch ran
     on the fake anchors the export left and the script could not check ('torch itself fails')."""
     path = model_file("detector.py", CACHED_ANCHORS)
     project, script = tmp_path / "detector.fixport.json", tmp_path / "detector_export.py"
-    fixed = run_main("fix", str(path), "--exporter", "dynamo", "--opset", "18", "--auto", "-o", str(project))
+    fixed = cli("fix", str(path), "--exporter", "dynamo", "--opset", "18", "--auto", "-o", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     ran = subprocess.run([sys.executable, str(script), "-o", str(tmp_path / "detector.onnx")], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300, check=False)
     assert ran.returncode == 0 and "checked at x=1x3x4x4 (traced): max abs diff" in ran.stdout, ran.stdout + ran.stderr

@@ -10,6 +10,7 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 import torch
 
 from fixport.core.loaders.loading import load_model
@@ -18,7 +19,6 @@ from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.symbolics.library import parse_template_source
 from fixport.symbolics.synthesis.standard_op import standard_op_function_template
-from tests.conftest import run_main
 
 DYNAMO = {"exporter": "dynamo"}
 
@@ -81,6 +81,7 @@ def _onnx_matches_torch(path: Path, model: Path, atol: float = 1e-4) -> None:
     np.testing.assert_allclose(actual, expected, atol=atol, rtol=1e-4)
 
 
+@pytest.mark.slow
 def test_a_prim_torch_onnx_made_is_fixed_by_decomposing_the_captured_op(worker, model_file, tmp_path) -> None:
     """torch.onnx turns aten::lgamma into prims::lgamma, which has no ONNX function: the problem
     names the captured op, and Fixport's own decomposition of that op is chosen, tried on it alone."""
@@ -104,12 +105,13 @@ def test_a_prim_torch_onnx_made_is_fixed_by_decomposing_the_captured_op(worker, 
     _onnx_matches_torch(output, model)
 
 
-def test_the_fix_script_replaces_the_captured_op(model_file, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_the_fix_script_replaces_the_captured_op(cli, model_file, tmp_path: Path) -> None:
     model, project = model_file("special.py", SPECIAL_FUNCTIONS), tmp_path / "special.fixport.json"
-    fixed = run_main("fix", str(model), "--exporter", "dynamo", "--auto", "-o", str(project))
+    fixed = cli("fix", str(model), "--exporter", "dynamo", "--auto", "-o", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     script = tmp_path / "special_export.py"
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     assert "'aten::lgamma.default'" in script.read_text()
     output = tmp_path / "from_script.onnx"
     completed = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path,
@@ -118,6 +120,7 @@ def test_the_fix_script_replaces_the_captured_op(model_file, tmp_path: Path) -> 
     _onnx_matches_torch(output, model)
 
 
+@pytest.mark.slow
 def test_an_error_check_torch_export_wraps_in_effect_tokens_is_named_and_dropped(worker, model_file,
                                                                                 tmp_path: Path) -> None:
     """linalg.inv checks its factorization (aten::_linalg_check_errors, an op with side effects that
@@ -136,6 +139,7 @@ def test_an_error_check_torch_export_wraps_in_effect_tokens_is_named_and_dropped
     _onnx_matches_torch(output, model, atol=1e-4)
 
 
+@pytest.mark.slow
 def test_a_linear_op_is_materialised_at_static_shapes_and_refused_under_dynamic_ones(worker, model_file,
                                                                                      tmp_path: Path) -> None:
     model, output = model_file("pool3d.py", POOL3D), tmp_path / "pool3d.onnx"
@@ -214,6 +218,7 @@ def build():
 '''
 
 
+@pytest.mark.slow
 def test_nested_prims_unread_outputs_and_composite_kernels(worker, model_file, tmp_path: Path) -> None:
     """mvlgamma's decomposition calls lgamma, which becomes prims::lgamma: Fixport's lgamma (the op
     the prim is named after) replaces it. svdvals asks _linalg_svd for no vectors: the node alone is
@@ -251,7 +256,8 @@ def build():
 '''
 
 
-def test_ops_on_complex_values_get_complex_templates_and_complex_outputs_compare(worker, model_file,
+@pytest.mark.slow
+def test_ops_on_complex_values_get_complex_templates_and_complex_outputs_compare(cli, worker, model_file,
                                                                                   tmp_path: Path) -> None:
     """unsqueeze and constant_pad_nd have no complex ONNX function in torch_lib; Fixport's, written
     for the (real, imag) layout, are registered for complex inputs only. A complex output (the FFT)
@@ -264,9 +270,9 @@ def test_ops_on_complex_values_get_complex_templates_and_complex_outputs_compare
         "aten::constant_pad_nd.default": "onnx_function.complex_constant_pad_nd"}
 
     project = tmp_path / "spectrum.fixport.json"
-    assert run_main("fix", str(model), "--exporter", "dynamo", "--auto", "-o", str(project)).returncode == 0
+    assert cli("fix", str(model), "--exporter", "dynamo", "--auto", "-o", str(project)).returncode == 0
     script = tmp_path / "spectrum_export.py"
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     from_script = tmp_path / "from_script.onnx"
     completed = subprocess.run([sys.executable, str(script), "-o", str(from_script)], cwd=tmp_path,
                                capture_output=True, text=True, timeout=300, check=False)

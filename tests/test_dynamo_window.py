@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import Qt
 
 from fixport.gui.main_window import MainWindow
@@ -63,6 +64,7 @@ def test_fx_graph_beside_onnx_graph_with_selection_synced(qtbot, window: MainWin
     assert not any(n.op_type == "Pow" for n in window.graphs.graphs["onnx"].nodes)
 
 
+@pytest.mark.slow
 def test_apply_a_dynamo_template_reexports_compares_and_writes_the_script(qtbot, window: MainWindow,
                                                                           tmp_path: Path, monkeypatch) -> None:
     open_example(qtbot, window, "median_pooling_dynamo")
@@ -85,6 +87,7 @@ def test_apply_a_dynamo_template_reexports_compares_and_writes_the_script(qtbot,
     assert "custom_translation_table" in script.read_text()
 
 
+@pytest.mark.slow
 def test_fix_all_with_the_dynamo_exporter(qtbot, window: MainWindow) -> None:
     open_example(qtbot, window, "custom_ops_dynamo")
     switch_to_dynamo(qtbot, window)

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import copy
 
+import pytest
 from PySide6.QtCore import QPoint, Qt
 from PySide6.QtWidgets import QToolBar, QToolButton
 
@@ -38,6 +39,7 @@ def test_problems_are_grouped_by_kind(qtbot, window: MainWindow) -> None:
     assert window.selected == ("torchscript", child.data(0, Qt.ItemDataRole.UserRole).instance)
 
 
+@pytest.mark.slow
 def test_raise_the_opset_is_the_first_offer_and_one_click(qtbot, window: MainWindow) -> None:
     open_example(qtbot, window, "swin_tiny")
     click_problem(qtbot, window, 0)  # aten::pad: "... Please try opset version 11."
@@ -49,6 +51,7 @@ def test_raise_the_opset_is_the_first_offer_and_one_click(qtbot, window: MainWin
     assert window.workbench.analysis.unsupported == [], window.log.contents()
 
 
+@pytest.mark.slow
 def test_fix_all_fixes_swin_in_one_click(qtbot, window: MainWindow) -> None:
     open_example(qtbot, window, "swin_tiny")
     seen: list[str] = []

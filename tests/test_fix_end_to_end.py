@@ -19,10 +19,11 @@ from fixport.core.model.project import FixMapping, Project, load_project, save_p
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.examples.catalog import list_examples
-from tests.conftest import run_main
 
 EXAMPLES = {e.name: e for e in list_examples()}
 FAILING = [e for e in EXAMPLES.values() if e.expected_unsupported]
+# Real-size vision models: tens of seconds each, where the other examples cover the same fixes in seconds.
+SLOW_TO_FIX = {"swin_tiny", "maxvit_tiny"}
 # Only a custom-domain op makes sense for these with what ONNX offers at their opset (a
 # torch.library op written in torch ops is inlined instead: library_custom_op).
 NEEDS_CUSTOM_RUNTIME: set[str] = set()
@@ -61,7 +62,8 @@ def _x86_without_vnni() -> bool:
     return not any(flag in flags for flag in ("avx512_vnni", "avx_vnni", "amx_int8"))
 
 
-@pytest.mark.parametrize("example", FAILING, ids=[e.name for e in FAILING])
+@pytest.mark.parametrize("example", [pytest.param(e, id=e.name, marks=pytest.mark.slow if e.name in SLOW_TO_FIX else ())
+                                     for e in FAILING])
 def test_fix_auto_fixes_every_example(worker, example, tmp_path: Path) -> None:
     onnx_path = tmp_path / "fixed.onnx"
     result = worker.run(AutoFixRequest(ModelRequest(str(example.path)), output=str(onnx_path)))
@@ -92,21 +94,21 @@ def test_fix_auto_fixes_every_example(worker, example, tmp_path: Path) -> None:
     _ort_matches_torch(onnx_path, example.path, example.fix_tolerance)
 
 
-def test_fix_cli_saves_a_project_that_export_and_script_reproduce(tmp_path: Path) -> None:
+def test_fix_cli_saves_a_project_that_export_and_script_reproduce(cli, tmp_path: Path) -> None:
     example = EXAMPLES["threshold"]
     project_path = tmp_path / "threshold.fixport.json"
-    fixed = run_main("fix", str(example.path), "--auto", "-o", str(project_path))
+    fixed = cli("fix", str(example.path), "--auto", "-o", str(project_path))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     assert "fixed aten::threshold" in fixed.stdout
     project = load_project(project_path)
     assert [m.template_id for m in project.mappings] == ["decompose.threshold_where"]
 
     fixport_onnx = tmp_path / "fixport.onnx"
-    exported = run_main("export", str(example.path), "--project", str(project_path), "-o", str(fixport_onnx))
+    exported = cli("export", str(example.path), "--project", str(project_path), "-o", str(fixport_onnx))
     assert exported.returncode == 0, exported.stdout + exported.stderr
 
     script = tmp_path / "fix_export.py"
-    written = run_main("script", str(project_path), "-o", str(script))
+    written = cli("script", str(project_path), "-o", str(script))
     assert written.returncode == 0, written.stderr
     script_onnx = tmp_path / "script.onnx"
     ran = subprocess.run([sys.executable, str(script), "-o", str(script_onnx)], cwd=tmp_path,
@@ -144,8 +146,9 @@ def _assert_same_model(a: onnx.ModelProto, b: onnx.ModelProto) -> None:
     assert [(o.domain, o.version) for o in a.opset_import] == [(o.domain, o.version) for o in b.opset_import]
 
 
+@pytest.mark.slow  # a fix script in a new process each: test_fix_cli_saves_a_project... runs one in the fast tier
 @pytest.mark.parametrize("name", ["autograd_python_op", "selu_onnxscript", "deform_conv2d"])
-def test_fix_script_reproduces_special_mechanisms(worker, name: str, tmp_path: Path) -> None:
+def test_fix_script_reproduces_special_mechanisms(cli, worker, name: str, tmp_path: Path) -> None:
     """PythonOp dispatch by Function name, onnxscript functions, torchvision ops."""
     example = EXAMPLES[name]
     mappings = _mappings_for(name)
@@ -156,7 +159,7 @@ def test_fix_script_reproduces_special_mechanisms(worker, name: str, tmp_path: P
     assert result.unsupported == [], [p.display_kind for p in result.unsupported]
     save_project(project, tmp_path / "p.fixport.json")
     script = tmp_path / "fix_export.py"
-    assert run_main("script", str(tmp_path / "p.fixport.json"), "-o", str(script)).returncode == 0
+    assert cli("script", str(tmp_path / "p.fixport.json"), "-o", str(script)).returncode == 0
     ran = subprocess.run([sys.executable, str(script), "-o", str(tmp_path / "script.onnx")], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr
@@ -190,9 +193,9 @@ def _options_for(name: str) -> dict:
     return {"selu_onnxscript": {"opset": 15}, "deform_conv2d": {"opset": 19}}.get(name, {})
 
 
-def test_clean_model_is_left_alone(tmp_path: Path) -> None:
+def test_clean_model_is_left_alone(cli, tmp_path: Path) -> None:
     project_path = tmp_path / "clean.fixport.json"
-    result = run_main("fix", str(EXAMPLES["resnet18_clean"].path), "--auto", "-o", str(project_path), "--json")
+    result = cli("fix", str(EXAMPLES["resnet18_clean"].path), "--auto", "-o", str(project_path), "--json")
     assert result.returncode == 0, result.stderr
     report = json.loads(result.stdout)
     assert report["changed"] is False and "nothing to fix" in report["message"]
@@ -232,7 +235,8 @@ def test_template_errors_name_their_line(worker) -> None:
     assert info.value.message and "syntax" in info.value.message.lower()
 
 
-def test_fixing_one_function_keeps_the_others_inlined(worker, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_fixing_one_function_keeps_the_others_inlined(cli, worker, tmp_path: Path) -> None:
     """A fix for one autograd.Function is attached as its static `symbolic`: torch goes on
     inlining the other Functions (a registered prim::PythonOp symbolic would stop that)."""
     example = EXAMPLES["autograd_inlined"]
@@ -246,7 +250,7 @@ def test_fixing_one_function_keeps_the_others_inlined(worker, tmp_path: Path) ->
     assert any("MyClip" in origin for n in clip_nodes for origin in n.origin)  # provenance kept
     project = Project(model_path=str(example.path), mappings=mappings)
     save_project(project, tmp_path / "p.fixport.json")
-    assert run_main("script", str(tmp_path / "p.fixport.json"), "-o", str(tmp_path / "fix.py")).returncode == 0
+    assert cli("script", str(tmp_path / "p.fixport.json"), "-o", str(tmp_path / "fix.py")).returncode == 0
     ran = subprocess.run([sys.executable, str(tmp_path / "fix.py"), "-o", str(tmp_path / "script.onnx")],
                          cwd=tmp_path, capture_output=True, text=True, timeout=300)
     assert ran.returncode == 0, ran.stderr

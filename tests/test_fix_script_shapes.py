@@ -74,6 +74,7 @@ def test_the_script_checks_the_same_other_sizes_as_fixport(tmp_path: Path) -> No
         assert all(torch.equal(a, b) for a, b in zip(ours, theirs.inputs))  # the same values, not only shapes
 
 
+@pytest.mark.slow  # the script in a new process per exporter; the declared-shapes checks themselves are fast tests
 @pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
 def test_a_model_that_generalises_passes_at_every_declared_size(exporter: str, tmp_path: Path) -> None:
     script, text = _script(tmp_path, TAGGER_MODEL, {"exporter": exporter, **TAGGER_OPTIONS})
@@ -87,6 +88,7 @@ def test_a_model_that_generalises_passes_at_every_declared_size(exporter: str, t
     assert all(": max abs diff " in line for line in lines)
 
 
+@pytest.mark.slow
 def test_a_size_the_trace_baked_fails_the_script_naming_the_shape(tmp_path: Path) -> None:
     script, text = _script(tmp_path, BAKED_LENGTH_MODEL, {})  # the dynamic axes are the model file's own
     assert "EXPORT_OPTIONS = {}\n" in text and "#   dynamic_axes = {'x': {0: 'batch', 1: 'len'}}" in text

@@ -52,7 +52,8 @@ def _matches_torch_at_other_sizes(model_path: Path, onnx_path: Path) -> None:
 
 @pytest.mark.parametrize(("pool", "template"), [
     ("AdaptiveAvgPool2d", "decompose.adaptive_avg_pool2d_cumsum"),  # hand-written for any size
-    ("AdaptiveMaxPool2d", "synthesized.decomposition.adaptive_max_pool2d"),  # replayed with symbolic sizes
+    pytest.param("AdaptiveMaxPool2d", "synthesized.decomposition.adaptive_max_pool2d",  # replayed with symbolic sizes
+                 marks=pytest.mark.slow),
 ])
 def test_adaptive_pooling_is_fixed_for_every_declared_size(worker, tmp_path: Path, pool: str, template: str) -> None:
     model_path = tmp_path / "pooled.py"
@@ -64,25 +65,23 @@ def test_adaptive_pooling_is_fixed_for_every_declared_size(worker, tmp_path: Pat
     _matches_torch_at_other_sizes(model_path, output)
 
 
-def test_fix_auto_holds_fixes_to_the_shapes_the_user_gives_and_the_project_keeps_them(tmp_path: Path) -> None:
+def test_fix_auto_holds_fixes_to_the_shapes_the_user_gives_and_the_project_keeps_them(cli, tmp_path: Path) -> None:
     import json
-
-    from tests.conftest import run_main
 
     model_path = tmp_path / "pooled.py"
     model_path.write_text(POOLED_MODEL.format(pool="AdaptiveAvgPool2d"), encoding="utf-8")
     project = tmp_path / "pooled.fixport.json"
     # At opset 10 only fixes built for the traced sizes are left: the shape given refuses them all.
-    fixed = run_main("fix", "--auto", str(model_path), "--opset", "10", "--keep-opset", "--shapes",
-                     "image=1x3x64x17", "-o", str(project), "--json")
+    fixed = cli("fix", "--auto", str(model_path), "--opset", "10", "--keep-opset", "--shapes",
+                "image=1x3x64x17", "-o", str(project), "--json")
     report = json.loads(fixed.stdout)
     assert [f["family"] for f in report["fixed"]] == ["custom_domain"], report["fixed"]  # the last resort
     assert any("image=1x3x64x17" in why for why in report["rejected"]), report["rejected"]
     assert json.loads(project.read_text(encoding="utf-8"))["shapes_to_check"] == ["image=1x3x64x17"]
 
-    fixed = run_main("fix", "--auto", str(model_path), "--shapes", "image=1x3x64x17", "-o", str(project))
+    fixed = cli("fix", "--auto", str(model_path), "--shapes", "image=1x3x64x17", "-o", str(project))
     assert fixed.returncode == 0 and "decompose.adaptive_avg_pool2d_cumsum" in fixed.stdout, fixed.stdout
-    compared = json.loads(run_main("compare", str(model_path), "--project", str(project), "--json").stdout)
+    compared = json.loads(cli("compare", str(model_path), "--project", str(project), "--json").stdout)
     assert compared["pass"] and compared["runs"] == 2, compared
     assert any("image=1x3x64x17" in message for message in compared["messages"]), compared["messages"]
 

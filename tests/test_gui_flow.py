@@ -10,6 +10,7 @@ import sys
 import time
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
@@ -91,6 +92,7 @@ def test_threshold_flow(qtbot, window: MainWindow, tmp_path: Path, monkeypatch) 
     save_fix_script(qtbot, window, tmp_path, monkeypatch)
 
 
+@pytest.mark.slow
 def test_deform_conv2d_flow_raises_the_opset(qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> None:
     open_example(qtbot, window, "deform_conv2d")
     run_job(qtbot, window, lambda: window.actions.opset.setValue(19))  # DeformConv exists from opset 19
@@ -103,6 +105,7 @@ def test_deform_conv2d_flow_raises_the_opset(qtbot, window: MainWindow, tmp_path
     save_fix_script(qtbot, window, tmp_path, monkeypatch)
 
 
+@pytest.mark.slow
 def test_python_op_flow_maps_each_function(qtbot, window: MainWindow, tmp_path: Path, monkeypatch) -> None:
     open_example(qtbot, window, "autograd_python_op")
     wanted = {"MyAddPyOp": "autograd.my_add", "MyClip": "autograd.my_clip", "MyRelu": "autograd.my_relu"}
@@ -133,6 +136,7 @@ def test_a_template_that_raises_leaves_the_window_usable(qtbot, window: MainWind
     assert "line 1" in window.template.error_label.text()
 
 
+@pytest.mark.slow
 def test_killed_worker_leaves_the_window_usable(qtbot, window: MainWindow, model_file) -> None:
     """Kill the worker process while it exports: the window says so, keeps the last result,
     and the next job runs in a new process."""
@@ -247,6 +251,7 @@ def test_save_project_and_open_it_again(qtbot, window: MainWindow, worker, tmp_p
     assert str(project_path.resolve()) in reopened.actions.recent_files()
 
 
+@pytest.mark.slow
 def test_cancel_stops_a_long_export(qtbot, window: MainWindow, tmp_path: Path) -> None:
     slow = tmp_path / "slow.py"
     slow.write_text("import time\n\ndef build():\n    time.sleep(120)\n")

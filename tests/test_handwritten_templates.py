@@ -11,6 +11,8 @@ import torch.nn.functional as F
 
 from tests.fixport_export_helpers import Lambda, export, opinfo_inputs, run_ort, spec_for
 
+pytestmark = pytest.mark.slow  # OpInfo sweeps: test_templates.py keeps the built-in templates in the fast tier
+
 OPSET = 17
 
 

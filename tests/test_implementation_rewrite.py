@@ -12,13 +12,13 @@ from pathlib import Path
 
 import numpy as np
 import onnxruntime as ort
+import pytest
 import torch
 
 from fixport.core.exporters.implementation_rewrite import rewritten_implementation
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
-from tests.conftest import run_main
 
 DYNAMO = {"exporter": "dynamo", "opset": 17}  # at 17, where ReduceMax refuses what the rewrite leaves
 
@@ -78,6 +78,7 @@ def _runs_like_torch(path: Path, model: Path, scale: float) -> None:
     np.testing.assert_allclose(actual, expected, atol=1e-5, rtol=1e-5)
 
 
+@pytest.mark.slow
 def test_a_branch_on_a_value_in_a_custom_op_is_rewritten_and_inlined(worker, model_file, tmp_path: Path) -> None:
     """The plain inline fails on the guard; the rewritten copy replaces the op. Its node alone
     leaves aten::max (ReduceMax) refused at opset 17, so it is decided on the whole model, and the
@@ -103,6 +104,7 @@ def test_a_branch_on_a_value_in_a_custom_op_is_rewritten_and_inlined(worker, mod
     _runs_like_torch(output, model, 0.01)  # the branch not taken: not specialised to the values seen
 
 
+@pytest.mark.slow
 def test_a_fix_onnx_runtime_runs_comes_before_a_custom_domain_node(worker, model_file) -> None:
     """With --keep-opset custom-domain nodes are allowed, and the custom op's node alone takes one;
     the rewritten implementation, which the node could not decide, is still tried first (on the
@@ -129,12 +131,13 @@ def test_the_torchscript_route_replays_the_same_rewrite(worker, model_file, tmp_
     _runs_like_torch(output, model, 0.01)
 
 
-def test_the_fix_script_inlines_the_rewritten_copy(model_file, tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_the_fix_script_inlines_the_rewritten_copy(cli, model_file, tmp_path: Path) -> None:
     model, project = model_file("branch.py", BRANCH_ON_VALUE), tmp_path / "branch.fixport.json"
-    fixed = run_main("fix", str(model), "--exporter", "dynamo", "--opset", "18", "--auto", "-o", str(project))
+    fixed = cli("fix", str(model), "--exporter", "dynamo", "--opset", "18", "--auto", "-o", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     script = tmp_path / "branch_export.py"
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     output = tmp_path / "from_script.onnx"
     completed = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path,
                                capture_output=True, text=True, timeout=300, check=False)

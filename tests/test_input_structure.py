@@ -14,7 +14,7 @@ from fixport.core.model.graph import GRAPH_INPUT_KIND, display_graph
 from fixport.core.model.project import Project, save_project
 from fixport.core.model.requests import AnalyzeRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
-from tests.conftest import run_main
+from tests.conftest import slow_but_one
 
 KWARGS_BERT = """
     import torch
@@ -94,7 +94,7 @@ NESTED_KWARGS_WITH_A_FIX = """
 """
 
 
-@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
 def test_a_bert_called_with_keyword_arguments_exports_and_compares(worker, model_file, exporter) -> None:
     model = ModelRequest(str(model_file("kwargs_bert.py", KWARGS_BERT)))
     analysis = worker.run(AnalyzeRequest(model, {"exporter": exporter}))
@@ -104,12 +104,12 @@ def test_a_bert_called_with_keyword_arguments_exports_and_compares(worker, model
     assert compared.passed, compared.to_json()
 
 
-@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
-def test_the_fix_script_names_inputs_and_outputs_as_fixport_did(model_file, tmp_path, exporter) -> None:
+@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
+def test_the_fix_script_names_inputs_and_outputs_as_fixport_did(cli, model_file, tmp_path, exporter) -> None:
     path = model_file("kwargs_bert.py", KWARGS_BERT)
     project, script, onnx_file = tmp_path / "p.fixport.json", tmp_path / "fix_export.py", tmp_path / "out.onnx"
     save_project(Project(model_path=str(path), export_options={"exporter": exporter}), project)
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     ran = subprocess.run([sys.executable, str(script), "-o", str(onnx_file)], capture_output=True, text=True,
                          timeout=300)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -118,7 +118,7 @@ def test_the_fix_script_names_inputs_and_outputs_as_fixport_did(model_file, tmp_
     assert [o.name for o in graph.output] == ["last_hidden_state", "pooler_output"]
 
 
-@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
 def test_a_decoder_step_with_star_past_names_each_cache_tensor(worker, model_file, exporter) -> None:
     model = ModelRequest(str(model_file("past_decoder.py", PAST_DECODER)))
     analysis = worker.run(AnalyzeRequest(model, {"exporter": exporter}))
@@ -129,6 +129,7 @@ def test_a_decoder_step_with_star_past_names_each_cache_tensor(worker, model_fil
     assert worker.run(CompareRequest(model, {"exporter": exporter})).passed
 
 
+@pytest.mark.slow
 def test_a_dynamic_cache_keyword_argument_exports_with_dynamo_and_compares(worker, model_file) -> None:
     """transformers' own exporter registers the cache as a pytree: torch.export no longer refuses it."""
     model = ModelRequest(str(model_file("cache_kwargs.py", CACHE_KWARGS)))
@@ -141,13 +142,14 @@ def test_a_dynamic_cache_keyword_argument_exports_with_dynamo_and_compares(worke
     assert result.passed and result.node_analysis is not None and result.node_analysis.nodes, result.to_json()
 
 
-def test_nested_keyword_inputs_are_fixed_and_the_fix_script_reproduces_them(model_file, tmp_path) -> None:
+@pytest.mark.slow
+def test_nested_keyword_inputs_are_fixed_and_the_fix_script_reproduces_them(cli, model_file, tmp_path) -> None:
     """None, a float and a dict beside the tensors; the script rebuilds the call and names the inputs alike."""
     path = model_file("nested.py", NESTED_KWARGS_WITH_A_FIX)
     project, script, onnx_file = tmp_path / "p.fixport.json", tmp_path / "fix_export.py", tmp_path / "out.onnx"
-    fixed = run_main("fix", str(path), "--auto", "-o", str(project))
+    fixed = cli("fix", str(path), "--auto", "-o", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     ran = subprocess.run([sys.executable, str(script), "-o", str(onnx_file)], capture_output=True, text=True,
                          timeout=300)
     assert ran.returncode == 0, ran.stdout + ran.stderr
@@ -197,6 +199,7 @@ def test_dynamic_shapes_nested_like_the_inputs_become_axes_by_input_name() -> No
         dynamic_axes_from_shapes({"x": {"0": ["batch"]}})
 
 
+@pytest.mark.slow
 def test_a_model_files_dynamic_shapes_with_torch_dims_are_checked_at_other_sizes(worker, model_file) -> None:
     model = ModelRequest(str(model_file("past_dims.py", PAST_DECODER_WITH_DIMS)))
     result = worker.run(CompareRequest(model, {"exporter": "dynamo"}))
@@ -204,10 +207,11 @@ def test_a_model_files_dynamic_shapes_with_torch_dims_are_checked_at_other_sizes
     assert len(result.run_labels) >= 3 and any("past=" in label for label in result.run_labels), result.run_labels
 
 
-def test_the_command_lines_dynamic_shapes_give_a_decoder_that_matches_at_other_sizes(model_file) -> None:
+@pytest.mark.slow
+def test_the_command_lines_dynamic_shapes_give_a_decoder_that_matches_at_other_sizes(cli, model_file) -> None:
     """The issue's KV-cache step with *past: torch's own conversion of dynamic axes failed on it."""
     path = model_file("past_decoder.py", PAST_DECODER)
-    ran = run_main("compare", str(path), "--exporter", "dynamo", "--dynamic-shapes", DECODER_SHAPES)
+    ran = cli("compare", str(path), "--exporter", "dynamo", "--dynamic-shapes", DECODER_SHAPES)
     assert ran.returncode == 0, ran.stdout + ran.stderr
     said = " ".join(ran.stdout.split())
     assert "batch=3, seq=5, past=8" in said and "PASS" in said

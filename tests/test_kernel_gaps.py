@@ -14,7 +14,6 @@ from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareR
 from fixport.core.model.results import ModelRequest
 from fixport.core.onnx_io.kernel_types import kernel_gaps
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
-from tests.conftest import run_main
 
 NO_KERNEL = "Could not find an implementation"
 
@@ -105,9 +104,9 @@ def test_values_the_export_left_untyped_are_typed_by_inference() -> None:
     assert [gap.node.name for gap in kernel_gaps(graph, model)] == ["the_node"]
 
 
-def test_check_lists_the_node_onnx_runtime_will_refuse_with_the_one_the_exporter_rejected(model_file) -> None:
+def test_check_lists_the_node_onnx_runtime_will_refuse_with_the_one_the_exporter_rejected(cli, model_file) -> None:
     path = model_file("bool_cumsum.py", BOOL_DIFF_THEN_CUMSUM)
-    checked = run_main("check", str(path), "--exporter", "torchscript")
+    checked = cli("check", str(path), "--exporter", "torchscript")
     assert checked.returncode == 1, checked.stdout + checked.stderr
     assert "aten::diff" in checked.stdout and "aten::cumsum" in checked.stdout
     assert "ONNX's CumSum-14 does not take T=bool" in " ".join(checked.stdout.split())

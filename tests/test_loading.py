@@ -75,6 +75,7 @@ def test_exported_program(small: Path, tmp_path: Path) -> None:
     assert any("ExportedProgram" in note for note in loaded.notes)
 
 
+@pytest.mark.slow
 def test_pickled_module_needs_trust_and_its_source_path(tmp_path: Path) -> None:
     source_dir = tmp_path / "src"
     source_dir.mkdir()

@@ -41,10 +41,9 @@ def test_rounding_passes_and_a_real_error_does_not() -> None:
     assert "float16 rounding" in verdicts["rounded"] and "torch's own float16 run" in verdicts["rounded"]
 
 
-def test_compare_passes_half_precision_rounding_and_says_so(model_file) -> None:
+def test_compare_passes_half_precision_rounding_and_says_so(cli, model_file) -> None:
     """The whole command: the ONNX session is gone before the float32 run (memory at real size),
     and the verdict and its note still reach the report."""
-    from tests.conftest import run_main
 
     path = model_file("deep_half.py", """
         import torch
@@ -54,7 +53,7 @@ def test_compare_passes_half_precision_rounding_and_says_so(model_file) -> None:
             layers = [torch.nn.Linear(64, 64) for _ in range(12)]
             return torch.nn.Sequential(*layers).eval().half(), (torch.randn(4, 64, dtype=torch.float16),)
     """)
-    ran = run_main("compare", str(path), "--rtol", "1e-6", "--atol", "1e-6")  # tight: rounding alone misses it
+    ran = cli("compare", str(path), "--rtol", "1e-6", "--atol", "1e-6")  # tight: rounding alone misses it
     said = " ".join(ran.stdout.split())
     assert ran.returncode == 0, ran.stdout + ran.stderr
     assert "but that is float16 rounding" in said and "PASS" in said

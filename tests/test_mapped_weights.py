@@ -9,6 +9,7 @@ from pathlib import Path
 
 import numpy as np
 import onnx
+import pytest
 import torch
 from onnx import TensorProto, helper
 from torch.multiprocessing.reductions import StorageWeakRef
@@ -46,6 +47,7 @@ def _weights_file(model: onnx_model.OnnxModel) -> Path:
     return model.base_dir / location
 
 
+@pytest.mark.slow
 def test_a_big_dynamo_export_leaves_torch_one_copy_of_its_weights_the_file(small_threshold: Path,
                                                                            model_file) -> None:
     """The weights torch held before are freed (the Linear weights were written transposed, as the
@@ -77,6 +79,7 @@ def test_a_big_dynamo_export_leaves_torch_one_copy_of_its_weights_the_file(small
         again.model.release()
 
 
+@pytest.mark.slow
 def test_a_later_export_maps_the_weights_again_and_the_earlier_file_goes(small_threshold: Path, model_file) -> None:
     """compare's per-node export (no constant folding) after its first export: torch's weights,
     transposed views of the first file, are mapped from the second, so the first is let go."""

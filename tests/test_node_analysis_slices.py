@@ -19,7 +19,8 @@ ALL_NODE_VALUES = intermediates.all_node_values
 
 # (example, options, input sets): a numpy autograd.Function that fails on a second input
 # (TorchScript), and a max whose NaN handling differs (dynamo)
-DIVERGING = [("autograd_numpy", {}, 2), ("nan_gap_max_dynamo", {"exporter": "dynamo"}, 1)]
+DIVERGING = [("autograd_numpy", {}, 2),
+             pytest.param("nan_gap_max_dynamo", {"exporter": "dynamo"}, 1, marks=pytest.mark.slow)]
 
 
 def _analysis_and_runs(monkeypatch: pytest.MonkeyPatch, budget: int, example: str, options: dict,

@@ -19,7 +19,7 @@ from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.examples.catalog import example_path
-from tests.conftest import run_main
+from tests.conftest import slow_but_one
 
 DIFF_MODEL = """
     import torch
@@ -114,16 +114,16 @@ def test_nodes_on_complex_tensors_are_tried_on_the_whole_model_and_say_why(worke
     assert any("complex" in why for why in result.whole_model_why), result.whole_model_why
 
 
-def test_the_fix_command_says_where_each_fix_was_verified(model_file, tmp_path: Path) -> None:
+def test_the_fix_command_says_where_each_fix_was_verified(cli, model_file, tmp_path: Path) -> None:
     path = model_file("diff_model.py", DIFF_MODEL)
-    ran = run_main("fix", "--auto", str(path), "-o", str(tmp_path / "p.fixport.json"))
+    ran = cli("fix", "--auto", str(path), "-o", str(tmp_path / "p.fixport.json"))
     assert ran.returncode == 0, ran.stderr
     assert "vs torch on the node alone" in ran.stdout
     assert "tried 1 candidate(s) on the failing node alone, 0 on the whole model; " \
            "exported the whole model 2 time(s)" in ran.stdout
 
 
-@pytest.mark.parametrize("name", ["median_pooling_dynamo", "nan_gap_max_dynamo"])
+@pytest.mark.parametrize("name", slow_but_one(["median_pooling_dynamo", "nan_gap_max_dynamo"], "nan_gap_max_dynamo"))
 def test_the_dynamo_exporter_decides_on_the_node_too(worker, name: str) -> None:
     """The FX node's op overload called alone on the arguments it saw: a missing ONNX function and
     a wrong-numbers translation are both fixed without a whole-model trial."""

@@ -3,6 +3,8 @@ opset to where ONNX has the op (DeformConv from 19) or the attribute (Split's nu
 or takes the types (Equal on floats from 11)."""
 from __future__ import annotations
 
+import pytest
+
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.onnx_io.opset_needs import opset_that_runs
@@ -23,6 +25,7 @@ def test_types_an_op_takes_only_later_name_the_opset_that_takes_them() -> None:
     assert opset_that_runs("ONNX's CumSum-14 does not take T=bool (it takes T: double, float)", 17) is None
 
 
+@pytest.mark.slow
 def test_fix_auto_with_dynamo_raises_the_opset_deform_conv_needs(worker) -> None:
     result = worker.run(AutoFixRequest(ModelRequest(str(example_path("deform_conv2d"))), {"exporter": "dynamo"}))
     assert result.opset_raised == (18, 19)

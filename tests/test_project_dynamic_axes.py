@@ -14,7 +14,7 @@ from fixport.cli.arguments import export_overrides
 from fixport.core.model.errors import FixportError, ProjectError
 from fixport.core.model.export_options import ExportOptions, normalised_dynamic_axes
 from fixport.core.model.project import load_project
-from tests.conftest import run_main
+from tests.conftest import slow_but_one
 
 # A problem for each exporter: threshold(x, 0.1, 2.0) has no TorchScript symbolic, and the dynamo
 # exporter writes Pow on int16, which ONNX Runtime refuses. The sequence length is dynamic.
@@ -81,22 +81,22 @@ def test_the_command_line_names_a_bad_axis() -> None:
     assert export_overrides(args)["dynamic_axes"] == {"x": {0: "batch"}}
 
 
-@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
-def test_fix_then_compare_and_export_from_the_project(exporter: str, model_file, tmp_path: Path) -> None:
+@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
+def test_fix_then_compare_and_export_from_the_project(cli, exporter: str, model_file, tmp_path: Path) -> None:
     model = str(model_file("tokens.py", TOKENS_MODEL))
     project = tmp_path / "tokens.fixport.json"
-    fixed = run_main("fix", model, "--auto", "--exporter", exporter, "--input-names", "input_ids",
-                     "--dynamic-axes", '{"input_ids": {"1": "seq"}}', "-o", str(project))
+    fixed = cli("fix", model, "--auto", "--exporter", exporter, "--input-names", "input_ids",
+                "--dynamic-axes", '{"input_ids": {"1": "seq"}}', "-o", str(project))
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     saved = json.loads(project.read_text())["export_options"]
     assert saved["dynamic_axes"] == {"input_ids": {"1": "seq"}} and saved["exporter"] == exporter
 
-    compared = run_main("compare", model, "--project", str(project))
+    compared = cli("compare", model, "--project", str(project))
     assert compared.returncode == 0, compared.stdout + compared.stderr
     assert "Input set seq=" in compared.stdout and "PASS" in compared.stdout  # checked at other lengths too
 
     onnx_path = tmp_path / "tokens.onnx"
-    exported = run_main("export", model, "--project", str(project), "-o", str(onnx_path))
+    exported = cli("export", model, "--project", str(project), "-o", str(onnx_path))
     assert exported.returncode == 0, exported.stdout + exported.stderr
     batch, length = onnx.load(str(onnx_path)).graph.input[0].type.tensor_type.shape.dim
     assert batch.dim_value == 2 and length.dim_param == "seq"  # dynamic, under the project's name

@@ -11,6 +11,7 @@ from contextlib import contextmanager
 import numpy as np
 import onnx
 import onnxruntime as ort
+import pytest
 import torch
 import torch.nn.functional as F
 
@@ -83,6 +84,7 @@ def test_at_static_shapes_a_size_computed_in_the_graph_is_read_from_the_trace() 
     assert _max_error(model, exported, (1, 3, 12, 12)) < 1e-6
 
 
+@pytest.mark.slow
 def test_a_replay_that_branches_on_a_size_names_the_sizes_it_holds_for() -> None:
     model = torch.nn.AdaptiveAvgPool2d((7, 7)).eval()
     with _replayed("aten::adaptive_avg_pool2d"):

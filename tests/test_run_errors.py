@@ -80,7 +80,7 @@ def test_a_forward_that_raises_is_exit_2_with_a_short_message_and_its_own_log(
     assert (log.parent / "last-error.log").read_text() == second_log.read_text()
 
 
-def test_an_exporter_error_without_details_still_leaves_a_log(model_file, tmp_path: Path, monkeypatch) -> None:
+def test_an_exporter_error_without_details_still_leaves_a_log(cli, model_file, tmp_path: Path, monkeypatch) -> None:
     monkeypatch.setenv("HOME", str(tmp_path / "home"))
     model = str(model_file("tiny.py", """
         import torch
@@ -88,7 +88,7 @@ def test_an_exporter_error_without_details_still_leaves_a_log(model_file, tmp_pa
         def build():
             return torch.nn.Linear(3, 2), (torch.randn(2, 3),)
     """))
-    checked = run_main("check", model, "--exporter", "dynamo", "--dynamic-axes", '{"nope": {"0": "batch"}}')
+    checked = cli("check", model, "--exporter", "dynamo", "--dynamic-axes", '{"nope": {"0": "batch"}}')
     assert checked.returncode == 2 and "nope" in checked.stderr
     assert "Traceback" in Path(LOG_LINE.search(checked.stderr)[1]).read_text()
 

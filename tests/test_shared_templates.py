@@ -13,7 +13,7 @@ from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.symbolics.dynamo.library import dynamo_library
 from fixport.symbolics.library import SHARED_DIR, TemplateLibrary, parse_template_source
-from tests.conftest import run_main
+from tests.conftest import slow_but_one
 
 SHARED = [parse_template_source(path.read_text(encoding="utf-8"), str(path)) for path in sorted(SHARED_DIR.glob("*.py"))
           if not path.name.startswith("_")]
@@ -46,7 +46,7 @@ def test_both_libraries_offer_each_shared_template_for_its_ops(template) -> None
         assert template.id in [o.template_id for o in offers], torchscript_kind
 
 
-@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
 def test_both_exporters_fix_median_with_the_same_template(worker, tmp_path: Path, exporter: str) -> None:
     model = tmp_path / "median.py"
     model.write_text(MEDIAN_MODEL, encoding="utf-8")
@@ -55,12 +55,13 @@ def test_both_exporters_fix_median_with_the_same_template(worker, tmp_path: Path
     assert [c.template_id for c in result.choices] == ["onnx_function.median_dim_topk"]
 
 
-def test_the_torchscript_fix_script_carries_the_shared_function(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_the_torchscript_fix_script_carries_the_shared_function(cli, tmp_path: Path) -> None:
     model = tmp_path / "median.py"
     model.write_text(MEDIAN_MODEL, encoding="utf-8")
     project, script = tmp_path / "median.fixport.json", tmp_path / "fix_median.py"
-    assert run_main("fix", "--auto", str(model), "-o", str(project)).returncode == 0
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("fix", "--auto", str(model), "-o", str(project)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     assert "carry_module('fixport.symbolics.onnx_functions'" in script.read_text(encoding="utf-8")
     ran = subprocess.run([sys.executable, str(script), "-o", str(tmp_path / "fixed.onnx")], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)
@@ -68,6 +69,7 @@ def test_the_torchscript_fix_script_carries_the_shared_function(tmp_path: Path) 
     assert "checked at x=3x7x5 (traced): max abs diff 0" in ran.stdout
 
 
+@pytest.mark.slow
 def test_both_exporters_fix_a_mixtral_moe_with_the_same_grouped_mm(worker) -> None:
     """TorchScript traces transformers' experts to aten::_grouped_mm; dynamo keeps its
     grouped_mm_fallback custom op (a Python loop over offs.tolist()): one template fixes both."""
@@ -100,7 +102,7 @@ def build():
 '''
 
 
-@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
 def test_masked_select_as_compress_holds_for_masks_of_every_count(worker, tmp_path: Path, exporter: str) -> None:
     """The output's length is the mask's count: one ONNX function, registered by either exporter,
     runs at masks it was not exported with (dynamo: chosen by fix --auto; TorchScript, which has

@@ -5,6 +5,7 @@ The weights-on-disk threshold is lowered to 1 kB, so small real exports take a r
 from __future__ import annotations
 
 import numpy as np
+import pytest
 import torch
 
 from fixport.core.exporters.base import ExportOptions
@@ -36,6 +37,7 @@ def _resident_bytes() -> int:
         return int(statm.read().split()[1]) * 4096
 
 
+@pytest.mark.slow
 def test_a_session_over_the_exported_file_reads_torchs_mapping_and_counts_it_once(small_threshold, model_file) -> None:
     """Every weight is handed over without a copy (its OrtValue points into torch's mapping), the
     session computes torch's outputs, and running it leaves resident memory about where torch's

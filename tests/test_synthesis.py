@@ -19,7 +19,6 @@ import torch
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import ModelRequest
-from tests.conftest import run_main
 
 ONE_OP_MODEL = '''
 import torch
@@ -110,6 +109,7 @@ def build():
 """
 
 
+@pytest.mark.slow
 def test_a_replayed_op_fed_by_another_fix_keeps_its_traced_shapes(worker, tmp_path: Path) -> None:
     """kornia's homography: linalg_solve_ex's input comes out of the LU fixes, whose nodes ONNX
     shape inference does not see through; the replay takes the shapes the trace recorded."""
@@ -123,16 +123,17 @@ def test_a_replayed_op_fed_by_another_fix_keeps_its_traced_shapes(worker, tmp_pa
     assert _max_abs_vs_torch(onnx_path, model) <= 1e-3
 
 
-def test_fix_auto_cli_names_the_family_and_the_script_reproduces_it(tmp_path: Path) -> None:
+@pytest.mark.slow
+def test_fix_auto_cli_names_the_family_and_the_script_reproduces_it(cli, tmp_path: Path) -> None:
     model = _one_op_file(tmp_path, "torch.inner(x, x * 2)")
     project = tmp_path / "inner.fixport.json"
     fixport_onnx = tmp_path / "fixport.onnx"
-    fixed = run_main("fix", str(model), "--auto", "-o", str(project), "--onnx", str(fixport_onnx), "--json")
+    fixed = cli("fix", str(model), "--auto", "-o", str(project), "--onnx", str(fixport_onnx), "--json")
     assert fixed.returncode == 0, fixed.stdout + fixed.stderr
     report = json.loads(fixed.stdout)
     assert [(c["kind"], c["family"]) for c in report["fixed"]] == [("aten::inner", "decomposition_replay")]
     script = tmp_path / "fix_export.py"
-    assert run_main("script", str(project), "-o", str(script)).returncode == 0
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
     script_onnx = tmp_path / "script.onnx"
     ran = subprocess.run([sys.executable, str(script), "-o", str(script_onnx)], cwd=tmp_path,
                          capture_output=True, text=True, timeout=300)

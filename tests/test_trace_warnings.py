@@ -6,7 +6,6 @@ from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.trace_warnings import baked_here, warnings_by_node
 from fixport.examples.catalog import example_path
-from tests.conftest import run_main
 
 
 def test_each_warning_names_the_node_that_took_its_constant(worker) -> None:
@@ -22,8 +21,8 @@ def test_each_warning_names_the_node_that_took_its_constant(worker) -> None:
     assert warning.what.startswith("Converting a tensor to a Python integer")
 
 
-def test_check_prints_where_each_warning_went() -> None:
-    shown = run_main("check", str(example_path("baked_sizes"))).stdout
+def test_check_prints_where_each_warning_went(cli) -> None:
+    shown = cli("check", str(example_path("baked_sizes"))).stdout
     assert "recorded as a constant into: aten::slice at baked_sizes.py:35" in shown, shown
 
 

@@ -59,16 +59,15 @@ def test_the_fix_all_log_names_the_dims_a_shape_specialised_choice_pins() -> Non
     assert plan.notes == [f"{POOL_KIND}: {SPECIALISED_TEMPLATE} is shape-specialised. {PINNED_HW}"]
 
 
-def test_fix_auto_reports_the_dims_a_shape_specialised_fix_was_built_at(tmp_path: Path) -> None:
+def test_fix_auto_reports_the_dims_a_shape_specialised_fix_was_built_at(cli, tmp_path: Path) -> None:
     """A pooling matrix built at batch 1 serves every batch: the report says so from the check. (At
     opset 10: from opset 11 a cumulative-sum template that keeps sizes open comes first.)"""
-    from tests.conftest import run_main
 
     model = tmp_path / "pool.py"
     dynamic_batch = {"input_names": ["image"], "dynamic_axes": {"image": {0: "batch"}}}
     model.write_text(ADAPTIVE_POOL_MODEL.format(options=repr(dynamic_batch)), encoding="utf-8")
-    shown = run_main("fix", "--auto", str(model), "--opset", "10", "--keep-opset",
-                     "-o", str(tmp_path / "pool.fixport.json"))
+    shown = cli("fix", "--auto", str(model), "--opset", "10", "--keep-opset",
+                "-o", str(tmp_path / "pool.fixport.json"))
     assert shown.returncode == 0, shown.stdout + shown.stderr
     assert "with decompose.adaptive_avg_pool2d_matmul [hand_written]" in shown.stdout, shown.stdout
     assert ("    Declared dynamic, traced at batch=1: the export with this fix also matched torch at batch=2."

@@ -299,6 +299,7 @@ def _outputs(model: OnnxModel, names, inputs) -> np.ndarray:
     return run.outputs[0]
 
 
+@pytest.mark.slow
 def test_a_dynamo_export_writes_its_weights_from_torch_straight_to_disk(small_threshold: Path, model_file) -> None:
     """torch.export's route too: the translated model's weights go to the folder from torch's tensors
     (no proto holding them), check and compare read them there, and the folders go afterwards."""

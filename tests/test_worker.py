@@ -140,6 +140,7 @@ def test_registry_is_restored_after_each_job(worker: ExportWorker, model_file) -
     assert [p.kind for p in again.unsupported] == ["aten::asinh"]
 
 
+@pytest.mark.slow
 def test_crash_in_user_code_is_reported_and_worker_restarts(model_file) -> None:
     crashing = model_file("crash.py", """
         import os
@@ -156,6 +157,7 @@ def test_crash_in_user_code_is_reported_and_worker_restarts(model_file) -> None:
         worker.stop()
 
 
+@pytest.mark.slow
 def test_hang_is_stopped_by_the_timeout(model_file) -> None:
     hanging = model_file("hang.py", """
         import time
@@ -172,6 +174,7 @@ def test_hang_is_stopped_by_the_timeout(model_file) -> None:
         worker.stop()
 
 
+@pytest.mark.slow
 def test_a_job_that_keeps_reporting_progress_outlives_the_timeout(model_file) -> None:
     """The timeout is on stalls: each stage here (build, trace, torch's run for the check) takes
     1.2 s, 3.6 s in all, under a 3 s limit; a real-size model's stages add up the same way."""
@@ -218,6 +221,7 @@ def test_cancelled_compare_stops_at_its_next_check_and_the_worker_stays_warm(wor
     assert worker.run(PingRequest()).pid == pid
 
 
+@pytest.mark.slow
 def test_a_job_that_never_checks_is_killed_after_the_grace(model_file) -> None:
     looping = model_file("loops.py", """
         def build():
@@ -291,6 +295,7 @@ def _running(pid: int | None) -> bool:
     return state not in ("Z", "X")
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("kill_signal", [signal.SIGKILL, signal.SIGTERM], ids=["kill-9", "term"])
 def test_worker_exits_within_a_second_when_its_parent_is_killed_mid_job(tmp_path: Path, model_file,
                                                                         kill_signal: int) -> None:
