@@ -6,11 +6,11 @@ import textwrap
 
 from fixport.cli.arguments import EXIT_OK, EXIT_PROBLEMS, job_arguments, project_shapes, shape_sets
 from fixport.cli.output import clear_progress, print_json, progress_printer
+from fixport.cli.workers import command_worker
 from fixport.core.model.errors import FixportError
 from fixport.core.model.exporter_comparison import FIXES_FROM_AUTO_FIX, ExporterComparison, ExporterRun, parse_exporters
 from fixport.core.model.requests import CompareExportersRequest
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, EXPORTERS
-from fixport.core.worker.client import ExportWorker
 
 MESSAGE_WIDTH = 100
 MAX_NODES_PRINTED = 10
@@ -34,16 +34,13 @@ def run_compare_exporters(args: argparse.Namespace) -> int:
         from fixport.core.model.project import load_project
 
         mappings_by_exporter[load_project(args.project).export_options.get("exporter") or DEFAULT_EXPORTER] = mappings
-    worker = ExportWorker(job_timeout_s=args.timeout)
-    try:
+    with command_worker(args.timeout) as worker:
         result: ExporterComparison = worker.run(CompareExportersRequest(
             model, exporters, options, mappings_by_exporter, auto_fix=not args.no_auto_fix, provider=args.provider,
             runs=args.runs, rtol=args.rtol, atol=args.atol, precision=args.precision, torch_device=args.torch_device,
             other_shapes=shape_sets(args) or project_shapes(args), latency_runs=args.latency_runs,
             analyze_nodes=not args.no_node_analysis),
             progress=progress_printer(args.json))
-    finally:
-        worker.stop()
     clear_progress(args.json)
     print_json(result.to_json()) if args.json else print_exporter_comparison(result)
     return EXIT_OK if result.agree else EXIT_PROBLEMS

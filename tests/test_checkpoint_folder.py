@@ -13,7 +13,6 @@ from fixport.core.model.model_files import existing_model_path
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.vocabulary import CHECKPOINT_TASKS
-from tests.conftest import run_main
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -165,14 +164,14 @@ def test_the_generation_check_runs_with_the_dynamo_exporter_too(worker, checkpoi
 
 
 @pytest.mark.slow
-def test_check_on_a_folder_lists_its_components_and_checks_each(checkpoints) -> None:
-    done = run_main("check", str(checkpoints["llama"]), "--json")
+def test_check_on_a_folder_lists_its_components_and_checks_each(cli, checkpoints) -> None:
+    done = cli("check", str(checkpoints["llama"]), "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert report["task"] == "text-generation" and list(report["components"]) == ["prefill", "decode"]
     assert report["components"]["prefill"]["generation"]["passed"] is True
     assert all(not each["unsupported"] for each in report["components"].values())
-    refused = run_main("check", "some-org/some-model")
+    refused = cli("check", "some-org/some-model")
     assert refused.returncode == 2 and "offline only" in refused.stderr and "Traceback" not in refused.stderr
 
 

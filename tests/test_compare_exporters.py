@@ -15,7 +15,6 @@ from fixport.core.model.exporter_comparison import (
 )
 from fixport.core.model.requests import AutoFixRequest, CompareExportersRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
-from tests.conftest import run_main
 
 EXPORTERS = ["torchscript", "dynamo"]
 
@@ -169,11 +168,11 @@ def test_exporters_are_two_known_names() -> None:
     assert op_name("aten::_convolution") == "convolution" and op_name("aten::conv2d.default") == "conv2d"
 
 
-def test_cli_compare_exporters_refuses_one_exporter_and_the_exporter_flag(model_file) -> None:
+def test_cli_compare_exporters_refuses_one_exporter_and_the_exporter_flag(cli, model_file) -> None:
     path = str(model_file("plain.py", PLAIN_MODEL))
-    one = run_main("compare", path, "--exporters", "dynamo")
+    one = cli("compare", path, "--exporters", "dynamo")
     assert one.returncode == 2 and "--exporters takes two different exporters" in one.stderr + one.stdout
-    both = run_main("compare", path, "--exporters", "torchscript,dynamo", "--exporter", "dynamo")
+    both = cli("compare", path, "--exporters", "torchscript,dynamo", "--exporter", "dynamo")
     assert both.returncode == 2 and "--exporter and --exporters cannot be used together" in both.stderr + both.stdout
     assert "Traceback" not in one.stderr + both.stderr
 
