@@ -104,6 +104,7 @@ def test_a_task_or_component_the_folder_lacks_is_named_with_the_choices(worker, 
     assert "--task" in wrong.value.hint
 
 
+@pytest.mark.slow
 def test_a_sharded_vit_exports_to_transformers_layout_that_runs_at_another_batch(worker, checkpoints,
                                                                                tmp_path: Path) -> None:
     from transformers.exporters import ExportedModel
@@ -175,6 +176,7 @@ def test_check_on_a_folder_lists_its_components_and_checks_each(cli, checkpoints
     assert refused.returncode == 2 and "offline only" in refused.stderr and "Traceback" not in refused.stderr
 
 
+@pytest.mark.slow
 def test_compare_on_a_decoder_folder_also_generates(worker, checkpoints) -> None:
     from fixport.core.model.requests import CompareRequest
 
@@ -209,6 +211,7 @@ def test_the_fix_script_reproduces_a_components_export_from_the_folder(checkpoin
     assert {"input_ids", "attention_mask", "input.cache.layers.0.keys"} <= set(names)  # transformers' names
 
 
+@pytest.mark.slow  # the Llama folder's generation check stays in the fast tier
 @pytest.mark.parametrize("name, task", [("t5", "text2text-generation"), ("whisper", "automatic-speech-recognition")])
 def test_an_encoder_decoder_folder_generates_past_its_traced_decoder_length(worker, checkpoints, name, task) -> None:
     """The decoder's past grows with the decoding, not with the encoder's input: a decode exported at past 1
@@ -252,7 +255,7 @@ def _segformer():
 
 @pytest.mark.parametrize("make, task, inputs", [
     (_clip, "zero-shot-image-classification", ["input_ids", "attention_mask", "pixel_values"]),
-    (_segformer, "semantic-segmentation", ["pixel_values"])])
+    pytest.param(_segformer, "semantic-segmentation", ["pixel_values"], marks=pytest.mark.slow)])
 def test_clip_like_and_segmentation_folders_check_clean(worker, tmp_path: Path, make, task, inputs) -> None:
     make().save_pretrained(tmp_path / "model")
     result = worker.run(AnalyzeRequest(ModelRequest(str(tmp_path / "model"))))

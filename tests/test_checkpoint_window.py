@@ -25,6 +25,7 @@ def llama_folder(tmp_path_factory) -> Path:
     return folder
 
 
+@pytest.mark.slow  # the DETR folder keeps the window's checkpoint bar in the fast tier
 def test_a_checkpoint_folder_opens_with_its_task_and_components(qtbot, window, llama_folder: Path) -> None:
     drag = QMimeData()
     drag.setUrls([QUrl.fromLocalFile(str(llama_folder))])

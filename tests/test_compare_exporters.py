@@ -90,6 +90,7 @@ def _compare(worker, path, **options) -> ExporterComparison:
     return worker.run(CompareExportersRequest(ModelRequest(str(path)), EXPORTERS, **options))
 
 
+@pytest.mark.slow
 def test_two_exports_that_agree_say_so_with_size_and_latency(worker, model_file) -> None:
     result = _compare(worker, model_file("plain.py", PLAIN_MODEL))
 
@@ -106,6 +107,7 @@ def test_two_exports_that_agree_say_so_with_size_and_latency(worker, model_file)
     assert result.first_difference is None and not any(node.differ for node in result.nodes)
 
 
+@pytest.mark.slow  # the window's test runs the same comparison in the fast tier
 def test_exports_that_differ_name_the_line_where_they_first_differ(worker, model_file) -> None:
     result = _compare(worker, model_file("softplus.py", SOFTPLUS_MODEL))
 
@@ -122,6 +124,7 @@ def test_exports_that_differ_name_the_line_where_they_first_differ(worker, model
     assert not linear.differ  # before the softplus the two exports still agree
 
 
+@pytest.mark.slow
 def test_each_export_gets_what_it_needs(worker, model_file) -> None:
     """The TorchScript export needs a fix for the threshold, found by fix --auto; dynamo needs none."""
     path = model_file("threshold.py", THRESHOLD_MODEL)
@@ -135,6 +138,7 @@ def test_each_export_gets_what_it_needs(worker, model_file) -> None:
     assert result.agree
 
 
+@pytest.mark.slow
 def test_without_auto_fix_only_the_projects_fixes_apply(worker, model_file) -> None:
     path = model_file("threshold.py", THRESHOLD_MODEL)
     unfixed = _compare(worker, path, auto_fix=False)

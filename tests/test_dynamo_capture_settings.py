@@ -84,6 +84,7 @@ def test_core_aten_decompositions_first_export_it_too(worker, model_file) -> Non
     assert result.unsupported == [] and result.output_max_abs is not None and result.output_max_abs <= 1e-5
 
 
+@pytest.mark.slow  # the other capture-setting tests stay fast
 def test_a_model_that_exports_as_it_is_gets_no_setting(worker, model_file) -> None:
     """Settings are tried only for what templates cannot fix: a clean model is left alone."""
     clean = WINDOW_ATTENTION.replace(", attn_mask=bias", "")

@@ -153,6 +153,7 @@ def _one_node_fix(worker, path: Path) -> tuple[FixMapping, str]:
                       instance=problem.instance), problem.instance
 
 
+@pytest.mark.slow  # fix_auto_chooses_by_running keeps a dynamo fix in the fast tier
 def test_a_fix_for_one_node_leaves_the_others_to_torch_lib(worker, model_file) -> None:
     path = model_file("two_squares.py", TWO_SQUARES)
     before = worker.run(AnalyzeRequest(ModelRequest(str(path)), options=DYNAMO))

@@ -118,6 +118,7 @@ def test_fix_cli_saves_a_project_that_export_and_script_reproduce(cli, tmp_path:
     # (transformers is imported only where a model's inputs hold its cache objects, which need it anyway).
     assert _imported_top_modules(script) <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
                                             "contextlib", "collections", "functools", "itertools", "types", "typing",
+                                            "traceback", "copy", "dataclasses", "pathlib",
                                             "math", "tempfile", "numpy", "onnx", "onnxruntime", "torch", "onnxscript",
                                             "ml_dtypes", "transformers"}
     _assert_same_model(onnx.load(str(fixport_onnx)), onnx.load(str(script_onnx)))
@@ -274,6 +275,7 @@ def _script_module(project: Project, path: Path):
     write_fix_script(project, path, "out.onnx")
     spec = importlib.util.spec_from_file_location(f"fix_script_{path.stem}", path)
     module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module  # as an import does: the script's dataclasses look themselves up there
     spec.loader.exec_module(module)
     return module
 

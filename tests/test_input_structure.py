@@ -104,7 +104,8 @@ def test_a_bert_called_with_keyword_arguments_exports_and_compares(worker, model
     assert compared.passed, compared.to_json()
 
 
-@pytest.mark.parametrize("exporter", slow_but_one(["torchscript", "dynamo"], "torchscript"))
+@pytest.mark.slow  # the fix script's own tier test runs one script in a new process
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
 def test_the_fix_script_names_inputs_and_outputs_as_fixport_did(cli, model_file, tmp_path, exporter) -> None:
     path = model_file("kwargs_bert.py", KWARGS_BERT)
     project, script, onnx_file = tmp_path / "p.fixport.json", tmp_path / "fix_export.py", tmp_path / "out.onnx"

@@ -73,7 +73,7 @@ CARRIED_FIXPORT_CODE = (
         "as_real_layout"), None),
     ("fixport.core.model.tolerances", ("DEFAULT_TOLERANCES", "FALLBACK_DTYPE"), None),
     ("fixport.core.onnx_io.ort_session", ("feeds_for",), None),
-    ("fixport.core.model.errors", ("FixportError", "ModelLoadError", "InputSpecError"), None),
+    ("fixport.core.model.errors", ("FixportError", "ModelLoadError", "InputSpecError", "MissingInputsError"), None),
     ("fixport.core.loaders.checkpoint_tasks", (
         "TASK_AUTO_CLASSES", "GENERATION_TASKS", "task_names", "task_of", "auto_class_for",
         "_auto_class_loading", "_feature_task", "_architectures"), None),
