@@ -96,7 +96,7 @@ def _plain(value: Any) -> Any:
 def fx_to_graph(program: torch.export.ExportedProgram, unsupported: set[str] | frozenset[str] = frozenset()) -> Graph:
     """Neutral graph of ``program``: call_function nodes with FX names as ids; user inputs as
     graph inputs (lifted weights stay plain values); nodes named in ``unsupported`` flagged."""
-    graph = Graph(kind=FX_GRAPH_KIND)  # type: ignore[arg-type]  # a third pane kind beside the two
+    graph = Graph(kind=FX_GRAPH_KIND)
     user_inputs = set(program.graph_signature.user_inputs)
     getitem_outputs: dict[str, dict[int, str]] = {}
     for node in program.graph.nodes:

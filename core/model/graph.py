@@ -16,7 +16,7 @@ from fixport.core.model.vocabulary import scope_parts
 if TYPE_CHECKING:
     import networkx
 
-GraphKind = Literal["torchscript", "onnx"]
+GraphKind = Literal["torchscript", "fx", "onnx"]  # the source graph (either exporter's) or the ONNX graph
 ONNX_DEFAULT_DOMAIN = "onnx"
 
 
