@@ -10,7 +10,7 @@ import operator
 import os
 import re
 import traceback
-from typing import Any
+from typing import Any, Final
 
 import torch
 
@@ -18,7 +18,7 @@ from fixport.core.loaders.torchscript_graph import _TORCH_TO_NUMPY_DTYPE, _is_li
 from fixport.core.model.graph import Graph, Node, Value
 from fixport.core.model.vocabulary import SCOPE_SEPARATOR
 
-FX_GRAPH_KIND = "fx"
+FX_GRAPH_KIND: Final = "fx"
 GETITEM_KIND = "prim::TupleUnpack"  # a plumbing kind: drawn as an edge, not a node
 _STACK_FRAME_RE = re.compile(r'File "(?P<file>[^"]+)", line (?P<line>\d+)')
 _SELF_PREFIXES = ("L['self'].", "L__self__.", "L__self___")
