@@ -25,7 +25,7 @@ import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fixport.bench.stamp import machine_stamp, stamp_markdown  # noqa: E402
-from fixport.core.exporters.torchscript import ExportOptions, TorchScriptExporter  # noqa: E402
+from fixport.core.exporters.torchscript.exporter import ExportOptions, TorchScriptExporter  # noqa: E402
 from fixport.core.loaders.loading import load_model  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent

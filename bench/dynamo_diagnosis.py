@@ -23,7 +23,7 @@ from pathlib import Path
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from fixport.core.exporters.dynamo import DynamoExporter
+from fixport.core.exporters.dynamo.exporter import DynamoExporter
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.export_options import ExportOptions
 

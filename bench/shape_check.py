@@ -13,7 +13,7 @@ from pathlib import Path
 
 import torch
 
-from fixport.core.exporters.analysis import analyze
+from fixport.core.analysis.analysis import analyze
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import ModelRequest
 

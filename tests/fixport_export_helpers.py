@@ -11,11 +11,11 @@ import onnx
 import onnxruntime
 import torch
 
-from fixport.core.exporters.symbolic_registration import (
+from fixport.core.exporters.torchscript.source_graph import instance_keys
+from fixport.core.exporters.torchscript.symbolic_registration import (
     MappingSpec,
     registered_mappings,
 )
-from fixport.core.loaders.torchscript_graph import instance_keys
 from fixport.symbolics.library import TemplateLibrary
 
 ATOL = 1e-4  # float32 absolute tolerance for every built-in template
@@ -35,7 +35,7 @@ def spec_for(template_id: str, target_kind: str, *, instance: str | None = None,
 
 
 def key_of(node: torch._C.Node) -> str:
-    """Instance key as fixport.core.loaders.torchscript_graph computes it over the node's whole graph."""
+    """Instance key as fixport.core.exporters.torchscript.source_graph computes it over the node's whole graph."""
     block = node.owningBlock()
     while block.owningNode() is not None:
         block = block.owningNode().owningBlock()

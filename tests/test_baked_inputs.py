@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fixport.core.exporters.value_check import other_values
+from fixport.core.checks.value_check import other_values
 from fixport.core.model.requests import AnalyzeRequest, CompareRequest
 from fixport.core.model.results import ModelRequest
 

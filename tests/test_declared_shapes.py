@@ -7,7 +7,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fixport.core.exporters.shape_check import generalisation_shapes
+from fixport.core.checks.shape_check import generalisation_shapes
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.export_options import resolve_export_options
 from fixport.core.model.inputs import InputOptions
@@ -143,7 +143,7 @@ def test_fix_auto_refuses_a_fix_that_folds_the_traced_sizes(worker, tmp_path: Pa
 
 
 def test_the_other_sizes_use_valid_token_ids() -> None:
-    from fixport.core.exporters.shape_check import random_like
+    from fixport.core.checks.shape_check import random_like
 
     ids = torch.randint(3, 9, (1, 8))
     other = random_like(ids, [2, 12], torch.Generator().manual_seed(0))

@@ -79,7 +79,7 @@ def _capture_failure(source: str, kind: str = "torch.export::data_dependent_erro
 
 
 def test_the_stopping_line_leads_draft_exports_report() -> None:
-    from fixport.core.exporters.dynamo_capture_failures import stopping_line_first
+    from fixport.core.exporters.torch_export.capture_failures import stopping_line_first
 
     unplaced = _capture_failure("", "torch.export::mismatched_fake_kernel")
     later, there = _capture_failure("model.py:30"), _capture_failure("utils.py:7")

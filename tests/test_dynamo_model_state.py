@@ -57,7 +57,7 @@ def build():
 
 @pytest.mark.filterwarnings("ignore:The tensor attribute self.head.anchors was assigned during export")
 def test_capture_leaves_no_fake_tensor_on_the_model(model_file) -> None:
-    from fixport.core.exporters.dynamo import capture
+    from fixport.core.exporters.dynamo.exporter import capture
     from fixport.core.loaders.loading import load_model
     from fixport.core.model.export_options import ExportOptions
 

@@ -31,7 +31,7 @@ def _settings(**changes) -> common.ScriptSettings:
 
 
 def _threshold_fix(instance: str | None = None) -> common.ScriptFix:
-    from fixport.core.exporters.symbolic_registration import compile_template_source
+    from fixport.core.exporters.torchscript.symbolic_registration import compile_template_source
     from fixport.symbolics.library import TemplateLibrary
 
     template = TemplateLibrary().get("decompose.threshold_where")

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 import torch
 
-from fixport.core.exporters.shape_check import generalisation_shapes
+from fixport.core.checks.shape_check import generalisation_shapes
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.fixing.script_parts import common
 from fixport.core.loaders.loading import load_model

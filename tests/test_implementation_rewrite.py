@@ -15,7 +15,7 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from fixport.core.exporters.implementation_rewrite import rewritten_implementation
+from fixport.core.exporters.torch_export.implementation_rewrite import rewritten_implementation
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest

@@ -212,7 +212,7 @@ def test_a_promoted_grid_behind_an_op_the_exporter_rejects_is_listed_and_fixed_i
 
 
 def test_the_cast_is_offered_only_for_a_node_without_a_kernel_for_its_types(tmp_path) -> None:
-    from fixport.core.exporters.torchscript_candidates import INPUTS_AS_TRACED_TEMPLATE_ID, candidates_for
+    from fixport.core.exporters.torchscript.candidates import INPUTS_AS_TRACED_TEMPLATE_ID, candidates_for
     from fixport.core.model.problems import UnsupportedNode
     from fixport.core.model.vocabulary import ProblemReason
     from fixport.symbolics.library import TemplateLibrary

@@ -5,7 +5,7 @@ from __future__ import annotations
 import numpy as np
 import torch
 
-from fixport.core.exporters.low_precision import float32_outputs, rounding_only
+from fixport.core.checks.low_precision import float32_outputs, rounding_only
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs
 from fixport.core.model.tolerances import ToleranceTable
 

@@ -17,7 +17,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 import fixport.core.onnx_io.onnx_model as onnx_model
 from fixport.core.exporters.base import ExportOptions
 from fixport.core.exporters.choice import exporter_for
-from fixport.core.exporters.mapped_weights import WeightSource, map_from_file
+from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file
 from fixport.core.loaders.loading import load_model
 
 MODEL = """

@@ -8,8 +8,8 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from fixport.core.exporters.diagnosis import runtime_error_problem
 from fixport.core.model.vocabulary import UNPLACED_KIND, ProblemReason
+from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.ort_errors import OrtErrorSite, ort_error_site
 

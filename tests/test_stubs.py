@@ -6,7 +6,7 @@ import inspect
 import pytest
 import torch
 
-from fixport.core.exporters.symbolic_registration import (
+from fixport.core.exporters.torchscript.symbolic_registration import (
     MappingSpec,
     compile_template_source,
     validate_mapping,

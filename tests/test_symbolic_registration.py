@@ -6,7 +6,7 @@ import torch
 import torch.nn.functional as F
 from torch.onnx._internal.torchscript_exporter import registration
 
-from fixport.core.exporters.symbolic_registration import (
+from fixport.core.exporters.torchscript.symbolic_registration import (
     MappingSpec,
     TemplateError,
     compile_template_source,
@@ -189,7 +189,7 @@ def test_user_override_is_what_fix_auto_exports_and_reset_brings_the_builtin_bac
     `fix --auto` picks, in the opsets an applied mapping is checked against, in the export."""
     import onnx
 
-    from fixport.core.exporters.applied_fixes import mapping_specs
+    from fixport.core.exporters.torchscript.applied_fixes import mapping_specs
     from fixport.core.model.project import load_project
     from fixport.examples.catalog import list_examples
     from tests.conftest import run_main
@@ -242,7 +242,7 @@ def test_a_re_export_reuses_the_traced_graph_only_for_the_same_module_and_option
     file edited (a new module), converts afresh and shows the edit."""
     import os
 
-    from fixport.core.exporters.analysis import analyze
+    from fixport.core.analysis.analysis import analyze
     from fixport.core.model.requests import AnalyzeRequest
     from fixport.core.model.results import ModelRequest
 

@@ -11,7 +11,7 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fixport.core.exporters.symbolic_registration import MappingSpec, compile_template_source
+from fixport.core.exporters.torchscript.symbolic_registration import MappingSpec, compile_template_source
 from fixport.symbolics.template_form import injected_names_used
 from tests.fixport_export_helpers import (
     LIBRARY,

@@ -13,7 +13,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper, numpy_helper
 
-import fixport.core.exporters.torchscript as torchscript
+import fixport.core.exporters.torchscript.exporter as torchscript
 import fixport.core.onnx_io.external_data as external_data
 import fixport.core.onnx_io.onnx_model as onnx_model
 from fixport.core.comparison.intermediates import group_submodel, with_all_node_outputs
@@ -142,8 +142,8 @@ def test_check_compare_and_save_read_the_weights_from_disk(small_threshold: Path
     """Analysis (ORT check, output comparison, saved file) and compare (outputs, node by node, and an
     --onnx file with external data) on an export whose weights are on disk, torch writing a file as
     it does for a model over 1 GB; every temporary weights folder is gone afterwards."""
+    from fixport.core.analysis.analysis import analyze
     from fixport.core.comparison.compare_job import compare
-    from fixport.core.exporters.analysis import analyze
     from fixport.core.model.requests import AnalyzeRequest, CompareRequest
     from fixport.core.model.results import ModelRequest
 

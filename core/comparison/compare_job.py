@@ -19,24 +19,22 @@ import numpy as np
 import onnx
 import torch
 
-from fixport.core.comparison.custom_op_reference import ReferencePlan, plan_references
-from fixport.core.comparison.intermediates import (
-    NodeAnalysis,
-    analyze_nodes,
-)
-from fixport.core.exporters.base import ComparableExport, Exporter
-from fixport.core.exporters.choice import exporter_for, resolved_export_options
-from fixport.core.exporters.diagnosis import runtime_error_problem
-from fixport.core.exporters.generation_check import generation_components, generation_of_both_components
-from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, rounding_only
-from fixport.core.exporters.shape_check import (
+from fixport.core.checks.generation_check import generation_components, generation_of_both_components
+from fixport.core.checks.low_precision import LOW_PRECISION_NAMES, rounding_only
+from fixport.core.checks.shape_check import (
     ShapeSet,
     first_line,
     generalisation_shapes,
     only_the_input_sets,
     random_like,
 )
-from fixport.core.exporters.value_check import check_input_values
+from fixport.core.checks.value_check import check_input_values
+from fixport.core.comparison.intermediates import (
+    NodeAnalysis,
+    analyze_nodes,
+)
+from fixport.core.exporters.base import ComparableExport, Exporter
+from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.loaders.input_sets import SETS_ONLY_NOTE
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
@@ -69,11 +67,13 @@ from fixport.core.model.runtime_cost import RuntimeCost, validate_latency_runs
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
+from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for
 from fixport.core.onnx_io.placement import collect_placement
+from fixport.core.onnx_io.reference_plan import ReferencePlan, plan_references
 from fixport.core.onnx_io.runtime_cost import runtime_cost
 
 if TYPE_CHECKING:

@@ -16,11 +16,10 @@ from typing import Any
 
 import torch
 
+from fixport.core.analysis.analysis import analyze
 from fixport.core.comparison.compare_job import compare, input_sets
-from fixport.core.comparison.custom_op_reference import plan_references
 from fixport.core.comparison.intermediates import all_node_values, analyze_nodes
 from fixport.core.comparison.node_alignment import NodeSide, align, output_agreements
-from fixport.core.exporters.analysis import analyze
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.fixing.auto_fix import auto_fix
 from fixport.core.loaders.loading import LoadedModel
@@ -40,6 +39,7 @@ from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareExportersRequest, CompareRequest
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import LOADING_STAGE
+from fixport.core.onnx_io.reference_plan import plan_references
 
 
 @dataclass

@@ -24,6 +24,8 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import StubRequest
 from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.onnx_io.op_docs import OpInfo
+from fixport.core.onnx_io.reference_plan import NodeReference
 
 if TYPE_CHECKING:
     from fixport.core.loaders.loading import LoadedModel
@@ -75,8 +77,8 @@ class ComparableExport:
     capture: NodeCapture | None
     input_names: list[str]  # the ONNX model's graph inputs, in the model's order
     notes: list[str] = field(default_factory=list)
-    # torch's own function per custom-domain node, so ONNX Runtime can run them (TorchScript only)
-    custom_node_references: Any = None
+    # the exporter's reference kernel per custom-domain node, so ONNX Runtime can run them (None: none)
+    custom_node_references: NodeReference | None = None
     warnings: list[str] = field(default_factory=list)  # the export's own (TracerWarnings name baked lines)
 
 
@@ -113,6 +115,23 @@ class NodeSamples:
 def first_error_line(error: BaseException) -> str:
     """An exception's first line, short enough to say why a node has no sample."""
     return (str(error).strip().splitlines() or [type(error).__name__])[0][:200]
+
+
+class ProcessState(Protocol):
+    """Process-global state an exporter keeps between exports (TorchScript's symbolic registry),
+    which the worker puts back after every job so one job's fixes never reach the next."""
+
+    def snapshot(self) -> object:
+        """The state now, to :meth:`restore` later."""
+        ...
+
+    def restore(self, snapshot: object) -> None:
+        ...
+
+    def fingerprint(self) -> object:
+        """A cheap comparable summary: it differs when something changed the state (loading a
+        model file that registers symbolics, say)."""
+        ...
 
 
 class Exporter(Protocol):
@@ -176,6 +195,14 @@ class Exporter(Protocol):
 
     def stub(self, request: StubRequest) -> str:
         """A starting fix generated from the op's schema."""
+        ...
+
+    def op_info(self, kind: str) -> OpInfo:
+        """What torch knows of op ``kind`` as this exporter's graphs spell it (for the Inspector)."""
+        ...
+
+    def process_state(self) -> ProcessState | None:
+        """The process-global state this exporter keeps between exports; None when it keeps none."""
         ...
 
 

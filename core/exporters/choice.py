@@ -5,8 +5,8 @@ import importlib
 from collections.abc import Mapping
 from typing import Any
 
-from fixport.core.exporters.base import Exporter
-from fixport.core.exporters.profiles import profile_for
+from fixport.core.exporters.base import Exporter, ProcessState
+from fixport.core.exporters.profiles import PROFILES, profile_for
 from fixport.core.model.export_options import ExportOptions, resolve_export_options
 
 
@@ -22,3 +22,10 @@ def resolved_export_options(settings: Mapping[str, Any], overrides: dict[str, An
     exporter's own default (torch's for dynamo=True), so a model clean there is called clean."""
     return resolve_export_options(dict(settings), overrides,
                                   default_opset=lambda name: exporter_for(name).default_opset)
+
+
+def process_states() -> list[ProcessState]:
+    """The process-global state of every exporter that keeps one (imports only those exporters:
+    the dynamo exporter's onnxscript is slow to load)."""
+    states = (exporter_for(name).process_state() for name, profile in PROFILES.items() if profile.keeps_process_state)
+    return [state for state in states if state is not None]

@@ -61,6 +61,8 @@ class ExporterProfile:
     default_opset: int | None = DEFAULT_OPSET
     # torch's capture settings it takes (core.model.capture_settings), in the order fix --auto tries them
     capture_settings: tuple[str, ...] = ()
+    # Whether its Exporter keeps process-global state between exports (Exporter.process_state)
+    keeps_process_state: bool = False
 
     def template_library(self) -> TemplateLibrary:
         return self.make_library()
@@ -70,17 +72,18 @@ TORCHSCRIPT = ExporterProfile(
     name="torchscript",
     title="torch.onnx.export(dynamo=False): the TorchScript exporter",
     source_graph_title="TorchScript",
-    implementation="fixport.core.exporters.torchscript:TorchScriptExporter",
+    implementation="fixport.core.exporters.torchscript.exporter:TorchScriptExporter",
     fix_script_part="fixport.core.fixing.script_parts.torchscript_export",
     stub_calls="g.op(...) calls",
     make_library=_torchscript_library,
+    keeps_process_state=True,
 )
 
 DYNAMO = ExporterProfile(
     name="dynamo",
     title="torch.onnx.export(dynamo=True): the torch.export-based exporter, FX graph on the left",
     source_graph_title="FX (torch.export)",
-    implementation="fixport.core.exporters.dynamo:DynamoExporter",
+    implementation="fixport.core.exporters.dynamo.exporter:DynamoExporter",
     fix_script_part="fixport.core.fixing.script_parts.dynamo_export",
     stub_calls="op.Xxx(...) calls (onnxscript, opset 18)",
     make_library=_dynamo_library,

@@ -33,17 +33,17 @@ failure, a failing pass, an op no template fixed), torch's capture settings the 
 the whole model, before the opset is raised; a setting kept is an export option from then on.
 
 Where the export declares dynamic axes, the trial's check also runs the model at other sizes of
-those dims (:mod:`fixport.core.exporters.shape_check`): a fix that folds the traced sizes into
+those dims (:mod:`fixport.core.checks.shape_check`): a fix that folds the traced sizes into
 constants is refused like one that computes wrong numbers, and the next candidate is tried.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
 
-from fixport.core.exporters.analysis import analyze
+from fixport.core.analysis.analysis import analyze
+from fixport.core.checks.shape_check import baked_at
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
-from fixport.core.exporters.shape_check import baked_at
 from fixport.core.fixing.capture_setting_trials import SettingTrials
 from fixport.core.fixing.fix_costs import time_both_exports
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated

@@ -12,7 +12,7 @@ from collections.abc import Callable
 from dataclasses import dataclass, field, replace
 from functools import partial
 
-from fixport.core.exporters.analysis import analyze
+from fixport.core.analysis.analysis import analyze
 from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.model.capture_settings import SETTING_REASONS, describe_setting, may_cure

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fixport.core.exporters.analysis import analyze
+from fixport.core.analysis.analysis import analyze
 from fixport.core.model.cancel import CancelCallback, check_cancelled
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest

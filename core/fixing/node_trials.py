@@ -18,7 +18,7 @@ from __future__ import annotations
 from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
-from fixport.core.exporters.output_check import tolerances_for
+from fixport.core.checks.output_check import tolerances_for
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate

@@ -9,7 +9,7 @@ over a copy of the graph:
   A Cast to bfloat16 stays and is followed by a Cast back, so the graph still rounds where it says
   so. Between those casts it computes in float32 where a bfloat16 kernel rounds each op's result;
   the comparison allows for that with bfloat16's tolerance and its float32 reference
-  (:mod:`fixport.core.exporters.low_precision`).
+  (:mod:`fixport.core.checks.low_precision`).
 - **boundary** (a provider with bfloat16 kernels, CUDA): only the graph's bfloat16 inputs and
   outputs are float32, cast to and from bfloat16 in the graph, both exactly.
 

@@ -47,14 +47,14 @@ class Job:
 
 JOBS: tuple[Job, ...] = (
     Job("ping", PingRequest, "fixport.core.worker.server:ping", WorkerInfo),
-    Job("analyze", AnalyzeRequest, "fixport.core.exporters.analysis:analyze", AnalysisResult),
+    Job("analyze", AnalyzeRequest, "fixport.core.analysis.analysis:analyze", AnalysisResult),
     Job("compare", CompareRequest, "fixport.core.comparison.compare_job:compare", CompareResult),
     Job("compare_exporters", CompareExportersRequest, "fixport.core.exporter_comparison.job:compare_exporters",
         ExporterComparison),
     Job("auto_fix", AutoFixRequest, "fixport.core.fixing.auto_fix:auto_fix", AutoFixResult),
     Job("stub", StubRequest, "fixport.core.fixing.generated_fixes:stub", str),
-    Job("op_info", OpInfoRequest, "fixport.core.exporters.op_info:op_info", OpInfo),
-    Job("suggest_dynamic", SuggestDynamicRequest, "fixport.core.exporters.dim_suggestions:suggest_dynamic_dims", list),
+    Job("op_info", OpInfoRequest, "fixport.core.analysis.op_info:op_info", OpInfo),
+    Job("suggest_dynamic", SuggestDynamicRequest, "fixport.core.analysis.dim_suggestions:suggest_dynamic_dims", list),
     Job("synthesize", SynthesizeRequest, "fixport.core.fixing.generated_fixes:generated_offers", list),
 )
 

@@ -28,9 +28,9 @@ def ping(request: PingRequest, progress: ProgressCallback | None = None,
     import onnxruntime
     import torch
 
-    from fixport.core.exporters.registry import load_all_builtin_symbolics
+    from fixport.core.exporters.choice import process_states
 
-    load_all_builtin_symbolics()
+    process_states()  # each exporter's own warm-up (TorchScript's: every built-in symbolic imported)
     return WorkerInfo(pid=os.getpid(), torch=torch.__version__, onnx=onnx.__version__,
                       onnxruntime=onnxruntime.__version__, threads=torch.get_num_threads(),
                       providers=list(onnxruntime.get_available_providers()))
@@ -82,13 +82,16 @@ def worker_main(connection: Connection, parent_pid: int | None = None) -> None:
     import torch
 
     torch.set_num_threads(1)
-    from fixport.core.exporters.registry import restore_registry, snapshot_registry
+    from fixport.core.exporters.choice import process_states
+    from fixport.core.loaders.model_cache import watch_process_state
 
     functions = {job.request_type: job.resolve() for job in JOBS}
     # torchvision registers its ONNX symbolics (nms, roi_align, ...) when first imported: before the
     # snapshot, or the restore after the first job importing it would drop them for good
     import torchvision  # noqa: F401
-    registry = snapshot_registry()
+    states = process_states()
+    snapshots = [state.snapshot() for state in states]
+    watch_process_state(lambda: tuple(state.fingerprint() for state in states))
     while True:
         try:
             kind, request = connection.recv()
@@ -101,7 +104,8 @@ def worker_main(connection: Connection, parent_pid: int | None = None) -> None:
         except (BrokenPipeError, ConnectionResetError):
             return  # the caller went away (window closed, job killed): nothing to report to
         finally:
-            restore_registry(registry)
+            for state, snapshot in zip(states, snapshots):
+                state.restore(snapshot)
 
 
 class ProgressToCaller:

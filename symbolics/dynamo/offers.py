@@ -74,7 +74,7 @@ def _helper_imports(body: str, function: object) -> str:
 
 
 def _schema(kind: str) -> torch._C.FunctionSchema | None:
-    from fixport.core.exporters.dynamo_fixes import op_overload
+    from fixport.core.exporters.dynamo.fixes import op_overload
 
     try:
         return op_overload(kind)._schema

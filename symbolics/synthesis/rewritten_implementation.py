@@ -1,6 +1,6 @@
 """Templates that inline a custom op's implementation from a changed copy of it.
 
-Made by :mod:`fixport.core.exporters.implementation_rewrite` where torch.export cannot capture the
+Made by :mod:`fixport.core.exporters.torch_export.implementation_rewrite` where torch.export cannot capture the
 implementation as written (a branch on a tensor's value, a check that raises, a size read from
 data). One rewrite, rendered for each exporter: the dynamo template is a decomposition
 (``ep.run_decompositions``); the TorchScript one replays the copy at export time, each torch op

@@ -27,8 +27,8 @@ import onnx
 import onnxruntime as ort
 import torch
 
-from fixport.core.exporters.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
-from fixport.core.exporters.shape_check import other_size_inputs
+from fixport.core.checks.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
+from fixport.core.checks.shape_check import other_size_inputs
 from fixport.core.loaders.checkpoint_folder import load_checkpoint_folder
 from fixport.core.loaders.input_sets import (
     dims_inferred_from_sets,
@@ -63,10 +63,10 @@ CARRIED_FIXPORT_CODE = (
         "_refuse_differences", "_dtype", "_shape", "dims_inferred_from_sets", "_InputRecorder",
         "proposed_dynamic_axes"), None),
     ("fixport.core.model.traced_sizes", ("declared_dims",), None),
-    ("fixport.core.exporters.low_precision", (
+    ("fixport.core.checks.low_precision", (
         "LOW_PRECISION", "LOW_PRECISION_NAMES", "ROUNDING_MARGIN", "float32_outputs", "_max_abs", "within_rounding"),
      None),
-    ("fixport.core.exporters.shape_check", (
+    ("fixport.core.checks.shape_check", (
         "SHAPE_SEED", "_larger", "_smaller", "random_like", "other_size_inputs"), None),
     ("fixport.core.model.output_stats", (
         "to_numpy", "flatten_outputs", "_as_float", "_epsilon", "cosine_similarity", "difference_metrics",

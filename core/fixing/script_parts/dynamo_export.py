@@ -13,19 +13,19 @@ from typing import Any
 
 import torch
 
-from fixport.core.exporters.dynamo import _shapes_by_parameter
-from fixport.core.exporters.dynamo_fixes import _by_instance, node_being_translated
-from fixport.core.exporters.module_attributes import attributes_kept
+from fixport.core.exporters.dynamo.exporter import _shapes_by_parameter
+from fixport.core.exporters.dynamo.fixes import _by_instance, node_being_translated
+from fixport.core.exporters.dynamo.module_attributes import attributes_kept
 from fixport.core.fixing.script_parts.common import ExportJob, ScriptFix
 from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
 
 # Fixport's own code this part calls, which the fix script carries by source: (module, its
 # top-level names in the order they are needed, a namespace keeping them apart or None).
 CARRIED_FIXPORT_CODE = (
-    ("fixport.core.exporters.dynamo", ("_shapes_by_parameter",), None),
-    ("fixport.core.exporters.dynamo_fixes", ("_TRANSLATING", "_by_instance", "node_being_translated"), None),
+    ("fixport.core.exporters.dynamo.exporter", ("_shapes_by_parameter",), None),
+    ("fixport.core.exporters.dynamo.fixes", ("_TRANSLATING", "_by_instance", "node_being_translated"), None),
     ("fixport.core.model.capture_settings", ("NO_GRAD", "STRICT", "CORE_ATEN"), None),
-    ("fixport.core.exporters.module_attributes",
+    ("fixport.core.exporters.dynamo.module_attributes",
      ("_MODULE_BOOKKEEPING", "attributes_kept", "_snapshot", "_restore", "_same_items"), None),
 )
 

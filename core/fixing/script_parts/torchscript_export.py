@@ -16,11 +16,11 @@ from typing import Any
 import torch
 from torch.onnx import register_custom_op_symbolic, unregister_custom_op_symbolic
 
-from fixport.core.exporters.function_symbolics import _keyword_arguments, autograd_functions_named
 from fixport.core.exporters.given_inputs import given_inputs_only
-from fixport.core.exporters.symbolic_registration import _accepts_kwargs, _copy_output_types
+from fixport.core.exporters.torchscript.function_symbolics import _keyword_arguments, autograd_functions_named
+from fixport.core.exporters.torchscript.source_graph import all_nodes, instance_keys
+from fixport.core.exporters.torchscript.symbolic_registration import _accepts_kwargs, _copy_output_types
 from fixport.core.fixing.script_parts.common import ExportJob, ScriptFix
-from fixport.core.loaders.torchscript_graph import all_nodes, instance_keys
 from fixport.core.model.vocabulary import PYTHON_OP_KIND
 
 # Fixport's own code this part calls, which the fix script carries by source: (module, its
@@ -29,12 +29,12 @@ CARRIED_FIXPORT_CODE = (
     ("fixport.core.model.vocabulary", (
         "PYTHON_OP_KIND", "SCOPE_SEPARATOR", "INSTANCE_KEY_SEPARATOR", "python_op_kind", "display_kind",
         "scope_from_torchscript", "instance_base", "instance_key"), "vocabulary"),
-    ("fixport.core.loaders.torchscript_graph", (
+    ("fixport.core.exporters.torchscript.source_graph", (
         "_FRAME_RE", "_TORCH_DIR", "_STDLIB_DIR", "_PACKAGE_DIRS",  # not _LIBRARY_DIRS: it names Fixport's folder
         "_is_library_frame", "user_source_line", "python_op_name", "display_kind", "instance_base",
         "instance_keys", "all_nodes"), None),
-    ("fixport.core.exporters.function_symbolics", ("autograd_functions_named", "_keyword_arguments"), None),
-    ("fixport.core.exporters.symbolic_registration", ("_accepts_kwargs", "_copy_output_types"), None),
+    ("fixport.core.exporters.torchscript.function_symbolics", ("autograd_functions_named", "_keyword_arguments"), None),
+    ("fixport.core.exporters.torchscript.symbolic_registration", ("_accepts_kwargs", "_copy_output_types"), None),
     ("fixport.core.exporters.given_inputs", ("given_inputs_only", "_trimmed_signature"), None),
 )
 

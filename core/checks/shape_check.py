@@ -1,0 +1,264 @@
+"""Every shape an export declares: torch and ONNX Runtime at other sizes of its dynamic dims.
+
+An export with dynamic axes claims to work at sizes it was never traced at, and tracing is where
+that claim silently breaks (``n = int(x.shape[1])`` becomes a constant; a fix folds the traced
+sizes). So after a clean check at the example shapes, the model runs again at a larger and a
+smaller size of every declared dim (dims of the same name move together; odd sizes, batch 1 and
+above 1 among them), in torch and in ONNX Runtime. A shape torch itself refuses is skipped and
+said so; a difference, or ONNX Runtime failing, is a ``shape_specialised`` problem naming the
+shape, the output, and the lines where the trace warned that it baked a value.
+"""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+
+import torch
+
+from fixport.core.checks.output_check import OUTPUT_KIND, output_origin, tolerances_for
+from fixport.core.loaders.input_sets import SETS_ONLY_NOTE, dims_inferred_from_sets
+from fixport.core.loaders.loading import LoadedModel
+from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.graph import Graph
+from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.shape_sets import example_shape_set, shape_names_error, unknown_names
+from fixport.core.model.trace_warnings import trace_warnings
+from fixport.core.model.traced_sizes import declared_dims
+from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.onnx_io.diagnosis import runtime_error_problem
+from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
+
+SHAPE_SEED = 7  # the other shapes' random inputs, the same on every run
+BAKED_BY_THE_TRACE = "The trace turned a size into a constant at "  # then the user's lines
+
+
+@dataclass
+class ShapeSet:
+    """One set of inputs at other sizes of the declared dims."""
+
+    label: str  # "len=12, batch=3"
+    inputs: tuple[torch.Tensor, ...]
+
+    @property
+    def shapes(self) -> str:
+        return ", ".join("x".join(str(d) for d in t.shape) or "scalar" for t in self.inputs)
+
+
+def _larger(size: int) -> int:
+    return size + max(1, (size + 1) // 2)  # 1 -> 2 (batch above 1), 8 -> 12, 30 -> 45
+
+
+def _smaller(size: int) -> int:
+    if size <= 2:
+        return 1  # batch 1
+    smaller = size * 3 // 4
+    return max(1, smaller - 1 if smaller % 2 == 0 else smaller)  # odd: 8 -> 5, 30 -> 21
+
+
+def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
+                          given: list[dict[str, tuple[int, ...]]] | None = None,
+                          at_input_sets: bool = True) -> list[ShapeSet]:
+    """build()'s other input sets ("set 2", ...; unless not ``at_input_sets``), then the shapes the
+    user ``given`` (by input name), else a larger and a smaller size of every declared dim (none
+    without dynamic axes)."""
+    numbered = enumerate(loaded.other_input_sets if at_input_sets else [], 2)
+    sets = [ShapeSet(f"set {number}", inputs) for number, inputs in numbered]
+    if given:
+        return sets + [_given_shape_set(loaded, shapes, index) for index, shapes in enumerate(given)]
+    if at_input_sets and only_the_input_sets(loaded, options, given):
+        return sets
+    example_inputs = tuple(loaded.example_inputs)
+    dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names),
+                         [tuple(t.shape) for t in example_inputs])
+    return sets + [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
+
+
+def only_the_input_sets(loaded: LoadedModel, options: ExportOptions,
+                        given: list[dict[str, tuple[int, ...]]] | None = None) -> bool:
+    """Whether the other sizes are build()'s input sets alone: the dims declared are those inferred
+    from them, and no shapes are ``given`` (``SETS_ONLY_NOTE`` says why)."""
+    return not given and dims_inferred_from_sets(options.dynamic_axes, loaded.proposed_dynamic_axes)
+
+
+def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
+                      ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+    """(label, inputs) at a larger and at a smaller size of every dim in ``dims`` (``declared_dims``),
+    the other sizes as traced; torch only, so the fix script carries it."""
+    if not dims:
+        return []
+    traced = {name: int(example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}
+    sets = []
+    for resize in (_larger, _smaller):
+        sizes = {name: resize(size) for name, size in traced.items()}
+        # "past_plus_1" stays one more than "past" (a mask over the past and the new token)
+        for name, size in traced.items():
+            base, _, offset = name.rpartition("_plus_")
+            if base in sizes and offset.isdigit() and traced[base] + int(offset) == size:
+                sizes[name] = sizes[base] + int(offset)
+        if sizes == traced:
+            continue
+        shapes = [list(t.shape) for t in example_inputs]
+        for name, places in dims.items():
+            for position, axis in places:
+                shapes[position][axis] = sizes[name]
+        generator = torch.Generator().manual_seed(SHAPE_SEED)
+        inputs = tuple(random_like(t, shape, generator) for t, shape in zip(example_inputs, shapes))
+        sets.append((", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
+    return sets
+
+
+def _given_shape_set(loaded: LoadedModel, shapes: dict[str, tuple[int, ...]], index: int) -> ShapeSet:
+    """Inputs at the shapes the user named (the others as traced); a name the model lacks is an error."""
+    names = list(loaded.input_names)
+    unknown = unknown_names(shapes, names)
+    if unknown:
+        traced = [tuple(t.shape) for t in loaded.example_inputs]
+        raise shape_names_error(unknown, names, example_shape_set(names, traced))
+    generator = torch.Generator().manual_seed(SHAPE_SEED + index)
+    inputs = tuple(random_like(tensor, list(shapes.get(name, tensor.shape)), generator)
+                   for name, tensor in zip(names, loaded.example_inputs))
+    return ShapeSet(", ".join(f"{name}=" + "x".join(str(d) for d in shape) for name, shape in shapes.items()), inputs)
+
+
+def random_like(tensor: torch.Tensor, shape: list[int] | torch.Size, generator: torch.Generator) -> torch.Tensor:
+    """Random values like ``tensor``'s at ``shape``: normal for floating and complex dtypes, ints
+    within the tensor's own range (so token ids stay valid)."""
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return torch.randn(shape, generator=generator, dtype=tensor.dtype)
+    if tensor.dtype == torch.bool:
+        return torch.rand(shape, generator=generator) < 0.5
+    if tensor.numel() == 0:
+        return torch.zeros(shape, dtype=tensor.dtype)
+    low, high = int(tensor.min()), int(tensor.max())
+    return torch.randint(low, high + 1, shape, generator=generator, dtype=tensor.dtype)
+
+
+@dataclass
+class ShapeCheck:
+    """What the other shapes showed: problems, and notes on shapes that could not be tried."""
+
+    problems: list[UnsupportedNode]
+    notes: list[str]
+    shapes_tried: list[str]
+
+
+def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxModel, onnx_graph: Graph,
+                       source_graph: Graph | None, warnings: list[str],
+                       given: list[dict[str, tuple[int, ...]]] | None = None,
+                       at_input_sets: bool = True) -> ShapeCheck:
+    """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module docstring)."""
+    sets_only = at_input_sets and only_the_input_sets(loaded, options, given)
+    check = ShapeCheck([], [SETS_ONLY_NOTE] if sets_only else [], [])
+    sets = generalisation_shapes(loaded, options, given, at_input_sets)
+    if not sets:
+        return check
+    session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
+    tolerances = tolerances_for(loaded)
+    baked = _baked_lines(warnings)
+    for shape_set in sets:
+        try:
+            with torch.no_grad():
+                expected = flatten_outputs(loaded.module(*shape_set.inputs))
+        except Exception as exc:  # the model itself does not run there: not the export's fault
+            check.notes.append(f"Not checked at {shape_set.label} ({shape_set.shapes}): torch itself fails there "
+                               f"({type(exc).__name__}: {first_line(exc)}).")
+            continue
+        check.shapes_tried.append(shape_set.label)
+        try:
+            actual = session.run(None, feeds_for(session, loaded.input_names, [to_numpy(t) for t in shape_set.inputs]))
+        except Exception as exc:  # ORT's own exception types; the failing node is named in the text
+            problem = runtime_error_problem(str(exc), onnx_graph, source_graph, mark=False)
+            check.problems.append(_specialised(problem, shape_set, f"ONNX Runtime fails there: {first_line(exc)}",
+                                               baked))
+            continue
+        stats = compare_output_lists(expected, actual, tolerances, keep_plot_data=False)
+        for index, output in enumerate(stats):
+            if output.passed:
+                continue
+            detail = output.problem or f"max abs {output.max_abs:.3g} (atol {output.atol:g}, rtol {output.rtol:g})"
+            where = _output_origin(onnx_graph, source_graph, index)
+            check.problems.append(_specialised(where, shape_set, f"output {output.name} differs from torch's: {detail}",
+                                               baked))
+    check.problems = _one_per_node(check.problems)
+    return check
+
+
+def _one_per_node(problems: list[UnsupportedNode]) -> list[UnsupportedNode]:
+    """The first problem at each node, saying at which other shapes the same node failed too."""
+    first: dict[tuple[str, str], UnsupportedNode] = {}
+    also: dict[tuple[str, str], list[str]] = {}
+    for problem in problems:
+        key = (problem.kind, problem.instance or problem.onnx_node)
+        if key in first:
+            also[key].append(problem.message.split(" (inputs", 1)[0].removeprefix("At "))
+        else:
+            first[key], also[key] = problem, []
+    return [replace(p, message=p.message + (f" Also wrong at {'; '.join(also[k])}." if also[k] else ""))
+            for k, p in first.items()]
+
+
+def _output_origin(onnx_graph: Graph, source_graph: Graph | None, index: int) -> UnsupportedNode:
+    """A problem placed at the source node that produces ONNX output ``index`` (or at the output)."""
+    onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
+    producer, origin = output_origin(onnx_graph, source_graph, onnx_output)
+    return UnsupportedNode(kind=origin.kind if origin else OUTPUT_KIND, instance=origin.id if origin else "",
+                           reason=ProblemReason.SHAPE_SPECIALISED, message="", scope=origin.scope if origin else "",
+                           source=origin.source if origin else "", onnx_node=producer.id if producer else "")
+
+
+def _specialised(at: UnsupportedNode, shape_set: ShapeSet, what: str, baked: list[tuple[str, str]]
+                 ) -> UnsupportedNode:
+    """``at`` as a shape_specialised problem: the shape, what went wrong, and where the trace baked a value."""
+    if baked:
+        nearest = sorted(baked, key=lambda line: _distance(line[0], at.source))  # the node's own line first
+        lines = "; ".join(f"{where} ({text})" for where, text in nearest[:3])
+        why = (f" {BAKED_BY_THE_TRACE}{lines}: keep sizes as tensors there (x.size(1) "
+               "without int(), torch.narrow, reshape with -1), or drop the dynamic axis.")
+    else:
+        why = (" The export is specialised to the traced sizes: a fix or an op that folds sizes into constants "
+               "(`python main.py compare` at that shape names the first divergent node), or drop the dynamic axis.")
+    message = (f"At {shape_set.label} (inputs {shape_set.shapes}), {what}. "
+               f"It matches at the traced shapes only.{why}")
+    source = at.source or (nearest[0][0] if baked else "")
+    return UnsupportedNode(kind=at.kind, instance=at.instance, reason=ProblemReason.SHAPE_SPECIALISED,
+                           message=message, scope=at.scope, source=source, onnx_node=at.onnx_node,
+                           python_op_name=at.python_op_name)
+
+
+def baked_at(problem: UnsupportedNode) -> str:
+    """The user's line where the trace turned a size into a constant, for a shape_specialised
+    problem that names one ('' otherwise: the export or a fix specialised it)."""
+    if problem.reason != ProblemReason.SHAPE_SPECIALISED or BAKED_BY_THE_TRACE not in problem.message:
+        return ""
+    return problem.message.split(BAKED_BY_THE_TRACE, 1)[1].split(" ", 1)[0]
+
+
+def _distance(where: str, source: str) -> tuple[bool, int]:
+    """How far apart two 'file.py:12' places are: another file is farther than any line of the same."""
+    file, _, line = where.rpartition(":")
+    other_file, _, other_line = source.rpartition(":")
+    if file != other_file or not line.isdigit() or not other_line.isdigit():
+        return True, 0
+    return False, abs(int(line) - int(other_line))
+
+
+def _baked_lines(warnings: list[str]) -> list[tuple[str, str]]:
+    """(user line, what) for each TracerWarning the export raised at a line of the user's code."""
+    return [(warning.line, warning.what) for warning in trace_warnings(warnings)]
+
+
+FIXED_INPUT_HINT = " (the ONNX model's inputs have fixed sizes there: declare the dim with --dynamic-axes)"
+
+
+def first_line(exc: BaseException) -> str:
+    line = (str(exc).strip().splitlines() or [""])[0][:300]
+    return line + (FIXED_INPUT_HINT if "invalid dimensions for input" in line else "")
+
+
+def shape_label_note(check: ShapeCheck) -> list[str]:
+    """One note naming the shapes the check ran at (for the report)."""
+    if not check.shapes_tried:
+        return list(check.notes)
+    return [f"Also checked at other sizes: {'; '.join(check.shapes_tried)}.", *check.notes]
+

@@ -1,0 +1,643 @@
+"""The torch.export-based exporter (``torch.onnx.export(dynamo=True)``), the second :class:`Exporter`.
+
+It runs torch's own three steps one at a time (capture with torch's capture strategies,
+decompose against the ONNX registry, translate), so one pass can list every problem: each
+capture failure (from ``torch.export.draft_export``'s report) with the user's line, every FX
+node the registry has no ONNX function for, then what ONNX Runtime refuses.
+"""
+from __future__ import annotations
+
+import ast
+import contextlib
+import inspect
+import io
+import operator
+import re
+import traceback
+import warnings
+from collections.abc import Mapping, Sequence
+from contextlib import AbstractContextManager
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+import onnx
+import torch
+from torch.onnx import _constants as onnx_constants
+from torch.onnx._internal._lazy_import import onnxscript_apis
+from torch.onnx._internal.exporter import (
+    _constants,
+    _core,
+    _dispatching,
+    _dynamic_shapes,
+    _ir_passes,
+    _registration,
+)
+
+from fixport.core.exporters.base import (
+    ComparableExport,
+    Exporter,
+    ExportResult,
+    NodeSample,
+    NodeSamples,
+    refuse_onnx_files,
+)
+from fixport.core.exporters.dynamo.candidates import candidates_for, fixable
+from fixport.core.exporters.dynamo.capture import FxCapture
+from fixport.core.exporters.dynamo.capture_settings import capture_strategies, core_aten_first, grad_mode_for
+from fixport.core.exporters.dynamo.code_changes import with_code_changes
+from fixport.core.exporters.dynamo.effects import drop_decomposed_checks, without_effect_tokens
+from fixport.core.exporters.dynamo.fixes import (
+    active_fixes,
+    applied_dynamo_mappings,
+    apply_decompositions,
+    decompositions_while_preparing,
+    node_being_translated,
+    register_translations,
+)
+from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file, weight_sources
+from fixport.core.exporters.dynamo.module_attributes import attributes_kept
+from fixport.core.exporters.dynamo.origins import captured_origin
+from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
+from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
+from fixport.core.exporters.profiles import DYNAMO
+from fixport.core.exporters.torch_export.capture_failures import (
+    CAPTURE_KIND_PREFIX,
+    capture_advice,
+    capture_problems_from_report,
+    quiet_torch,
+    stopping_line_first,
+)
+from fixport.core.loaders.loading import LoadedModel, onnx_output_names
+from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
+from fixport.core.model.errors import (
+    ExportError,
+    NothingToCompareError,
+    TemplateValidationError,
+    TraceError,
+    trimmed_message,
+)
+from fixport.core.model.export_options import ExportOptions
+from fixport.core.model.fix_choices import Candidate
+from fixport.core.model.graph import Graph
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
+from fixport.core.model.requests import StubRequest
+from fixport.core.model.results import TracedGraph
+from fixport.core.model.vocabulary import UNPLACED_KIND, ProblemReason
+from fixport.core.onnx_io.diagnosis import (
+    nodes_without_kernel_for_their_types,
+    nodes_without_runtime_kernel,
+    runtime_error_problem,
+)
+from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph, strip_provenance
+from fixport.core.onnx_io.onnx_model import (
+    EXPORT_FILE_NAME,
+    OnnxModel,
+    WeightsFolder,
+    on_disk,
+    read_export,
+    weights_go_to_disk,
+)
+from fixport.core.onnx_io.op_docs import OpInfo
+from fixport.core.onnx_io.opset_needs import opset_that_runs
+from fixport.core.onnx_io.ort_session import run_on_cpu
+from fixport.symbolics.library import RankedTemplate, TemplateLibrary
+
+FX_NODE_METADATA = "pkg.torch.onnx.name_scopes"  # repr of [module scopes..., FX node name]
+_TRANSLATING_NODE_RE = re.compile(r"Error when translating node %(\w+)")
+_EXECUTING_TARGET_RE = re.compile(r"While executing %\w+ : .*?target=torch\.ops\.aten\.([\w.]+)")
+_SOURCE_FRAME_RE = re.compile(r'File "([^"]+)", line (\d+)')
+_GENERATED_WHY = {"dynamo.torchlib_start": "torch_lib's own ONNX function for this op, to edit",
+                  "dynamo.stub": "an ONNX function skeleton from the op's schema"}
+_CONSTRAINTS_VIOLATED = "Constraints violated"  # torch.export's words for dynamic dims the code specialises
+_DIMS_DO_NOT_HOLD = (_CONSTRAINTS_VIOLATED, "conflicts between user-specified ranges and inferred ranges")
+_INPUT_DIM_RE = re.compile(r"inputs\[(\d+)\]\.shape\[(\d+)\]")
+
+
+class DynamoExporter(Exporter):
+    """``torch.onnx.export(dynamo=True)``, step by step, with every problem listed at once."""
+
+    profile = DYNAMO
+    default_opset = DYNAMO.default_opset or onnx_constants.ONNX_DEFAULT_OPSET  # torch's own: 20 in torch 2.14
+    per_node_note = ("Per-node analysis re-exported the model without ONNX optimization, and compared each ONNX "
+                     "node group with the FX node it came from (the exporter's node metadata).")
+    last_program: torch.export.ExportedProgram | None = None  # the program the last export translated
+    last_captured: torch.export.ExportedProgram | None = None  # what it was decomposed from
+
+    def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
+               run_check: bool = True, progress: ProgressCallback | None = None,
+               cancelled: CancelCallback | None = None) -> ExportResult:
+        options.validate()
+        with grad_mode_for(options):
+            return self._export(loaded, options, diagnose=diagnose, run_check=run_check, progress=progress,
+                                cancelled=cancelled)
+
+    def _export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool, run_check: bool,
+                progress: ProgressCallback | None, cancelled: CancelCallback | None) -> ExportResult:
+        refuse_onnx_files(loaded)
+        report(progress, 0.05, "capturing with torch.export")
+        with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
+            program, problems = capture(loaded, options)
+            if diagnose and any(p.reason == ProblemReason.CAPTURE_FAILED for p in problems):
+                report(progress, 0.2, "trying a code change for each capture failure")
+                problems = with_code_changes(loaded, problems, lambda: _still_failing(loaded, options))
+            check_cancelled(cancelled)
+            if program is None:
+                return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
+            report(progress, 0.3, "decomposing against the ONNX registry")
+            fixes = active_fixes()
+            try:
+                program = core_aten_first(program, options)
+            except Exception as exc:  # torch's own decompositions, asked for by a capture setting
+                fx_graph = fx_to_graph(program)
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
+                                    problems or [_preparation_problem(exc, fx_graph)])
+            program = apply_decompositions(program, fixes)
+            registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
+            register_translations(registry, fixes)
+            try:
+                with decompositions_while_preparing(fixes):
+                    decomposed = _core._prepare_exported_program_for_export(program, registry=registry)
+            except Exception as exc:  # torch's own passes over the captured graph (type promotion, ...)
+                # After capture failures the program is draft_export's, sized by the example's values
+                # where torch.export could not decide, and torch.onnx's passes may fail on it at a later
+                # op (real-tensor propagation): what stopped the capture is the cause, not that op.
+                fx_graph = fx_to_graph(program)
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
+                                    problems or [_preparation_problem(exc, fx_graph)])
+            decomposed = without_effect_tokens(decomposed)
+            drop_decomposed_checks(decomposed, set(fixes.decompositions))
+            self.last_program, self.last_captured = decomposed, program  # compare runs it node by node
+            missing = nodes_without_onnx_function(decomposed, registry)
+            fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
+            fx_graph.label_inputs(list(loaded.input_names))
+            report_partial(progress, TracedGraph(fx_graph))
+            problems += [_missing_function_problem(fx_graph, node_name, message, registry.opset_version,
+                                                   captured_origin(decomposed, node_name, program),
+                                                   takes_complex_tensors(decomposed, node_name))
+                         for node_name, message in missing]
+            if problems:  # a capture that needed draft_export, or ops without a function: no ONNX file
+                return ExportResult(onnx.ModelProto(), fx_graph,
+                                    placeholder_graph(decomposed, registry, options, loaded, fx_graph, missing),
+                                    problems)
+            check_cancelled(cancelled)
+            report(progress, 0.55, "translating to ONNX")
+            try:
+                with node_being_translated():
+                    exported = translated_model(*translate_program(decomposed, registry, options, loaded))
+            except Exception as exc:
+                return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
+                                    [_translation_problem(exc, fx_graph)])
+        model = exported.proto
+        onnx_graph = onnx_graph_with_provenance(model, fx_graph)
+        warnings_ = _opset_warnings(model, options.opset)
+        options.opset = model_opset(model, options.opset)  # what the file really has: 18 when 17 could not be reached
+        local_functions = {(f.domain, f.name) for f in model.functions}
+        unsupported = nodes_without_runtime_kernel(onnx_graph, local_functions, fx_graph)
+        if run_check and unsupported:  # ONNX Runtime cannot run it yet: what it will refuse next, listed now
+            unsupported += nodes_without_kernel_for_their_types(onnx_graph, model, fx_graph)
+        check_cancelled(cancelled)
+        outputs = None
+        if run_check and not unsupported:
+            report(progress, 0.85, "running the model once in ONNX Runtime")
+            run = run_on_cpu(exported, [i.name for i in model.graph.input], loaded.example_inputs)
+            outputs = run.outputs
+            if run.error:
+                unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
+        report(progress, 1.0, "done")
+        return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs)
+
+    def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
+                      ) -> AbstractContextManager[dict[str, int]]:
+        return applied_dynamo_mappings(mappings)
+
+    def export_for_comparison(self, loaded: LoadedModel, options: ExportOptions,
+                              cancelled: CancelCallback | None = None) -> ComparableExport:
+        result = self.export(loaded, options, run_check=False, cancelled=cancelled)
+        blocking = [p for p in result.unsupported if p.reason != ProblemReason.RUNTIME_ERROR]
+        if blocking or not result.model.proto.graph.node:
+            kinds = ", ".join(sorted({p.display_kind for p in blocking}))
+            raise NothingToCompareError(
+                f"{loaded.path.name} does not export with the dynamo exporter yet ({kinds}), so there is no ONNX "
+                "model to compare.",
+                f"Run `python main.py fix {loaded.path.name} --exporter dynamo --auto -o fixes.fixport.json` (or "
+                "`check --exporter dynamo` to list the problems), then compare with --project.", problems=blocking)
+        assert self.last_program is not None
+        return ComparableExport(result.model, result.onnx_graph, result.source_graph, FxCapture(self.last_program),
+                                [i.name for i in result.model.proto.graph.input])
+
+    def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
+                     cancelled: CancelCallback | None = None) -> NodeSamples:
+        """The program the problems were found in, captured and decomposed again (the fixes so far
+        applied by the caller), run once to see each failing node's arguments."""
+        from fixport.core.exporters.dynamo.node_samples import node_samples
+
+        self.last_program = self.last_captured = None
+        self.export(loaded, replace(options), run_check=False, cancelled=cancelled)
+        return node_samples(self.last_program, loaded, problems, self.last_captured)
+
+    def validate_fix(self, mapping: FixMapping, opset: int) -> None:
+        """Nothing to check before the trial: the fix compiles when the export registers it."""
+
+    def can_fix(self, problem: UnsupportedNode) -> bool:
+        return fixable(problem)
+
+    def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
+                       allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:
+        return candidates_for(problem, library, allow_custom, sample)
+
+    def opset_that_fixes(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary) -> int | None:
+        # torch_lib translates at opset 18 whatever was asked; only an op ONNX Runtime refuses at the
+        # model's opset (one ONNX added later, an attribute the conversion kept) is fixed by raising it.
+        return opset_that_runs(problem.message, opset) if problem.reason == ProblemReason.RUNTIME_ERROR else None
+
+    def generated_offers(self, kind: str, opset: int, cancelled: CancelCallback | None = None
+                         ) -> list[RankedTemplate]:
+        """The ONNX op of the same name, torch_lib's function as a starting point (when it has
+        one), the schema stub, and the constant matrix of a linear op."""
+        from fixport.core.exporters.dynamo.candidates import materialised_offers, standard_op_offers
+        from fixport.symbolics.dynamo.offers import stub_offer, torchlib_offer
+        from fixport.symbolics.library import TIER_EXACT_READY, parse_template_source
+
+        offers = list(standard_op_offers(kind))
+        for source in (torchlib_offer(kind), stub_offer(kind)):
+            check_cancelled(cancelled)
+            if source is not None:
+                info = parse_template_source(source, f"<generated for {kind}>")
+                offers.append(RankedTemplate(info.id, TIER_EXACT_READY, _GENERATED_WHY[info.id], info))
+        return offers + materialised_offers(kind)
+
+    def stub(self, request: StubRequest) -> str:
+        """An ONNX function stub (onnxscript) from the op overload's schema."""
+        from fixport.symbolics.dynamo.offers import stub_offer
+
+        return stub_offer(request.kind)
+
+    def op_info(self, kind: str) -> OpInfo:
+        """The op overload's one schema; torch's TorchScript symbolics do not apply here."""
+        from fixport.core.exporters.dynamo.fixes import op_overload
+
+        try:
+            return OpInfo(kind, [str(op_overload(kind)._schema)], [])
+        except TemplateValidationError:
+            return OpInfo(kind, [], [])
+
+    def process_state(self) -> None:
+        """None: its registry is built afresh for every export."""
+        return None
+
+
+def model_opset(model: onnx.ModelProto, default: int) -> int:
+    """The default-domain opset ``model`` imports."""
+    return next((o.version for o in model.opset_import if o.domain in ("", "ai.onnx")), default)
+
+
+def placeholder_graph(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
+                      options: ExportOptions, loaded: LoadedModel, fx_graph: Graph,
+                      missing: list[tuple[str, str]]) -> Graph:
+    """The ONNX graph with one placeholder node per op without a function (for the right pane);
+    an empty graph when even that does not translate."""
+    if not missing:
+        return Graph("onnx")
+    register_placeholders(registry, program, {name for name, _ in missing})
+    try:
+        with node_being_translated():
+            model = translate(program, registry, replace(options, do_constant_folding=False), loaded)
+    except Exception:  # another node fails too: the problems list says what matters
+        return Graph("onnx")
+    graph = onnx_graph_with_provenance(model, fx_graph)
+    for node in graph.nodes:
+        node.unsupported = node.unsupported or node.op_type == PLACEHOLDER_OP
+    return graph
+
+
+def _opset_warnings(model: onnx.ModelProto, asked: int) -> list[str]:
+    actual = model_opset(model, asked)
+    if actual == asked:
+        return []
+    return [(f"The dynamo exporter wrote opset {actual}: converting its opset-{_constants.TORCHLIB_OPSET} "
+             f"functions down to opset {asked} failed, so the model was kept at {actual}.")]
+
+
+def registry_opset(opset: int) -> int:
+    """torch_lib's functions start at its own opset; lower opsets are reached by version conversion."""
+    return max(opset, _constants.TORCHLIB_OPSET)
+
+
+# ---- step 1: capture ----
+
+def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
+                                                                  list[UnsupportedNode]]:
+    """torch's capture strategies in torch's order (non-strict, then strict; strict alone when the
+    options ask: ``capture_strategies``); when all fail, ``draft_export`` lists every failure and
+    still gives a graph to show (or None). The model's
+    attributes are kept as they were: forward() may cache fake tensors on it while captured."""
+    with attributes_kept(loaded.module):
+        return _capture(loaded, options)
+
+
+def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
+                                                                   list[UnsupportedNode]]:
+    args, kwargs, dynamic_shapes = _export_arguments(loaded, options)
+    first_error: Exception | None = None
+    for strategy_class in capture_strategies(options):
+        result = strategy_class(verbose=False)(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
+        if result.exported_program is not None:
+            return result.exported_program, []
+        first_error = first_error or result.exception
+    assert first_error is not None
+    raise_if_forward_fails(loaded)
+    try:
+        draft = torch.export.draft_export(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
+    except Exception:
+        return None, [_capture_problem_from_exception(first_error)]
+    problems = capture_problems_from_report(draft)
+    if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
+        return draft, [_constraint_problem(first_error, problems, loaded, options)]
+    return draft, stopping_line_first(_capture_problem_from_exception(first_error), problems)
+
+
+def raise_if_forward_fails(loaded: LoadedModel) -> None:
+    """A forward() that raises when simply run is an error in the model's code, not something
+    torch.export cannot capture: the same :class:`TraceError` (exit 2) as the TorchScript trace's."""
+    try:
+        with torch.no_grad():
+            loaded.module(*loaded.example_inputs)
+    except Exception as exc:  # noqa: BLE001 -- the user's forward() can raise anything
+        source, line = user_line_of_exception(exc)
+        where = f" (at {source}: {line})" if line else f" (at {source})" if source else ""
+        raise TraceError(f"Running the model failed: {type(exc).__name__}: {trimmed_message(str(exc))}{where}",
+                         "The error comes from the model's forward(); fix it there and open the model again.",
+                         details=traceback.format_exc()) from exc
+
+
+def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
+    """What still stops torch.export from capturing the model ('' when it captures)."""
+    program, problems = capture(loaded, options)
+    if program is not None and not problems:
+        return ""
+    return "torch.export still fails: " + (problems[0].message.split(". ")[0] if problems else "no graph")
+
+
+def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    args, kwargs, named = _dynamic_shapes_by_name(loaded, options)
+    if named is None:
+        return args, kwargs, None
+    dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(named)
+    return args, kwargs, dynamic_shapes
+
+
+def _dynamic_shapes_by_name(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    """torch.export's arguments and dynamic_shapes from the dynamic axes, each dynamic dim still
+    under the name the axes give it (None where no axis is dynamic)."""
+    args: tuple = tuple(loaded.example_inputs)
+    kwargs: dict[str, Any] = {}
+    if not options.dynamic_axes:
+        return args, kwargs, None
+    input_names = list(options.input_names or loaded.input_names)
+    unknown = sorted(set(options.dynamic_axes) - set(input_names) - set(options.output_names or ()))
+    if unknown:  # torch's conversion would fail with a pytree error that names nothing
+        raise ExportError(f"The dynamic axes name {', '.join(unknown)}, which is not an input of "
+                          f"{loaded.path.name} (its inputs: {', '.join(input_names)}).",
+                          "Name the model's inputs in the dynamic axes, e.g. "
+                          f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')
+    per_input = [dict(options.dynamic_axes.get(name, {})) or None for name in input_names]
+    return args, kwargs, _shapes_by_parameter(loaded.module, args, per_input)
+
+
+def _shapes_by_parameter(module: torch.nn.Module, args: tuple, per_input: list[dict[int, str] | None]) -> Any:
+    """torch.export's dynamic_shapes for ``module(*args)``: one entry per forward parameter the
+    arguments bind to, in order, a ``*past`` parameter holding one entry per tensor it takes
+    (torch's own conversion from dynamic axes cannot take ``*args``)."""
+    try:
+        signature = inspect.signature(module.forward)
+        bound = signature.bind(*args)
+    except (TypeError, ValueError):  # no signature to bind to: one entry per argument, in order
+        return tuple(per_input)
+    shapes: list[Any] = []
+    index = 0
+    for name, value in bound.arguments.items():
+        if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            # {} for a static tensor: torch's conversion of named dims reads a tuple of Nones as one
+            # tensor's dims, and the structure no longer matches the arguments
+            shapes.append(tuple(dims or {} for dims in per_input[index:index + len(value)]))
+            index += len(value)
+        else:
+            shapes.append(per_input[index])
+            index += 1
+    return tuple(shapes)
+
+
+def _constraint_problem(exc: BaseException, at_lines: list[UnsupportedNode], loaded: LoadedModel,
+                        options: ExportOptions) -> UnsupportedNode:
+    """Dynamic dims the code does not allow: torch's own account (which dim, what the code made of it,
+    the ranges that hold) at the user's line that specialised it (from draft_export's report)."""
+    text = str(exc)
+    reasons = [line.strip(" -") for line in text.splitlines() if line.lstrip().startswith("- ")]
+    fixes = text.split("Suggested fixes:", 1)[1].split("\n\n", 1)[0].split() if "Suggested fixes:" in text else []
+    names = list(options.input_names or loaded.input_names)
+    dims = sorted({_dim_label(int(i), int(axis), names, options) for i, axis in _INPUT_DIM_RE.findall(text)})
+    if not dims and _CONSTRAINTS_VIOLATED in text:
+        dims = [text.split(_CONSTRAINTS_VIOLATED, 1)[1].split(")", 1)[0].strip(" (")]
+    source = next((p.source for p in at_lines if p.source), "")
+    code = next((p.message.split("`")[3] for p in at_lines if p.source == source and p.message.count("`") >= 4), "")
+    at = (f" at {source}" + (f" `{code}`" if code else "")) if source else ""
+    which = ", ".join(dims) or "some dims"
+    suggested = f" torch suggests: {' '.join(fixes)}." if fixes else ""
+    message = (f"The dynamic dims asked for do not hold ({which}){at}: {' '.join(reasons) or text.splitlines()[0]}"
+               f"{suggested} Keep {which} static (drop it from the dynamic axes), give dynamic_shapes a "
+               "torch.export.Dim range the code allows, or change the line; `check --suggest-dynamic` says which "
+               "dims can be dynamic.")
+    return UnsupportedNode(kind=f"{CAPTURE_KIND_PREFIX}constraint_violation", instance=source or which,
+                           reason=ProblemReason.CAPTURE_FAILED, message=message, scope="", source=source)
+
+
+def _dim_label(position: int, axis: int, names: list[str], options: ExportOptions) -> str:
+    """'len (x[1])' for inputs[0].shape[1] when the dynamic axes name it 'len'."""
+    name = names[position] if position < len(names) else f"input {position}"
+    declared = (options.dynamic_axes or {}).get(name, {})
+    dim_name = declared.get(axis) if isinstance(declared, dict) else None
+    return f"{dim_name} ({name}[{axis}])" if dim_name else f"{name}[{axis}]"
+
+
+def _capture_problem_from_exception(exc: BaseException) -> UnsupportedNode:
+    source, line = user_line_of_exception(exc)
+    text = f"{type(exc).__name__}: {exc}"
+    first = text.strip().splitlines()[0]
+    code = f" `{line}`" if line else ""
+    return UnsupportedNode(
+        kind=f"{CAPTURE_KIND_PREFIX}{type(exc).__name__}", instance=source or type(exc).__name__,
+        reason=ProblemReason.CAPTURE_FAILED, message=f"{first} (at {source or '?'}{code}). {capture_advice(text)}",
+        scope="", source=source)
+
+
+# ---- step 2: every node without an ONNX function ----
+
+def nodes_without_onnx_function(program: torch.export.ExportedProgram,
+                                registry: _registration.ONNXRegistry) -> list[tuple[str, str]]:
+    """(FX node name, dispatcher message) for every call_function node the registry cannot
+    translate: the same dispatch the translator does, for all nodes instead of stopping at one."""
+    missing = []
+    for node in program.graph.nodes:
+        if node.op != "call_function" or node.target is operator.getitem or _core._is_onnx_op(node.target):
+            continue
+        function, message = _dispatching.dispatch(node, registry)
+        if function is None:
+            missing.append((node.name, message))
+    return missing
+
+
+def takes_complex_tensors(program: torch.export.ExportedProgram, node_name: str) -> bool:
+    """Whether the node ``node_name`` of ``program`` has a complex tensor among its inputs."""
+    node = next((n for n in program.graph.nodes if n.name == node_name), None)
+    if node is None:
+        return False
+    values = [arg.meta.get("val") for arg in node.all_input_nodes]
+    return any(isinstance(value, torch.Tensor) and value.is_complex() for value in values)
+
+
+def _missing_function_problem(fx_graph: Graph, node_name: str, message: str, opset: int,
+                              origin: tuple[str, str] | None = None, complex_inputs: bool = False) -> UnsupportedNode:
+    """A node the registry cannot translate; ``origin``: the captured op torch.onnx decomposed into it."""
+    node = fx_graph.node_by_id[node_name]
+    namespace, _, rest = node.kind.partition("::")
+    python_name = f"torch.ops.{namespace}.{rest}" if "." in rest else f"torch.ops.{namespace}.{rest}.default"
+    made = (f" torch.onnx made it while decomposing {origin[0]} (node {origin[1]}): a decomposition of that op "
+            "that avoids it fixes it." if origin else "")
+    return UnsupportedNode(
+        kind=node.kind, instance=node.id, reason=ProblemReason.NO_ONNX_FUNCTION,
+        message=(f"No ONNX function for {node.kind} in torch's ONNX registry (torch_lib, opset {opset}): {message}. "
+                 f"Give one with torch.onnx.export(..., dynamo=True, custom_translation_table={{{python_name}: fn}}) "
+                 f"where fn is an onnxscript function, or decompose the op into supported aten ops.{made}"),
+        scope=node.scope, source=node.source, decomposed_from=origin[0] if origin else "",
+        complex_inputs=complex_inputs)
+
+
+# ---- step 3: translate ----
+
+def translate(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
+              options: ExportOptions, loaded: LoadedModel) -> onnx.ModelProto:
+    """What torch.onnx.export does after decomposition, as one ModelProto (weights inline)."""
+    return translate_program(program, registry, options, loaded)[0].model_proto
+
+
+def translated_model(onnx_program: Any, sources: Mapping[str, WeightSource]) -> OnnxModel:
+    """The translated model; a big one's weights go from torch's tensors straight to a weights
+    folder, as torch.onnx.export writes a file (no proto holding them all on the way), and torch's
+    tensors (``sources``: what each initializer was written from) are then mapped from that file."""
+    graph = onnx_program.model.graph
+    weights = [(int(value.const_value.dtype), value.const_value.nbytes) for value in graph.initializers.values()
+               if value.const_value is not None]
+    if not weights_go_to_disk(weights):
+        return on_disk(onnx_program.model_proto)
+    folder = WeightsFolder()
+    path = folder.path / EXPORT_FILE_NAME
+    onnx_program.save(str(path), external_data=True)
+    exported = read_export(path, folder)
+    assert exported.base_dir is not None
+    map_from_file(sources, exported.proto, exported.base_dir)
+    for value in graph.initializers.values():  # onnxscript's rewrite rules keep the last graph they matched,
+        value.const_value = None  # and with it the folded weights, views of torch's old memory
+    return exported
+
+
+def translate_program(program: torch.export.ExportedProgram, registry: _registration.ONNXRegistry,
+                      options: ExportOptions, loaded: LoadedModel) -> tuple[Any, dict[str, WeightSource]]:
+    """What torch.onnx.export does after decomposition: translate, convert the opset, optimize,
+    rename; the ONNXProgram, its weights still torch's tensors, and the torch tensor each
+    initializer is written from (see ``weight_sources``: found before the optimizer folds)."""
+    onnx_program = _core._exported_program_to_onnx_program(program, registry=registry)
+    sources = weight_sources(onnx_program.model.graph)
+    metadata = {node.name: dict(node.metadata_props) for node in onnx_program.model.graph}
+    if any(node.domain in ("", "ai.onnx") for node in onnx_program.model.graph.all_nodes()):
+        onnx_program.model = onnxscript_apis.convert_version(onnx_program.model, options.opset)
+    else:  # custom-domain nodes only (a node alone): nothing to convert, and onnxscript would refuse below 18
+        onnx_program.model.graph.opset_imports[""] = options.opset
+    for node in onnx_program.model.graph:  # ONNX's version converter drops metadata: provenance with it
+        if not node.metadata_props and node.name in metadata:
+            node.metadata_props.update(metadata[node.name])
+    if options.do_constant_folding:
+        onnx_program.optimize()
+    input_names = options.input_names or loaded.input_names
+    if input_names:
+        _ir_passes.rename_inputs(onnx_program.model, list(input_names))
+    output_names = onnx_output_names(loaded, options.output_names)
+    if output_names and (options.output_names or len(output_names) == len(onnx_program.model.graph.outputs)):
+        _ir_passes.rename_outputs(onnx_program.model, output_names)
+    _, _, named = _dynamic_shapes_by_name(loaded, options)
+    if named is not None:  # the dims keep the names the dynamic axes give them, as torch.onnx.export does
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # inputs torch cannot line up with the axes keep torch's names
+            onnx_program._rename_dynamic_axes(named)
+    return onnx_program, sources
+
+
+def _preparation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
+    """The exporter's own passes over the captured graph (type promotion runs it on fake tensors)
+    failed at one node: a problem at that node, not a crash. The message names the node's target
+    and its source ("Original traceback"); node names there are those of the pass's own copy."""
+    text = str(exc)
+    target = _EXECUTING_TARGET_RE.search(text)
+    kind = f"aten::{target[1]}" if target else UNPLACED_KIND
+    frames = _SOURCE_FRAME_RE.findall(text.partition("Original traceback:")[2])
+    source = f"{Path(frames[-1][0]).name}:{frames[-1][1]}" if frames else ""
+    node = next((n for n in fx_graph.nodes if n.kind == kind and source and n.source == source), None)
+    if node is not None:
+        node.unsupported = True
+    first_line = text.splitlines()[0] if text else ""
+    return UnsupportedNode(
+        kind=kind, instance=node.id if node else "", reason=ProblemReason.EXPORT_FAILED,
+        message=(f"torch.onnx's preparation of the captured graph failed at {kind}: {type(exc).__name__}: "
+                 f"{first_line} This is the exporter's own pass, not your model: the TorchScript exporter "
+                 "(--exporter torchscript) may export it, or rewrite the line named here."),
+        scope=node.scope if node else "", source=source)
+
+
+def _translation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
+    chain, current = [], exc
+    while current is not None and len(chain) < 10:
+        chain.append(current)
+        current = current.__cause__
+    node_name = next((m[1] for e in chain if (m := _TRANSLATING_NODE_RE.search(str(e)))), "")
+    node = fx_graph.node_by_id.get(node_name)
+    if node is None:
+        raise ExportError(f"Translating the captured graph to ONNX failed: {type(chain[-1]).__name__}: "
+                          f"{str(chain[-1]).splitlines()[0] if str(chain[-1]) else ''}",
+                          "See the Log for the exporter's traceback.") from exc
+    node.unsupported = True
+    root = chain[-1]
+    return UnsupportedNode(
+        kind=node.kind, instance=node.id, reason=ProblemReason.TRANSLATION_FAILED,
+        message=f"The ONNX function for {node.kind} failed: {type(root).__name__}: {str(root).splitlines()[0]}",
+        scope=node.scope, source=node.source)
+
+
+# ---- provenance: ONNX node -> FX node, from the exporter's node metadata ----
+
+def fx_node_of(node: onnx.NodeProto) -> str:
+    """The FX node name an ONNX node came from ('' when the exporter recorded none)."""
+    for prop in node.metadata_props:
+        if prop.key == FX_NODE_METADATA:
+            try:
+                scopes = ast.literal_eval(prop.value)
+            except (ValueError, SyntaxError):
+                return ""
+            return str(scopes[-1]) if scopes else ""
+    return ""
+
+
+def onnx_graph_with_provenance(model: onnx.ModelProto, fx_graph: Graph) -> Graph:
+    """The ONNX graph with ``origin`` = the FX node each node came from, and its module scope."""
+    for node in model.graph.node:
+        origin = fx_node_of(node)
+        if origin in fx_graph.node_by_id:
+            node.attribute.append(onnx.helper.make_attribute(PROVENANCE_ATTRIBUTE, origin))
+    onnx_graph = onnx_to_graph(model)
+    strip_provenance(model)
+    for node in onnx_graph.nodes:
+        if node.origin and not node.scope:
+            node.scope = fx_graph.node_by_id[node.origin[0]].scope
+    return onnx_graph
+
+

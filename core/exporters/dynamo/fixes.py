@@ -1,0 +1,206 @@
+"""Fixes for the dynamo exporter: a project's mappings -> a translation table and decompositions.
+
+A dynamo template is a template file (same ``TEMPLATE`` dict as the TorchScript ones) whose
+``symbolic`` is either an onnxscript function in trace mode, registered for the op overload the
+way ``torch.onnx.export(dynamo=True, custom_translation_table={op: fn})`` does (family
+``dynamo_translation``), or a torch function registered as a decomposition of the op
+(``ep.run_decompositions({op: fn})``, family ``dynamo_decomposition``). A fix for one node
+(``instance`` = its FX node name) dispatches on the FX node being translated.
+"""
+from __future__ import annotations
+
+import contextvars
+from collections.abc import Callable, Iterator
+from contextlib import contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from fixport.core.model.errors import TemplateValidationError
+from fixport.core.model.project import FixMapping
+from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
+from fixport.symbolics.library import for_complex_inputs
+
+FAMILY_TRANSLATION = "dynamo_translation"
+FAMILY_DECOMPOSITION = DYNAMO_DECOMPOSITION_FAMILY
+DYNAMO_FAMILIES = (FAMILY_TRANSLATION, FAMILY_DECOMPOSITION)
+
+
+@dataclass
+class DynamoFixes:
+    """What one export applies: ONNX functions per op overload (kind-wide and per FX node) and
+    decompositions per op overload."""
+
+    translations: dict[Any, dict[str | None, Callable]] = field(default_factory=dict)
+    complex_translations: dict[Any, Callable] = field(default_factory=dict)  # for the op on complex values
+    decompositions: dict[str, Callable] = field(default_factory=dict)  # by kind: see apply_decompositions
+    custom_opsets: dict[str, int] = field(default_factory=dict)
+
+    def __bool__(self) -> bool:
+        return bool(self.translations or self.complex_translations or self.decompositions)
+
+
+_ACTIVE: contextvars.ContextVar[DynamoFixes | None] = contextvars.ContextVar("fixport_dynamo_fixes", default=None)
+_TRANSLATING = contextvars.ContextVar("fixport_translating_node", default="")
+
+
+def active_fixes() -> DynamoFixes:
+    """The fixes the current export applies (empty outside :func:`applied_dynamo_mappings`)."""
+    return _ACTIVE.get() or DynamoFixes()
+
+
+def op_overload(kind: str) -> torch._ops.OpOverload:
+    """``'aten::pow.Tensor_Scalar'`` -> ``torch.ops.aten.pow.Tensor_Scalar`` (``.default`` when no overload)."""
+    namespace, sep, rest = kind.partition("::")
+    name, _, overload = rest.partition(".")
+    try:
+        if not sep:
+            raise AttributeError(kind)
+        return getattr(getattr(getattr(torch.ops, namespace), name), overload or "default")
+    except (AttributeError, RuntimeError) as error:
+        raise TemplateValidationError(f"{kind} is not a torch op overload (namespace::name.overload).",
+                                      "Fix the mapping's kind, or import the module that defines the op.") from error
+
+
+def template_family(source: str) -> str:
+    """The TEMPLATE's family, read with ast (a fix without one is a translation)."""
+    from fixport.symbolics.library import TemplateFormatError, parse_template_source
+
+    try:
+        return parse_template_source(source).family
+    except TemplateFormatError:
+        return FAMILY_TRANSLATION
+
+
+def compile_mapping(mapping: FixMapping) -> Callable:
+    """The mapping's ``symbolic`` function, its params set; errors name the template's line."""
+    from fixport.core.exporters.template_compiler import TemplateError, compile_template_source
+
+    try:
+        return compile_template_source(mapping.source, dict(mapping.params), f"<template {mapping.template_id}>")
+    except TemplateError as error:
+        where = f" at line {error.line}" if error.line else ""
+        raise TemplateValidationError(f"The fix for {mapping.label} ({mapping.template_id}){where}: {error.message}",
+                                      "Edit the template source or pick another template.", line=error.line,
+                                      target=mapping.label) from error
+
+
+def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
+    """Compile every mapping into what the dynamo exporter registers."""
+    fixes = DynamoFixes()
+    for mapping in mappings:
+        function = compile_mapping(mapping)
+        fixes.custom_opsets.update(mapping.domain_opsets())
+        if template_family(mapping.source) == FAMILY_DECOMPOSITION:
+            fixes.decompositions[mapping.replaced_kind] = function
+        elif for_complex_inputs(mapping.source):
+            fixes.complex_translations[op_overload(mapping.target_kind)] = function
+        else:
+            fixes.translations.setdefault(op_overload(mapping.target_kind), {})[mapping.instance] = function
+    return fixes
+
+
+@contextmanager
+def applied_dynamo_mappings(mappings: list[FixMapping]) -> Iterator[dict[str, int]]:
+    """Make ``mappings`` the fixes of the dynamo exports run inside; yields their custom opsets."""
+    fixes = fixes_from(mappings) if mappings else DynamoFixes()
+    token = _ACTIVE.set(fixes)
+    try:
+        yield dict(fixes.custom_opsets)
+    finally:
+        _ACTIVE.reset(token)
+
+
+def register_translations(registry: Any, fixes: DynamoFixes) -> None:
+    """Register each fix's ONNX function in the exporter's registry, ahead of torch_lib's."""
+    for target, function in fixes.complex_translations.items():
+        registry.register_op(target, function, is_complex=True)
+    for target, by_instance in fixes.translations.items():
+        if set(by_instance) == {None}:
+            registry.register_op(target, by_instance[None])
+            continue
+        existing = registry.get_decomps(target)
+        builtin = existing[0].onnx_function if existing else None
+        registry.register_op(target, _by_instance(str(target), by_instance, builtin))
+
+
+def _by_instance(kind: str, table: dict[str | None, Callable], builtin: Callable | None) -> Callable:
+    """One function for ``kind``: the fix for the FX node being translated, else the kind-wide
+    fix, else torch_lib's own."""
+
+    def translate(*args: Any, **kwargs: Any) -> Any:
+        chosen = table.get(_TRANSLATING.get()) or table.get(None) or builtin
+        if chosen is None:
+            raise RuntimeError(f"no ONNX function for this {kind} node")
+        return chosen(*args, **kwargs)
+
+    return translate
+
+
+@contextmanager
+def node_being_translated() -> Iterator[None]:
+    """Record the FX node the translator is working on, for fixes that apply to one node."""
+    from torch.onnx._internal.exporter import _core
+
+    original = _core._handle_call_function_node_with_lowering
+
+    def handle(model: Any, node: torch.fx.Node, *args: Any, **kwargs: Any) -> Any:
+        token = _TRANSLATING.set(node.name)
+        try:
+            return original(model, node, *args, **kwargs)
+        finally:
+            _TRANSLATING.reset(token)
+
+    _core._handle_call_function_node_with_lowering = handle
+    try:
+        yield
+    finally:
+        _core._handle_call_function_node_with_lowering = original
+
+
+def apply_decompositions(program: torch.export.ExportedProgram, fixes: DynamoFixes) -> torch.export.ExportedProgram:
+    """The program with the fixes' decompositions run (only those: other ops stay as captured)."""
+    if not fixes.decompositions:
+        return program
+    from fixport.core.exporters.dynamo.source_graph import fx_kind
+
+    # Keyed by the captured nodes' own targets: a model file run again defines its torch.library
+    # ops again, and the OpOverload objects torch.ops hands out then need not be the captured ones.
+    table = {node.target: fixes.decompositions[fx_kind(node.target)] for node in program.graph.nodes
+             if node.op == "call_function" and fx_kind(node.target) in fixes.decompositions}
+    try:
+        return program.run_decompositions(table)
+    except Exception as error:
+        raise TemplateValidationError(
+            f"A decomposition fix failed while decomposing: {type(error).__name__}: "
+            f"{str(error).splitlines()[0][:300] if str(error) else ''}",
+            "Edit the decomposition so it traces with fake tensors (torch ops only).") from error
+
+
+@contextmanager
+def decompositions_while_preparing(fixes: DynamoFixes) -> Iterator[None]:
+    """The fixes' decompositions also in the table torch.onnx decomposes the program with: an op the
+    captured graph does not hold yet (aten::linalg_inv_ex comes from decomposing linalg_inv) is
+    only reached there."""
+    if not fixes.decompositions:
+        yield
+        return
+    from torch.onnx._internal.exporter import _fx_passes
+
+    original = _fx_passes._decomp.create_onnx_friendly_decomposition_table
+    extra = {}
+    for kind, function in fixes.decompositions.items():
+        try:
+            extra[op_overload(kind)] = function
+        except TemplateValidationError:
+            continue  # an op this process cannot name: apply_decompositions handled it by the captured node
+
+    def with_fixes(*args: Any, **kwargs: Any) -> dict:
+        return {**original(*args, **kwargs), **extra}
+
+    _fx_passes._decomp.create_onnx_friendly_decomposition_table = with_fixes
+    try:
+        yield
+    finally:
+        _fx_passes._decomp.create_onnx_friendly_decomposition_table = original

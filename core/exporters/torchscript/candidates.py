@@ -1,0 +1,164 @@
+"""The TorchScript exporter's fix candidates, in the order ``fix --auto`` tries them.
+
+For one op kind, ``fix --auto`` keeps the first candidate whose export leaves the node supported,
+runs in plain ONNX Runtime and matches torch:
+
+0. for a node ONNX Runtime has no kernel for at its types (``problem.kernel_gap``): torch's own
+   symbolic with the inputs cast to the dtypes torch traced them with (the exporter's type
+   promotion made a float32 value float64);
+1. the ONNX op of the same name and inputs, found by itself (``aten::cosh`` -> Cosh);
+2. hand-written templates made for the op (or its namespace) that run in ONNX Runtime;
+3. onnxscript's torch_lib implementation, replayed at the export's opset;
+4. hand-written templates made for the op that are built for the traced sizes (shape-specialised),
+   then torch's own decomposition of the op, replayed through the exporter's symbolics (for a
+   ``torch.library`` op: its own Python implementation, inlined, else a copy of it with the
+   lines that depend on a tensor's value rewritten, made on the node's values), which folds sizes
+   too;
+5. static-shape materialisation: for an op linear in its inputs, the matrix torch computes at
+   the node's shapes (shape-specialised, so after the fixes that keep shapes open);
+6. generic templates (``fits: *``) that run in ONNX Runtime;
+7. a custom-domain node, only when allowed: ONNX Runtime cannot run it.
+
+The opset is kept; only when no candidate works for what is left does ``opset_that_fixes``
+name a higher opset where torch or a template handles it.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import replace
+
+from fixport.core.model.fix_choices import (
+    CUSTOM_DOMAIN_WHY,
+    FAMILY_BRIDGE,
+    FAMILY_CUSTOM_DOMAIN,
+    FAMILY_DECOMPOSITION,
+    FAMILY_GENERIC,
+    FAMILY_HAND_WRITTEN,
+    FAMILY_INLINED,
+    FAMILY_KERNEL_TYPES,
+    FAMILY_MATERIALISED,
+    FAMILY_STANDARD_OP,
+    Candidate,
+    custom_domain_params,
+)
+from fixport.core.model.project import FixMapping
+from fixport.core.model.vocabulary import COMPLEX_TENSORS_NOTE
+from fixport.core.onnx_io.opset_needs import opset_that_runs
+from fixport.symbolics.library import (
+    BRIDGE_TEMPLATE_ID,
+    STUB_TEMPLATE_ID,
+    TIER_EXACT_OPSET,
+    TIER_GENERIC,
+    RankedTemplate,
+    TemplateLibrary,
+    params_for,
+)
+
+CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"  # in the TorchScript template library
+INPUTS_AS_TRACED_TEMPLATE_ID = "standard.inputs_as_traced"  # only for a node without a kernel for its types
+
+
+def _mapping(problem, offer: RankedTemplate, extra_params: dict | None = None) -> FixMapping:
+    template = offer.template
+    assert template is not None
+    params = {**params_for(problem.kind, template.default_params()), **offer.extra_params, **(extra_params or {})}
+    return FixMapping(target_kind=problem.kind, template_id=template.id, source=template.source, params=params,
+                      python_op_name=problem.python_op_name or None, custom_opsets=dict(template.custom_opsets))
+
+
+def _candidate(problem, offer: RankedTemplate, family: str) -> Candidate:
+    """``offer`` as a candidate; its why says when the fix is built for the traced sizes."""
+    specialised = offer.template is not None and offer.template.shape_specialised
+    why = f"{offer.why} (shape-specialised: may hold only at the traced sizes)" if specialised else offer.why
+    return Candidate(_mapping(problem, offer), family, why, shape_specialised=specialised)
+
+
+def _synthesized(problem, opset: int) -> tuple[RankedTemplate | None, ...]:
+    """The generated 1:1, decomposition (or, for a torch.library op, its Python code inlined) and
+    materialisation offers (these import torch: worker only)."""
+    if problem.python_op_name:
+        return None, None, None
+    from fixport.symbolics.synthesis.offers import (
+        decomposition_offer,
+        inlined_offer,
+        materialised_offer,
+        standard_op_offer,
+    )
+
+    if not problem.kind.startswith("aten::"):
+        return None, inlined_offer(problem.kind, opset), None
+
+    return (standard_op_offer(problem.kind, opset), decomposition_offer(problem.kind, opset),
+            materialised_offer(problem.kind, opset))
+
+
+def _rewritten_offers(problem, sample) -> list[RankedTemplate]:
+    from fixport.core.exporters.torch_export.implementation_rewrite import rewritten_offers
+    from fixport.symbolics.synthesis.rewritten_implementation import rewritten_inlined_template
+
+    return rewritten_offers(problem.kind, sample, rewritten_inlined_template)
+
+
+def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: bool,
+                   sample=None) -> list[Candidate]:
+    """Every fix worth trying for ``problem`` at ``opset``, in the order of the module docstring;
+    ``sample``: the node's values, for the fixes made from them."""
+    offers = [o for o in library.templates_for(problem.kind, opset, problem.python_op_name or None)
+              if o.template is not None and o.template_id != STUB_TEMPLATE_ID and o.template.opset_ok(opset)]
+    standard, decomposition, materialised = _synthesized(problem, opset)
+    generic = [o for o in offers if "*" in o.template.fits and o.template_id != INPUTS_AS_TRACED_TEMPLATE_ID]
+    as_traced = [o for o in offers if o.template_id == INPUTS_AS_TRACED_TEMPLATE_ID and problem.kernel_gap]
+    if COMPLEX_TENSORS_NOTE in problem.message:  # generated and generic fixes ignore the (real, imag) axis
+        standard, decomposition, materialised, generic = None, None, None, []
+    made_for_op = [o for o in offers if o not in generic and o.tier < TIER_EXACT_OPSET]
+    runnable = [o for o in made_for_op if o.template.runs_in_onnxruntime]
+    found = [_candidate(problem, replace(o, why=f"torch's symbolic with the inputs cast to torch's own dtypes "
+                                               f"(ONNX Runtime has no kernel for {problem.kernel_gap})"),
+                        FAMILY_KERNEL_TYPES) for o in as_traced]
+    if standard is not None:
+        found.append(_candidate(problem, standard, FAMILY_STANDARD_OP))
+    found += [_candidate(problem, o, FAMILY_HAND_WRITTEN) for o in runnable if not o.template.shape_specialised]
+    found += [_candidate(problem, o, FAMILY_BRIDGE)
+              for o in generic if o.template_id == BRIDGE_TEMPLATE_ID and o.tier < TIER_GENERIC]
+    found += [_candidate(problem, o, FAMILY_HAND_WRITTEN)
+              for o in runnable if o.template.shape_specialised]  # after every fix that keeps shapes open
+    if decomposition is not None:
+        family = FAMILY_DECOMPOSITION if problem.kind.startswith("aten::") else FAMILY_INLINED
+        found.append(_candidate(problem, decomposition, family))
+    found += [_candidate(problem, o, FAMILY_INLINED)  # a torch.library op only (worker side: imports torch)
+              for o in _rewritten_offers(problem, sample)]
+    if materialised is not None:
+        found.append(_candidate(problem, materialised, FAMILY_MATERIALISED))
+    found += [_candidate(problem, o, FAMILY_GENERIC) for o in generic
+              if o.template.runs_in_onnxruntime and o.template_id != BRIDGE_TEMPLATE_ID]
+    if allow_custom:
+        found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)
+                  for o in made_for_op if not o.template.runs_in_onnxruntime]
+        if CUSTOM_DOMAIN_TEMPLATE_ID in library:
+            custom = next(o for o in library.templates_for(problem.kind, opset)
+                          if o.template_id == CUSTOM_DOMAIN_TEMPLATE_ID)
+            params = custom_domain_params(problem.kind, problem.python_op_name)
+            found.append(Candidate(_mapping(problem, custom, params), FAMILY_CUSTOM_DOMAIN, CUSTOM_DOMAIN_WHY,
+                                   runs_in_onnxruntime=False))
+    return found
+
+
+_SUGGESTED_OPSET_RE = re.compile(r"opset version (\d+)")
+
+
+def opset_that_fixes(problem, opset: int, library: TemplateLibrary) -> int | None:
+    """The lowest opset above ``opset`` where torch or a runnable built-in template handles
+    ``problem``'s kind; None when no opset does."""
+    candidates = []
+    if problem.first_supported_opset and problem.first_supported_opset > opset and problem.reason == "no_symbolic":
+        candidates.append(problem.first_supported_opset)
+    if problem.reason == "symbolic_rejected":  # e.g. "... Please try opset version 11."
+        candidates += [int(v) for v in _SUGGESTED_OPSET_RE.findall(problem.message) if int(v) > opset]
+    if problem.reason == "runtime_error" and (runs := opset_that_runs(problem.message, opset)) is not None:
+        candidates.append(runs)  # e.g. Equal on floats from opset 11
+    for offer in library.templates_for(problem.kind, opset, problem.python_op_name or None):
+        template = offer.template
+        if template is not None and template.runs_in_onnxruntime and template.min_opset > opset \
+                and "*" not in template.fits:
+            candidates.append(template.min_opset)
+    return min(candidates) if candidates else None
