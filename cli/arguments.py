@@ -11,6 +11,7 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fixport.core.exporters.profiles import opsets_text
 from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
 from fixport.core.model.errors import FixportError
 from fixport.core.model.export_options import normalised_dynamic_axes
@@ -22,8 +23,6 @@ from fixport.core.model.vocabulary import (
     DEFAULT_EXPORTER,
     DEFAULT_OPSET,
     EXPORTERS,
-    MAX_OPSET,
-    MIN_OPSET,
 )
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 
@@ -58,7 +57,7 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("model", help="model file: .py with build(), .pt/.ts TorchScript, .pt2, pickled .pt, .onnx; "
                                       "or a transformers checkpoint folder (config.json and weights)")
     parser.add_argument("--opset", type=int,
-                        help=f"ONNX opset ({MIN_OPSET}-{MAX_OPSET}); default: the file's own, else {DEFAULT_OPSET} "
+                        help=f"ONNX opset ({opsets_text()}); default: the file's own, else {DEFAULT_OPSET} "
                              "with torchscript and torch.onnx's own default for dynamo=True with dynamo")
     parser.add_argument("--input", action="append", default=[], metavar="NAME=DIMS[:DTYPE]",
                         help="random input, e.g. x=1x3x224x224:float32 (repeatable)")

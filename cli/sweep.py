@@ -8,8 +8,9 @@ import time
 from pathlib import Path
 
 from fixport.cli.arguments import EXIT_OK, EXIT_PROBLEMS, command, positive_seconds
+from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.errors import FixportError
-from fixport.core.model.vocabulary import EXPORTERS, MAX_OPSET, MIN_OPSET
+from fixport.core.model.vocabulary import EXPORTERS
 from fixport.core.sweep.cache import DEFAULT_CACHE_FOLDER, SweepCache
 from fixport.core.sweep.local_runner import ModelTask, run_local
 from fixport.core.sweep.ray_runner import run_on_ray
@@ -55,8 +56,11 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
     if unknown or not exporters:
         raise FixportError(f"--exporters {args.exporters}: unknown exporter {', '.join(unknown) or '(none given)'}.",
                            f"Use a comma-separated list of {', '.join(EXPORTERS)}.")
-    if args.opset is not None and not MIN_OPSET <= args.opset <= MAX_OPSET:
-        raise FixportError(f"--opset {args.opset} is outside {MIN_OPSET}-{MAX_OPSET}.", "Choose an opset in range.")
+    for name in exporters:
+        low, high = profile_for(name).opsets
+        if args.opset is not None and not low <= args.opset <= high:
+            raise FixportError(f"--opset {args.opset} is outside what the {name} exporter takes ({low}-{high}).",
+                               "Choose an opset in range.")
     if args.jobs < 1:
         raise FixportError(f"--jobs {args.jobs}: give at least 1.", "E.g. --jobs 2 runs two models at a time.")
     return SweepSettings(exporters=exporters, fix=args.fix, opset=args.opset, timeout_s=args.timeout)

@@ -13,7 +13,8 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, NoReturn
 
-from fixport.core.model.vocabulary import MIN_OPSET, ProblemReason
+from fixport.core.exporters.profiles import PROFILES
+from fixport.core.model.vocabulary import ProblemReason
 
 EXAMPLES_DIR = Path(__file__).resolve().parent
 METADATA_NAME = "FIXPORT_EXAMPLE"
@@ -125,8 +126,9 @@ def _validate_metadata(metadata: dict[str, Any], path: Path) -> None:
     if not isinstance(metadata.get("notes", ""), str):
         _fail(path, "notes must be a string")
     opset = metadata["opset"]
-    if not _is_int(opset) or opset < MIN_OPSET:
-        _fail(path, f"opset must be an int >= {MIN_OPSET}, got {opset!r}")
+    lowest = min(profile.opsets[0] for profile in PROFILES.values())
+    if not _is_int(opset) or opset < lowest:
+        _fail(path, f"opset must be an int >= {lowest}, got {opset!r}")
     if not isinstance(metadata["export_options"], dict):
         _fail(path, "export_options must be a dict")
     tolerance = metadata["fix_tolerance"]

@@ -25,14 +25,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.exporters.profiles import PROFILES
+from fixport.core.exporters.profiles import PROFILES, profile_for
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes, shapes_argument
 from fixport.core.model.export_options import EXPORT_TYPES
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
 from fixport.core.model.project import PROJECT_SUFFIX
 from fixport.core.model.results import AnalysisResult
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
 from fixport.core.onnx_io.cuda_precision import PRECISION_HELP, PRECISION_MODES
 from fixport.core.onnx_io.runtime_check import cuda_unavailable_reason
 from fixport.gui.dynamic_shapes_dialog import ask_dynamic_shapes
@@ -350,7 +350,7 @@ class WindowActions:
         bar.addWidget(self.exporter)
         bar.addWidget(QLabel(" Opset "))
         self.opset = QSpinBox()
-        self.opset.setRange(MIN_OPSET, MAX_OPSET)
+        self.opset.setRange(*profile_for(DEFAULT_EXPORTER).opsets)
         self.opset.setValue(DEFAULT_OPSET)
         self.opset.setToolTip("ONNX opset to export at")
         self.opset.valueChanged.connect(self._on_opset_changed)
@@ -476,15 +476,22 @@ class WindowActions:
         project = self.window.workbench.project
         if project is None:
             return
+        self._set_exporter_quietly(project.export_options.get("exporter", DEFAULT_EXPORTER))
         self._set_quietly(self.opset, project.export_options.get("opset"))
         self._set_quietly(self.export_type, project.export_options.get("operator_export_type", "ONNX"))
-        self._set_quietly(self.exporter, project.export_options.get("exporter", DEFAULT_EXPORTER))
 
     def sync_from_analysis(self, result: AnalysisResult) -> None:
         self.banner.hide()
+        self._set_exporter_quietly(result.options.exporter)
         self._set_quietly(self.opset, result.options.opset)
         self._set_quietly(self.export_type, result.options.operator_export_type)
-        self._set_quietly(self.exporter, result.options.exporter)
+
+    def _set_exporter_quietly(self, name: str) -> None:
+        """The exporter box and the opset range it takes (before the opset is set in it)."""
+        self._set_quietly(self.exporter, name)
+        self.opset.blockSignals(True)
+        self.opset.setRange(*profile_for(self.exporter.currentText()).opsets)
+        self.opset.blockSignals(False)
 
     @staticmethod
     def _set_quietly(widget: QWidget, value: Any) -> None:
@@ -503,6 +510,7 @@ class WindowActions:
             self.window.reexport(keep_view=True)
 
     def _on_exporter_changed(self, value: str) -> None:
+        self.opset.setRange(*profile_for(value).opsets)  # the opset kept if it is in the new range
         if self.window.workbench.project is not None:
             self.window.workbench.set_export_option("exporter", value)
             self.window.reexport(keep_view=True)

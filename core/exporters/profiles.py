@@ -61,6 +61,9 @@ class ExporterProfile:
     default_opset: int | None = DEFAULT_OPSET
     # torch's capture settings it takes (core.model.capture_settings), in the order fix --auto tries them
     capture_settings: tuple[str, ...] = ()
+    # The opsets it exports at, lowest and highest (torch's own limits for it; checked against torch
+    # by tests/test_torch_seams.py)
+    opsets: tuple[int, int] = (7, 20)
     # Whether its Exporter keeps process-global state between exports (Exporter.process_state)
     keeps_process_state: bool = False
 
@@ -90,6 +93,7 @@ DYNAMO = ExporterProfile(
     recognises_kind=names_op_overload,
     default_opset=None,
     capture_settings=tuple(CAPTURE_SETTINGS),
+    opsets=(7, 23),
 )
 
 PROFILES: dict[str, ExporterProfile] = {profile.name: profile for profile in (TORCHSCRIPT, DYNAMO)}
@@ -107,3 +111,8 @@ def profile_for(name: str | None) -> ExporterProfile:
 def profile_for_kind(kind: str) -> ExporterProfile:
     """The exporter whose graphs spell op kinds like ``kind``; the default exporter when any could."""
     return next((profile for profile in PROFILES.values() if profile.recognises_kind(kind)), profile_for(None))
+
+
+def opsets_text() -> str:
+    """Every exporter's opset range, for help texts: 'torchscript 7-20, dynamo 7-23'."""
+    return ", ".join(f"{name} {profile.opsets[0]}-{profile.opsets[1]}" for name, profile in PROFILES.items())

@@ -7,7 +7,7 @@ from typing import Any
 
 from fixport.core.model.capture_settings import CAPTURE_SETTINGS
 from fixport.core.model.errors import ExportError
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS, MAX_OPSET, MIN_OPSET
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
 
 EXPORT_TYPES = ("ONNX", "ONNX_ATEN_FALLBACK", "ONNX_FALLTHROUGH")
 
@@ -33,12 +33,13 @@ class ExportOptions:
         # JSON (a project, --dynamic-axes, the window) keys every axis by a string; torch wants ints.
         self.dynamic_axes = normalised_dynamic_axes(self.dynamic_axes)
 
-    def validate(self) -> None:
+    def validate(self, opsets: tuple[int, int] | None = None) -> None:
+        """Raise ExportError for an option no exporter takes; ``opsets``: the exporter's (lowest, highest)."""
         if self.exporter not in EXPORTERS:
             raise ExportError(f"Unknown exporter {self.exporter!r}.", f"Choose one of {', '.join(EXPORTERS)}.")
-        if not MIN_OPSET <= self.opset <= MAX_OPSET:
-            raise ExportError(f"Opset {self.opset} is outside what the TorchScript exporter supports.",
-                              f"Choose an opset from {MIN_OPSET} to {MAX_OPSET}.")
+        if opsets is not None and not opsets[0] <= self.opset <= opsets[1]:
+            raise ExportError(f"Opset {self.opset} is outside what the {self.exporter} exporter supports.",
+                              f"Choose an opset from {opsets[0]} to {opsets[1]}.")
         if self.operator_export_type not in EXPORT_TYPES:
             raise ExportError(f"Unknown export mode {self.operator_export_type!r}.",
                               f"Choose one of {', '.join(EXPORT_TYPES)}.")

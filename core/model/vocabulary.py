@@ -8,11 +8,9 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-MIN_OPSET = 7  # oldest opset the TorchScript exporter accepts
 # In a symbolic_rejected message: an op on complex tensors whose symbolic ignores the trailing
 # (real, imaginary) axis ONNX carries them with; only a complex-aware template can fix it.
 COMPLEX_TENSORS_NOTE = "on complex tensors"
-MAX_OPSET = 20  # newest opset the TorchScript exporter accepts
 DEFAULT_OPSET = 17
 EXPORTERS = ("torchscript", "dynamo")  # torch.onnx.export(dynamo=False) and (dynamo=True)
 DEFAULT_EXPORTER = "torchscript"

@@ -128,7 +128,7 @@ class DynamoExporter(Exporter):
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,
                cancelled: CancelCallback | None = None) -> ExportResult:
-        options.validate()
+        options.validate(self.profile.opsets)
         with grad_mode_for(options):
             return self._export(loaded, options, diagnose=diagnose, run_check=run_check, progress=progress,
                                 cancelled=cancelled)

@@ -79,7 +79,7 @@ class TorchScriptExporter(Exporter):
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,
                cancelled: CancelCallback | None = None) -> ExportResult:
-        options.validate()
+        options.validate(self.profile.opsets)
         refuse_onnx_files(loaded)
         check_cancelled(cancelled)
         report(progress, 0.05, TRACING_STAGE)

@@ -1,0 +1,54 @@
+"""Every torch internal the dynamo exporter touches: the seam to check when torch moves.
+
+torch.onnx keeps such a seam for itself (``torch/onnx/_internal/exporter/_compat.py``). Each name
+here is used somewhere in this package; ``tests/test_torch_seams.py`` fails when a module of the
+package reaches a private torch name that is not listed, or when a listed name no longer resolves
+in the installed torch.
+"""
+from __future__ import annotations
+
+TORCH_RANGE = ">=2.9,<2.15"  # pyproject.toml's pin; every name below resolves in the torch CI installs
+
+# What for -> the torch names used for it.
+TORCH_INTERNALS: dict[str, tuple[str, ...]] = {
+    "FX op overloads": (
+        "torch._ops.OpOverload",
+    ),
+    "effect tokens taken out of the captured program": (
+        "torch.export._remove_effect_tokens_pass._remove_effect_tokens",
+    ),
+    "torch.onnx's default opset": (
+        "torch.onnx._constants.ONNX_DEFAULT_OPSET",
+    ),
+    "torch.onnx's own passes, constants and lazy imports": (
+        "torch.onnx._internal._lazy_import.onnxscript_apis.convert_version",
+        "torch.onnx._internal.exporter._constants.TORCHLIB_OPSET",
+        "torch.onnx._internal.exporter._dispatching.dispatch",
+        "torch.onnx._internal.exporter._dynamic_shapes.convert_str_to_export_dim",
+        "torch.onnx._internal.exporter._fx_passes._decomp.create_onnx_friendly_decomposition_table",
+        "torch.onnx._internal.exporter._ir_passes.rename_inputs",
+        "torch.onnx._internal.exporter._ir_passes.rename_outputs",
+    ),
+    "the capture strategies torch.onnx tries in turn": (
+        "torch.onnx._internal.exporter._capture_strategies.TorchExportNonStrictStrategy",
+        "torch.onnx._internal.exporter._capture_strategies.TorchExportStrictStrategy",
+    ),
+    "the translation of an ExportedProgram, node by node": (
+        "torch.onnx._internal.exporter._core._exported_program_to_onnx_program",
+        "torch.onnx._internal.exporter._core._handle_call_function_node_with_lowering",
+        "torch.onnx._internal.exporter._core._is_onnx_op",
+        "torch.onnx._internal.exporter._core._prepare_exported_program_for_export",
+    ),
+    "the ONNX registry a translation table extends": (
+        "torch.onnx._internal.exporter._registration.ONNXRegistry.from_torchlib",
+    ),
+    "nested inputs and outputs, flattened the way torch.export flattens them": (
+        "torch.utils._pytree.tree_leaves",
+        "torch.utils._pytree.tree_map_only",
+    ),
+}
+
+
+def listed_names() -> set[str]:
+    """Every torch name listed, whatever it is used for."""
+    return {name for names in TORCH_INTERNALS.values() for name in names}
