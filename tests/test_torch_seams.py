@@ -5,11 +5,11 @@ from __future__ import annotations
 import ast
 import importlib
 import re
-import tomllib
 from pathlib import Path
 from types import ModuleType
 
 import pytest
+import tomllib
 
 from fixport.core.exporters.dynamo import torch_internals as dynamo_internals
 from fixport.core.exporters.profiles import DYNAMO, TORCHSCRIPT
