@@ -86,3 +86,41 @@ def test_ruff_passes_with_the_projects_rules() -> None:
     result = subprocess.run([sys.executable, "-m", "ruff", "check", "--no-cache", str(REPO)], cwd=REPO,
                             capture_output=True, text=True, timeout=300)
     assert result.returncode == 0, result.stdout + result.stderr
+
+
+def _private_fixport_names(path: Path) -> list[str]:
+    """``_name``s this module takes from another Fixport module: imported, or read off an imported module."""
+    import ast
+
+    tree = ast.parse(path.read_text(encoding="utf-8"))
+    modules: set[str] = set()  # names bound to Fixport modules here (`from fixport.x import y as m`)
+    taken = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.startswith("fixport"):
+            for alias in node.names:
+                if alias.name.startswith("_") and not alias.name.startswith("__"):
+                    taken.append(f"{node.module}.{alias.name}")
+                modules.add(alias.asname or alias.name)
+        elif isinstance(node, ast.Import):
+            modules.update((a.asname or a.name) for a in node.names if a.name.startswith("fixport"))
+    for node in ast.walk(tree):
+        if (isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id in modules
+                and node.attr.startswith("_") and not node.attr.startswith("__")):
+            taken.append(f"{node.value.id}.{node.attr}")
+    return taken
+
+
+def test_no_module_takes_a_private_name_from_another() -> None:
+    """A ``_name`` is its module's own business: another module (engine, bench, scripts) that needs it
+    needs a public name, so a rename inside one module never breaks another."""
+    taken = {f"{path.relative_to(REPO)}: {', '.join(names)}"
+             for folder in (*PACKAGE_FOLDERS, "bench", "scripts") for path in (REPO / folder).rglob("*.py")
+             if (names := _private_fixport_names(path))}
+    assert taken == set()
+
+
+def test_the_private_name_check_sees_imports_and_attribute_reads(tmp_path: Path) -> None:
+    module = tmp_path / "m.py"
+    module.write_text("from fixport.core.loaders import loading as ld\nfrom fixport.core.x import _y, z\n"
+                      "a = ld._private_thing\nb = ld.public\n")
+    assert _private_fixport_names(module) == ["fixport.core.x._y", "ld._private_thing"]

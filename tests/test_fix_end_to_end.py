@@ -289,7 +289,8 @@ def test_fix_script_carries_fixports_own_functions(tmp_path: Path) -> None:
 
     from fixport.core.fixing import fix_script
     from fixport.core.fixing.script_parts import common, torchscript_export
-    from fixport.core.loaders import input_tensors, torchscript_graph
+    from fixport.core.exporters.torchscript import source_graph as torchscript_graph
+    from fixport.core.loaders import input_tensors
     from fixport.core.model.inputs import parse_input_spec
 
     example = EXAMPLES["threshold"]

@@ -19,7 +19,7 @@ from torch.utils import _pytree as pytree
 from fixport.core.loaders.input_structure import (
     InputStructure,
     UnsupportedInputError,
-    _leaf_name,
+    leaf_name,
     flat_model,
     is_plain,
     positional_names,
@@ -81,7 +81,7 @@ def _named_leaves(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[st
     flat, _ = pytree.tree_flatten_with_path((args, kwargs))
     parameters = positional_names(model, len(args))
     tensor_names = dict(zip(structure.tensor_positions, structure.names))
-    return {tensor_names.get(position) or _leaf_name(path, parameters): leaf
+    return {tensor_names.get(position) or leaf_name(path, parameters): leaf
             for position, (path, leaf) in enumerate(flat)}
 
 

@@ -99,7 +99,7 @@ def structure_of(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str
     parameters = positional_names(model, len(args))
     leaves, positions, names = [], [], []
     for path, leaf in flat:
-        name = _leaf_name(path, parameters)
+        name = leaf_name(path, parameters)
         if isinstance(leaf, torch.Tensor):
             positions.append(len(leaves))
             names.append(name)
@@ -156,7 +156,7 @@ def positional_names(model: torch.nn.Module, count: int) -> list[str]:
     return names[:count]
 
 
-def _leaf_name(path: tuple[Any, ...], positional: list[str]) -> str:
+def leaf_name(path: tuple[Any, ...], positional: list[str]) -> str:
     """``input_ids``, ``past_key_values.0.key``: the parameter, then the keys and indices below it."""
     top, where, *rest = path  # (args or kwargs, position or keyword, deeper keys...)
     head = positional[where.idx] if top.idx == 0 else str(where.key)

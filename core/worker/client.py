@@ -40,7 +40,7 @@ CANCEL_GRACE_S = 2.0  # a cancelled job that has not stopped by then is killed w
 
 
 @dataclass
-class _Failure:
+class JobFailure:
     """An error crossing the process boundary (exceptions with extra fields don't pickle)."""
 
     type_name: str
@@ -50,7 +50,7 @@ class _Failure:
     extra: dict[str, Any] = field(default_factory=dict)  # e.g. a template error's line
 
     @classmethod
-    def from_exception(cls, exc: FixportError) -> _Failure:
+    def from_exception(cls, exc: FixportError) -> JobFailure:
         extra = {k: v for k, v in vars(exc).items() if k not in ("message", "hint", "details") and _picklable(v)}
         return cls(type(exc).__name__, exc.message, exc.hint, exc.details, extra)
 

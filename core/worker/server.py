@@ -14,7 +14,7 @@ from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallbac
 from fixport.core.model.errors import FixportError, trimmed_message
 from fixport.core.model.requests import PingRequest
 from fixport.core.model.results import WorkerInfo
-from fixport.core.worker.client import _Failure
+from fixport.core.worker.client import JobFailure
 from fixport.core.worker.jobs import JOBS, job_for
 
 PARENT_WATCH_INTERVAL_S = 0.2
@@ -131,9 +131,9 @@ def _run_job(connection: Connection, functions: dict[type, Any], request: object
         connection.send(("cancelled", None))
     except FixportError as exc:
         exc.details = exc.details or traceback.format_exc()  # a crash in the exporter leaves a log to read
-        connection.send(("error", _Failure.from_exception(exc)))
+        connection.send(("error", JobFailure.from_exception(exc)))
     except BaseException as exc:  # anything from user code: report it, keep serving
-        connection.send(("error", _Failure("FixportError", f"{type(exc).__name__}: {trimmed_message(str(exc))}",
+        connection.send(("error", JobFailure("FixportError", f"{type(exc).__name__}: {trimmed_message(str(exc))}",
                                            "See the Log for details.", traceback.format_exc())))
     else:
         connection.send(("result", result))

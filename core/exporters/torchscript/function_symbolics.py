@@ -14,7 +14,7 @@ from typing import Any
 
 import torch
 
-from fixport.core.exporters import conversion_hooks
+from fixport.core.exporters.torchscript import conversion_hooks
 
 _MISSING = object()
 

@@ -56,7 +56,7 @@ CARRIED_FIXPORT_CODE = (
     ("fixport.core.loaders.input_tensors", ("random_inputs",), None),
     ("fixport.core.loaders.input_structure", (
         "CONSTANT_TYPES", "UnsupportedInputError", "InputStructure", "StructuredCall", "split_inputs", "flat_model",
-        "is_plain", "structure_of", "register_cache_pytrees", "positional_names", "_leaf_name", "_key_name",
+        "is_plain", "structure_of", "register_cache_pytrees", "positional_names", "leaf_name", "_key_name",
         "keyed_output_names", "_unique"), None),
     ("fixport.core.loaders.input_sets", (
         "SAME_INPUTS_HINT", "several_input_sets", "_set_parts", "flat_input_sets", "_named_leaves",
