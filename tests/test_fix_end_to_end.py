@@ -287,9 +287,9 @@ def test_fix_script_carries_fixports_own_functions(tmp_path: Path) -> None:
     import inspect
     import textwrap
 
+    from fixport.core.exporters.torchscript import source_graph as torchscript_graph
     from fixport.core.fixing import fix_script
     from fixport.core.fixing.script_parts import common, torchscript_export
-    from fixport.core.exporters.torchscript import source_graph as torchscript_graph
     from fixport.core.loaders import input_tensors
     from fixport.core.model.inputs import parse_input_spec
 

@@ -19,9 +19,9 @@ from torch.utils import _pytree as pytree
 from fixport.core.loaders.input_structure import (
     InputStructure,
     UnsupportedInputError,
-    leaf_name,
     flat_model,
     is_plain,
+    leaf_name,
     positional_names,
     split_inputs,
     structure_of,
