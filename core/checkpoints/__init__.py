@@ -1,0 +1,1 @@
+"""Checkpoint folders saved the way transformers saves an export (``ExportedModel`` layout)."""
