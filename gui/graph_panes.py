@@ -12,7 +12,7 @@ HEADER_STYLE = "font-weight: 600; padding: 3px 6px; background: #eceff1; border-
 
 
 NO_SOURCE_GRAPH = "the model was not traced or captured: see the message below"
-ONNX_FILE_NO_SOURCE = "an ONNX file has none"
+ONNX_FILE_NO_SOURCE = "an ONNX file carries only its ONNX graph"
 SIDES: tuple[GraphSide, ...] = ("source", "onnx")
 SOURCE_TITLE = "Source graph"  # the left pane's header until a graph says whose it is
 
