@@ -84,9 +84,9 @@ def bare_trace_s(example: Path, runs: int) -> float:
 
 
 def open_to_panes_s(app, window, path: Path) -> tuple[float, float, float]:
-    """Seconds from open_path to the TorchScript and the ONNX pane painted, and the worker's analysis time."""
+    """Seconds from open_path to the source and the ONNX pane painted, and the worker's analysis time."""
     painted: dict[str, float] = {}
-    views = {kind: window.graphs.pane(kind).view for kind in ("torchscript", "onnx")}
+    views = {kind: window.graphs.pane(kind).view for kind in ("source", "onnx")}
     original = {kind: view.drawForeground for kind, view in views.items()}
 
     def stamp(kind: str):
@@ -107,7 +107,7 @@ def open_to_panes_s(app, window, path: Path) -> tuple[float, float, float]:
     for kind, view in views.items():
         view.drawForeground = original[kind]
     seconds = window.workbench.analysis.seconds
-    return painted["torchscript"] - started, painted["onnx"] - started, sum(seconds.values())
+    return painted["source"] - started, painted["onnx"] - started, sum(seconds.values())
 
 
 def wait_until(app, condition) -> None:

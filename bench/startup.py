@@ -39,8 +39,8 @@ CASES = {
     "bert": Case("bert", "BERT-like encoder .onnx (12 layers)", ("onnx",)),
     "10k": Case("10k", "synthetic ONNX DAG, 10k nodes", ("onnx",)),
     "50k": Case("50k", "synthetic ONNX DAG, 50k nodes", ("onnx",)),
-    "resnet18_py": Case("resnet18_py", "resnet18 Python model file (clean)", ("torchscript", "onnx")),
-    "vit_py": Case("vit_py", "ViT example model file (4 problems)", ("torchscript", "onnx")),
+    "resnet18_py": Case("resnet18_py", "resnet18 Python model file (clean)", ("source", "onnx")),
+    "vit_py": Case("vit_py", "ViT example model file (4 problems)", ("source", "onnx")),
 }
 
 _EXPORT_SCRIPT = """

@@ -7,6 +7,7 @@ from typing import Any
 from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QDockWidget, QTextBrowser, QWidget
 
+from fixport.core.exporters.profiles import ExporterProfile, profile_for, profile_for_graph
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.trace_warnings import BakedHere
@@ -64,21 +65,26 @@ class InspectorDock(QDockWidget):
 
     def show_node(self, graph: Graph, node: Node, problem: UnsupportedNode | None = None,
                   op_info: OpInfo | None = None, target_ops: list[str] | None = None,
-                  opset: int = DEFAULT_OPSET, baked: BakedHere | None = None) -> None:
+                  opset: int = DEFAULT_OPSET, baked: BakedHere | None = None,
+                  exporter: ExporterProfile | None = None) -> None:
+        """``node`` of ``graph``, in the words of ``exporter`` (whose export the graphs are; the default's
+        when not given)."""
+        words = (exporter or profile_for(None)).source_graph
         parts = [STYLE, f"<h3>{html.escape(node.name or node.kind)}</h3>"]
         if problem is not None:
             parts.append(self._problem_html(problem, opset))
         if baked is not None and baked.warnings:
             parts.append(self._baked_html(baked))
-        rows = [_row("kind", node.kind), _row("graph", graph.kind)]
+        shown = profile_for_graph(graph.kind)  # None: the ONNX graph
+        rows = [_row("kind", node.kind), _row("graph", shown.source_graph.pane_title if shown else "ONNX")]
         if node.scope:
             rows.append(_row("scope", node.scope))
         if node.source:
             rows.append(_row("source", node.source))
-        if graph.kind == "torchscript":
-            rows.append(_row("instance key", node.id))
+        if shown is not None and shown.source_graph.node_id:
+            rows.append(_row(shown.source_graph.node_id, node.id))
         elif node.origin:
-            rows.append(_row("from source nodes", ", ".join(node.origin)))
+            rows.append(_row(f"from {words.nodes}", ", ".join(node.origin)))
         parts.append(f"<table>{''.join(rows)}</table>")
         parts.append("<h4>Inputs</h4>" + _values_table(graph, node.inputs))
         parts.append("<h4>Outputs</h4>" + _values_table(graph, node.outputs))
@@ -86,7 +92,7 @@ class InspectorDock(QDockWidget):
             attrs = "".join(_row(k, self._short(v)) for k, v in node.attributes.items())
             parts.append(f"<h4>Attributes</h4><table>{attrs}</table>")
         if op_info is not None:
-            parts.append(self._op_info_html(op_info))
+            parts.append(self._op_info_html(op_info, words.builtin_conversion))
         elif graph.kind == "onnx":
             schema = onnx_schema_text(node.op_type, opset, "" if node.domain == "onnx" else node.domain)
             if schema:
@@ -125,9 +131,14 @@ class InspectorDock(QDockWidget):
         return text if len(text) <= MAX_ATTRIBUTE_TEXT else text[:MAX_ATTRIBUTE_TEXT] + "…"
 
     @staticmethod
-    def _op_info_html(info: OpInfo) -> str:
+    def _op_info_html(info: OpInfo, builtin_conversion: str) -> str:
+        """The kind's ATen schemas and, where the exporter's worker says (``builtin_conversion`` is
+        what torch converts it with, '' otherwise), the opsets torch converts it at."""
         schemas = "".join(f"<pre>{html.escape(s)}</pre>" for s in info.schemas[:4]) or \
             "<span class='muted'>no ATen schema (a Python op or an op torch does not know)</span>"
+        if not builtin_conversion:
+            return f"<h4>Schema</h4>{schemas}"
         opsets = (", ".join(map(str, info.builtin_opsets)) if info.builtin_opsets
-                  else "none — torch has no built-in symbolic for this kind")
-        return f"<h4>Schema</h4>{schemas}<h4>Built-in symbolic at opsets</h4><p>{html.escape(opsets)}</p>"
+                  else f"none — torch has no {builtin_conversion} for this kind")
+        heading = f"{builtin_conversion[0].upper()}{builtin_conversion[1:]} at opsets"
+        return f"<h4>Schema</h4>{schemas}<h4>{html.escape(heading)}</h4><p>{html.escape(opsets)}</p>"

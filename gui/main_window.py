@@ -8,7 +8,7 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
-from fixport.core.exporters.profiles import profile_for
+from fixport.core.exporters.profiles import profile_for, profile_for_graph
 from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import (
@@ -207,7 +207,8 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{path.name} — {WINDOW_TITLE}")
         self.log.log(f"Opened {path}")
         model_path = Path(self.workbench.project.model_path)
-        self.graphs.show_opening(onnx_file=model_path.suffix == ".onnx")
+        self.graphs.show_opening(onnx_file=model_path.suffix == ".onnx",
+                                 exporter=profile_for(self.workbench.exporter_name))
         self._previewed_onnx = None
         if model_path.suffix == ".onnx":
             self.onnx_preview.read(model_path)  # drawn before the worker's check arrives
@@ -323,14 +324,14 @@ class MainWindow(QMainWindow):
         check and the comparison with torch: draw each at once."""
         if isinstance(piece, ExportedGraph) and isinstance(submitted.request, AnalyzeRequest):
             self._exported = piece.graph
-            traced = self._traced or self.graphs.graphs["torchscript"]
+            traced = self._traced or self.graphs.graphs["source"]
             self.graphs.set_graphs(traced, piece.graph, keep_view=self._keep_view,
                                    onnx_title="ONNX (exported; checking it in ONNX Runtime…)")
-            self.graphs.pane("torchscript").set_marks(unsupported=set())
+            self.graphs.pane("source").set_marks(unsupported=set())
             created = {n.id for n in piece.graph.nodes if self.highlight_after_export & set(n.origin)}
             self.graphs.pane("onnx").set_marks(unsupported=set(), highlighted=created)
         if isinstance(piece, TracedGraph) and isinstance(submitted.request, AnalyzeRequest):
-            shown = self.graphs.graphs["torchscript"]
+            shown = self.graphs.graphs["source"]
             if _same_nodes(shown, piece.graph):  # a re-export traced the same graph: keep the drawing
                 self._traced = shown
                 return
@@ -398,7 +399,7 @@ class MainWindow(QMainWindow):
 
     def _mark_problems(self, result: AnalysisResult) -> None:
         unsupported_ts = {p.instance for p in result.unsupported}
-        self.graphs.pane("torchscript").set_marks(unsupported=unsupported_ts)
+        self.graphs.pane("source").set_marks(unsupported=unsupported_ts)
         if result.onnx_graph is not None:
             bad = {n.id for n in result.onnx_graph.nodes if n.unsupported}
             created = {n.id for n in result.onnx_graph.nodes if self.highlight_after_export & set(n.origin)}
@@ -466,14 +467,14 @@ class MainWindow(QMainWindow):
 
     def _on_fix_activated(self, mapping: object) -> None:
         """A fixed kind's row: select one of its nodes, so the Template dock shows the fix's source."""
-        ts_graph = self._graph("torchscript")
+        ts_graph = self._graph("source")
         if ts_graph is None or not isinstance(mapping, FixMapping):
             return
         node = ts_graph.node_by_id.get(mapping.instance or "") or next(
             (n for n in ts_graph.nodes if n.kind == mapping.target_kind and (mapping.python_op_name or None)
              in (None, n.attributes.get("name"))), None)
         if node is not None:
-            self.select_node("torchscript", node.id)
+            self.select_node("source", node.id)
 
     def _on_opset_requested(self, opset: int) -> None:
         """"Raise the opset to N" from the Template dock: one click sets it and exports again."""
@@ -563,7 +564,7 @@ class MainWindow(QMainWindow):
         node = graph.node_by_id.get(node_id) if graph else None
         if node is None:
             return
-        ts_node = node if kind == "torchscript" else self._origin_node(node)
+        ts_node = node if kind == "source" else self._origin_node(node)
         if ts_node is not None:
             self.problems.select_instance(ts_node.id)
             self._offer_templates(ts_node)
@@ -574,7 +575,7 @@ class MainWindow(QMainWindow):
         self._show_in_inspector(kind, node_id)
 
     def _origin_node(self, onnx_node: Node) -> Node | None:
-        ts_graph = self._graph("torchscript")
+        ts_graph = self._graph("source")
         if ts_graph is None or not onnx_node.origin:
             return None
         return ts_graph.node_by_id.get(onnx_node.origin[0])
@@ -588,7 +589,7 @@ class MainWindow(QMainWindow):
         node = graph.node_by_id.get(node_id) if graph else None
         if graph is None or node is None:
             return
-        ts_node = node if kind == "torchscript" else self._origin_node(node)
+        ts_node = node if kind == "source" else self._origin_node(node)
         problem = self._problem_for(ts_node.id) if ts_node else None
         if problem is None and kind == "onnx":
             problem = next((p for p in self.workbench.analysis.unsupported if p.onnx_node == node_id), None)
@@ -597,13 +598,15 @@ class MainWindow(QMainWindow):
         targets = onnx_ops_in_source(self.template.editor.source()) if ts_node else []
         op_info = op_info or (self._op_infos.get(ts_node.kind) if ts_node else None)
         analysis = self.workbench.analysis
-        baked = baked_here(analysis.warnings, self._graph("torchscript"), ts_node) if analysis and ts_node else None
+        baked = baked_here(analysis.warnings, self._graph("source"), ts_node) if analysis and ts_node else None
+        source = self._graph("source")  # the exporter whose graphs are shown names them
+        exporter = (profile_for_graph(source.kind) if source else None) or profile_for(self.workbench.exporter_name)
         self.inspector.show_node(graph, node, problem, op_info, targets, self.workbench.opset or DEFAULT_OPSET,
-                                 baked=baked)
+                                 baked=baked, exporter=exporter)
 
     def _offer_templates(self, ts_node: Node) -> None:
         python_op = ts_node.attributes.get("name") if ts_node.kind == PYTHON_OP_KIND else None
-        ts_graph = self._graph("torchscript")
+        ts_graph = self._graph("source")
         input_types = [ts_graph.value(v).describe() for v in ts_node.inputs] if ts_graph else []
         opset = self.workbench.opset or DEFAULT_OPSET
         problem = self._problem_for(ts_node.id)
@@ -627,11 +630,11 @@ class MainWindow(QMainWindow):
             self.runner.submit(SynthesizeRequest(ts_node.kind, opset, exporter.name), topic="synthesize")
 
     def _on_problem_activated(self, problem: UnsupportedNode) -> None:
-        graph = self._graph("torchscript")
+        graph = self._graph("source")
         if problem.reason == ProblemReason.RUNTIME_ERROR and problem.onnx_node:
             self.select_node("onnx", problem.onnx_node)
         elif problem.instance and graph is not None and problem.instance in graph.node_by_id:
-            self.select_node("torchscript", problem.instance)
+            self.select_node("source", problem.instance)
         else:  # a capture failure or the export's own: no node to select, the problem itself is shown
             self.inspector.show_problem(problem)
 

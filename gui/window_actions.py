@@ -256,11 +256,11 @@ def set_dynamic_shapes(window: ActionWindow, axes: dict[str, dict[int, str]]) ->
 
 def find_node(window: ActionWindow) -> None:
     on_onnx = window.selected is not None and window.selected[0] == "onnx"
-    window.graphs.pane("onnx" if on_onnx else "torchscript").focus_search()
+    window.graphs.pane("onnx" if on_onnx else "source").focus_search()
 
 
 def fit_graphs(window: ActionWindow) -> None:
-    for kind in ("torchscript", "onnx"):
+    for kind in ("source", "onnx"):
         window.graphs.pane(kind).fit_view()
 
 

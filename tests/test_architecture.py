@@ -1,6 +1,8 @@
 """The house rules: the rooms' import contracts hold, and an install puts one package in site-packages."""
 from __future__ import annotations
 
+import ast
+import re
 import shutil
 import subprocess
 import sys
@@ -59,26 +61,79 @@ def test_the_wheel_installs_one_top_level_package(tmp_path: Path) -> None:
     assert "fixport = fixport.main:run" in entry_points
 
 
+def _exporter_words() -> re.Pattern[str]:
+    """Words that name an exporter or its own graph: each exporter's name (--exporter), its source
+    graph's kind, and torch.export. Letters may not touch them ('dynamo_export' names one; 'fxa' not)."""
+    from fixport.core.exporters.profiles import PROFILES
+
+    words = {*PROFILES, *(profile.source_graph.kind for profile in PROFILES.values()), "torch.export"}
+    alternatives = "|".join(sorted(map(re.escape, words), key=len, reverse=True))
+    return re.compile(rf"(?<![A-Za-z])(?:{alternatives})(?![A-Za-z])", re.IGNORECASE)
+
+
+def _exporter_name_comparisons(tree: ast.AST, names: set[str]) -> list[int]:
+    """Lines of ``tree`` that compare a value with an exporter's name, alone or in a literal
+    collection (``x == "dynamo"``, ``kind in ("torchscript", "onnx")``), or match one in a case."""
+    def names_one(side: ast.expr) -> bool:
+        if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
+            return any(names_one(element) for element in side.elts)
+        return isinstance(side, ast.Constant) and side.value in names
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(names_one(side) for side in (node.left, *node.comparators)):
+            lines.append(node.lineno)
+        elif isinstance(node, ast.MatchValue) and names_one(node.value):
+            lines.append(node.lineno)
+    return lines
+
+
 def test_only_the_exporters_ask_which_exporter_it_is() -> None:
     """Outside core/exporters/, code asks the exporter (its object or profile) what it needs and never
-    compares an exporter's name: a third exporter is a new class, not new branches. Names that are
-    also graph kinds ('torchscript' is the TorchScript graph's kind) cannot be told apart and are
-    left out."""
-    import ast
+    compares an exporter's name or its source graph's kind: a third exporter is a new class, not new
+    branches."""
+    from fixport.core.exporters.profiles import PROFILES
 
-    from fixport.core.model.vocabulary import EXPORTERS
-
-    names = set(EXPORTERS) - {"torchscript", "fx", "onnx"}
+    names = {*PROFILES, *(profile.source_graph.kind for profile in PROFILES.values())}
     asking = []
     for folder in (*PACKAGE_FOLDERS, "bench", "scripts"):
         for path in (REPO / folder).rglob("*.py"):
             if path.is_relative_to(REPO / "core" / "exporters"):
                 continue
-            for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
-                compared = [node.left, *node.comparators] if isinstance(node, ast.Compare) else []
-                if any(isinstance(side, ast.Constant) and side.value in names for side in compared):
-                    asking.append(f"{path.relative_to(REPO)}:{node.lineno}")
+            tree = ast.parse(path.read_text(encoding="utf-8"))
+            asking += [f"{path.relative_to(REPO)}:{line}" for line in _exporter_name_comparisons(tree, names)]
     assert not asking, f"ask the Exporter or its profile instead: {asking}"
+
+
+# Texts of the window that may name an exporter's words, by file, with the reason.
+WINDOW_TEXTS_NAMING_AN_EXPORTER = {
+    ("gui/window_actions.py", "torch.export's dynamic_shapes"):
+        "names the format the Dynamic shapes dialog writes, which both exporters take",
+}
+
+
+def _spoken_texts(tree: ast.AST) -> list[tuple[int, str]]:
+    """The string literals of ``tree`` (f-strings' literal parts too), less docstrings."""
+    documented = (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef)
+    docstrings = {id(node.body[0].value) for node in ast.walk(tree) if isinstance(node, documented)
+                  and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}
+    return [(node.lineno, node.value) for node in ast.walk(tree)
+            if isinstance(node, ast.Constant) and isinstance(node.value, str) and id(node) not in docstrings]
+
+
+def test_the_window_speaks_of_the_source_graph_and_the_onnx_graph() -> None:
+    """The window (gui/ and the pane layout in core/panes/) names no exporter and no exporter's graph
+    in its own texts and keys: pane keys are "source" and "onnx", and titles, labels and hints that
+    differ by exporter come from the exporter's profile (core/exporters/profiles.py)."""
+    words = _exporter_words()
+    naming = []
+    for folder in ("gui", "core/panes"):
+        for path in sorted((REPO / folder).rglob("*.py")):
+            relative = path.relative_to(REPO).as_posix()
+            allowed = [text for (file, text) in WINDOW_TEXTS_NAMING_AN_EXPORTER if file == relative]
+            naming += [f"{relative}:{line}: {text!r}" for line, text in _spoken_texts(ast.parse(path.read_text()))
+                       if words.search(text) and not any(allowed_text in text for allowed_text in allowed)]
+    assert not naming, f"take these words from the exporter's profile, or key by side ('source', 'onnx'): {naming}"
 
 
 def test_ruff_passes_with_the_projects_rules() -> None:

@@ -62,7 +62,7 @@ def test_a_bad_file_shows_a_message_and_the_window_stays_usable(qtbot, window: M
 
 def test_the_panes_say_the_model_is_on_its_way_while_it_opens(qtbot, window: MainWindow, bench: Path) -> None:
     window.open_path(bench / "tiny.py")
-    assert window.graphs.left.header.text() == "Source graph — tracing…"
+    assert window.graphs.left.header.text() == "TorchScript graph — tracing…"
     assert window.graphs.right.header.text() == "ONNX — exporting…"
     qtbot.waitUntil(lambda: not window.runner.busy, timeout=JOB_TIMEOUT_MS)
-    assert window.graphs.left.header.text().startswith("TorchScript (traced) — ")
+    assert window.graphs.left.header.text().startswith("TorchScript graph (traced) — ")

@@ -25,7 +25,7 @@ def _torchscript_twin(onnx_graph: Graph) -> Graph:
 @pytest.fixture
 def panes(qtbot) -> SideBySideGraphs:
     widget = SideBySideGraphs()
-    for kind in ("torchscript", "onnx"):
+    for kind in ("source", "onnx"):
         widget.pane(kind).synchronous = True
     qtbot.addWidget(widget)
     widget.resize(1400, 800)
@@ -37,7 +37,7 @@ def test_selecting_in_one_big_pane_selects_and_expands_in_the_other(panes: SideB
     onnx_graph = synthetic_graph(blocks=1000, per_block=12)  # 12,000 nodes
     ts_graph = _torchscript_twin(onnx_graph)
     panes.set_graphs(ts_graph, onnx_graph, keep_view=False)
-    onnx_pane, ts_pane = panes.pane("onnx"), panes.pane("torchscript")
+    onnx_pane, ts_pane = panes.pane("onnx"), panes.pane("source")
     assert len(onnx_pane.layout.items) < 1000  # opened collapsed
     target = onnx_graph.nodes[9_000]
     panes.select("onnx", [target.id])

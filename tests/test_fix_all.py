@@ -36,7 +36,7 @@ def test_problems_are_grouped_by_kind(qtbot, window: MainWindow) -> None:
     child = index_put.child(4)
     rect = tree.visualItemRect(child)
     qtbot.mouseClick(tree.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 12, rect.center().y()))
-    assert window.selected == ("torchscript", child.data(0, Qt.ItemDataRole.UserRole).instance)
+    assert window.selected == ("source", child.data(0, Qt.ItemDataRole.UserRole).instance)
 
 
 @pytest.mark.slow

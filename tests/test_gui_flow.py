@@ -80,7 +80,7 @@ def test_threshold_flow(qtbot, window: MainWindow, tmp_path: Path, monkeypatch) 
     open_example(qtbot, window, "threshold")
     assert window.problems.tree.topLevelItemCount() == 1
     click_problem(qtbot, window, 0)
-    assert window.selected is not None and window.selected[0] == "torchscript"
+    assert window.selected is not None and window.selected[0] == "source"
     # the counterpart placeholder is selected too, once the pane's layout (off the UI thread) lands
     qtbot.waitUntil(lambda: bool(window.graphs.pane("onnx").selection), timeout=10_000)
     choose_template(qtbot, window, "decompose.threshold_where")

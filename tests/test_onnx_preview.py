@@ -54,13 +54,13 @@ def test_a_model_files_traced_graph_is_drawn_before_its_export_ends(qtbot, windo
 
     seen_when_traced: list[tuple[object, object]] = []  # (analysis, drawn graph) when the partial arrived
     window.runner.partial.connect(lambda _job, piece: seen_when_traced.append(
-        (window.workbench.analysis, window.graphs.graphs["torchscript"])))
+        (window.workbench.analysis, window.graphs.graphs["source"])))
     with qtbot.waitSignal(window.runner.partial, timeout=JOB_TIMEOUT_MS) as partial:
         window.open_path(example_path("threshold"))
     traced = partial.args[1].graph
     assert seen_when_traced == [(None, traced)]  # drawn while the export still ran
     qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
-    assert window.graphs.graphs["torchscript"] is traced  # the same drawing, no second layout
+    assert window.graphs.graphs["source"] is traced  # the same drawing, no second layout
     assert [n.id for n in traced.nodes] == [n.id for n in window.workbench.analysis.source_graph.nodes]
 
 

@@ -32,7 +32,7 @@ def test_the_inspector_shows_the_warning_on_the_node(qtbot, window) -> None:
     open_example(qtbot, window, "baked_sizes")
     graph = window.workbench.analysis.source_graph
     node = next(n for n in graph.nodes if n.source == "baked_sizes.py:38")
-    window.select_node("torchscript", node.id)
+    window.select_node("source", node.id)
     shown = window.inspector.browser.toPlainText()
     assert "Traced as a constant" in shown and "TracerWarning at baked_sizes.py:37" in shown, shown
     assert "16" in shown  # rows * columns as traced (2 * 8)

@@ -14,6 +14,7 @@ from typing import TYPE_CHECKING
 
 from fixport.core.model.capture_settings import CAPTURE_SETTINGS
 from fixport.core.model.errors import ExportError
+from fixport.core.model.graph import GraphKind
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
 
 if TYPE_CHECKING:
@@ -44,6 +45,20 @@ def _dynamo_library() -> TemplateLibrary:
 
 
 @dataclass(frozen=True)
+class SourceGraphWords:
+    """How the window speaks of an exporter's source graph (the left pane) and its nodes."""
+
+    kind: GraphKind  # the Graph.kind its loader gives the graph
+    pane_title: str  # the left pane's header: "TorchScript graph (traced)"
+    in_progress: str  # the left pane's header while the graph is made: "TorchScript graph — tracing…"
+    nodes: str  # its nodes, as an ONNX node's origin names them: "TorchScript nodes"
+    node_id: str = ""  # what a node's id is, for the Inspector; '' where the id is the node's name, shown already
+    # What torch converts an op kind with, where the worker says at which opsets (the Inspector lists
+    # them); '' where it does not say
+    builtin_conversion: str = ""
+
+
+@dataclass(frozen=True)
 class ExporterProfile:
     """What is known of one exporter without torch."""
 
@@ -54,6 +69,7 @@ class ExporterProfile:
     fix_script_part: str  # the module whose source the fix script carries to export with this exporter
     stub_calls: str  # what a schema stub's body is written in, for the Template dock's hint
     make_library: Callable[[], TemplateLibrary]  # its template library (torch-free)
+    source_graph: SourceGraphWords  # how the window names its source graph
     # Whether an op kind is spelled only this exporter's way (an FX op overload, 'aten::pow.Tensor_Scalar')
     recognises_kind: Callable[[str], bool] = _names_no_kind
     # The opset it exports at where neither the user nor the model file asks one; None: torch.onnx's
@@ -80,6 +96,9 @@ TORCHSCRIPT = ExporterProfile(
     stub_calls="g.op(...) calls",
     make_library=_torchscript_library,
     keeps_process_state=True,
+    source_graph=SourceGraphWords(kind="torchscript", pane_title="TorchScript graph (traced)",
+                                  in_progress="TorchScript graph — tracing…", nodes="TorchScript nodes",
+                                  node_id="instance key", builtin_conversion="built-in symbolic"),
 )
 
 DYNAMO = ExporterProfile(
@@ -90,6 +109,8 @@ DYNAMO = ExporterProfile(
     fix_script_part="fixport.core.fixing.script_parts.dynamo_export",
     stub_calls="op.Xxx(...) calls (onnxscript, opset 18)",
     make_library=_dynamo_library,
+    source_graph=SourceGraphWords(kind="fx", pane_title="FX graph (torch.export)",
+                                  in_progress="FX graph — capturing (torch.export)…", nodes="FX nodes"),
     recognises_kind=names_op_overload,
     default_opset=None,
     capture_settings=tuple(CAPTURE_SETTINGS),
@@ -98,6 +119,8 @@ DYNAMO = ExporterProfile(
 
 PROFILES: dict[str, ExporterProfile] = {profile.name: profile for profile in (TORCHSCRIPT, DYNAMO)}
 assert tuple(PROFILES) == EXPORTERS, "vocabulary.EXPORTERS lists the profiles' names, in order"
+assert len({profile.source_graph.kind for profile in PROFILES.values()}) == len(PROFILES), \
+    "each exporter's source graph has a kind of its own: the window names a graph by its kind"
 
 
 def profile_for(name: str | None) -> ExporterProfile:
@@ -106,6 +129,11 @@ def profile_for(name: str | None) -> ExporterProfile:
         return PROFILES[name or DEFAULT_EXPORTER]
     except KeyError:
         raise ExportError(f"Unknown exporter {name!r}.", f"Choose one of {', '.join(PROFILES)}.") from None
+
+
+def profile_for_graph(graph_kind: str) -> ExporterProfile | None:
+    """The exporter whose source graph is of ``graph_kind``; None for the ONNX graph."""
+    return next((profile for profile in PROFILES.values() if profile.source_graph.kind == graph_kind), None)
 
 
 def profile_for_kind(kind: str) -> ExporterProfile:

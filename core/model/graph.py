@@ -17,6 +17,8 @@ if TYPE_CHECKING:
     import networkx
 
 GraphKind = Literal["torchscript", "fx", "onnx"]  # the source graph (either exporter's) or the ONNX graph
+# One of the two graphs side by side, whichever exporter made them: the model's source graph or its ONNX graph
+GraphSide = Literal["source", "onnx"]
 ONNX_DEFAULT_DOMAIN = "onnx"
 
 
@@ -203,7 +205,7 @@ def display_graph(graph: Graph) -> Graph:
 
 @dataclass
 class GraphMapping:
-    """Many-to-many correspondence between a TorchScript and an ONNX graph."""
+    """Many-to-many correspondence between a source graph and its ONNX graph."""
 
     onnx_to_torchscript: dict[str, list[str]] = field(default_factory=dict)
 
@@ -219,7 +221,7 @@ class GraphMapping:
                 reverse.setdefault(ts_id, []).append(onnx_id)
         return reverse
 
-    def counterparts(self, side: GraphKind, node_id: str) -> list[str]:
+    def counterparts(self, side: GraphSide, node_id: str) -> list[str]:
         """Ids in the other graph that correspond to ``node_id`` on ``side``."""
         if side == "onnx":
             return list(self.onnx_to_torchscript.get(node_id, []))
