@@ -33,6 +33,7 @@ from fixport.core.exporters.torchscript.reference_kernels import reference_for
 from fixport.core.exporters.torchscript.registry import SymbolicRegistryState, builtin_opsets, first_supported_opset
 from fixport.core.exporters.torchscript.weights import weights_written_to
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
+from fixport.core.loaders.source_frames import is_library_frame
 from fixport.core.model.cancel import (
     CancelCallback,
     ProgressCallback,
@@ -325,9 +326,7 @@ def _warning_text(caught: warnings.WarningMessage) -> str:
 
 def _user_frame(exc: BaseException, model_path: Path) -> str:
     """' (at model.py line 12: y = x.foo())' for the deepest frame in the user's code."""
-    torch_dir = str(Path(torch.__file__).parent)
-    frames = [f for f in traceback.extract_tb(exc.__traceback__)
-              if not f.filename.startswith(torch_dir) and Path(f.filename).parent != Path(__file__).parent]
+    frames = [f for f in traceback.extract_tb(exc.__traceback__) if not is_library_frame(f.filename)]
     if not frames:
         return ""
     frame = frames[-1]
