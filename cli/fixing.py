@@ -86,12 +86,12 @@ def run_fix(args: argparse.Namespace) -> int:
                     "capture_settings": result.capture_settings,
                     "fixed": [_choice_json(c, result) for c in result.choices], "no_template": result.no_template,
                     "advice": unfixed_advice(result, Path(args.model).name),
-                    "rejected": result.rejected, "node_trials": result.node_trials,
+                    "rejected": [r.to_json() for r in result.rejected], "node_trials": result.node_trials,
                     "whole_model_trials": result.whole_model_trials,
                     "whole_model_exports": result.whole_model_exports, "whole_model_why": result.whole_model_why,
                     **analysis_json(result.after)})
     else:
-        _print_fix_report(result, args.output, Path(args.model).name)
+        print_fix_report(result, args.output, Path(args.model).name)
     return EXIT_PROBLEMS if result.after.unsupported else EXIT_OK
 
 
@@ -112,7 +112,7 @@ def unfixed_advice(result: AutoFixResult, model_name: str) -> dict[str, str]:
             else "no built-in fix works for it" for kind in result.no_template}
 
 
-def _print_fix_report(result: AutoFixResult, project_path: str, model_name: str) -> None:
+def print_fix_report(result: AutoFixResult, project_path: str, model_name: str) -> None:
     print(f"{len(result.before.unsupported)} unsupported node(s) before fixing.")
     if result.opset_raised:
         print(f"  raised the opset from {result.opset_raised[0]} to {result.opset_raised[1]}: no fix exists at "
@@ -132,8 +132,8 @@ def _print_fix_report(result: AutoFixResult, project_path: str, model_name: str)
         if not getattr(choice, "runs_in_onnxruntime", True):
             print(f"    {choice.template_id} makes a custom-domain node: ONNX Runtime cannot run it; the target "
                   "runtime must implement it")
-    for line in result.rejected:
-        print(f"  rejected {line}")
+    for rejected in result.rejected:
+        print(f"  rejected {rejected.line()}")
     print(f"  tried {result.node_trials} candidate(s) on the failing node alone, {result.whole_model_trials} on the "
           f"whole model; exported the whole model {result.whole_model_exports} time(s)")
     for line in result.whole_model_why:

@@ -54,6 +54,7 @@ from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_ca
 from fixport.core.model.errors import FixportError, TemplateValidationError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, Candidate
+from fixport.core.model.fix_records import RejectedCandidate, TrialStage
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
@@ -148,10 +149,9 @@ class _Search:
             outcome = self.try_candidate(candidate, problem, current)
             if isinstance(outcome, OtherOpsLeft):
                 undecided.append(candidate)
-                outcome = f"{outcome}: tried on the whole model if nothing else works"
-            if isinstance(outcome, str):
-                result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
-                                       f"{problem.display_kind}: {outcome}")
+                outcome = _rejected(candidate, problem, TrialStage.NODE_UNDECIDED, str(outcome))
+            if isinstance(outcome, RejectedCandidate):
+                result.rejected.append(outcome)
                 continue
             return candidate, *outcome
         return self._first_on_whole_model(undecided, problem, current, result)
@@ -163,9 +163,8 @@ class _Search:
             report(self.progress, self.fraction, f"{problem.display_kind}: {candidate.mapping.template_id} "
                    "on the whole model (the node alone left other ops to fix)")
             outcome = self.try_on_whole_model(candidate, problem, current)
-            if isinstance(outcome, str):
-                result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
-                                       f"{problem.display_kind}, on the whole model: {outcome}")
+            if isinstance(outcome, RejectedCandidate):
+                result.rejected.append(replace(outcome, stage=TrialStage.WHOLE_MODEL_AFTER_NODE))
                 continue
             return candidate, *outcome
         return None
@@ -174,13 +173,13 @@ class _Search:
         return None if problem_key(problem) in self.whole_model_only else self.samples.sample_for(problem)
 
     def try_candidate(self, candidate: Candidate, problem: UnsupportedNode, current: AnalysisResult
-                      ) -> str | OtherOpsLeft | tuple[AnalysisResult | None, float | None]:
+                      ) -> RejectedCandidate | OtherOpsLeft | tuple[AnalysisResult | None, float | None]:
         """The candidate on the node alone where it can stand alone, else the whole model's trial
-        export judged by its own analysis; a string says why the candidate failed."""
+        export judged by its own analysis; a record says why the candidate failed."""
         try:
             self.exporter.validate_fix(candidate.mapping, current.options.opset)
         except TemplateValidationError as error:
-            return error.message
+            return _rejected(candidate, problem, TrialStage.VALIDATION, error.message)
         check_cancelled(self.cancelled)
         sample = self.sample_for(problem)
         if sample is not None and self.loaded is not None:
@@ -190,14 +189,16 @@ class _Search:
                 verdict = run_isolated(lambda: verdict_on_node(self.exporter, loaded, sample, candidate,
                                                                mappings, options))
             except TrialCrashed as error:
-                return str(error)
+                verdict = str(error)
             except Exception as error:  # a fix's own code can raise anything while it is registered or run
-                return f"the export of the node failed: {type(error).__name__}: {error}"
-            return verdict if isinstance(verdict, (str, OtherOpsLeft)) else (None, verdict)
+                verdict = f"the export of the node failed: {type(error).__name__}: {error}"
+            if isinstance(verdict, str):
+                return _rejected(candidate, problem, TrialStage.ON_NODE, verdict)
+            return verdict if isinstance(verdict, OtherOpsLeft) else (None, verdict)
         return self.try_on_whole_model(candidate, problem, current)
 
     def try_on_whole_model(self, candidate: Candidate, problem: UnsupportedNode, current: AnalysisResult
-                           ) -> str | tuple[AnalysisResult, float | None]:
+                           ) -> RejectedCandidate | tuple[AnalysisResult, float | None]:
         """The whole model's trial export with the candidate, judged by its own analysis."""
         self.whole_model_trials += 1
         trial_request = AnalyzeRequest(self.request.model, self.options, self.mappings + [candidate.mapping],
@@ -205,12 +206,14 @@ class _Search:
         try:
             trial = run_isolated(lambda: analyze(trial_request))
         except TrialCrashed as error:
-            return str(error)
+            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, str(error))
         except FixportError as error:
-            return f"the export failed: {error}"
+            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, f"the export failed: {error}")
         except Exception as error:  # a fix's own code can raise anything while the exporter registers it
-            return f"the export failed: {type(error).__name__}: {error}"
-        return self._judge(trial, candidate, problem, current)
+            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL,
+                             f"the export failed: {type(error).__name__}: {error}")
+        judged = self._judge(trial, candidate, problem, current)
+        return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, judged) if isinstance(judged, str) else judged
 
     def _judge(self, trial: AnalysisResult, candidate: Candidate, problem: UnsupportedNode,
                current: AnalysisResult) -> str | tuple[AnalysisResult, float | None]:
@@ -362,6 +365,10 @@ def _contradicted(chosen: list[tuple[UnsupportedNode, Candidate]], checked: Anal
     return disagreed
 
 
+def _rejected(candidate: Candidate, problem: UnsupportedNode, stage: TrialStage, reason: str) -> RejectedCandidate:
+    return RejectedCandidate(candidate.mapping.template_id, candidate.family, problem.display_kind, stage, reason)
+
+
 def _what_the_replay_said(analysis: AnalysisResult, kind: str) -> str:
     """' (aten::median is replayed at the traced sizes: ...)': a replayed decomposition's own word on
     the sizes it holds for, when the export warned about ``kind``."""
@@ -382,8 +389,7 @@ def _try_on_the_whole_model(contradicted: list[tuple[UnsupportedNode, Candidate,
             search.contradicted.add((key, candidate.mapping.template_id))
         search.samples.undecided[problem.instance] = f"its fix passed on the node alone but not in the model ({why})"
         result.choices = [c for c in result.choices if (c.kind, c.python_op_name or None) != key]
-        result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for {problem.display_kind}: "
-                               f"passed on the node alone, but {why}")
+        result.rejected.append(_rejected(candidate, problem, TrialStage.CONTRADICTED, why))
         taken.discard(key)
 
 

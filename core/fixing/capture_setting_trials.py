@@ -17,6 +17,7 @@ from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.model.capture_settings import SETTING_REASONS, describe_setting, may_cure
 from fixport.core.model.errors import FixportError
+from fixport.core.model.fix_records import FAMILY_CAPTURE_SETTING, RejectedCandidate, TrialStage
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
@@ -35,7 +36,7 @@ class SettingTrials:
     trials: int = 0
 
     def first_working(self, request: AnalyzeRequest, current: AnalysisResult,
-                      can_fix: Callable[[UnsupportedNode], bool], rejected: list[str],
+                      can_fix: Callable[[UnsupportedNode], bool], rejected: list[RejectedCandidate],
                       report: Callable[[str], None] = lambda _message: None) -> AnalysisResult | None:
         """The trial analysis of ``request`` (the search's model, options and fixes so far) with the
         first setting not tried yet that fixes what the settings can fix in ``current`` (None when
@@ -52,18 +53,22 @@ class SettingTrials:
             try:
                 trial = run_isolated(partial(analyze, trial_request))
             except (TrialCrashed, FixportError) as error:
-                rejected.append(f"capture setting {setting}: the export failed: {error}")
+                rejected.append(_rejected_setting(setting, f"the export failed: {error}"))
                 continue
             except Exception as error:  # torch itself, under a setting it does not often run with
-                rejected.append(f"capture setting {setting}: the export failed: {type(error).__name__}: {error}")
+                rejected.append(_rejected_setting(setting, f"the export failed: {type(error).__name__}: {error}"))
                 continue
             why_not = _why_not_kept(trial, current, targets, can_fix)
             if why_not:
-                rejected.append(f"capture setting {setting} ({describe_setting(setting)}): {why_not}")
+                rejected.append(_rejected_setting(setting, why_not, describe_setting(setting)))
                 continue
             self.chosen.append(setting)
             return trial
         return None
+
+
+def _rejected_setting(setting: str, reason: str, description: str = "") -> RejectedCandidate:
+    return RejectedCandidate(setting, FAMILY_CAPTURE_SETTING, "", TrialStage.CAPTURE_SETTING, reason, description)
 
 
 def _key(problem: UnsupportedNode) -> tuple[str, str, str]:
