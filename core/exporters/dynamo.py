@@ -47,7 +47,7 @@ from fixport.core.exporters.diagnosis import (
     nodes_without_runtime_kernel,
     runtime_error_problem,
 )
-from fixport.core.exporters.dynamo_candidates import candidates_for, fixable
+from fixport.core.exporters.dynamo_candidates import STRATEGIES, candidates_for, fixable
 from fixport.core.exporters.dynamo_capture import FxCapture
 from fixport.core.exporters.dynamo_capture_failures import (
     CAPTURE_KIND_PREFIX,
@@ -113,6 +113,7 @@ class DynamoExporter(Exporter):
 
     profile = DYNAMO
     default_opset = DYNAMO.default_opset or onnx_constants.ONNX_DEFAULT_OPSET  # torch's own: 20 in torch 2.14
+    fix_strategies = tuple(STRATEGIES)
     per_node_note = ("Per-node analysis re-exported the model without ONNX optimization, and compared each ONNX "
                      "node group with the FX node it came from (the exporter's node metadata).")
     last_program: torch.export.ExportedProgram | None = None  # the program the last export translated

@@ -33,7 +33,7 @@ from fixport.core.exporters.diagnosis import (
 from fixport.core.exporters.given_inputs import given_inputs_only
 from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.registry import first_supported_opset
-from fixport.core.exporters.torchscript_candidates import candidates_for, opset_that_fixes
+from fixport.core.exporters.torchscript_candidates import STRATEGIES, candidates_for, opset_that_fixes
 from fixport.core.exporters.torchscript_capture import TorchCaptureError, TorchGraphRecorder
 from fixport.core.exporters.torchscript_weights import weights_written_to
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
@@ -71,6 +71,7 @@ class TorchScriptExporter(Exporter):
 
     profile = TORCHSCRIPT
     default_opset = TORCHSCRIPT.default_opset or DEFAULT_OPSET  # Fixport's choice, not torch's (20)
+    fix_strategies = tuple(STRATEGIES)
     per_node_note = ("Per-node analysis re-exported the model without constant folding, so fused nodes "
                      "(Conv+BatchNorm) are compared one by one against their own torch ops.")
 

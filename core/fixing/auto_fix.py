@@ -1,8 +1,8 @@
 """`fix --auto`: one search over the :class:`~fixport.core.exporters.base.Exporter` protocol,
 whichever exporter the options name.
 
-For each unsupported op kind the exporter's candidates (``Exporter.fix_candidates``, in its
-documented order) are tried and the first is kept whose trial export leaves the node supported,
+For each unsupported op kind the exporter's candidates (``Exporter.fix_candidates``, in the
+order of the one list of strategies, ``core.model.fix_strategies``) are tried and the first is kept whose trial export leaves the node supported,
 runs in plain ONNX Runtime and, once nothing else is left, matches torch: the trial's own
 analysis says so (its check runs the model once and compares every output by dtype), so a
 candidate is checked once and no file is written to check it. Each trial export runs in a forked
