@@ -25,13 +25,13 @@ from fixport.core.model.capture_settings import describe_setting
 from fixport.core.model.errors import FixportError
 from fixport.core.model.project import Project, load_project, save_project
 from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import AutoFixResult
+from fixport.core.model.results import AutoFixResult, ModelRequest
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
 
 
-def _project_for(args: argparse.Namespace, mappings=None) -> Project:
-    request = model_request(args)
+def _project_for(args: argparse.Namespace, request: ModelRequest, mappings=None) -> Project:
+    """The project `fix` saves: the model as ``request`` (the one the search ran on) names it, the flags' options."""
     return Project(model_path=request.path, input_specs=[s.text() for s in request.inputs.specs],
                    input_file=request.inputs.input_file, seed=request.inputs.seed, trust=request.trust,
                    search_paths=request.search_paths, export_options=export_overrides(args),
@@ -61,9 +61,10 @@ def run_fix(args: argparse.Namespace) -> int:
         raise FixportError(f"-o names the project file to save, not the fixed model: {args.output} would "
                            "hold the project's JSON.",
                            f"Write both: -o {stem}.fixport.json --onnx {args.output}")
+    request = model_request(args)
     try:
         with command_worker(args.timeout) as worker:
-            result = worker.run(AutoFixRequest(model_request(args), export_overrides(args), output=args.onnx,
+            result = worker.run(AutoFixRequest(request, export_overrides(args), output=args.onnx,
                                                keep_opset=args.keep_opset, other_shapes=shape_sets(args)),
                                 progress=progress_printer(args.json))
     finally:
@@ -75,7 +76,7 @@ def run_fix(args: argparse.Namespace) -> int:
         else:
             print(message)
         return EXIT_OK
-    project = _project_for(args, result.mappings)
+    project = _project_for(args, request, result.mappings)
     if "opset" not in project.export_options or result.opset_raised:
         project.export_options["opset"] = result.after.options.opset
     if result.capture_settings:  # what the export needs to be reproduced, as the opset

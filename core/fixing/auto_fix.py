@@ -2,8 +2,9 @@
 whichever exporter the options name.
 
 For each unsupported op kind the exporter's candidates (``Exporter.fix_candidates``, in the
-order of the one list of strategies, ``core.model.fix_strategies``) are tried and the first is kept whose trial export leaves the node supported,
-runs in plain ONNX Runtime and, once nothing else is left, matches torch: the trial's own
+order of the one list of strategies, ``core.model.fix_strategies``) are tried and the first is
+kept whose trial export leaves the node supported, runs in plain ONNX Runtime and, once nothing
+else is left, matches torch: the trial's own
 analysis says so (its check runs the model once and compares every output by dtype), so a
 candidate is checked once and no file is written to check it. Each trial export runs in a forked
 copy of the worker (:mod:`fixport.core.fixing.isolation`): a candidate that crashes torch is
@@ -22,9 +23,12 @@ replaces the node by ops of which one fails in turn (an inlined implementation u
 ONNX function fails) cannot be decided on the node: when no candidate works there, the first
 such ones are tried on the whole model, where the next round fixes what they leave.
 
-The search exports the whole model itself only where it must: once at the start unless the
-caller passes the analysis it holds (the window does), once after each round of fixes (writing
-the file asked for when nothing is left), and once after raising the opset.
+The model is opened, its options resolved and its exporter chosen once per search
+(:class:`~fixport.core.exporters.job_context.JobContext`); every export and trial export of the
+search takes that context, with the fixes of the moment. The search exports the whole model
+itself only where it must: once at the start unless the caller passes the analysis it holds
+(the window does), once after each round of fixes (writing the file asked for when nothing is
+left), and once after raising the opset.
 ``AutoFixResult.whole_model_exports`` counts them.
 
 When a round fixes nothing and what is left is the capture's or torch.onnx's own (a capture
@@ -39,17 +43,17 @@ constants is refused like one that computes wrong numbers, and the next candidat
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from fixport.core.exporters.analysis import analyze
+from fixport.core.exporters.analysis import analyze_in
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
-from fixport.core.exporters.choice import exporter_for, resolved_export_options
+from fixport.core.exporters.job_context import JobContext, open_job
 from fixport.core.exporters.shape_check import baked_at
 from fixport.core.fixing.capture_setting_trials import SettingTrials
 from fixport.core.fixing.fix_costs import time_both_exports
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
 from fixport.core.model.errors import FixportError, TemplateValidationError
 from fixport.core.model.export_options import ExportOptions
@@ -57,7 +61,7 @@ from fixport.core.model.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, 
 from fixport.core.model.fix_records import RejectedCandidate, TrialStage
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult
 from fixport.core.model.vocabulary import IN_THE_MODELS_CODE_REASONS, ProblemReason, users_own_op
 from fixport.symbolics.library import TemplateLibrary
@@ -78,17 +82,15 @@ def problem_key(problem: UnsupportedNode) -> ProblemKey:
 
 @dataclass
 class _Search:
-    """One `fix --auto` run: the exporter, the mappings so far, what was tried."""
+    """One `fix --auto` run: the job's context (model, options, exporter), the mappings so far, what was tried."""
 
     request: AutoFixRequest
-    exporter: Exporter
+    context: JobContext  # built once; its options change when the search raises the opset or keeps a capture setting
     library: TemplateLibrary
     cancelled: CancelCallback | None
-    options: dict = field(default_factory=dict)
     mappings: list[FixMapping] = field(default_factory=list)
     custom_node_kinds: set[ProblemKey] = field(default_factory=set)  # fixes ORT cannot run, chosen on request
     whole_model_exports: int = 0
-    loaded: LoadedModel | None = None
     samples: NodeSamples = field(default_factory=NodeSamples)
     whole_model_only: set[ProblemKey] = field(default_factory=set)  # kinds whose node cannot decide
     contradicted: set[tuple[ProblemKey, str]] = field(default_factory=set)  # (kind, template) the model refused
@@ -96,6 +98,26 @@ class _Search:
     whole_model_trials: int = 0
     progress: ProgressCallback | None = None
     fraction: float = 0.0  # how far the search is, for its progress reports
+
+    @property
+    def exporter(self) -> Exporter:
+        return self.context.exporter
+
+    @property
+    def loaded(self) -> LoadedModel:
+        return self.context.loaded
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The export options the search runs with, as the caller gives them (not resolved)."""
+        return self.context.overrides
+
+    def set_options(self, **changes: Any) -> None:
+        """Export with these options from now on (an opset raised, the capture settings kept)."""
+        self.context = self.context.with_overrides({**self.context.overrides, **changes})
+
+    def with_fixes(self, mappings: list[FixMapping]) -> JobContext:
+        return self.context.with_fixes(mappings)
 
     def export(self, output: str | None = None) -> AnalysisResult:
         """The whole model with the mappings so far, in this process."""
@@ -107,9 +129,9 @@ class _Search:
         def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
             report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
 
-        analysis = analyze(AnalyzeRequest(self.request.model, self.options, list(self.mappings), output,
-                                          other_shapes=self.request.other_shapes),
-                           progress=stages, cancelled=self.cancelled)
+        context = self.with_fixes(self.mappings)
+        analysis = analyze_in(context, context.analyze_request(output, other_shapes=self.request.other_shapes),
+                              progress=stages, cancelled=self.cancelled)
         check_cancelled(self.cancelled)
         return analysis
 
@@ -117,7 +139,7 @@ class _Search:
         """Cut the failing nodes of ``problems`` not sampled yet out of the model (one trace)."""
         new = [p for p in problems if p.instance not in self.samples.samples
                and p.instance not in self.samples.undecided and problem_key(p) not in self.whole_model_only]
-        if not new or self.loaded is None:
+        if not new:
             return
         report(self.progress, self.fraction, "capturing the values that flow into the failing nodes")
         with self.exporter.fixes_applied(list(self.mappings), options) as custom_opsets:  # as the problems were found
@@ -182,7 +204,7 @@ class _Search:
             return _rejected(candidate, problem, TrialStage.VALIDATION, error.message)
         check_cancelled(self.cancelled)
         sample = self.sample_for(problem)
-        if sample is not None and self.loaded is not None:
+        if sample is not None:
             self.node_trials += 1
             loaded, options, mappings = self.loaded, current.options, list(self.mappings)
             try:
@@ -201,10 +223,10 @@ class _Search:
                            ) -> RejectedCandidate | tuple[AnalysisResult, float | None]:
         """The whole model's trial export with the candidate, judged by its own analysis."""
         self.whole_model_trials += 1
-        trial_request = AnalyzeRequest(self.request.model, self.options, self.mappings + [candidate.mapping],
-                                       other_shapes=self.request.other_shapes)
+        context = self.with_fixes([*self.mappings, candidate.mapping])
+        trial_request = context.analyze_request(other_shapes=self.request.other_shapes)
         try:
-            trial = run_isolated(lambda: analyze(trial_request))
+            trial = run_isolated(lambda: analyze_in(context, trial_request))
         except TrialCrashed as error:
             return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, str(error))
         except FixportError as error:
@@ -245,11 +267,10 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
              cancelled: CancelCallback | None = None) -> AutoFixResult:
     """Fix every unsupported node with the first candidate that works (see the module docstring),
     re-exporting until nothing is left (a fix can reveal problems behind it)."""
-    loaded = open_model(request.model)
-    options = resolved_export_options(loaded.settings, request.options)
-    exporter = exporter_for(options.exporter)
-    search = _Search(request, exporter, exporter.profile.template_library(), cancelled,
-                     dict(request.options), list(request.mappings), loaded=loaded, progress=progress)
+    started_with = open_job(request.model, request.options, request.mappings)
+    exporter = started_with.exporter
+    search = _Search(request, started_with, exporter.profile.template_library(), cancelled, list(request.mappings),
+                     progress=progress)
     before = request.analysis
     if before is None:
         report(progress, 0.0, "exporting as it is")
@@ -300,10 +321,10 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         if fixed_any:
             continue
         with_setting = settings.first_working(
-            AnalyzeRequest(request.model, search.options, list(search.mappings), other_shapes=request.other_shapes),
-            current, exporter.can_fix, result.rejected, lambda message: report(progress, search.fraction, message))
+            search.with_fixes(search.mappings), current, exporter.can_fix, result.rejected,
+            lambda message: report(progress, search.fraction, message), other_shapes=request.other_shapes)
         if with_setting is not None:  # what the templates could not fix, torch's capture settings did
-            search.options["capture_settings"] = list(settings.chosen)
+            search.set_options(capture_settings=list(settings.chosen))
             taken -= {problem_key(p) for p in current.unsupported}
             result.no_template = []
             current = with_setting
@@ -319,7 +340,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         if raised is None:
             break
         result.opset_raised = (result.opset_raised[0] if result.opset_raised else current.options.opset, raised)
-        search.options["opset"] = raised
+        search.set_options(opset=raised)
         taken -= {problem_key(p) for p in current.unsupported}
         result.no_template = []
         current = search.export()
@@ -335,7 +356,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     result.capture_settings = [s for s in settings.chosen if s not in before.options.capture_settings]
     if request.latency_runs and (search.mappings != request.mappings or search.options != request.options):
         report(progress, 0.98, "timing the export without the fixes and with them")
-        time_both_exports(request, search.options, search.mappings, result, cancelled)
+        time_both_exports(started_with, search.with_fixes(search.mappings), request.latency_runs, result, cancelled)
     result.whole_model_why = [f"{kind}: {why}" for kind, why in dict.fromkeys(
         (p.display_kind, search.samples.why_not(p)) for p in before.unsupported + current.unsupported
         if p.instance in search.samples.undecided)]
