@@ -25,13 +25,13 @@ from fixport.core.model.capture_settings import describe_setting
 from fixport.core.model.errors import FixportError
 from fixport.core.model.project import Project, load_project, save_project
 from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import AutoFixResult
+from fixport.core.model.results import AutoFixResult, ModelRequest
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
 
 
-def _project_for(args: argparse.Namespace, mappings=None) -> Project:
-    request = model_request(args)
+def _project_for(args: argparse.Namespace, request: ModelRequest, mappings=None) -> Project:
+    """The project `fix` saves: the model as ``request`` (the one the search ran on) names it, the flags' options."""
     return Project(model_path=request.path, input_specs=[s.text() for s in request.inputs.specs],
                    input_file=request.inputs.input_file, seed=request.inputs.seed, trust=request.trust,
                    search_paths=request.search_paths, export_options=export_overrides(args),
@@ -61,9 +61,10 @@ def run_fix(args: argparse.Namespace) -> int:
         raise FixportError(f"-o names the project file to save, not the fixed model: {args.output} would "
                            "hold the project's JSON.",
                            f"Write both: -o {stem}.fixport.json --onnx {args.output}")
+    request = model_request(args)
     try:
         with command_worker(args.timeout) as worker:
-            result = worker.run(AutoFixRequest(model_request(args), export_overrides(args), output=args.onnx,
+            result = worker.run(AutoFixRequest(request, export_overrides(args), output=args.onnx,
                                                keep_opset=args.keep_opset, other_shapes=shape_sets(args)),
                                 progress=progress_printer(args.json))
     finally:
@@ -75,7 +76,7 @@ def run_fix(args: argparse.Namespace) -> int:
         else:
             print(message)
         return EXIT_OK
-    project = _project_for(args, result.mappings)
+    project = _project_for(args, request, result.mappings)
     if "opset" not in project.export_options or result.opset_raised:
         project.export_options["opset"] = result.after.options.opset
     if result.capture_settings:  # what the export needs to be reproduced, as the opset
@@ -86,12 +87,12 @@ def run_fix(args: argparse.Namespace) -> int:
                     "capture_settings": result.capture_settings,
                     "fixed": [_choice_json(c, result) for c in result.choices], "no_template": result.no_template,
                     "advice": unfixed_advice(result, Path(args.model).name),
-                    "rejected": result.rejected, "node_trials": result.node_trials,
+                    "rejected": [r.to_json() for r in result.rejected], "node_trials": result.node_trials,
                     "whole_model_trials": result.whole_model_trials,
                     "whole_model_exports": result.whole_model_exports, "whole_model_why": result.whole_model_why,
                     **analysis_json(result.after)})
     else:
-        _print_fix_report(result, args.output, Path(args.model).name)
+        print_fix_report(result, args.output, Path(args.model).name)
     return EXIT_PROBLEMS if result.after.unsupported else EXIT_OK
 
 
@@ -112,7 +113,7 @@ def unfixed_advice(result: AutoFixResult, model_name: str) -> dict[str, str]:
             else "no built-in fix works for it" for kind in result.no_template}
 
 
-def _print_fix_report(result: AutoFixResult, project_path: str, model_name: str) -> None:
+def print_fix_report(result: AutoFixResult, project_path: str, model_name: str) -> None:
     print(f"{len(result.before.unsupported)} unsupported node(s) before fixing.")
     if result.opset_raised:
         print(f"  raised the opset from {result.opset_raised[0]} to {result.opset_raised[1]}: no fix exists at "
@@ -132,8 +133,8 @@ def _print_fix_report(result: AutoFixResult, project_path: str, model_name: str)
         if not getattr(choice, "runs_in_onnxruntime", True):
             print(f"    {choice.template_id} makes a custom-domain node: ONNX Runtime cannot run it; the target "
                   "runtime must implement it")
-    for line in result.rejected:
-        print(f"  rejected {line}")
+    for rejected in result.rejected:
+        print(f"  rejected {rejected.line()}")
     print(f"  tried {result.node_trials} candidate(s) on the failing node alone, {result.whole_model_trials} on the "
           f"whole model; exported the whole model {result.whole_model_exports} time(s)")
     for line in result.whole_model_why:

@@ -10,6 +10,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
+from fixport.core.model.fix_records import last_rejection_for
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.results import AutoFixResult
@@ -110,7 +111,7 @@ def costs_text(result: AutoFixResult) -> str:
 
 def _why_none_fitted(kind: str, result: AutoFixResult) -> str:
     """The last rejection for ``kind`` (template, family and reason), or that nothing was offered."""
-    rejections = [r for r in result.rejected if f" for {kind}: " in r]
-    if not rejections:
+    last = last_rejection_for(kind, result.rejected)
+    if last is None:
         return f"no fix: no template fits {kind} at opset {result.after.options.opset}"
-    return "no fix: " + rejections[-1].splitlines()[0][:200]
+    return "no fix: " + last.line().splitlines()[0][:200]

@@ -456,8 +456,9 @@ class MainWindow(QMainWindow):
         if plan.capture_settings:
             self.workbench.set_export_option("capture_settings", plan.capture_settings)
         self.fix_outcomes = plan.outcomes
-        self.log.log(plan.summary(), "\n".join([*plan.notes, *result.rejected, *(f"tried on the whole model: {why}"
-                                                                               for why in result.whole_model_why)]))
+        tried = [*(r.line() for r in result.rejected),
+                 *(f"tried on the whole model: {why}" for why in result.whole_model_why)]
+        self.log.log(plan.summary(), "\n".join([*plan.notes, *tried]))
         self.actions.sync_from_project()
         # The search's last analysis is the export of the project as it now stands: no re-export.
         self._keep_view = True

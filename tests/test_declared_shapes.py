@@ -10,6 +10,7 @@ import torch
 from fixport.core.checks.shape_check import generalisation_shapes
 from fixport.core.loaders.loading import load_model
 from fixport.core.model.export_options import resolve_export_options
+from fixport.core.model.fix_records import TrialStage
 from fixport.core.model.inputs import InputOptions
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
@@ -130,11 +131,11 @@ def test_fix_auto_refuses_a_fix_that_folds_the_traced_sizes(worker, tmp_path: Pa
     dynamic = _model(tmp_path, ANTIALIASED_RESIZE_MODEL.format(options=repr(DYNAMIC_HW)), "dynamic.py")
     result = worker.run(AutoFixRequest(ModelRequest(str(dynamic))))
     assert not any(c.family in ("decomposition_replay", "static_materialisation") for c in result.choices)
-    refused = [r for r in result.rejected if "static_materialisation" in r]
-    assert refused and "height=45, width=45" in refused[0], result.rejected
+    refused = [r for r in result.rejected if r.family == "static_materialisation"]
+    assert refused and "height=45, width=45" in refused[0].reason, result.rejected
     assert "aten::_upsample_bilinear2d_aa" in result.no_template  # said so, not fixed wrongly
     # The node alone has static sizes: its fix passed there, and the one whole-model check caught it.
-    assert any("passed on the node alone, but" in r for r in result.rejected), result.rejected
+    assert any(r.stage == TrialStage.CONTRADICTED for r in result.rejected), result.rejected
     assert any("passed on the node alone but not in the model" in why for why in result.whole_model_why)
 
     static = _model(tmp_path, ANTIALIASED_RESIZE_MODEL.format(options="{}"), "static.py")

@@ -152,7 +152,7 @@ def test_a_linear_op_is_materialised_at_static_shapes_and_refused_under_dynamic_
     dynamic = dict(DYNAMO, dynamic_axes={"x": {0: "batch", 3: "height"}})
     refused = worker.run(AutoFixRequest(ModelRequest(str(model)), dynamic))
     assert refused.after.unsupported
-    assert any("shapes are dynamic" in why for why in refused.rejected), refused.rejected
+    assert any("shapes are dynamic" in r.reason for r in refused.rejected), refused.rejected
 
 
 def test_the_same_name_onnx_op_applies_as_a_translation(worker, model_file, tmp_path: Path) -> None:

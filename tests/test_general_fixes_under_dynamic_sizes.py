@@ -76,7 +76,8 @@ def test_fix_auto_holds_fixes_to_the_shapes_the_user_gives_and_the_project_keeps
                 "image=1x3x64x17", "-o", str(project), "--json")
     report = json.loads(fixed.stdout)
     assert [f["family"] for f in report["fixed"]] == ["custom_domain"], report["fixed"]  # the last resort
-    assert any("image=1x3x64x17" in why for why in report["rejected"]), report["rejected"]
+    assert any("image=1x3x64x17" in r["reason"] and r["line"].endswith(r["reason"]) for r in report["rejected"]), \
+        report["rejected"]
     assert json.loads(project.read_text(encoding="utf-8"))["shapes_to_check"] == ["image=1x3x64x17"]
 
     fixed = cli("fix", "--auto", str(model_path), "--shapes", "image=1x3x64x17", "-o", str(project))
@@ -104,6 +105,7 @@ def build():
     return Median().eval(), (torch.randn(2, 4, 8, 8),)
 ''', encoding="utf-8")
     result = worker.run(AutoFixRequest(ModelRequest(str(model_path))))
-    replayed = [r for r in result.rejected if r.startswith("synthesized.decomposition.median")]
-    assert replayed and "b=3, h=12" in replayed[0], result.rejected
-    assert "(aten::median is replayed at the traced sizes" in replayed[0]  # the replay's warning, with the refusal
+    replayed = [r for r in result.rejected if r.candidate.startswith("synthesized.decomposition.median")]
+    assert replayed and "b=3, h=12" in replayed[0].reason, result.rejected
+    # the replay's warning, with the refusal
+    assert "(aten::median is replayed at the traced sizes" in replayed[0].reason

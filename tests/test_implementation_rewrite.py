@@ -17,6 +17,7 @@ import torch
 
 from fixport.core.exporters.torch_export.implementation_rewrite import rewritten_implementation
 from fixport.core.loaders.loading import load_model
+from fixport.core.model.fix_records import TrialStage
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.model.results import ModelRequest
 
@@ -96,9 +97,10 @@ def test_a_branch_on_a_value_in_a_custom_op_is_rewritten_and_inlined(worker, mod
     assert "torch.where" in choice.why
     (mapping,) = [m for m in result.mappings if m.target_kind == problem.kind]
     assert "y = torch.where(peak > limit, x / peak * limit, y)" in mapping.source
-    assert any("dynamo.inline_implementation" in why and "GuardOnDataDependentSymNode" in why
-               for why in result.rejected), result.rejected
-    assert any("leaves aten::max.default to fix" in why for why in result.rejected), result.rejected
+    assert any(r.candidate == "dynamo.inline_implementation" and "GuardOnDataDependentSymNode" in r.reason
+               for r in result.rejected), result.rejected
+    assert any(r.stage == TrialStage.NODE_UNDECIDED and "leaves aten::max.default to fix" in r.reason
+               for r in result.rejected), result.rejected
     assert result.whole_model_trials >= 1
     _runs_like_torch(output, model, 1.0)  # the branch taken
     _runs_like_torch(output, model, 0.01)  # the branch not taken: not specialised to the values seen
@@ -115,7 +117,7 @@ def test_a_fix_onnx_runtime_runs_comes_before_a_custom_domain_node(worker, model
     chosen = {c.kind: c.template_id for c in result.choices}
     assert chosen["fixport_test_branch::normalise_if_large.default"] == \
         "synthesized.rewritten_implementation.normalise_if_large", result.rejected
-    assert not any("Target opset version" in why for why in result.rejected), result.rejected
+    assert not any("Target opset version" in r.reason for r in result.rejected), result.rejected
 
 
 def test_the_torchscript_route_replays_the_same_rewrite(worker, model_file, tmp_path: Path) -> None:
@@ -126,7 +128,8 @@ def test_the_torchscript_route_replays_the_same_rewrite(worker, model_file, tmp_
     assert result.after.unsupported == [], result.rejected
     (choice,) = result.choices
     assert choice.template_id == "synthesized.rewritten_implementation.normalise_if_large"
-    assert any("synthesized.inlined" in why and "cannot be traced" in why for why in result.rejected)
+    assert any(r.candidate.startswith("synthesized.inlined") and "cannot be traced" in r.reason
+               for r in result.rejected), result.rejected
     _runs_like_torch(output, model, 1.0)
     _runs_like_torch(output, model, 0.01)
 

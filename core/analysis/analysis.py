@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import time
 
+from fixport.core.analysis.job_context import JobContext, open_job
 from fixport.core.checkpoints.checkpoint_export import save_checkpoint_component
 from fixport.core.checks.generation_check import (
     generation_components,
@@ -13,9 +14,7 @@ from fixport.core.checks.output_check import mismatched_outputs
 from fixport.core.checks.shape_check import check_other_shapes, shape_label_note
 from fixport.core.checks.value_check import check_input_values
 from fixport.core.exporters.base import ExportResult
-from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import (
     CancelCallback,
     ProgressCallback,
@@ -39,20 +38,27 @@ def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
     export's outputs with torch's; save to ``request.output`` when nothing is left unsupported."""
     started = time.perf_counter()
     report(progress, 0.0, LOADING_STAGE)
-    loaded = open_model(request.model)
+    context = open_job(request.model, request.options, request.mappings)
     check_cancelled(cancelled)
-    loaded_at = time.perf_counter()
-    export_options = resolved_export_options(loaded.settings, request.options)
+    return analyze_in(context, request, progress, cancelled, load_seconds=time.perf_counter() - started)
+
+
+def analyze_in(context: JobContext, request: AnalyzeRequest, progress: ProgressCallback | None = None,
+               cancelled: CancelCallback | None = None, load_seconds: float = 0.0) -> AnalysisResult:
+    """:func:`analyze` in a job that holds its context: the model as loaded, the options as
+    resolved, the exporter and the fixes are ``context``'s (``request`` names the same model,
+    options and fixes, and says what to check and where to save)."""
+    loaded, export_options, exporter = context.loaded, context.export_options(), context.exporter
     if loaded.module is None:
-        return _analyze_onnx_file(loaded, export_options, {"load": loaded_at - started})
-    exporter = exporter_for(export_options.exporter)
-    with exporter.fixes_applied(list(request.mappings), export_options) as custom_opsets:
+        return _analyze_onnx_file(loaded, export_options, {"load": load_seconds})
+    export_started = time.perf_counter()
+    with exporter.fixes_applied(list(context.mappings), export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
         result = exporter.export(loaded, export_options, run_check=request.run_check, progress=progress,
                                  cancelled=cancelled)
     try:
         return _checked_and_saved(request, loaded, export_options, result, progress, cancelled,
-                                  {"load": loaded_at - started, "export": time.perf_counter() - loaded_at})
+                                  {"load": load_seconds, "export": time.perf_counter() - export_started})
     finally:
         result.model.release()  # its weights on disk now, not when a finalizer runs (a forked trial has none)
 

@@ -19,6 +19,7 @@ import numpy as np
 import onnx
 import torch
 
+from fixport.core.analysis.job_context import JobContext, open_job
 from fixport.core.checks.generation_check import generation_components, generation_of_both_components
 from fixport.core.checks.low_precision import LOW_PRECISION_NAMES, rounding_only
 from fixport.core.checks.shape_check import (
@@ -34,10 +35,8 @@ from fixport.core.comparison.intermediates import (
     analyze_nodes,
 )
 from fixport.core.exporters.base import ComparableExport, Exporter
-from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.loaders.input_sets import SETS_ONLY_NOTE
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.advice import Step, advice_for, advice_without_a_list, sentence
 from fixport.core.model.cancel import (
     CancelCallback,
@@ -53,6 +52,7 @@ from fixport.core.model.errors import (
     ModelLoadError,
     NothingToCompareError,
 )
+from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import (
     OutputStats,
@@ -122,40 +122,36 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         raise FixportError(f"Unknown torch device {request.torch_device!r}.", "Use --torch-device cpu or cuda.")
     templates = dict(request.templates_by_instance)
     report(progress, 0.0, LOADING_STAGE)
-    loaded = open_model(request.model)
+    context = open_job(request.model, request.options, mappings)
+    loaded = context.loaded
     check_cancelled(cancelled)
     if loaded.module is None:
         raise ModelLoadError(f"{loaded.path.name} is an ONNX file: there is no torch model to compare with.",
                              "Open the PyTorch model and pass the ONNX file with --onnx FILE.")
-    export_options = resolved_export_options(loaded.settings, request.options)
-    exporter = exporter_for(export_options.exporter)
-    with exporter.fixes_applied(mappings, export_options) as custom_opsets:
+    export_options = context.export_options()
+    with context.exporter.fixes_applied(mappings, export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
-        result = _compare_with_fixes(loaded, exporter, export_options, onnx_path, request.provider, runs, tolerances,
-                                     templates, mappings, request.analyze_nodes, started, progress, cancelled,
-                                     precision=request.precision, torch_device=request.torch_device,
-                                     given_shapes=request.other_shapes, from_project=request.from_project,
-                                     latency_runs=request.latency_runs)
+        result = _compare_with_fixes(context, export_options, request, tolerances, templates, started, progress,
+                                     cancelled)
     if onnx_path is None and generation_components(loaded):  # a decoder: compared the way it generates too
         report(progress, 0.98, "checking greedy generation")
         result.generation = generation_of_both_components(request.model, request.options, mappings, loaded,
-                                                          resolved_export_options(loaded.settings, request.options),
-                                                          cancelled)
+                                                          context.export_options(), cancelled)
     return result
 
 
-def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options: Any, onnx_path: str | None,
-                        provider: str,
-                        runs: int, tolerances: ToleranceTable, templates: dict[str, str],
-                        mappings: list[FixMapping], analyze_nodes_enabled: bool, started: float,
-                        progress: ProgressCallback | None, cancelled: CancelCallback | None,
-                        precision: str = "strict", torch_device: str = "cpu",
-                        given_shapes: list[dict[str, tuple[int, ...]]] | None = None,
-                        from_project: bool = False, latency_runs: int = 0) -> CompareResult:
+def _compare_with_fixes(context: JobContext, export_options: ExportOptions, request: CompareRequest,
+                        tolerances: ToleranceTable, templates: dict[str, str], started: float,
+                        progress: ProgressCallback | None, cancelled: CancelCallback | None) -> CompareResult:
+    """Compare ``context``'s model with its export (``export_options``: the context's, with its
+    fixes' custom opsets; the fixes registered by the caller) as ``request`` asks."""
+    loaded, exporter, mappings = context.loaded, context.exporter, context.mappings
+    onnx_path, provider, runs, latency_runs = request.onnx_path, request.provider, request.runs, request.latency_runs
+    precision, torch_device, given_shapes = request.precision, request.torch_device, request.other_shapes
     seconds: dict[str, float] = {}
     messages: list[str] = []
     report(progress, 0.1, "exporting" if onnx_path is None else "reading the ONNX file")
-    done = Step.AUTO_FIXED if mappings or from_project else Step.CHECKED
+    done = Step.AUTO_FIXED if mappings or request.from_project else Step.CHECKED
     comparable = _model_to_compare(loaded, exporter, export_options, onnx_path, cancelled, done)
     check_cancelled(cancelled)
     messages += comparable.notes
@@ -232,7 +228,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
     seconds["outputs"] = time.perf_counter() - run_started
 
     analysis = None
-    if analyze_nodes_enabled and onnx_path is None:
+    if request.analyze_nodes and onnx_path is None:
         report(progress, 0.65, "comparing node by node")
         node_started = time.perf_counter()
         failing = [run for run, stats in enumerate(per_run) if not all(s.passed for s in stats)]
@@ -245,7 +241,7 @@ def _compare_with_fixes(loaded: LoadedModel, exporter: Exporter, export_options:
         if analysis is not None and device == "cuda" and CUDA_PROVIDER not in providers_used:
             messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(providers_used)))
         seconds["nodes"] = time.perf_counter() - node_started
-    elif analyze_nodes_enabled:
+    elif request.analyze_nodes:
         messages.append("Per-node analysis needs an export with provenance; skipped for an ONNX file.")
     seconds["total"] = time.perf_counter() - started
     report(progress, 1.0, "done")

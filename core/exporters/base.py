@@ -19,6 +19,7 @@ from fixport.core.model.compare_result import ValueKey
 from fixport.core.model.errors import ExportError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import Candidate
+from fixport.core.model.fix_strategies import FixStrategy
 from fixport.core.model.graph import Graph
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
@@ -144,6 +145,7 @@ class Exporter(Protocol):
     profile: ExporterProfile
     per_node_note: str  # what per-node comparison did to line the two graphs up, for the report
     default_opset: int  # the opset it exports at where neither the user nor the model file asks one
+    fix_strategies: tuple[FixStrategy, ...]  # those of FIX_STRATEGIES it implements, in order; it declines the rest
 
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,
@@ -180,7 +182,8 @@ class Exporter(Protocol):
 
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
                        allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:
-        """Every fix worth trying for ``problem``, in the order ``fix --auto`` tries them; ``sample``
+        """Every fix worth trying for ``problem``, strategy by strategy in the order of
+        :data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES` (``fix --auto`` tries them so); ``sample``
         (the node with the values it saw) adds the fixes made from those values."""
         ...
 

@@ -1,9 +1,10 @@
 """`fix --auto`: one search over the :class:`~fixport.core.exporters.base.Exporter` protocol,
 whichever exporter the options name.
 
-For each unsupported op kind the exporter's candidates (``Exporter.fix_candidates``, in its
-documented order) are tried and the first is kept whose trial export leaves the node supported,
-runs in plain ONNX Runtime and, once nothing else is left, matches torch: the trial's own
+For each unsupported op kind the exporter's candidates (``Exporter.fix_candidates``, in the
+order of the one list of strategies, ``core.model.fix_strategies``) are tried and the first is
+kept whose trial export leaves the node supported, runs in plain ONNX Runtime and, once nothing
+else is left, matches torch: the trial's own
 analysis says so (its check runs the model once and compares every output by dtype), so a
 candidate is checked once and no file is written to check it. Each trial export runs in a forked
 copy of the worker (:mod:`fixport.core.fixing.isolation`): a candidate that crashes torch is
@@ -22,9 +23,12 @@ replaces the node by ops of which one fails in turn (an inlined implementation u
 ONNX function fails) cannot be decided on the node: when no candidate works there, the first
 such ones are tried on the whole model, where the next round fixes what they leave.
 
-The search exports the whole model itself only where it must: once at the start unless the
-caller passes the analysis it holds (the window does), once after each round of fixes (writing
-the file asked for when nothing is left), and once after raising the opset.
+The model is opened, its options resolved and its exporter chosen once per search
+(:class:`~fixport.core.analysis.job_context.JobContext`); every export and trial export of the
+search takes that context, with the fixes of the moment. The search exports the whole model
+itself only where it must: once at the start unless the caller passes the analysis it holds
+(the window does), once after each round of fixes (writing the file asked for when nothing is
+left), and once after raising the opset.
 ``AutoFixResult.whole_model_exports`` counts them.
 
 When a round fixes nothing and what is left is the capture's or torch.onnx's own (a capture
@@ -39,24 +43,25 @@ constants is refused like one that computes wrong numbers, and the next candidat
 from __future__ import annotations
 
 from dataclasses import dataclass, field, replace
+from typing import Any
 
-from fixport.core.analysis.analysis import analyze
+from fixport.core.analysis.analysis import analyze_in
+from fixport.core.analysis.job_context import JobContext, open_job
 from fixport.core.checks.shape_check import baked_at
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
-from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.fixing.capture_setting_trials import SettingTrials
 from fixport.core.fixing.fix_costs import time_both_exports
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.loaders.model_cache import open_model
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
 from fixport.core.model.errors import FixportError, TemplateValidationError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, Candidate
+from fixport.core.model.fix_records import RejectedCandidate, TrialStage
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult
 from fixport.core.model.vocabulary import IN_THE_MODELS_CODE_REASONS, ProblemReason, users_own_op
 from fixport.symbolics.library import TemplateLibrary
@@ -77,17 +82,15 @@ def problem_key(problem: UnsupportedNode) -> ProblemKey:
 
 @dataclass
 class _Search:
-    """One `fix --auto` run: the exporter, the mappings so far, what was tried."""
+    """One `fix --auto` run: the job's context (model, options, exporter), the mappings so far, what was tried."""
 
     request: AutoFixRequest
-    exporter: Exporter
+    context: JobContext  # built once; its options change when the search raises the opset or keeps a capture setting
     library: TemplateLibrary
     cancelled: CancelCallback | None
-    options: dict = field(default_factory=dict)
     mappings: list[FixMapping] = field(default_factory=list)
     custom_node_kinds: set[ProblemKey] = field(default_factory=set)  # fixes ORT cannot run, chosen on request
     whole_model_exports: int = 0
-    loaded: LoadedModel | None = None
     samples: NodeSamples = field(default_factory=NodeSamples)
     whole_model_only: set[ProblemKey] = field(default_factory=set)  # kinds whose node cannot decide
     contradicted: set[tuple[ProblemKey, str]] = field(default_factory=set)  # (kind, template) the model refused
@@ -95,6 +98,26 @@ class _Search:
     whole_model_trials: int = 0
     progress: ProgressCallback | None = None
     fraction: float = 0.0  # how far the search is, for its progress reports
+
+    @property
+    def exporter(self) -> Exporter:
+        return self.context.exporter
+
+    @property
+    def loaded(self) -> LoadedModel:
+        return self.context.loaded
+
+    @property
+    def options(self) -> dict[str, Any]:
+        """The export options the search runs with, as the caller gives them (not resolved)."""
+        return self.context.overrides
+
+    def set_options(self, **changes: Any) -> None:
+        """Export with these options from now on (an opset raised, the capture settings kept)."""
+        self.context = self.context.with_overrides({**self.context.overrides, **changes})
+
+    def with_fixes(self, mappings: list[FixMapping]) -> JobContext:
+        return self.context.with_fixes(mappings)
 
     def export(self, output: str | None = None) -> AnalysisResult:
         """The whole model with the mappings so far, in this process."""
@@ -106,9 +129,9 @@ class _Search:
         def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
             report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
 
-        analysis = analyze(AnalyzeRequest(self.request.model, self.options, list(self.mappings), output,
-                                          other_shapes=self.request.other_shapes),
-                           progress=stages, cancelled=self.cancelled)
+        context = self.with_fixes(self.mappings)
+        analysis = analyze_in(context, context.analyze_request(output, other_shapes=self.request.other_shapes),
+                              progress=stages, cancelled=self.cancelled)
         check_cancelled(self.cancelled)
         return analysis
 
@@ -116,7 +139,7 @@ class _Search:
         """Cut the failing nodes of ``problems`` not sampled yet out of the model (one trace)."""
         new = [p for p in problems if p.instance not in self.samples.samples
                and p.instance not in self.samples.undecided and problem_key(p) not in self.whole_model_only]
-        if not new or self.loaded is None:
+        if not new:
             return
         report(self.progress, self.fraction, "capturing the values that flow into the failing nodes")
         with self.exporter.fixes_applied(list(self.mappings), options) as custom_opsets:  # as the problems were found
@@ -148,10 +171,9 @@ class _Search:
             outcome = self.try_candidate(candidate, problem, current)
             if isinstance(outcome, OtherOpsLeft):
                 undecided.append(candidate)
-                outcome = f"{outcome}: tried on the whole model if nothing else works"
-            if isinstance(outcome, str):
-                result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
-                                       f"{problem.display_kind}: {outcome}")
+                outcome = _rejected(candidate, problem, TrialStage.NODE_UNDECIDED, str(outcome))
+            if isinstance(outcome, RejectedCandidate):
+                result.rejected.append(outcome)
                 continue
             return candidate, *outcome
         return self._first_on_whole_model(undecided, problem, current, result)
@@ -163,9 +185,8 @@ class _Search:
             report(self.progress, self.fraction, f"{problem.display_kind}: {candidate.mapping.template_id} "
                    "on the whole model (the node alone left other ops to fix)")
             outcome = self.try_on_whole_model(candidate, problem, current)
-            if isinstance(outcome, str):
-                result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for "
-                                       f"{problem.display_kind}, on the whole model: {outcome}")
+            if isinstance(outcome, RejectedCandidate):
+                result.rejected.append(replace(outcome, stage=TrialStage.WHOLE_MODEL_AFTER_NODE))
                 continue
             return candidate, *outcome
         return None
@@ -174,43 +195,47 @@ class _Search:
         return None if problem_key(problem) in self.whole_model_only else self.samples.sample_for(problem)
 
     def try_candidate(self, candidate: Candidate, problem: UnsupportedNode, current: AnalysisResult
-                      ) -> str | OtherOpsLeft | tuple[AnalysisResult | None, float | None]:
+                      ) -> RejectedCandidate | OtherOpsLeft | tuple[AnalysisResult | None, float | None]:
         """The candidate on the node alone where it can stand alone, else the whole model's trial
-        export judged by its own analysis; a string says why the candidate failed."""
+        export judged by its own analysis; a record says why the candidate failed."""
         try:
             self.exporter.validate_fix(candidate.mapping, current.options.opset)
         except TemplateValidationError as error:
-            return error.message
+            return _rejected(candidate, problem, TrialStage.VALIDATION, error.message)
         check_cancelled(self.cancelled)
         sample = self.sample_for(problem)
-        if sample is not None and self.loaded is not None:
+        if sample is not None:
             self.node_trials += 1
             loaded, options, mappings = self.loaded, current.options, list(self.mappings)
             try:
                 verdict = run_isolated(lambda: verdict_on_node(self.exporter, loaded, sample, candidate,
                                                                mappings, options))
             except TrialCrashed as error:
-                return str(error)
+                verdict = str(error)
             except Exception as error:  # a fix's own code can raise anything while it is registered or run
-                return f"the export of the node failed: {type(error).__name__}: {error}"
-            return verdict if isinstance(verdict, (str, OtherOpsLeft)) else (None, verdict)
+                verdict = f"the export of the node failed: {type(error).__name__}: {error}"
+            if isinstance(verdict, str):
+                return _rejected(candidate, problem, TrialStage.ON_NODE, verdict)
+            return verdict if isinstance(verdict, OtherOpsLeft) else (None, verdict)
         return self.try_on_whole_model(candidate, problem, current)
 
     def try_on_whole_model(self, candidate: Candidate, problem: UnsupportedNode, current: AnalysisResult
-                           ) -> str | tuple[AnalysisResult, float | None]:
+                           ) -> RejectedCandidate | tuple[AnalysisResult, float | None]:
         """The whole model's trial export with the candidate, judged by its own analysis."""
         self.whole_model_trials += 1
-        trial_request = AnalyzeRequest(self.request.model, self.options, self.mappings + [candidate.mapping],
-                                       other_shapes=self.request.other_shapes)
+        context = self.with_fixes([*self.mappings, candidate.mapping])
+        trial_request = context.analyze_request(other_shapes=self.request.other_shapes)
         try:
-            trial = run_isolated(lambda: analyze(trial_request))
+            trial = run_isolated(lambda: analyze_in(context, trial_request))
         except TrialCrashed as error:
-            return str(error)
+            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, str(error))
         except FixportError as error:
-            return f"the export failed: {error}"
+            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, f"the export failed: {error}")
         except Exception as error:  # a fix's own code can raise anything while the exporter registers it
-            return f"the export failed: {type(error).__name__}: {error}"
-        return self._judge(trial, candidate, problem, current)
+            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL,
+                             f"the export failed: {type(error).__name__}: {error}")
+        judged = self._judge(trial, candidate, problem, current)
+        return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, judged) if isinstance(judged, str) else judged
 
     def _judge(self, trial: AnalysisResult, candidate: Candidate, problem: UnsupportedNode,
                current: AnalysisResult) -> str | tuple[AnalysisResult, float | None]:
@@ -242,11 +267,10 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
              cancelled: CancelCallback | None = None) -> AutoFixResult:
     """Fix every unsupported node with the first candidate that works (see the module docstring),
     re-exporting until nothing is left (a fix can reveal problems behind it)."""
-    loaded = open_model(request.model)
-    options = resolved_export_options(loaded.settings, request.options)
-    exporter = exporter_for(options.exporter)
-    search = _Search(request, exporter, exporter.profile.template_library(), cancelled,
-                     dict(request.options), list(request.mappings), loaded=loaded, progress=progress)
+    started_with = open_job(request.model, request.options, request.mappings)
+    exporter = started_with.exporter
+    search = _Search(request, started_with, exporter.profile.template_library(), cancelled, list(request.mappings),
+                     progress=progress)
     before = request.analysis
     if before is None:
         report(progress, 0.0, "exporting as it is")
@@ -297,10 +321,10 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         if fixed_any:
             continue
         with_setting = settings.first_working(
-            AnalyzeRequest(request.model, search.options, list(search.mappings), other_shapes=request.other_shapes),
-            current, exporter.can_fix, result.rejected, lambda message: report(progress, search.fraction, message))
+            search.with_fixes(search.mappings), current, exporter.can_fix, result.rejected,
+            lambda message: report(progress, search.fraction, message), other_shapes=request.other_shapes)
         if with_setting is not None:  # what the templates could not fix, torch's capture settings did
-            search.options["capture_settings"] = list(settings.chosen)
+            search.set_options(capture_settings=list(settings.chosen))
             taken -= {problem_key(p) for p in current.unsupported}
             result.no_template = []
             current = with_setting
@@ -316,7 +340,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         if raised is None:
             break
         result.opset_raised = (result.opset_raised[0] if result.opset_raised else current.options.opset, raised)
-        search.options["opset"] = raised
+        search.set_options(opset=raised)
         taken -= {problem_key(p) for p in current.unsupported}
         result.no_template = []
         current = search.export()
@@ -332,7 +356,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     result.capture_settings = [s for s in settings.chosen if s not in before.options.capture_settings]
     if request.latency_runs and (search.mappings != request.mappings or search.options != request.options):
         report(progress, 0.98, "timing the export without the fixes and with them")
-        time_both_exports(request, search.options, search.mappings, result, cancelled)
+        time_both_exports(started_with, search.with_fixes(search.mappings), request.latency_runs, result, cancelled)
     result.whole_model_why = [f"{kind}: {why}" for kind, why in dict.fromkeys(
         (p.display_kind, search.samples.why_not(p)) for p in before.unsupported + current.unsupported
         if p.instance in search.samples.undecided)]
@@ -362,6 +386,10 @@ def _contradicted(chosen: list[tuple[UnsupportedNode, Candidate]], checked: Anal
     return disagreed
 
 
+def _rejected(candidate: Candidate, problem: UnsupportedNode, stage: TrialStage, reason: str) -> RejectedCandidate:
+    return RejectedCandidate(candidate.mapping.template_id, candidate.family, problem.display_kind, stage, reason)
+
+
 def _what_the_replay_said(analysis: AnalysisResult, kind: str) -> str:
     """' (aten::median is replayed at the traced sizes: ...)': a replayed decomposition's own word on
     the sizes it holds for, when the export warned about ``kind``."""
@@ -382,8 +410,7 @@ def _try_on_the_whole_model(contradicted: list[tuple[UnsupportedNode, Candidate,
             search.contradicted.add((key, candidate.mapping.template_id))
         search.samples.undecided[problem.instance] = f"its fix passed on the node alone but not in the model ({why})"
         result.choices = [c for c in result.choices if (c.kind, c.python_op_name or None) != key]
-        result.rejected.append(f"{candidate.mapping.template_id} ({candidate.family}) for {problem.display_kind}: "
-                               f"passed on the node alone, but {why}")
+        result.rejected.append(_rejected(candidate, problem, TrialStage.CONTRADICTED, why))
         taken.discard(key)
 
 

@@ -9,16 +9,17 @@ no more such problems are left than before, and the trial's own check finds no m
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field, replace
+from dataclasses import dataclass, field
 from functools import partial
 
-from fixport.core.analysis.analysis import analyze
+from fixport.core.analysis.analysis import analyze_in
+from fixport.core.analysis.job_context import JobContext
 from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.model.capture_settings import SETTING_REASONS, describe_setting, may_cure
 from fixport.core.model.errors import FixportError
+from fixport.core.model.fix_records import FAMILY_CAPTURE_SETTING, RejectedCandidate, TrialStage
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import ProblemReason
 
@@ -34,13 +35,14 @@ class SettingTrials:
     tried: set[str] = field(default_factory=set)
     trials: int = 0
 
-    def first_working(self, request: AnalyzeRequest, current: AnalysisResult,
-                      can_fix: Callable[[UnsupportedNode], bool], rejected: list[str],
-                      report: Callable[[str], None] = lambda _message: None) -> AnalysisResult | None:
-        """The trial analysis of ``request`` (the search's model, options and fixes so far) with the
-        first setting not tried yet that fixes what the settings can fix in ``current`` (None when
-        none does); ``can_fix``: whether a template can fix a problem; why each setting that did
-        not work failed goes to ``rejected``."""
+    def first_working(self, context: JobContext, current: AnalysisResult,
+                      can_fix: Callable[[UnsupportedNode], bool], rejected: list[RejectedCandidate],
+                      report: Callable[[str], None] = lambda _message: None,
+                      other_shapes: list[dict[str, tuple[int, ...]]] | None = None) -> AnalysisResult | None:
+        """The trial analysis of ``context`` (the search's model, options and fixes so far; checked
+        at ``other_shapes`` too) with the first setting not tried yet that fixes what the settings
+        can fix in ``current`` (None when none does); ``can_fix``: whether a template can fix a
+        problem; why each setting that did not work failed goes to ``rejected``."""
         for setting in [s for s in self.profile.capture_settings if s not in self.tried]:
             targets = [p for p in current.unsupported if may_cure(setting, p)]
             if not targets:
@@ -48,22 +50,27 @@ class SettingTrials:
             self.tried.add(setting)
             self.trials += 1
             report(f"trying the capture setting {setting} on the whole model")
-            trial_request = replace(request, options={**request.options, "capture_settings": [*self.chosen, setting]})
+            trial_context = context.with_overrides({**context.overrides, "capture_settings": [*self.chosen, setting]})
+            trial_request = trial_context.analyze_request(other_shapes=list(other_shapes or []))
             try:
-                trial = run_isolated(partial(analyze, trial_request))
+                trial = run_isolated(partial(analyze_in, trial_context, trial_request))
             except (TrialCrashed, FixportError) as error:
-                rejected.append(f"capture setting {setting}: the export failed: {error}")
+                rejected.append(_rejected_setting(setting, f"the export failed: {error}"))
                 continue
             except Exception as error:  # torch itself, under a setting it does not often run with
-                rejected.append(f"capture setting {setting}: the export failed: {type(error).__name__}: {error}")
+                rejected.append(_rejected_setting(setting, f"the export failed: {type(error).__name__}: {error}"))
                 continue
             why_not = _why_not_kept(trial, current, targets, can_fix)
             if why_not:
-                rejected.append(f"capture setting {setting} ({describe_setting(setting)}): {why_not}")
+                rejected.append(_rejected_setting(setting, why_not, describe_setting(setting)))
                 continue
             self.chosen.append(setting)
             return trial
         return None
+
+
+def _rejected_setting(setting: str, reason: str, description: str = "") -> RejectedCandidate:
+    return RejectedCandidate(setting, FAMILY_CAPTURE_SETTING, "", TrialStage.CAPTURE_SETTING, reason, description)
 
 
 def _key(problem: UnsupportedNode) -> tuple[str, str, str]:

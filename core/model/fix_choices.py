@@ -1,6 +1,7 @@
 """The words of a fix search, shared by every exporter: candidate families, a candidate, a choice.
 
-Each exporter lists its candidates for a problem in its own order
+Each exporter lists its candidates for a problem strategy by strategy, in the one order of
+:data:`fixport.core.model.fix_strategies.FIX_STRATEGIES`
 (:meth:`fixport.core.exporters.base.Exporter.fix_candidates`); ``fix --auto``
 (:mod:`fixport.core.fixing.auto_fix`) tries them, and the report names the family that made
 each fix. No torch import: the window and the command line read choices too.

@@ -8,6 +8,7 @@ from typing import Any
 from fixport.core.model.errors import WorkerCrashed
 from fixport.core.model.export_options import ExportOptions, resolve_export_options
 from fixport.core.model.fix_choices import AutoFixChoice
+from fixport.core.model.fix_records import RejectedCandidate
 from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.graph import Graph
 from fixport.core.model.inputs import InputOptions
@@ -87,7 +88,7 @@ class AutoFixResult:
     mappings: list[FixMapping] = field(default_factory=list)
     choices: list[AutoFixChoice] = field(default_factory=list)
     no_template: list[str] = field(default_factory=list)
-    rejected: list[str] = field(default_factory=list)  # templates that did not validate, and why
+    rejected: list[RejectedCandidate] = field(default_factory=list)  # candidates tried and not kept, and why
     opset_raised: tuple[int, int] | None = None  # (from, to) when no template worked at the asked opset
     whole_model_exports: int = 0  # exports of the whole model the search ran itself (trials not counted)
     node_trials: int = 0  # candidates tried on a failing node alone

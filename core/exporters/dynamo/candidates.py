@@ -1,11 +1,13 @@
-"""The dynamo exporter's fix candidates, in the order ``fix --auto`` tries them.
+"""The dynamo exporter's fix candidates: its implementation of the strategies of
+:data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES` it does not decline, tried in that list's order.
 
 For each op overload left unsupported (no ONNX function, a function that fails, a node ONNX
-Runtime refuses, numbers that differ):
+Runtime refuses, numbers that differ), the strategies give:
 
 1. the ONNX op of the same name and inputs, found by itself (``aten::cosh`` -> Cosh);
 2. dynamo templates made for the op (``symbolics/dynamo/templates``, ``symbolics/shared``) that
-   run in ONNX Runtime; for a node on complex values, those written for complex inputs;
+   run in ONNX Runtime; for a node on complex values, those written for complex inputs (those
+   built for the traced sizes after the ones that keep shapes open);
 3. for a node torch.onnx made while decomposing a captured op (``prims::lgamma`` from
    ``aten::lgamma``): Fixport's own decomposition of that op, which avoids the node;
 4. the op's own implementation inlined: a custom op's Python function, or Fixport's or torch's
@@ -18,12 +20,14 @@ Runtime refuses, numbers that differ):
    the fixes that keep shapes open);
 6. a custom-domain node, only when allowed: ONNX Runtime cannot run it, the target runtime must.
 
-This is the TorchScript side's order (:mod:`torchscript_candidates`), less what only a
-TorchScript graph has (torch_lib replay: torch_lib is this exporter's own registry).
+The TorchScript side implements the same list (:mod:`torchscript_candidates`); this one declines
+what only a TorchScript graph has (torch_lib replay: torch_lib is this exporter's own registry).
 
 A capture failure has no template: it is reported with what to change in the model.
 """
 from __future__ import annotations
+
+from dataclasses import dataclass
 
 from fixport.core.model.fix_choices import (
     CUSTOM_DOMAIN_WHY,
@@ -36,6 +40,20 @@ from fixport.core.model.fix_choices import (
     Candidate,
     custom_domain_params,
 )
+from fixport.core.model.fix_strategies import (
+    CUSTOM_DOMAIN,
+    DECOMPOSITION,
+    HAND_WRITTEN,
+    HAND_WRITTEN_AT_TRACED_SIZES,
+    HAND_WRITTEN_CUSTOM_RUNTIME,
+    INLINED,
+    MATERIALISED,
+    REWRITTEN_IMPLEMENTATION,
+    STANDARD_OP,
+    StrategyTable,
+    candidates_in_order,
+)
+from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.symbolics.library import (
@@ -129,36 +147,100 @@ def _inline_why(kind: str) -> str:
     return "the op's own implementation, decomposed into aten ops"
 
 
-def candidates_for(problem, library: TemplateLibrary, allow_custom: bool, sample=None) -> list[Candidate]:
-    """Every fix worth trying for ``problem``'s op overload, in the order of the module docstring;
-    ``sample``: the node's values, for the fixes made from them."""
+@dataclass
+class _Offers:
+    """What the dynamo exporter prepared for one problem; each strategy takes its candidates from it."""
+
+    problem: UnsupportedNode
+    offers: list[RankedTemplate]
+    made_for_op: list[RankedTemplate]
+    inline: list[RankedTemplate]
+    rewritten: list[RankedTemplate]
+
+
+def _prepared(problem: UnsupportedNode, library: TemplateLibrary, sample) -> _Offers:
     from fixport.core.exporters.torch_export.implementation_rewrite import rewritten_offers
     from fixport.symbolics.synthesis.rewritten_implementation import rewritten_implementation_template
 
-    kind = problem.kind
-    offers = [o for o in library.templates_for(kind, 18) if o.template is not None]
+    offers = [o for o in library.templates_for(problem.kind, 18) if o.template is not None]
     made_for_op = [o for o in offers if "*" not in o.template.fits and o.tier < TIER_EXACT_OPSET
                    and o.template.complex_inputs == problem.complex_inputs]
     inline = [o for o in offers if o.template_id == INLINE_TEMPLATE_ID]
-    origin = problem.decomposed_from
-    found = [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in standard_op_offers(kind)]
-    found += [Candidate(_mapping(kind, o), FAMILY_HAND_WRITTEN, o.why) for o in made_for_op
-              if o.template.runs_in_onnxruntime]
-    replaced = own_decomposition_target(problem)
-    found += [Candidate(_mapping(kind, o, replaces=replaced), FAMILY_DECOMPOSITION,
-                        f"Fixport's own decomposition of {replaced}, where torch.onnx's decomposition of {origin} "
-                        f"makes {kind}") for o in inline if replaced]
-    found += [Candidate(_mapping(kind, o), FAMILY_INLINED, _inline_why(kind)) for o in inline]
-    found += [Candidate(_mapping(kind, o), FAMILY_INLINED, o.why)
-              for o in rewritten_offers(kind, sample, rewritten_implementation_template)]
-    found += [Candidate(_mapping(kind, o, replaces=origin or kind), FAMILY_MATERIALISED, o.why,
-                        shape_specialised=True) for o in materialised_offers(origin or kind)]
-    if allow_custom:
-        found += [Candidate(_mapping(kind, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)
-                  for o in made_for_op if not o.template.runs_in_onnxruntime]
-        for offer in offers:
-            if offer.template_id == CUSTOM_DOMAIN_TEMPLATE_ID:
-                mapping = _mapping(kind, offer)
-                mapping.params.update(custom_domain_params(kind))
-                found.append(Candidate(mapping, FAMILY_CUSTOM_DOMAIN, CUSTOM_DOMAIN_WHY, runs_in_onnxruntime=False))
+    return _Offers(problem, offers, made_for_op, inline,
+                   rewritten_offers(problem.kind, sample, rewritten_implementation_template))
+
+
+def _standard_op(offers: _Offers) -> list[Candidate]:
+    kind = offers.problem.kind
+    return [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in standard_op_offers(kind)]
+
+
+def _hand_written(offers: _Offers, shape_specialised: bool = False) -> list[Candidate]:
+    return [Candidate(_mapping(offers.problem.kind, o), FAMILY_HAND_WRITTEN, o.why) for o in offers.made_for_op
+            if o.template.runs_in_onnxruntime and o.template.shape_specialised == shape_specialised]
+
+
+def _hand_written_at_traced_sizes(offers: _Offers) -> list[Candidate]:
+    return _hand_written(offers, shape_specialised=True)
+
+
+def _decomposition(offers: _Offers) -> list[Candidate]:
+    """Fixport's own decomposition of the op torch.onnx decomposed into this node's."""
+    kind, replaced = offers.problem.kind, own_decomposition_target(offers.problem)
+    return [Candidate(_mapping(kind, o, replaces=replaced), FAMILY_DECOMPOSITION,
+                      f"Fixport's own decomposition of {replaced}, where torch.onnx's decomposition of "
+                      f"{offers.problem.decomposed_from} makes {kind}") for o in offers.inline if replaced]
+
+
+def _inlined(offers: _Offers) -> list[Candidate]:
+    kind = offers.problem.kind
+    return [Candidate(_mapping(kind, o), FAMILY_INLINED, _inline_why(kind)) for o in offers.inline]
+
+
+def _rewritten_implementation(offers: _Offers) -> list[Candidate]:
+    return [Candidate(_mapping(offers.problem.kind, o), FAMILY_INLINED, o.why) for o in offers.rewritten]
+
+
+def _materialised(offers: _Offers) -> list[Candidate]:
+    kind, origin = offers.problem.kind, offers.problem.decomposed_from
+    return [Candidate(_mapping(kind, o, replaces=origin or kind), FAMILY_MATERIALISED, o.why,
+                      shape_specialised=True) for o in materialised_offers(origin or kind)]
+
+
+def _hand_written_custom_runtime(offers: _Offers) -> list[Candidate]:
+    return [Candidate(_mapping(offers.problem.kind, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)
+            for o in offers.made_for_op if not o.template.runs_in_onnxruntime]
+
+
+def _custom_domain(offers: _Offers) -> list[Candidate]:
+    kind, found = offers.problem.kind, []
+    for offer in offers.offers:
+        if offer.template_id == CUSTOM_DOMAIN_TEMPLATE_ID:
+            mapping = _mapping(kind, offer)
+            mapping.params.update(custom_domain_params(kind))
+            found.append(Candidate(mapping, FAMILY_CUSTOM_DOMAIN, CUSTOM_DOMAIN_WHY, runs_in_onnxruntime=False))
     return found
+
+
+# The strategies of FIX_STRATEGIES this exporter implements. It declines torch_lib replay (torch_lib
+# is this exporter's own registry), the cast to a node's traced types and generic templates (fits: *),
+# which it never offered.
+STRATEGIES: StrategyTable[_Offers] = {
+    STANDARD_OP: _standard_op,
+    HAND_WRITTEN: _hand_written,
+    HAND_WRITTEN_AT_TRACED_SIZES: _hand_written_at_traced_sizes,
+    DECOMPOSITION: _decomposition,
+    INLINED: _inlined,
+    REWRITTEN_IMPLEMENTATION: _rewritten_implementation,
+    MATERIALISED: _materialised,
+    HAND_WRITTEN_CUSTOM_RUNTIME: _hand_written_custom_runtime,
+    CUSTOM_DOMAIN: _custom_domain,
+}
+
+
+def candidates_for(problem: UnsupportedNode, library: TemplateLibrary, allow_custom: bool,
+                   sample=None) -> list[Candidate]:
+    """Every fix worth trying for ``problem``'s op overload, in the order of
+    :data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES`; ``sample``: the node's values, for
+    the fixes made from them."""
+    return candidates_in_order(STRATEGIES, _prepared(problem, library, sample), allow_custom)

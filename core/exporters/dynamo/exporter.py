@@ -42,7 +42,7 @@ from fixport.core.exporters.base import (
     NodeSamples,
     refuse_onnx_files,
 )
-from fixport.core.exporters.dynamo.candidates import candidates_for, fixable
+from fixport.core.exporters.dynamo.candidates import STRATEGIES, candidates_for, fixable
 from fixport.core.exporters.dynamo.capture import FxCapture
 from fixport.core.exporters.dynamo.capture_settings import capture_strategies, core_aten_first, grad_mode_for
 from fixport.core.exporters.dynamo.code_changes import with_code_changes
@@ -120,6 +120,7 @@ class DynamoExporter(Exporter):
 
     profile = DYNAMO
     default_opset = DYNAMO.default_opset or onnx_constants.ONNX_DEFAULT_OPSET  # torch's own: 20 in torch 2.14
+    fix_strategies = tuple(STRATEGIES)
     per_node_note = ("Per-node analysis re-exported the model without ONNX optimization, and compared each ONNX "
                      "node group with the FX node it came from (the exporter's node metadata).")
     last_program: torch.export.ExportedProgram | None = None  # the program the last export translated

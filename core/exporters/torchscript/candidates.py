@@ -1,7 +1,8 @@
-"""The TorchScript exporter's fix candidates, in the order ``fix --auto`` tries them.
+"""The TorchScript exporter's fix candidates: its implementation of every strategy of
+:data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES`, tried in that list's order.
 
 For one op kind, ``fix --auto`` keeps the first candidate whose export leaves the node supported,
-runs in plain ONNX Runtime and matches torch:
+runs in plain ONNX Runtime and matches torch. In TorchScript's words, the strategies give:
 
 0. for a node ONNX Runtime has no kernel for at its types (``problem.kernel_gap``): torch's own
    symbolic with the inputs cast to the dtypes torch traced them with (the exporter's type
@@ -25,7 +26,7 @@ name a higher opset where torch or a template handles it.
 from __future__ import annotations
 
 import re
-from dataclasses import replace
+from dataclasses import dataclass, replace
 
 from fixport.core.model.fix_choices import (
     CUSTOM_DOMAIN_WHY,
@@ -41,6 +42,23 @@ from fixport.core.model.fix_choices import (
     Candidate,
     custom_domain_params,
 )
+from fixport.core.model.fix_strategies import (
+    CUSTOM_DOMAIN,
+    DECOMPOSITION,
+    GENERIC,
+    HAND_WRITTEN,
+    HAND_WRITTEN_AT_TRACED_SIZES,
+    HAND_WRITTEN_CUSTOM_RUNTIME,
+    INLINED,
+    KERNEL_TYPES,
+    MATERIALISED,
+    REWRITTEN_IMPLEMENTATION,
+    STANDARD_OP,
+    TORCHLIB_BRIDGE,
+    StrategyTable,
+    candidates_in_order,
+)
+from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import COMPLEX_TENSORS_NOTE
 from fixport.core.onnx_io.opset_needs import opset_that_runs
@@ -99,10 +117,24 @@ def _rewritten_offers(problem, sample) -> list[RankedTemplate]:
     return rewritten_offers(problem.kind, sample, rewritten_inlined_template)
 
 
-def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: bool,
-                   sample=None) -> list[Candidate]:
-    """Every fix worth trying for ``problem`` at ``opset``, in the order of the module docstring;
-    ``sample``: the node's values, for the fixes made from them."""
+@dataclass
+class _Offers:
+    """What the TorchScript exporter prepared for one problem; each strategy takes its candidates from it."""
+
+    problem: UnsupportedNode
+    opset: int
+    library: TemplateLibrary
+    generic: list[RankedTemplate]
+    as_traced: list[RankedTemplate]
+    made_for_op: list[RankedTemplate]
+    runnable: list[RankedTemplate]
+    rewritten: list[RankedTemplate]
+    standard: RankedTemplate | None = None
+    decomposition: RankedTemplate | None = None
+    materialised: RankedTemplate | None = None
+
+
+def _prepared(problem: UnsupportedNode, opset: int, library: TemplateLibrary, sample) -> _Offers:
     offers = [o for o in library.templates_for(problem.kind, opset, problem.python_op_name or None)
               if o.template is not None and o.template_id != STUB_TEMPLATE_ID and o.template.opset_ok(opset)]
     standard, decomposition, materialised = _synthesized(problem, opset)
@@ -112,35 +144,103 @@ def candidates_for(problem, opset: int, library: TemplateLibrary, allow_custom: 
         standard, decomposition, materialised, generic = None, None, None, []
     made_for_op = [o for o in offers if o not in generic and o.tier < TIER_EXACT_OPSET]
     runnable = [o for o in made_for_op if o.template.runs_in_onnxruntime]
-    found = [_candidate(problem, replace(o, why=f"torch's symbolic with the inputs cast to torch's own dtypes "
-                                               f"(ONNX Runtime has no kernel for {problem.kernel_gap})"),
-                        FAMILY_KERNEL_TYPES) for o in as_traced]
-    if standard is not None:
-        found.append(_candidate(problem, standard, FAMILY_STANDARD_OP))
-    found += [_candidate(problem, o, FAMILY_HAND_WRITTEN) for o in runnable if not o.template.shape_specialised]
-    found += [_candidate(problem, o, FAMILY_BRIDGE)
-              for o in generic if o.template_id == BRIDGE_TEMPLATE_ID and o.tier < TIER_GENERIC]
-    found += [_candidate(problem, o, FAMILY_HAND_WRITTEN)
-              for o in runnable if o.template.shape_specialised]  # after every fix that keeps shapes open
-    if decomposition is not None:
-        family = FAMILY_DECOMPOSITION if problem.kind.startswith("aten::") else FAMILY_INLINED
-        found.append(_candidate(problem, decomposition, family))
-    found += [_candidate(problem, o, FAMILY_INLINED)  # a torch.library op only (worker side: imports torch)
-              for o in _rewritten_offers(problem, sample)]
-    if materialised is not None:
-        found.append(_candidate(problem, materialised, FAMILY_MATERIALISED))
-    found += [_candidate(problem, o, FAMILY_GENERIC) for o in generic
-              if o.template.runs_in_onnxruntime and o.template_id != BRIDGE_TEMPLATE_ID]
-    if allow_custom:
-        found += [Candidate(_mapping(problem, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)
-                  for o in made_for_op if not o.template.runs_in_onnxruntime]
-        if CUSTOM_DOMAIN_TEMPLATE_ID in library:
-            custom = next(o for o in library.templates_for(problem.kind, opset)
-                          if o.template_id == CUSTOM_DOMAIN_TEMPLATE_ID)
-            params = custom_domain_params(problem.kind, problem.python_op_name)
-            found.append(Candidate(_mapping(problem, custom, params), FAMILY_CUSTOM_DOMAIN, CUSTOM_DOMAIN_WHY,
-                                   runs_in_onnxruntime=False))
-    return found
+    return _Offers(problem, opset, library, generic, as_traced, made_for_op, runnable,
+                   _rewritten_offers(problem, sample), standard, decomposition, materialised)
+
+
+def _kernel_types(offers: _Offers) -> list[Candidate]:
+    gap = offers.problem.kernel_gap
+    return [_candidate(offers.problem, replace(o, why=f"torch's symbolic with the inputs cast to torch's own dtypes "
+                                                      f"(ONNX Runtime has no kernel for {gap})"),
+                       FAMILY_KERNEL_TYPES) for o in offers.as_traced]
+
+
+def _standard_op(offers: _Offers) -> list[Candidate]:
+    return [] if offers.standard is None else [_candidate(offers.problem, offers.standard, FAMILY_STANDARD_OP)]
+
+
+def _hand_written(offers: _Offers) -> list[Candidate]:
+    return [_candidate(offers.problem, o, FAMILY_HAND_WRITTEN) for o in offers.runnable
+            if not o.template.shape_specialised]
+
+
+def _torchlib_bridge(offers: _Offers) -> list[Candidate]:
+    return [_candidate(offers.problem, o, FAMILY_BRIDGE)
+            for o in offers.generic if o.template_id == BRIDGE_TEMPLATE_ID and o.tier < TIER_GENERIC]
+
+
+def _hand_written_at_traced_sizes(offers: _Offers) -> list[Candidate]:
+    return [_candidate(offers.problem, o, FAMILY_HAND_WRITTEN) for o in offers.runnable
+            if o.template.shape_specialised]
+
+
+def _decomposition(offers: _Offers) -> list[Candidate]:
+    """torch's decomposition of an aten op, replayed through the exporter's symbolics."""
+    if offers.decomposition is None or not offers.problem.kind.startswith("aten::"):
+        return []
+    return [_candidate(offers.problem, offers.decomposition, FAMILY_DECOMPOSITION)]
+
+
+def _inlined(offers: _Offers) -> list[Candidate]:
+    """A torch.library op's own Python implementation, inlined (the generated decomposition offer of a non-aten op)."""
+    if offers.decomposition is None or offers.problem.kind.startswith("aten::"):
+        return []
+    return [_candidate(offers.problem, offers.decomposition, FAMILY_INLINED)]
+
+
+def _rewritten_implementation(offers: _Offers) -> list[Candidate]:
+    return [_candidate(offers.problem, o, FAMILY_INLINED) for o in offers.rewritten]  # a torch.library op only
+
+
+def _materialised(offers: _Offers) -> list[Candidate]:
+    return [] if offers.materialised is None else [_candidate(offers.problem, offers.materialised,
+                                                              FAMILY_MATERIALISED)]
+
+
+def _generic(offers: _Offers) -> list[Candidate]:
+    return [_candidate(offers.problem, o, FAMILY_GENERIC) for o in offers.generic
+            if o.template.runs_in_onnxruntime and o.template_id != BRIDGE_TEMPLATE_ID]
+
+
+def _hand_written_custom_runtime(offers: _Offers) -> list[Candidate]:
+    return [Candidate(_mapping(offers.problem, o), FAMILY_HAND_WRITTEN, o.why, runs_in_onnxruntime=False)
+            for o in offers.made_for_op if not o.template.runs_in_onnxruntime]
+
+
+def _custom_domain(offers: _Offers) -> list[Candidate]:
+    problem, library = offers.problem, offers.library
+    if CUSTOM_DOMAIN_TEMPLATE_ID not in library:
+        return []
+    custom = next(o for o in library.templates_for(problem.kind, offers.opset)
+                  if o.template_id == CUSTOM_DOMAIN_TEMPLATE_ID)
+    params = custom_domain_params(problem.kind, problem.python_op_name)
+    return [Candidate(_mapping(problem, custom, params), FAMILY_CUSTOM_DOMAIN, CUSTOM_DOMAIN_WHY,
+                      runs_in_onnxruntime=False)]
+
+
+# Every strategy of FIX_STRATEGIES: the TorchScript exporter declines none.
+STRATEGIES: StrategyTable[_Offers] = {
+    KERNEL_TYPES: _kernel_types,
+    STANDARD_OP: _standard_op,
+    HAND_WRITTEN: _hand_written,
+    TORCHLIB_BRIDGE: _torchlib_bridge,
+    HAND_WRITTEN_AT_TRACED_SIZES: _hand_written_at_traced_sizes,
+    DECOMPOSITION: _decomposition,
+    INLINED: _inlined,
+    REWRITTEN_IMPLEMENTATION: _rewritten_implementation,
+    MATERIALISED: _materialised,
+    GENERIC: _generic,
+    HAND_WRITTEN_CUSTOM_RUNTIME: _hand_written_custom_runtime,
+    CUSTOM_DOMAIN: _custom_domain,
+}
+
+
+def candidates_for(problem: UnsupportedNode, opset: int, library: TemplateLibrary, allow_custom: bool,
+                   sample=None) -> list[Candidate]:
+    """Every fix worth trying for ``problem`` at ``opset``, in the order of
+    :data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES`; ``sample``: the node's values, for
+    the fixes made from them."""
+    return candidates_in_order(STRATEGIES, _prepared(problem, opset, library, sample), allow_custom)
 
 
 _SUGGESTED_OPSET_RE = re.compile(r"opset version (\d+)")

@@ -25,7 +25,7 @@ from fixport.core.exporters.base import (
 from fixport.core.exporters.given_inputs import given_inputs_only
 from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.torchscript.applied_fixes import applied_mappings, validate_mappings
-from fixport.core.exporters.torchscript.candidates import candidates_for, opset_that_fixes
+from fixport.core.exporters.torchscript.candidates import STRATEGIES, candidates_for, opset_that_fixes
 from fixport.core.exporters.torchscript.capture import TorchCaptureError, TorchGraphRecorder
 from fixport.core.exporters.torchscript.conversion_hooks import ConversionRecord, conversion_hooks
 from fixport.core.exporters.torchscript.failure_reasons import classify_failure
@@ -74,6 +74,7 @@ class TorchScriptExporter(Exporter):
 
     profile = TORCHSCRIPT
     default_opset = TORCHSCRIPT.default_opset or DEFAULT_OPSET  # Fixport's choice, not torch's (20)
+    fix_strategies = tuple(STRATEGIES)
     per_node_note = ("Per-node analysis re-exported the model without constant folding, so fused nodes "
                      "(Conv+BatchNorm) are compared one by one against their own torch ops.")
 
