@@ -19,10 +19,10 @@ import torch
 from fixport.core.exporters.profiles import DYNAMO, PROFILES, TORCHSCRIPT, ExporterProfile
 from fixport.core.fixing.carried_source import module_path
 from fixport.core.fixing.fix_script import fix_script_text
-from fixport.core.script_support import script as common
 from fixport.core.loaders import input_tensors
 from fixport.core.model.inputs import parse_input_spec
 from fixport.core.model.project import FixMapping, Project
+from fixport.core.script_support import script as common
 from fixport.examples.catalog import list_examples
 
 THRESHOLD = next(e for e in list_examples() if e.name == "threshold")
