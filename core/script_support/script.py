@@ -361,7 +361,8 @@ def main(export: Callable[[ExportJob], None], settings: ScriptSettings, fixes: S
          argv: Sequence[str] | None = None) -> None:
     """The script's command line: ``[-o OUTPUT.onnx] [--no-check]``; exits 1 when the written
     file fails in ONNX Runtime or differs from torch at a shape it was checked at."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().partition("\n")[0])
+    script_doc = getattr(sys.modules.get("__main__"), "__doc__", None) or ""  # the script's own first line
+    parser = argparse.ArgumentParser(description=script_doc.strip().partition("\n")[0])
     parser.add_argument("-o", "--output", default=settings.output)
     parser.add_argument("--no-check", action="store_true",
                         help="do not run the written file in ONNX Runtime against torch")
