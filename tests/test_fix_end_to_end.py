@@ -118,22 +118,27 @@ def test_fix_cli_saves_a_project_that_export_and_script_reproduce(cli, tmp_path:
     # (transformers is imported only where a model's inputs hold its cache objects, which need it anyway).
     assert _imported_top_modules(script) <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
                                             "contextlib", "collections", "functools", "itertools", "types", "typing",
-                                            "traceback", "copy", "dataclasses", "pathlib",
+                                            "traceback", "copy", "dataclasses", "pathlib", "linecache",
                                             "math", "tempfile", "numpy", "onnx", "onnxruntime", "torch", "onnxscript",
                                             "ml_dtypes", "transformers"}
     _assert_same_model(onnx.load(str(fixport_onnx)), onnx.load(str(script_onnx)))
 
 
 def _imported_top_modules(script: Path) -> set[str]:
+    """What the script and the modules written into it import (not each other: fix_script_support)."""
     import ast
 
-    names = set()
-    for node in ast.walk(ast.parse(script.read_text())):
-        if isinstance(node, ast.Import):
-            names |= {a.name.split(".")[0] for a in node.names}
-        elif isinstance(node, ast.ImportFrom) and node.module:
-            names.add(node.module.split(".")[0])
-    return names
+    trees, names = [ast.parse(script.read_text())], set()
+    trees += [ast.parse(node.args[1].value) for node in ast.walk(trees[0]) if isinstance(node, ast.Call)
+              and isinstance(node.func, ast.Attribute) and node.func.attr == "add" and len(node.args) == 2
+              and isinstance(node.args[1], ast.Constant)]  # EMBEDDED.add(name, source)
+    for tree in trees:
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Import):
+                names |= {a.name.split(".")[0] for a in node.names}
+            elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+                names.add(node.module.split(".")[0])
+    return names - {"fix_script_support"}
 
 
 def _assert_same_model(a: onnx.ModelProto, b: onnx.ModelProto) -> None:
@@ -280,16 +285,13 @@ def _script_module(project: Project, path: Path):
     return module
 
 
-def test_fix_script_carries_fixports_own_functions(tmp_path: Path) -> None:
-    """Instance keys, random inputs and how Function fixes are called are Fixport's own code in
-    the script, not a rewrite that can drift: the same source, and the same results."""
-    import importlib
-    import inspect
-    import textwrap
-
+def test_fix_script_carries_its_support_whole_with_fixports_results(tmp_path: Path) -> None:
+    """The script carries the support package and the exporter's part whole (no function picked
+    from the engine by name), and they give Fixport's own random inputs and instance keys."""
+    from fixport.core.exporters.profiles import TORCHSCRIPT
     from fixport.core.exporters.torchscript import source_graph as torchscript_graph
     from fixport.core.fixing import fix_script
-    from fixport.core.fixing.script_parts import common, torchscript_export
+    from fixport.core.fixing.carried_source import module_path, support_sources
     from fixport.core.loaders import input_tensors
     from fixport.core.model.inputs import parse_input_spec
 
@@ -300,28 +302,28 @@ def test_fix_script_carries_fixports_own_functions(tmp_path: Path) -> None:
     clip_node.instance = "|autograd_python_op.py:1|prim::PythonOp[MyClip]|0"
     keyed = Project(model_path=str(example.path), input_specs=["x=1x3x10x10", "flag=2x2:bool", "n=3:int64"],
                     seed=7, mappings=[by_node, clip_node])
-    by_function = Project(model_path=str(example.path),
-                          mappings=[_mapping("prim::PythonOp", "autograd.my_clip", "MyClip")])
-    texts = {"keyed": fix_script.fix_script_text(keyed, tmp_path / "k.py", "out.onnx"),
-             "by_function": fix_script.fix_script_text(by_function, tmp_path / "f.py", "out.onnx")}
-    for module_name, names, namespace in common.CARRIED_FIXPORT_CODE + torchscript_export.CARRIED_FIXPORT_CODE:
-        module = importlib.import_module(module_name)
-        for name in names:
-            if callable(getattr(module, name)):
-                source = textwrap.indent(inspect.getsource(getattr(module, name)), "    " if namespace else "")
-                for script, text in texts.items():
-                    assert source in text, f"the {script} script's {name} is not {module_name}.{name}"
+    text = fix_script.fix_script_text(keyed, tmp_path / "k.py", "out.onnx")
+    for _, source in support_sources():
+        assert source in text
+    assert module_path(TORCHSCRIPT.fix_script_part).read_text(encoding="utf-8").replace(
+        "fixport.core.script_support", "fix_script_support") in text
 
     script = _script_module(keyed, tmp_path / "keyed.py")
-    specs = [parse_input_spec(text) for text in keyed.input_specs]
-    ours, theirs = input_tensors.random_inputs(specs, 7), script.random_inputs(script.INPUT_SPECS, script.SEED)
-    assert list(ours) == list(theirs) and all(np.array_equal(ours[k], theirs[k]) for k in ours)
-    model, inputs = load_model(example.path).module, load_model(example.path).example_inputs
-    graph = torch.jit.trace(model, inputs).inlined_graph
-    fixport_keys = torchscript_graph.instance_keys(torchscript_graph.all_nodes(graph))
-    script_keys = script.instance_keys(script.all_nodes(graph))
-    assert list(script_keys.values()) == list(fixport_keys.values())
-    assert any("threshold.py:" in key for key in fixport_keys.values())
+    try:
+        support, part = sys.modules["fix_script_support.inputs"], sys.modules["fix_script_support.exporter_part"]
+        specs = [parse_input_spec(text) for text in keyed.input_specs]
+        ours, theirs = input_tensors.random_inputs(specs, 7), support.random_inputs(script.INPUT_SPECS, script.SEED)
+        assert list(ours) == list(theirs) and all(np.array_equal(ours[k], theirs[k]) for k in ours)
+        model, inputs = load_model(example.path).module, load_model(example.path).example_inputs
+        graph = torch.jit.trace(model, inputs).inlined_graph
+        fixport_keys = torchscript_graph.instance_keys(torchscript_graph.all_nodes(graph))
+        script_keys = part.instance_keys(part.all_nodes(graph))
+        assert list(script_keys.values()) == list(fixport_keys.values())
+        assert any("threshold.py:" in key for key in fixport_keys.values())
+    finally:
+        sys.meta_path.remove(script.EMBEDDED)
+        for name in [name for name in sys.modules if name.split(".")[0] == "fix_script_support"]:
+            del sys.modules[name]
 
 
 def test_a_torch_library_op_is_inlined_from_its_python_implementation(worker, tmp_path: Path) -> None:

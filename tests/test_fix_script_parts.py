@@ -1,26 +1,39 @@
-"""The fix script's parts are ordinary modules (issue 19): imported and run here as they run in a
-script, and the one writer puts them together for every exporter, options written as Python values."""
+"""The fix script's support package and each exporter's part are ordinary modules (issues 19, 36):
+imported and run here as they run in a script, and the one writer puts them together for every
+exporter, options written as Python values."""
 from __future__ import annotations
 
 import ast
+import importlib
+import importlib.util
 import subprocess
 import sys
 from pathlib import Path
+from types import ModuleType
 
 import numpy as np
 import onnx
 import pytest
 import torch
 
-from fixport.core.exporters.profiles import PROFILES
+from fixport.core.exporters.profiles import DYNAMO, PROFILES, TORCHSCRIPT, ExporterProfile
 from fixport.core.fixing.fix_script import fix_script_text
-from fixport.core.fixing.script_parts import common, dynamo_export, torchscript_export
 from fixport.core.loaders import input_tensors
 from fixport.core.model.inputs import parse_input_spec
 from fixport.core.model.project import FixMapping, Project
+from fixport.core.script_support import script as common
 from fixport.examples.catalog import list_examples
 
 THRESHOLD = next(e for e in list_examples() if e.name == "threshold")
+
+
+def exporter_script_part(profile: ExporterProfile) -> ModuleType:
+    """The exporter's fix-script part, as its profile names it."""
+    return importlib.import_module(profile.fix_script_part)
+
+
+torchscript_export = exporter_script_part(TORCHSCRIPT)
+dynamo_export = exporter_script_part(DYNAMO)
 
 
 def _settings(**changes) -> common.ScriptSettings:
@@ -31,7 +44,7 @@ def _settings(**changes) -> common.ScriptSettings:
 
 
 def _threshold_fix(instance: str | None = None) -> common.ScriptFix:
-    from fixport.core.exporters.torchscript.symbolic_registration import compile_template_source
+    from fixport.core.exporters.template_compiler import compile_template_source  # as Fixport compiles it
     from fixport.symbolics.library import TemplateLibrary
 
     template = TemplateLibrary().get("decompose.threshold_where")
@@ -128,7 +141,7 @@ def test_options_are_written_as_python_values(exporter: str, tmp_path: Path) -> 
                and node.targets[0].id in ("EXPORT_OPTIONS", "OPSET", "CUSTOM_OPSETS")}
     assert written == {"EXPORT_OPTIONS": TRICKY_OPTIONS, "OPSET": None, "CUSTOM_OPSETS": {}}
     assert "is_True" not in text and "'True'" not in text
-    assert "export_with_fixes" in text and "def load_model" in text
+    assert "def export_with_fixes" in text and "def load_model" in text
 
 
 def test_writer_reads_the_parts_without_importing_torch(tmp_path: Path) -> None:

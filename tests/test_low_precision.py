@@ -60,9 +60,9 @@ def test_compare_passes_half_precision_rounding_and_says_so(cli, model_file) -> 
 
 
 def test_the_fix_script_applies_the_same_rule() -> None:
-    """The fix script's check (``script_parts.common``, carried into the script by source) passes
+    """The fix script's check (``script_support.script``, carried into the script whole) passes
     the same rounding with a line saying so, and still fails the real error."""
-    from fixport.core.fixing.script_parts.common import half_precision_rounding
+    from fixport.core.script_support.script import half_precision_rounding
 
     model, inputs = _deep_half_mlp()
     with torch.no_grad():

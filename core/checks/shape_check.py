@@ -84,7 +84,7 @@ def only_the_input_sets(loaded: LoadedModel, options: ExportOptions,
 def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
                       ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
     """(label, inputs) at a larger and at a smaller size of every dim in ``dims`` (``declared_dims``),
-    the other sizes as traced; torch only, so the fix script carries it."""
+    the other sizes as traced (the fix script's support repeats it; tests check they agree)."""
     if not dims:
         return []
     traced = {name: int(example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}

@@ -66,7 +66,7 @@ class ExporterProfile:
     title: str  # for people: the toolbar's tooltip, help texts
     source_graph_title: str  # the left pane's graph: "TorchScript", "FX (torch.export)"
     implementation: str  # "module:Class" of its Exporter, imported in the worker only
-    fix_script_part: str  # the module whose source the fix script carries to export with this exporter
+    fix_script_part: str  # its part of the fix script (a module the script carries whole): export_with_fixes(job)
     stub_calls: str  # what a schema stub's body is written in, for the Template dock's hint
     make_library: Callable[[], TemplateLibrary]  # its template library (torch-free)
     source_graph: SourceGraphWords  # how the window names its source graph
@@ -92,7 +92,7 @@ TORCHSCRIPT = ExporterProfile(
     title="torch.onnx.export(dynamo=False): the TorchScript exporter",
     source_graph_title="TorchScript",
     implementation="fixport.core.exporters.torchscript.exporter:TorchScriptExporter",
-    fix_script_part="fixport.core.fixing.script_parts.torchscript_export",
+    fix_script_part="fixport.core.exporters.torchscript.script_part",
     stub_calls="g.op(...) calls",
     make_library=_torchscript_library,
     keeps_process_state=True,
@@ -106,7 +106,7 @@ DYNAMO = ExporterProfile(
     title="torch.onnx.export(dynamo=True): the torch.export-based exporter, FX graph on the left",
     source_graph_title="FX (torch.export)",
     implementation="fixport.core.exporters.dynamo.exporter:DynamoExporter",
-    fix_script_part="fixport.core.fixing.script_parts.dynamo_export",
+    fix_script_part="fixport.core.exporters.dynamo.script_part",
     stub_calls="op.Xxx(...) calls (onnxscript, opset 18)",
     make_library=_dynamo_library,
     source_graph=SourceGraphWords(kind="fx", pane_title="FX graph (torch.export)",

@@ -3,19 +3,19 @@
 The script needs only torch, onnx (onnxscript for the dynamo exporter), onnxruntime, numpy and the
 model file. After writing the file it runs it in ONNX Runtime against torch at the example inputs
 and at the other sizes of the declared dynamic axes, and exits 1 where they differ.
-It is put together from code that is tested where it lives, copied from its files as text:
+It is put together from:
 
-* the script parts (``fixport.core.fixing.script_parts``): ``common`` (open the model, make its
-  inputs, run the export) and the part the exporter's profile names (``fix_script_part``), which
-  registers the fixes and calls the exporter;
-* Fixport's own functions those parts call (each part's ``CARRIED_FIXPORT_CODE``), so what must
-  match Fixport exactly -- instance keys, random inputs, how a Function's fix is called -- cannot
-  drift from it;
+* the fix script's support package (``fixport.core.script_support``), every module whole, as
+  ``fix_script_support``: it opens the model, makes its inputs and checks what was written, as
+  Fixport does (tests run both on the same models);
+* the part the exporter's profile names (``fix_script_part``), whole, which registers the fixes
+  and calls the exporter (its ``export_with_fixes(job)``);
 * each fix's source as it is in the project, inside a function (several templates' module-level
   names cannot clash), and a table of the fixes for the exporter's part to register.
 
-What Fixport chose is written as Python values with ``repr``; nothing here is torch, and no
-exporter is named: the profile says which part to carry.
+The script's own lines call only the support's public API. What Fixport chose is written as
+Python values with ``repr``; nothing here is torch, and no exporter is named: the profile says
+which part to carry.
 """
 from __future__ import annotations
 
@@ -29,14 +29,17 @@ from typing import Any
 
 from fixport.core.exporters.profiles import ExporterProfile, profile_for
 from fixport.core.fixing.carried_source import (
-    CarriedCode,
+    EMBEDDED_MODULES_LOADER,
+    EXPORTER_PART,
+    LOADER_IMPORTS,
+    SCRIPT_SUPPORT,
     Import,
-    ScriptPart,
-    carry,
+    embedded_module,
+    exporter_part_source,
     import_lines,
     module_imports,
     module_tree,
-    read_script_part,
+    support_sources,
 )
 from fixport.core.model.atomic_files import atomic_write_text
 from fixport.core.model.inputs import InputSpec, parse_input_spec
@@ -45,15 +48,15 @@ from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
 from fixport.symbolics.library import TemplateFormatError, for_complex_inputs, parse_template_source
 from fixport.symbolics.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
 
-COMMON_PART = "fixport.core.fixing.script_parts.common"
 # Options the script keeps apart from EXPORT_OPTIONS: OPSET, CUSTOM_OPSETS, and the part carried.
 SCRIPT_LEVEL_OPTIONS = ("opset", "custom_opsets", "exporter")
 # What the script's own lines need: MODEL_PATH (os) and the InputSpec record (collections).
 SETTINGS_IMPORTS = (Import("os"), Import("collections"))
+# The support's public API that the script's own lines call, and the exporter part's one function.
+SCRIPT_API = ("ScriptFix", "ScriptSettings", "carry_module", "main")
 # common.ScriptSettings' fields, each written at the script's top as a constant of its name in capitals.
 SETTINGS_FIELDS = ("model_path", "trust", "input_specs", "input_file", "seed", "opset", "default_opset", "output",
                    "export_options", "custom_opsets", "task", "component")
-SCRIPT_NAMES = (*(name.upper() for name in SETTINGS_FIELDS), "InputSpec", "SETTINGS", "FIXES")  # the script's own
 MODEL_FILE_SETTINGS = "FIXPORT_EXAMPLE"  # a .py model file's own settings (opset, export_options, ...)
 EXPORT_FUNCTION = "export_with_fixes"  # what every exporter's part defines: export_with_fixes(job: ExportJob)
 _FIXPORT_IMPORT_RE = re.compile(r"^\s*from (fixport\.[\w.]+) import", re.M)
@@ -198,8 +201,8 @@ def _fix_function(index: int, mapping: FixMapping) -> str:
     body = textwrap.indent("\n\n".join(lines), "    ")
     return (f"\n\n# ---- fix {index}: {mapping.label} -> {mapping.template_id}"
             f"{' (edited)' if mapping.edited else ''} ----\n"
-            f"def _fix_{index}(chosen_params):\n{body}\n\n\n"
-            f"fix_{index} = _fix_{index}({python_literal(mapping.params)})\n")
+            f"def make_fix_{index}(chosen_params):\n{body}\n\n\n"
+            f"fix_{index} = make_fix_{index}({python_literal(mapping.params)})\n")
 
 
 def template_family(source: str) -> str | None:
@@ -233,35 +236,29 @@ def _last_lines() -> str:
             f'if __name__ == "__main__":\n    main({EXPORT_FUNCTION}, SETTINGS, FIXES)\n')
 
 
-def _part_section(part: ScriptPart, code: CarriedCode) -> str:
-    code.add_definitions(part.defined, part.module)
-    return (f"\n\n{code.aliases(part.fixport_imports)}"
-            f"# ---- {part.module} (Fixport's own code) ----\n{part.body}")
+def _carried_code(part_module: str) -> str:
+    """The support package and the exporter's part, whole, and the script's imports of their API."""
+    part = exporter_part_source(part_module)
+    if not any(isinstance(node, ast.FunctionDef) and node.name == EXPORT_FUNCTION for node in ast.parse(part).body):
+        raise LookupError(f"{part_module} defines no {EXPORT_FUNCTION}(job)")
+    modules = [*support_sources(), (EXPORTER_PART, part)]
+    return (EMBEDDED_MODULES_LOADER + "".join(embedded_module(name, source) for name, source in modules)
+            + f"\n\nfrom {SCRIPT_SUPPORT}.script import {', '.join(SCRIPT_API)}  # noqa: E402\n"
+            + f"from {EXPORTER_PART} import {EXPORT_FUNCTION}  # noqa: E402\n")
 
 
 def fix_script_text(project: Project, script_path: str | Path, output_onnx: str, opset: int | None = None) -> str:
     """The script's text; ``opset`` is the resolved one when the project does not set it."""
     script_path = Path(script_path).resolve()
     profile = profile_for(project.export_options.get("exporter"))
-    parts = [read_script_part(COMMON_PART), read_script_part(profile.fix_script_part)]
-    if EXPORT_FUNCTION not in parts[-1].defined:
-        raise LookupError(f"{profile.fix_script_part} defines no {EXPORT_FUNCTION}(job)")
-    code = carry(entry for part in parts for entry in part.carried)
-    sections = [_settings(project, script_path, output_onnx, opset), code.text]
-    sections += [_part_section(part, code) for part in parts]
-    for part in parts:  # the script defines what each part imports from Fixport, by carrying it
-        code.require({item.bound for item in part.fixport_imports}, part.module)
-    sections.append(carried_modules(project.mappings))
+    sections = [_settings(project, script_path, output_onnx, opset), _carried_code(profile.fix_script_part),
+                carried_modules(project.mappings)]
     sections += [_fix_function(i, m) for i, m in enumerate(project.mappings, 1)]
-    code.add_definitions([f"{prefix}fix_{i}" for i in range(1, len(project.mappings) + 1) for prefix in ("", "_")],
-                         "the fixes")
-    code.add_definitions(SCRIPT_NAMES, "the script's settings")
-    code.check_required()
     sections += [_fix_table(project.mappings), "\n\n" + _last_lines()]
     old_form_names = set().union(*(injected_names_used(m.source) for m in project.mappings))
-    imports = [*SETTINGS_IMPORTS, *code.imports, *(item for part in parts for item in part.imports),
+    imports = [*SETTINGS_IMPORTS, *(Import(name) for name in LOADER_IMPORTS),
                *module_imports(ast.parse(import_block(old_form_names - {"torch"})))]
-    return _header(project, script_path, profile) + import_lines(imports, code.annotation_imports) + "".join(sections)
+    return _header(project, script_path, profile) + import_lines(imports) + "".join(sections)
 
 
 def write_fix_script(project: Project, script_path: str | Path, output_onnx: str, opset: int | None = None) -> Path:

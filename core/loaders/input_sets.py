@@ -7,7 +7,8 @@ traces; every set must flatten to the same named tensors (their sizes may differ
 export takes one structure. The dims whose sizes differ between the sets are inferred by torch's
 own ``torch.onnx.InputObserver`` and named here, equal sizes in every set giving one name.
 
-The fix script carries this module's functions by source (``script_parts/common.py``).
+The fix script's support repeats these functions (``core/script_support/input_sets.py``); tests
+check that both agree.
 """
 from __future__ import annotations
 

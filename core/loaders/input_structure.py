@@ -29,7 +29,7 @@ class UnsupportedInputError(ValueError):
 
 class InputStructure(NamedTuple):
     """Where each example tensor sits in the model's call, and the values that are not tensors.
-    (A NamedTuple, not a dataclass: the fix script carries this class by source.)"""
+    (The fix script's support repeats it, ``core/script_support/inputs.py``; tests check they agree.)"""
 
     spec: pytree.TreeSpec  # of (args, kwargs)
     leaves: list[Any]  # every leaf, tensors included (the constants are used as they are)

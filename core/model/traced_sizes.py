@@ -12,7 +12,7 @@ from fixport.core.model.vocabulary import ProblemReason
 def declared_dims(dynamic_axes: dict | None, input_names: list[str], input_shapes: list[tuple[int, ...]]
                   ) -> dict[str, list[tuple[int, int]]]:
     """Dim name -> the (input position, axis) it names, for every dynamic axis declared on an input
-    (by shapes, no torch: the fix script carries it by source)."""
+    (by shapes, no torch; the fix script's support repeats it, and tests check they agree)."""
     dims: dict[str, list[tuple[int, int]]] = {}
     for input_name, axes in (dynamic_axes or {}).items():
         if input_name not in input_names:

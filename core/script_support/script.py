@@ -1,14 +1,12 @@
-"""The part of the fix script every exporter shares: open the model the way Fixport did, make its
-example inputs, run the exporter's part and check what it wrote: ``onnx.checker``, then ONNX Runtime
-against torch at the example inputs, at build()'s other input sets ("set 2", ...) and, where dynamic
-axes are declared, at the other sizes Fixport's ``check`` tries (a larger and a smaller size of each
-declared dim). Where build() gives several input sets and the model file declares no dynamic dims,
-the dims that vary between the sets are declared dynamic, as in Fixport.
+"""The fix script's own work, for every exporter: open the model the way Fixport did, make its
+example inputs, run the exporter's part (its ``export_with_fixes(job)``) and check what it wrote:
+``onnx.checker``, then ONNX Runtime against torch at the example inputs, at build()'s other input
+sets ("set 2", ...) and, where dynamic axes are declared, at the other sizes Fixport's ``check``
+tries (a larger and a smaller size of each declared dim). Where build() gives several input sets
+and the model file declares no dynamic dims, the dims that vary between the sets are declared
+dynamic, as in Fixport.
 
-The fix script carries this module's source (``fixport.core.fixing.fix_script`` reads it as
-text): its imports go to the script's top and its ``from fixport...`` imports are dropped, since
-the script carries the source of those functions (``CARRIED_FIXPORT_CODE``) ahead of this code.
-Imported as a module, as the tests do, it runs on Fixport's own functions.
+The script calls :func:`main` with its settings, its fixes and the exporter part's export function.
 """
 from __future__ import annotations
 
@@ -27,71 +25,25 @@ import onnx
 import onnxruntime as ort
 import torch
 
-from fixport.core.checks.low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
-from fixport.core.checks.shape_check import other_size_inputs
-from fixport.core.loaders.checkpoint_folder import load_checkpoint_folder
-from fixport.core.loaders.input_sets import (
-    dims_inferred_from_sets,
-    flat_input_sets,
-    proposed_dynamic_axes,
-    several_input_sets,
+from .bfloat16 import Bfloat16Session, bfloat16_values, has_bfloat16, widen_in_place
+from .checkpoints import load_checkpoint_folder
+from .checks import (
+    DEFAULT_TOLERANCES,
+    FALLBACK_DTYPE,
+    LOW_PRECISION_NAMES,
+    as_real_layout,
+    declared_dims,
+    difference_metrics,
+    feeds_for,
+    flatten_outputs,
+    float32_outputs,
+    other_size_inputs,
+    to_numpy,
+    within_rounding,
 )
-from fixport.core.loaders.input_structure import (
-    StructuredCall,
-    flat_model,
-    keyed_output_names,
-    positional_names,
-    split_inputs,
-)
-from fixport.core.loaders.input_tensors import random_inputs
-from fixport.core.model.output_stats import as_real_layout, difference_metrics, flatten_outputs, to_numpy
-from fixport.core.model.tolerances import DEFAULT_TOLERANCES, FALLBACK_DTYPE
-from fixport.core.model.traced_sizes import declared_dims
-from fixport.core.onnx_io.bfloat16_runs import Bfloat16Session, bfloat16_values, has_bfloat16, widen_in_place
-from fixport.core.onnx_io.ort_session import feeds_for
+from .input_sets import dims_inferred_from_sets, flat_input_sets, proposed_dynamic_axes, several_input_sets
+from .inputs import StructuredCall, flat_model, keyed_output_names, positional_names, random_inputs, split_inputs
 
-# Fixport's own code this part calls, which the fix script carries by source: (module, its
-# top-level names in the order they are needed, a namespace keeping them apart or None).
-CARRIED_FIXPORT_CODE = (
-    ("fixport.core.loaders.input_tensors", ("random_inputs",), None),
-    ("fixport.core.loaders.input_structure", (
-        "CONSTANT_TYPES", "UnsupportedInputError", "InputStructure", "StructuredCall", "split_inputs", "flat_model",
-        "is_plain", "structure_of", "register_cache_pytrees", "positional_names", "leaf_name", "_key_name",
-        "keyed_output_names", "_unique"), None),
-    ("fixport.core.loaders.input_sets", (
-        "SAME_INPUTS_HINT", "several_input_sets", "_set_parts", "flat_input_sets", "_named_leaves",
-        "_refuse_differences", "_dtype", "_shape", "dims_inferred_from_sets", "_InputRecorder",
-        "proposed_dynamic_axes"), None),
-    ("fixport.core.model.traced_sizes", ("declared_dims",), None),
-    ("fixport.core.checks.low_precision", (
-        "LOW_PRECISION", "LOW_PRECISION_NAMES", "ROUNDING_MARGIN", "float32_outputs", "_max_abs", "within_rounding"),
-     None),
-    ("fixport.core.checks.shape_check", (
-        "SHAPE_SEED", "_larger", "_smaller", "random_like", "other_size_inputs"), None),
-    ("fixport.core.model.output_stats", (
-        "to_numpy", "flatten_outputs", "_as_float", "_epsilon", "cosine_similarity", "difference_metrics",
-        "as_real_layout"), None),
-    ("fixport.core.model.tolerances", ("DEFAULT_TOLERANCES", "FALLBACK_DTYPE"), None),
-    ("fixport.core.onnx_io.ort_session", ("feeds_for",), None),
-    ("fixport.core.model.errors", ("FixportError", "ModelLoadError", "InputSpecError", "MissingInputsError"), None),
-    ("fixport.core.loaders.checkpoint_tasks", (
-        "TASK_AUTO_CLASSES", "GENERATION_TASKS", "task_names", "task_of", "auto_class_for",
-        "_auto_class_loading", "_feature_task", "_architectures"), None),
-    ("fixport.core.loaders.checkpoint_inputs", (
-        "EXAMPLE_BATCH", "EXAMPLE_SEQUENCE", "PROMPT_PADDING", "AUDIO_SAMPLES", "INPUT_SEED", "TEXT_INPUT",
-        "MASK_INPUT", "IMAGE_INPUT", "FEATURES_INPUT", "AUDIO_INPUT", "ExampleSizes", "example_inputs",
-        "_forward_parameters", "_can_make", "_make", "_mask", "_needed", "config_value", "_given_tensors",
-        "_refuse_missing_required"), None),
-    ("fixport.core.loaders.checkpoint_folder", (
-        "SINGLE_COMPONENT", "SECOND_SIZES", "BATCH_DIM", "PROMPT_LENGTH_DIM", "PAST_DIM", "ENCODER_LENGTH_DIM",
-        "DECODE_COMPONENT", "LATER_STEP", "CheckpointInfo", "exporters_module",
-        "load_checkpoint_folder", "exporter_utils_register", "PatchedForExport", "_components", "_resized",
-        "_io_names", "_dynamic_axes", "_offset_name", "_later_decode_step", "_first_error_line"), None),
-    ("fixport.core.onnx_io.bfloat16_runs", (
-        "BFLOAT16", "FLOAT", "TYPE_ATTRIBUTES", "ROUNDED_SUFFIX", "_graphs", "_tensor_types", "_element_types",
-        "_typed_nodes", "_bfloat16_places", "has_bfloat16", "bfloat16_values", "_widen_type", "_widen_nodes",
-        "_widen_inline", "widen_in_place", "as_float32", "Bfloat16Session"), None),
-)
 ORT_LOG_ERRORS = 3  # ONNX Runtime's own warnings would bury the lines the check prints
 TRACED = " (traced)"  # ends the label of the example inputs' shapes
 CANNOT_LOAD = "any shape (ONNX Runtime cannot load it)"
@@ -409,7 +361,8 @@ def main(export: Callable[[ExportJob], None], settings: ScriptSettings, fixes: S
          argv: Sequence[str] | None = None) -> None:
     """The script's command line: ``[-o OUTPUT.onnx] [--no-check]``; exits 1 when the written
     file fails in ONNX Runtime or differs from torch at a shape it was checked at."""
-    parser = argparse.ArgumentParser(description=(__doc__ or "").strip().partition("\n")[0])
+    script_doc = getattr(sys.modules.get("__main__"), "__doc__", None) or ""  # the script's own first line
+    parser = argparse.ArgumentParser(description=script_doc.strip().partition("\n")[0])
     parser.add_argument("-o", "--output", default=settings.output)
     parser.add_argument("--no-check", action="store_true",
                         help="do not run the written file in ONNX Runtime against torch")

@@ -1,34 +1,29 @@
-"""The fix script's part for the dynamo exporter, ``torch.onnx.export(dynamo=True)``: the fixes
+"""The dynamo exporter's part of the fix script, ``torch.onnx.export(dynamo=True)``: the fixes
 written in onnxscript go in as its ``custom_translation_table``, and those written in torch ops
 are run as decompositions on the captured program first.
 
-A fix for one FX node dispatches on the node being translated: Fixport's own code, carried by
-source (``CARRIED_FIXPORT_CODE``), so it cannot drift from what Fixport exported.
+The fix-script writer puts this file into the script whole, beside the support package
+(``fixport.core.script_support``), the only Fixport code it imports. What must match Fixport
+exactly -- a fix for one FX node dispatching on the node being translated, the dynamic shapes by
+forward parameter, the model's attributes kept through the export -- is written here again, and
+tests/test_fix_script_support.py runs both on the same models.
 """
 from __future__ import annotations
 
+import contextvars
+import inspect
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
 
-from fixport.core.exporters.dynamo.exporter import _shapes_by_parameter
-from fixport.core.exporters.dynamo.fixes import _by_instance, node_being_translated
-from fixport.core.exporters.dynamo.module_attributes import attributes_kept
-from fixport.core.fixing.script_parts.common import ExportJob, ScriptFix
-from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
+from fixport.core.script_support.script import ExportJob, ScriptFix
 
-# Fixport's own code this part calls, which the fix script carries by source: (module, its
-# top-level names in the order they are needed, a namespace keeping them apart or None).
-CARRIED_FIXPORT_CODE = (
-    ("fixport.core.exporters.dynamo.exporter", ("_shapes_by_parameter",), None),
-    ("fixport.core.exporters.dynamo.fixes", ("_TRANSLATING", "_by_instance", "node_being_translated"), None),
-    ("fixport.core.model.capture_settings", ("NO_GRAD", "STRICT", "CORE_ATEN"), None),
-    ("fixport.core.exporters.dynamo.module_attributes",
-     ("_MODULE_BOOKKEEPING", "attributes_kept", "_snapshot", "_restore", "_same_items"), None),
-)
-
+# torch's capture settings, named as Fixport saves them in a project's capture_settings
+NO_GRAD = "no_grad"
+STRICT = "strict"
+CORE_ATEN = "core_aten"
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
 PASSED_OPTIONS = ("input_names", "output_names")  # what dynamo=True takes of a project's options as they are
 
@@ -62,7 +57,7 @@ def translation_table(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
             continue
         kind_wide = any(fix.instance is None for fix in entries)
         builtin = None if kind_wide else _torchlib_function(target)
-        table[target] = _by_instance(kind, {fix.instance: fix.function for fix in entries}, builtin)
+        table[target] = by_instance(kind, {fix.instance: fix.function for fix in entries}, builtin)
     return table
 
 
@@ -102,7 +97,7 @@ def export_with_fixes(job: ExportJob) -> None:
     given = {**job.model_file_options, **job.export_options}  # the model file's own under the project's, as in Fixport
     named = {"input_names": job.input_names, **({"output_names": job.output_names} if job.output_names else {})}
     options = {**named, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
-    dynamic_shapes = dynamic_shapes_by_parameter(job, given.get("dynamic_axes"), options["input_names"])
+    dynamic_shapes = dynamicshapes_by_parameter(job, given.get("dynamic_axes"), options["input_names"])
     settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
     # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
     with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext():
@@ -116,14 +111,14 @@ def export_with_fixes(job: ExportJob) -> None:
     program.save(job.output)
 
 
-def dynamic_shapes_by_parameter(job: ExportJob, dynamic_axes: dict[str, Any] | None, names: Sequence[str]) -> Any:
+def dynamicshapes_by_parameter(job: ExportJob, dynamic_axes: dict[str, Any] | None, names: Sequence[str]) -> Any:
     """The dynamic axes by input name as torch.export's dynamic_shapes, one entry per forward
     parameter, dims under their names, as Fixport passes them (torch's own conversion from
     dynamic_axes cannot take ``*args``); None where none is declared."""
     if not dynamic_axes:
         return None
     per_input = [{int(axis): dim for axis, dim in dynamic_axes.get(name, {}).items()} or None for name in names]
-    return _shapes_by_parameter(job.model, tuple(job.inputs), per_input)
+    return shapes_by_parameter(job.model, tuple(job.inputs), per_input)
 
 
 def captured(job: ExportJob, settings: Sequence[str], dynamic_shapes: Any = None) -> Any:
@@ -139,3 +134,107 @@ def captured(job: ExportJob, settings: Sequence[str], dynamic_shapes: Any = None
     if CORE_ATEN in settings:
         program = program.run_decompositions()
     return program.run_decompositions(replaced) if replaced else program
+
+
+def shapes_by_parameter(module: Any, args: tuple, per_input: list[dict[int, str] | None]) -> Any:
+    """torch.export's dynamic_shapes for ``module(*args)``: one entry per forward parameter the
+    arguments bind to, in order, a ``*past`` parameter holding one entry per tensor it takes
+    (torch's own conversion from dynamic axes cannot take ``*args``)."""
+    try:
+        signature = inspect.signature(module.forward)
+        bound = signature.bind(*args)
+    except (TypeError, ValueError):  # no signature to bind to: one entry per argument, in order
+        return tuple(per_input)
+    shapes: list[Any] = []
+    index = 0
+    for name, value in bound.arguments.items():
+        if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
+            # {} for a static tensor: torch's conversion of named dims reads a tuple of Nones as one
+            # tensor's dims, and the structure no longer matches the arguments
+            shapes.append(tuple(dims or {} for dims in per_input[index:index + len(value)]))
+            index += len(value)
+        else:
+            shapes.append(per_input[index])
+            index += 1
+    return tuple(shapes)
+
+
+TRANSLATING = contextvars.ContextVar("translating_node", default="")  # the FX node's name
+
+
+def by_instance(kind: str, table: dict[str | None, Callable], builtin: Callable | None) -> Callable:
+    """One function for ``kind``: the fix for the FX node being translated, else the kind-wide
+    fix, else torch_lib's own."""
+
+    def translate(*args: Any, **kwargs: Any) -> Any:
+        chosen = table.get(TRANSLATING.get()) or table.get(None) or builtin
+        if chosen is None:
+            raise RuntimeError(f"no ONNX function for this {kind} node")
+        return chosen(*args, **kwargs)
+
+    return translate
+
+
+@contextmanager
+def node_being_translated() -> Iterator[None]:
+    """Record the FX node the translator is working on, for fixes that apply to one node."""
+    from torch.onnx._internal.exporter import _core
+
+    original = _core._handle_call_function_node_with_lowering
+
+    def handle(model: Any, node: torch.fx.Node, *args: Any, **kwargs: Any) -> Any:
+        token = TRANSLATING.set(node.name)
+        try:
+            return original(model, node, *args, **kwargs)
+        finally:
+            TRANSLATING.reset(token)
+
+    _core._handle_call_function_node_with_lowering = handle
+    try:
+        yield
+    finally:
+        _core._handle_call_function_node_with_lowering = original
+
+
+_MODULE_BOOKKEEPING = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
+
+
+@contextmanager
+def attributes_kept(model: torch.nn.Module) -> Iterator[None]:
+    """Every submodule's own attributes, and the contents of its list and dict attributes, as
+    they were on entry, once the block ends."""
+    snapshots = [(module, _snapshot(module)) for module in model.modules()]
+    try:
+        yield
+    finally:
+        for module, (attributes, contents) in snapshots:
+            _restore(module, attributes, contents)
+
+
+def _snapshot(module: torch.nn.Module) -> tuple[dict[str, Any], dict[str, Any]]:
+    attributes = {k: v for k, v in module.__dict__.items() if k not in _MODULE_BOOKKEEPING}
+    contents = {k: (list(v) if isinstance(v, list) else dict(v)) for k, v in attributes.items()
+                if type(v) in (list, dict)}
+    return attributes, contents
+
+
+def _restore(module: torch.nn.Module, attributes: dict[str, Any], contents: dict[str, Any]) -> None:
+    state = module.__dict__
+    for name in [k for k in state if k not in _MODULE_BOOKKEEPING and k not in attributes]:
+        del state[name]
+    for name, value in attributes.items():
+        if state.get(name) is not value:
+            state[name] = value
+        if name in contents and not _same_items(value, contents[name]):
+            value.clear()
+            if isinstance(value, list):
+                value.extend(contents[name])
+            else:
+                value.update(contents[name])
+
+
+def _same_items(now: list | dict, before: list | dict) -> bool:
+    """Whether a container holds the same objects (by identity: tensors do not compare to a bool)."""
+    if isinstance(now, dict):
+        return now.keys() == before.keys() and all(now[k] is before[k] for k in now)
+    return len(now) == len(before) and all(a is b for a, b in zip(now, before))

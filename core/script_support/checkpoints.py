@@ -1,0 +1,253 @@
+"""A transformers checkpoint folder opened as Fixport opens it: the component to export, its
+example inputs, input and output names and dynamic axes (transformers' own exporters)."""
+from __future__ import annotations
+
+import traceback
+from contextlib import ExitStack
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import torch
+
+from .checkpoint_inputs import GENERATION_TASKS, ExampleSizes, auto_class_for, example_inputs, task_of
+from .errors import FixportError, InputSpecError, ModelLoadError
+from .inputs import InputSpec, flat_model
+
+
+class InputOptions(Protocol):
+    """The inputs given for a checkpoint folder: random input specs, else a file of inputs, and the seed."""
+
+    specs: list[InputSpec]
+    input_file: str | None
+    seed: int
+
+SINGLE_COMPONENT = "model"  # transformers' name for a one-graph export
+SECOND_SIZES = ExampleSizes(batch=3, sequence=5)  # the second capture: which dims follow batch and length
+BATCH_DIM = "batch"
+PROMPT_LENGTH_DIM = "seq"  # a prompt's (or a batch of text's) length
+PAST_DIM = "past"  # the cache's length, growing as decoding goes
+ENCODER_LENGTH_DIM = "encoder_seq"  # an encoder-decoder's encoded length, seen by every decode step
+DECODE_COMPONENT = "decode"
+LATER_STEP = 2  # the forward call of the second decode step (call 0 is the prefill)
+
+
+@dataclass
+class CheckpointInfo:
+    """What a LoadedModel opened from a checkpoint folder is: its task and which component it exports."""
+
+    task: str
+    component: str
+    components: list[str]
+    architecture: str
+    config: Any = field(default=None, repr=False)  # transformers' config, for saving the export beside it
+    generation_config: Any = field(default=None, repr=False)
+    kwargs: dict[str, Any] = field(default_factory=dict, repr=False)  # the component's forward inputs
+    model: torch.nn.Module | None = field(default=None, repr=False)  # the whole model (generation check)
+    example_prompt: dict[str, Any] = field(default_factory=dict, repr=False)  # generate() inputs
+
+
+def exporters_module() -> Any:
+    """transformers.exporters, or a clear error naming what to install."""
+    try:
+        import transformers.exporters.exporter_dynamo  # noqa: F401  (registers the model patches)
+        import transformers.exporters.utils as exporter_utils
+    except ImportError as exc:
+        raise ModelLoadError("Opening a checkpoint folder needs transformers 5 with transformers.exporters, which "
+                             "this Python lacks.",
+                             'Install it with pip install "transformers>=5,<6" (the [test] extra has it); with '
+                             "an older transformers, write a model file whose build() loads the checkpoint and "
+                             "returns its inputs (the forward signature and the config tell which).") from exc
+    return exporter_utils
+
+
+def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
+                           component: str | None) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], list[str],
+                                                           dict[str, Any], Any, CheckpointInfo, list[str]]:
+    """(module, example tensors, input names, settings, structure, checkpoint info, notes) for one component."""
+    exporter_utils = exporters_module()
+    from transformers import AutoConfig
+    from transformers.utils import logging as transformers_logging
+
+    transformers_logging.disable_progress_bar()  # "Loading weights" bars on stderr, in every command's output
+    transformers_logging.set_verbosity_error()  # generate()'s advice on its own settings, at every capture
+
+    try:
+        config = AutoConfig.from_pretrained(path, local_files_only=True)
+    except Exception as exc:
+        raise ModelLoadError(f"Cannot read {path.name}/config.json: {_first_error_line(exc)}",
+                             "Check that the folder was written by save_pretrained (or is a hub snapshot).",
+                             details=traceback.format_exc()) from exc
+    task = task or task_of(config)
+    auto_class = auto_class_for(task, config)
+    try:
+        model = auto_class.from_pretrained(path, local_files_only=True).eval()
+    except Exception as exc:
+        raise ModelLoadError(f"{auto_class.__name__} cannot load {path.name}: {_first_error_line(exc)}",
+                             "Check that its weights (model.safetensors or pytorch_model.bin, sharded or not) are "
+                             "complete, or choose another --task.", details=traceback.format_exc()) from exc
+    generative = task in GENERATION_TASKS and model.can_generate()
+    first = _components(model, config, ExampleSizes(), generative, inputs, exporter_utils)
+    names = list(first)
+    chosen = component or names[0]
+    if chosen not in first:
+        raise ModelLoadError(f"{path.name} has no component {chosen!r}; transformers' exporter splits it into "
+                             f"{', '.join(names)}.", f"Choose one with --component ({', '.join(names)}).")
+    module, kwargs = first[chosen]
+    module, kwargs, output_flags = exporter_utils.prepare_for_export(module, kwargs)
+    exporter_utils_register(module)
+    wrapped = PatchedForExport(module, output_flags)
+    flat, tensors, structure = flat_model(wrapped, (), dict(kwargs), path.name)
+    input_names, output_names = _io_names(wrapped, kwargs, tensors, exporter_utils)
+    split = (f"; component {chosen} of {', '.join(names)}, as transformers.exporters decomposes it (--component "
+             "to change)") if len(names) > 1 else ""
+    notes = [f"Checkpoint folder: task {task} (--task to change), {type(model).__name__}{split}."]
+    axes = _dynamic_axes(model, config, generative, inputs, exporter_utils, chosen, input_names, tensors, notes)
+    settings = {"export_options": {"dynamic_axes": axes, "output_names": output_names}}
+    prompt = example_inputs(model, config, ExampleSizes(), for_generation=True, given=inputs.specs,
+                            seed=inputs.seed) if generative else {}
+    info = CheckpointInfo(task, chosen, names, type(model).__name__, config, getattr(model, "generation_config", None)
+                          if generative else None, dict(kwargs), model, prompt)
+    return flat, tensors, input_names, settings, structure, info, notes
+
+
+def exporter_utils_register(module: torch.nn.Module) -> None:
+    """transformers' cache classes (and the model's own) as pytrees, before the inputs are taken apart."""
+    from transformers.exporters.exporter_dynamo import register_cache_pytrees_for_model
+
+    register_cache_pytrees_for_model(module)
+
+
+class PatchedForExport(torch.nn.Module):
+    """A component called as transformers' exporter calls it: its model patches installed, its output
+    flags (use_cache, return_dict) on the config, the stateful attributes reset, and its outputs as a
+    flat dict of tensors named by their leaf paths (``logits``, ``cache.layers.0.keys``)."""
+
+    def __init__(self, model: torch.nn.Module, output_flags: dict[str, Any]) -> None:
+        super().__init__()
+        self.model = model
+        self.output_flags = output_flags
+
+    def forward(self, **kwargs: Any) -> dict[str, torch.Tensor]:
+        from transformers.exporters.utils import duplicate_leaf_tensors, get_leaf_tensors
+
+        return get_leaf_tensors(duplicate_leaf_tensors(self.model_outputs(**kwargs)))
+
+    def model_outputs(self, **kwargs: Any) -> Any:
+        """What the model itself returns (a ModelOutput, its cache inside), under the exporter's patches."""
+        from transformers.exporters.exporter_dynamo import patch_model_config, reset_model_state
+        from transformers.exporters.utils import apply_patches
+
+        with ExitStack() as stack:
+            stack.enter_context(apply_patches("dynamo"))
+            stack.enter_context(reset_model_state(self.model))
+            stack.enter_context(patch_model_config(self.model, self.output_flags))
+            return self.model(**kwargs)
+
+
+def _components(model: torch.nn.Module, config: Any, sizes: ExampleSizes, generative: bool, inputs: InputOptions,
+                exporter_utils: Any) -> dict[str, tuple[torch.nn.Module, dict[str, Any]]]:
+    """{name: (module, forward kwargs)} as transformers' exporter decomposes the model."""
+    given = inputs.specs if sizes == ExampleSizes() else _resized(inputs, sizes)
+    kwargs = example_inputs(model, config, sizes, for_generation=generative, given=given, seed=inputs.seed)
+    if not generative:
+        return {SINGLE_COMPONENT: (model, kwargs)}
+    try:
+        with torch.no_grad():
+            return exporter_utils.decompose_for_generation(model, kwargs)
+    except Exception as exc:
+        cause = exc.__cause__ or exc
+        raise InputSpecError(f"generate() on the example prompt failed ({', '.join(kwargs)}): "
+                             f"{type(cause).__name__}: {_first_error_line(cause)}",
+                             "Give the inputs generate() needs with --input NAME=DIMS[:DTYPE], or choose a task "
+                             "without generation with --task.", details=traceback.format_exc()) from exc
+
+
+def _resized(inputs: InputOptions, sizes: ExampleSizes) -> list:
+    """The user's --input specs at the second capture's batch (their other dims as given)."""
+    return [type(spec)(spec.name, (sizes.batch, *spec.shape[1:]), spec.dtype) if spec.shape else spec
+            for spec in inputs.specs]
+
+
+def _io_names(wrapped: PatchedForExport, kwargs: dict[str, Any], tensors: tuple[torch.Tensor, ...],
+              exporter_utils: Any) -> tuple[list[str], list[str]]:
+    """Input and output names as transformers' ONNX exporter gives them (leaf paths, ``input.``/``output.``
+    where one name is both), so its runners feed the saved graphs."""
+    leaves = exporter_utils.get_leaf_tensors(kwargs)
+    with torch.no_grad():
+        outputs = wrapped(**kwargs)
+    input_names, output_names = exporter_utils.disambiguate_io_names(list(leaves), list(outputs))
+    if len(input_names) != len(tensors) or any(a.shape != b.shape for a, b in zip(leaves.values(), tensors)):
+        raise FixportError("transformers' leaf paths do not follow the inputs' pytree order.",
+                           "This is a Fixport bug; please report it with the log file.")
+    return input_names, output_names
+
+
+def _dynamic_axes(model: torch.nn.Module, config: Any, generative: bool, inputs: InputOptions, exporter_utils: Any,
+                  component: str, input_names: list[str], tensors: tuple[torch.Tensor, ...],
+                  notes: list[str]) -> dict[str, dict[int, str]]:
+    """The dims that follow the batch size, the prompt's length and, for a decode step, the decoding:
+    the component captured again at another batch and length (and a decode one step later), each dim
+    that moved named after what moved it (equal names are equal dims)."""
+    try:
+        second = _components(model, config, SECOND_SIZES, generative, inputs, exporter_utils)[component]
+        later = _later_decode_step(model, config, inputs, exporter_utils) if component == DECODE_COMPONENT else None
+    except FixportError:
+        notes.append("The component could not be captured at a second size: every dim stays static.")
+        return {}
+    _, kwargs, _ = exporter_utils.prepare_for_export(second[0], second[1])
+    by_prompt = [tuple(t.shape) for t in exporter_utils.get_leaf_tensors(kwargs).values()]
+    by_step = [tuple(t.shape) for t in later.values()] if later is not None else [tuple(t.shape) for t in tensors]
+    if len(by_prompt) != len(tensors) or len(by_step) != len(tensors):
+        notes.append("The component takes other inputs at a second size: every dim stays static.")
+        return {}
+    stepping = [size for tensor, shape in zip(tensors, by_step) for size, moved in zip(tensor.shape, shape)
+                if size != moved]
+    first, axes = ExampleSizes(), {}
+    for name, tensor, prompt_shape, step_shape in zip(input_names, tensors, by_prompt, by_step):
+        for axis, (size, other_prompt, next_step) in enumerate(zip(tensor.shape, prompt_shape, step_shape)):
+            if size != next_step:  # grows as the decoding goes: the past (and a mask one above it)
+                dim = _offset_name(PAST_DIM, size - min(stepping))
+            elif size == other_prompt:
+                continue
+            elif (size, other_prompt) == (first.batch, SECOND_SIZES.batch):
+                dim = BATCH_DIM
+            elif size - first.sequence == other_prompt - SECOND_SIZES.sequence:
+                length = ENCODER_LENGTH_DIM if component == DECODE_COMPONENT else PROMPT_LENGTH_DIM
+                dim = _offset_name(length, size - first.sequence)
+            else:
+                dim = f"{name}_dim{axis}"
+            axes.setdefault(name, {})[axis] = dim
+    return axes
+
+
+def _offset_name(base: str, offset: int) -> str:
+    """``past``, ``past_plus_1``: dims a fixed amount apart keep one base name (the other sizes move them together)."""
+    return base if offset == 0 else f"{base}_plus_{offset}" if offset > 0 else f"{base}_minus_{-offset}"
+
+
+def _later_decode_step(model: torch.nn.Module, config: Any, inputs: InputOptions,
+                       exporter_utils: Any) -> dict[str, torch.Tensor]:
+    """The leaves of the decode step after the one transformers' decomposition captures (same prompt):
+    what grows as decoding goes (an encoder-decoder's decoder past does not follow the prompt)."""
+    import copy
+
+    prompt = example_inputs(model, config, ExampleSizes(), for_generation=True, given=inputs.specs, seed=inputs.seed)
+    generation_config = copy.deepcopy(model.generation_config)
+    generation_config.max_new_tokens = generation_config.min_new_tokens = LATER_STEP + 1
+    try:
+        with torch.no_grad(), exporter_utils._capture_forward(model) as calls:
+            model.generate(**prompt, generation_config=generation_config)
+    except Exception as exc:
+        raise FixportError(f"generate() failed: {_first_error_line(exc)}") from exc
+    if len(calls) <= LATER_STEP:
+        raise FixportError("generate() stopped before a second decode step")
+    call = calls[LATER_STEP]
+    call.pop("logits_to_keep", None)
+    _, call, _ = exporter_utils.prepare_for_export(model, call)
+    return exporter_utils.get_leaf_tensors(call)
+
+
+def _first_error_line(exc: BaseException) -> str:
+    text = str(exc).strip()
+    return text.splitlines()[0][:300] if text else type(exc).__name__
