@@ -241,7 +241,7 @@ def test_input_sets_agree_with_the_engine() -> None:
 
 
 def test_the_comparison_rules_agree_with_the_engine() -> None:
-    from fixport.core.exporters import low_precision, shape_check
+    from fixport.core.checks import low_precision, shape_check
     from fixport.core.model import output_stats, tolerances, traced_sizes
 
     assert checks.DEFAULT_TOLERANCES == tolerances.DEFAULT_TOLERANCES
@@ -297,8 +297,10 @@ def test_bfloat16_runs_agree_with_the_engine() -> None:
 
 
 def test_the_exporter_parts_agree_with_the_engine() -> None:
-    from fixport.core.exporters import dynamo, given_inputs, module_attributes
-    from fixport.core.loaders import torchscript_graph
+    from fixport.core.exporters import given_inputs
+    from fixport.core.exporters.dynamo import exporter as dynamo
+    from fixport.core.exporters.dynamo import module_attributes
+    from fixport.core.exporters.torchscript import source_graph as torchscript_graph
     from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
     from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, PYTHON_OP_KIND
 
