@@ -1,6 +1,7 @@
 """Diagnosis: every unsupported node of one export, each with a reason."""
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING
 
 import onnx
@@ -18,6 +19,9 @@ from fixport.core.onnx_io.ort_errors import OrtErrorSite, ort_error_site
 
 if TYPE_CHECKING:
     from fixport.core.exporters.conversion_hooks import ConversionFailure
+
+# TorchScript's advice in a rejecting symbolic: "... Please try opset version 11."
+_OPSET_ADVICE_RE = re.compile(r"[Pp]lease try opset version (\d+)")
 
 # Namespaces whose ops the exporter itself knows; anything else is a custom op.
 EXPORTER_NAMESPACES = frozenset({"aten", "prim", "onnx", "quantized", "_caffe2"})
@@ -42,11 +46,23 @@ def classify_failure(failure: ConversionFailure, first_supported: int | None) ->
         message = (f"autograd.Function {failure.python_op_name or '?'} has no `symbolic` and was not inlined "
                    "(export with autograd inlining on, or fix it by its name; a fix for any Function or for one "
                    f"node registers a prim::PythonOp symbolic, which stops torch inlining the others). {message}")
+    first_supported = first_supported if reason in OPSET_DEPENDENT_REASONS else None
     return UnsupportedNode(
         kind=failure.kind, instance=failure.instance, reason=reason, message=message,
-        scope=failure.scope, source=failure.source,
-        first_supported_opset=first_supported if reason in OPSET_DEPENDENT_REASONS else None,
+        scope=failure.scope, source=failure.source, first_supported_opset=first_supported,
+        opset_advice=_opset_advice(reason, failure.message, first_supported),
         python_op_name=failure.python_op_name)
+
+
+def _opset_advice(reason: ProblemReason, message: str, first_supported: int | None) -> int | None:
+    """The opset TorchScript's exporter names for a failure: its symbolic's "Please try opset
+    version N", or the first opset with a built-in symbolic for a kind it has none for."""
+    if reason not in OPSET_DEPENDENT_REASONS:
+        return None
+    named = [int(v) for v in _OPSET_ADVICE_RE.findall(message)]
+    if reason == ProblemReason.NO_SYMBOLIC and first_supported:
+        named.append(first_supported)
+    return min(named) if named else None
 
 
 def _origin_node(node: Node, source_graph: Graph | None) -> Node | None:
