@@ -68,7 +68,7 @@ def test_fix_auto_chooses_no_grad_where_only_it_exports(worker, model_file) -> N
     compared = worker.run(CompareRequest(model, {**DYNAMO, "capture_settings": [NO_GRAD]}))
     assert compared.outputs and all(output.passed for output in compared.outputs)
 
-    from fixport.gui.fix_all import plan_from  # the window's Fix all sets the option from the same result
+    from fixport.core.session.fix_all import plan_from  # the window's Fix all sets the option from the same result
 
     plan = plan_from(fixed, [])
     assert plan.capture_settings == [NO_GRAD] and plan.changes_anything
