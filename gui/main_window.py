@@ -8,7 +8,6 @@ from PySide6.QtCore import QSettings, Qt, QTimer
 from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
-from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.errors import (
     FixportError,
     MissingInputsError,
@@ -202,19 +201,7 @@ class MainWindow(QMainWindow):
     def open_changed_copy(self) -> None:
         """Write a copy of the model file with the changes proposed for its capture failures beside
         it, and open that copy with the same options (the original is never changed)."""
-        project, analysis = self.workbench.project, self.workbench.analysis
-        if project is None or analysis is None:
-            return
-        try:
-            written = write_changed_copy(Path(project.model_path), analysis.unsupported)
-        except OSError as error:
-            self.show_error(FixportError(f"Could not write the changed copy: {error}",
-                                         "Check that the model's folder is writable."))
-            return
-        if written is None:
-            return
-        self.log.log(f"Wrote {written} with the proposed changes; opening it.")
-        self.open_path(written, export_options=project.export_options)
+        self.session.open_changed_copy()
 
     def make_room_for(self, dock: QDockWidget, share: float = COMPARE_MAX_SHARE) -> None:
         """A bottom dock with a result grows to be read, never at the cost of the graphs: at most

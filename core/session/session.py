@@ -12,6 +12,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.exporters.profiles import profile_for
+from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import FixportError
 from fixport.core.model.graph import Graph, Node
@@ -107,6 +108,23 @@ class Session:
         self.events.emit(events.Opened(path, Path(self.workbench.project.model_path), autosave))
         self.reexport(keep_view=False)
         return True
+
+    def open_changed_copy(self) -> bool:
+        """Write a copy of the model file with the changes proposed for its capture failures beside
+        it, and open that copy with the same options (the original is never changed)."""
+        project, analysis = self.workbench.project, self.workbench.analysis
+        if project is None or analysis is None:
+            return False
+        try:
+            written = write_changed_copy(Path(project.model_path), analysis.unsupported)
+        except OSError as error:
+            self.events.emit(events.ErrorRaised(FixportError(f"Could not write the changed copy: {error}",
+                                                             "Check that the model's folder is writable.")))
+            return False
+        if written is None:
+            return False
+        self._log(f"Wrote {written} with the proposed changes; opening it.")
+        return self.open(written, export_options=project.export_options)
 
     def reexport(self, keep_view: bool = True, output: str | None = None) -> Any:
         """Export the project as it stands (``output``: also write the ONNX file there)."""
