@@ -10,8 +10,9 @@ from pathlib import Path
 import pytest
 
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
+from fixport.core.model.project import FixMapping, load_project
 from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.model.workbench import Workbench
 from fixport.core.session import events
 from fixport.core.session.fix_all import opset_that_works
 from fixport.core.session.jobs import QueuedJobs
@@ -180,3 +181,25 @@ def test_open_failure_is_an_error_event_and_leaves_nothing_open(session, tmp_pat
     recorded = session.events.record()
     assert not session.open(tmp_path / "missing.fixport.json")
     assert kinds_of(recorded) == ["ErrorRaised"] and session.workbench.project is None
+
+
+def test_batched_edits_write_the_project_once(tmp_path: Path, monkeypatch) -> None:
+    """Nested batches write once, at the outer end; a batch without edits writes nothing."""
+    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+    workbench = Workbench()
+    workbench.open_model(tmp_path / "model.py")
+    writes: list[int] = []
+    autosave = workbench.autosave
+    monkeypatch.setattr(workbench, "autosave", lambda: (writes.append(1), autosave()))
+    with workbench.batched_edits():
+        pass
+    assert writes == [] and not workbench.dirty
+    with workbench.batched_edits():
+        workbench.set_export_option("opset", 13)
+        with workbench.batched_edits():
+            workbench.set_export_option("exporter", "dynamo")
+        assert writes == []
+    assert writes == [1] and workbench.dirty
+    assert load_project(workbench.autosave_file()).export_options == {"opset": 13, "exporter": "dynamo"}
+    workbench.set_export_option("opset", 14)  # outside a batch: each edit is written at once
+    assert writes == [1, 1]
