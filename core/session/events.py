@@ -1,7 +1,7 @@
 """What the session tells its views, as small records: one class per thing that happened."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
@@ -141,4 +141,3 @@ class ErrorRaised:
     """Something the user asked for cannot be done; the message says what to do."""
 
     error: FixportError
-    request: object = field(default=None, compare=False)  # the job's request, when a job failed
