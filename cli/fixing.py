@@ -28,6 +28,7 @@ from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AutoFixResult, ModelRequest
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
+from fixport.core.session.fix_all import fix_all_options, plan_from
 
 
 def _project_for(args: argparse.Namespace, request: ModelRequest, mappings=None) -> Project:
@@ -76,11 +77,9 @@ def run_fix(args: argparse.Namespace) -> int:
         else:
             print(message)
         return EXIT_OK
-    project = _project_for(args, request, result.mappings)
-    if "opset" not in project.export_options or result.opset_raised:
-        project.export_options["opset"] = result.after.options.opset
-    if result.capture_settings:  # what the export needs to be reproduced, as the opset
-        project.export_options["capture_settings"] = list(result.after.options.capture_settings)
+    # The same decisions as the window's Fix all: which mappings the project gets, which options.
+    project = _project_for(args, plan_from(result, []).new_mappings)
+    project.export_options.update(fix_all_options(result, project.export_options, pin_opset=True))
     save_project(project, args.output)
     if args.json:
         print_json({"changed": True, "project": args.output, "opset_raised": result.opset_raised,

@@ -2,15 +2,13 @@
 row that opens to ten), and after Fix all the fix chosen for each kind or why none fitted."""
 from __future__ import annotations
 
-from dataclasses import dataclass
-
 from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QDockWidget, QTreeWidget, QTreeWidgetItem, QWidget
 
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import describe_reason
+from fixport.core.session.fix_all import FixedKind
 
 FIXED_COLOUR = QColor("#2e7d32")
 PROBLEM_COLOUR = QColor("#c62828")
@@ -18,16 +16,6 @@ NOT_FITTED_COLOUR = QColor("#8d6e63")
 PROBLEM_ROLE = Qt.ItemDataRole.UserRole
 MAPPING_ROLE = Qt.ItemDataRole.UserRole + 1
 GROUP_INDENT = 14
-
-
-@dataclass
-class FixedKind:
-    """A row for an op kind the project's fixes handle: what fixed it, and the mapping to edit."""
-
-    label: str
-    how: str  # "fixed by a template", "standard_op: aten_pad_standard", ...
-    mapping: FixMapping | None = None
-    fitted: bool = True  # False: Fix all found no fix; ``how`` says why
 
 
 def group_problems(problems: list[UnsupportedNode]) -> list[list[UnsupportedNode]]:

@@ -2,7 +2,6 @@
 the source in a code editor, stub generation, and apply to the op kind or to one node."""
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Any
 
 from PySide6.QtCore import Qt, Signal
@@ -26,6 +25,7 @@ from PySide6.QtWidgets import (
 
 from fixport.core.exporters.profiles import TORCHSCRIPT, ExporterProfile
 from fixport.core.model.project import FixMapping
+from fixport.core.session.targets import TemplateTarget
 from fixport.gui.code_editor import CodeEditor
 from fixport.gui.graph_style import WARN_COLOUR
 from fixport.symbolics.library import (
@@ -40,21 +40,6 @@ OFFER_ROLE = Qt.ItemDataRole.UserRole
 RAISE_OPSET_ROLE = Qt.ItemDataRole.UserRole + 1
 RAISE_OPSET_OFFER_ID = "raise_opset"  # the offer id of "raise the opset to N" in offer_ids()
 SPIN_LIMIT = 1_000_000
-
-
-@dataclass
-class TemplateTarget:
-    """The node the dock offers fixes for."""
-
-    kind: str  # TorchScript kind, e.g. "aten::threshold" or "prim::PythonOp"
-    instance: str  # instance key of the selected node
-    python_op_name: str | None
-    opset: int
-    input_types: list[str]
-    suggested_opset: int | None = None  # an opset the exporter names as working for this node
-    exporter: ExporterProfile = TORCHSCRIPT  # whose templates and fix language
-    not_for_templates: str = ""  # why no template can fix this node's problem (it is in the model's code)
-    pinned_dims: str = ""  # what a fix built for the traced sizes pins (declared dynamic dims), or ''
 
 
 class TemplateDock(QDockWidget):

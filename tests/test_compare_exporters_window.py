@@ -8,8 +8,8 @@ from PySide6.QtCore import QPoint, Qt
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.runtime_cost import RuntimeCost, cost_change
+from fixport.core.session.fix_all import plan_from
 from fixport.examples.catalog import example_path
-from fixport.gui.fix_all import plan_from
 from fixport.gui.main_window import MainWindow
 from tests.test_compare_exporters import SOFTPLUS_MODEL, THRESHOLD_MODEL
 from tests.test_gui_flow import run_job

@@ -2,8 +2,8 @@
 built once per job and passed down, not rebuilt by each export inside it."""
 from __future__ import annotations
 
-from fixport.core.analysis.job_context import open_job
 from fixport.core.analysis import job_context
+from fixport.core.analysis.job_context import open_job
 from fixport.core.fixing.auto_fix import auto_fix
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import ModelRequest

@@ -11,7 +11,7 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.results import AnalysisResult, AutoFixResult
 from fixport.core.model.traced_sizes import pinned_dims_note, traced_sizes
 from fixport.core.model.vocabulary import ProblemReason
-from fixport.gui.fix_all import plan_from
+from fixport.core.session.fix_all import plan_from
 from fixport.gui.template_dock import OFFER_ROLE
 from tests.test_declared_shapes import ADAPTIVE_POOL_MODEL, DYNAMIC_HW
 

@@ -18,6 +18,9 @@ class UnsupportedNode:
     scope: str
     source: str
     first_supported_opset: int | None = None
+    # The opset the exporter that produced this problem advises moving to (its own words, read on the
+    # worker side), or None where it advises none (dynamo, or a problem no opset answers).
+    opset_advice: int | None = None
     python_op_name: str = ""
     onnx_node: str = ""  # for runtime errors: the ONNX node that failed
     code_change: str = ""  # for capture failures: a unified diff of the model file that answers it

@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import hashlib
 import os
+from collections.abc import Iterator
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -31,6 +33,8 @@ class Workbench:
     analysis: AnalysisResult | None = None
     comparison: Any = None
     dirty: bool = False
+    _batching: bool = False  # inside batched_edits(): the autosave waits for its end
+    _unsaved_edits: int = 0
 
     # ---- opening ----
     def open_model(self, path: str | Path) -> None:
@@ -105,9 +109,26 @@ class Workbench:
         self.project.remove_mapping(target_kind, python_op_name, instance)
         self._edited()
 
+    @contextmanager
+    def batched_edits(self) -> Iterator[None]:
+        """Edits inside are autosaved once, at the end (Fix all's mappings and options: one write)."""
+        if self._batching:  # nested: the outer batch writes
+            yield
+            return
+        self._batching, self._unsaved_edits = True, 0
+        try:
+            yield
+        finally:
+            self._batching = False
+            if self._unsaved_edits:
+                self.autosave()
+
     def _edited(self) -> None:
         self.dirty = True
-        self.autosave()
+        if self._batching:
+            self._unsaved_edits += 1
+        else:
+            self.autosave()
 
     # ---- saving ----
     def save(self, path: str | Path | None = None) -> Path:

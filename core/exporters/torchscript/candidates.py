@@ -25,7 +25,6 @@ name a higher opset where torch or a template handles it.
 """
 from __future__ import annotations
 
-import re
 from dataclasses import dataclass, replace
 
 from fixport.core.model.fix_choices import (
@@ -243,17 +242,14 @@ def candidates_for(problem: UnsupportedNode, opset: int, library: TemplateLibrar
     return candidates_in_order(STRATEGIES, _prepared(problem, opset, library, sample), allow_custom)
 
 
-_SUGGESTED_OPSET_RE = re.compile(r"opset version (\d+)")
-
-
 def opset_that_fixes(problem, opset: int, library: TemplateLibrary) -> int | None:
     """The lowest opset above ``opset`` where torch or a runnable built-in template handles
     ``problem``'s kind; None when no opset does."""
     candidates = []
     if problem.first_supported_opset and problem.first_supported_opset > opset and problem.reason == "no_symbolic":
         candidates.append(problem.first_supported_opset)
-    if problem.reason == "symbolic_rejected":  # e.g. "... Please try opset version 11."
-        candidates += [int(v) for v in _SUGGESTED_OPSET_RE.findall(problem.message) if int(v) > opset]
+    if problem.opset_advice and problem.opset_advice > opset:  # e.g. "... Please try opset version 11."
+        candidates.append(problem.opset_advice)
     if problem.reason == "runtime_error" and (runs := opset_that_runs(problem.message, opset)) is not None:
         candidates.append(runs)  # e.g. Equal on floats from opset 11
     for offer in library.templates_for(problem.kind, opset, problem.python_op_name or None):

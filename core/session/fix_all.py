@@ -1,14 +1,16 @@
-"""Fix all, seen from the window: the `fix --auto` job's result turned into project edits and rows.
+"""Fix all and `fix --auto`: the search's result turned into project edits and per-kind rows.
 
 The search itself is the worker's AutoFixRequest job (``core/fixing/auto_fix.py``); this module
-only decides what the window does with its result: which mappings the project gets, the opset
-it moves to, and one line per op kind saying which fix was chosen (its family) or why none fitted.
-Nothing here touches the project until the job has finished, so Cancel leaves it as it was.
+decides what the session and the command line do with its result: which mappings the project
+gets, the export options it moves to, and one line per op kind saying which fix was chosen (its
+family) or why none fitted. Nothing here touches the project until the job has finished, so
+Cancel leaves it as it was.
 """
 from __future__ import annotations
 
-import re
+from collections.abc import Mapping
 from dataclasses import dataclass, field
+from typing import Any
 
 from fixport.core.model.fix_records import last_rejection_for
 from fixport.core.model.problems import UnsupportedNode
@@ -16,23 +18,37 @@ from fixport.core.model.project import FixMapping
 from fixport.core.model.results import AutoFixResult
 from fixport.core.model.runtime_cost import cost_change
 from fixport.core.model.traced_sizes import pinned_dims_note
-from fixport.core.model.vocabulary import OPSET_DEPENDENT_REASONS, ProblemReason, python_op_kind
-from fixport.gui.problems_dock import FixedKind
+from fixport.core.model.vocabulary import python_op_kind
 
-# The exporter's own advice in a rejecting symbolic: "... Please try opset version 11."
-_OPSET_ADVICE_RE = re.compile(r"[Pp]lease try opset version (\d+)")
+
+@dataclass
+class FixedKind:
+    """A row for an op kind the project's fixes handle: what fixed it, and the mapping to edit."""
+
+    label: str
+    how: str  # "fixed by a template", "standard_op: aten_pad_standard", ...
+    mapping: FixMapping | None = None
+    fitted: bool = True  # False: Fix all found no fix; ``how`` says why
 
 
 def opset_that_works(problem: UnsupportedNode, opset: int) -> int | None:
-    """The opset the exporter names for ``problem`` (its message's advice, or the first opset with
-    a built-in symbolic), when it is above ``opset``; None otherwise."""
-    if problem.reason not in OPSET_DEPENDENT_REASONS:
-        return None
-    named = [int(v) for v in _OPSET_ADVICE_RE.findall(problem.message) if int(v) > opset]
-    if problem.reason == ProblemReason.NO_SYMBOLIC and problem.first_supported_opset \
-            and problem.first_supported_opset > opset:
-        named.append(problem.first_supported_opset)
-    return min(named) if named else None
+    """The opset the exporter that produced ``problem`` advises (``problem.opset_advice``, worked out
+    on the worker side), when it is above ``opset``; None otherwise."""
+    advice = problem.opset_advice
+    return advice if advice is not None and advice > opset else None
+
+
+def fix_all_options(result: AutoFixResult, options: Mapping[str, Any], *, pin_opset: bool) -> dict[str, Any]:
+    """The export options Fix all (window) and `fix --auto` (command line) set from one search: the
+    opset when the search raised it, and the capture settings it chose. ``pin_opset`` also records
+    the opset the search exported at when ``options`` name none (a saved project file reproduces the
+    export; the window's project keeps following the exporter's default until the user picks one)."""
+    edits: dict[str, Any] = {}
+    if result.opset_raised is not None or (pin_opset and "opset" not in options):
+        edits["opset"] = result.after.options.opset
+    if result.capture_settings:  # what the export needs to be reproduced, as the opset
+        edits["capture_settings"] = list(result.after.options.capture_settings)
+    return edits
 
 
 @dataclass

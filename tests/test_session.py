@@ -1,0 +1,205 @@
+"""The session's workflows without Qt: open and analyse, select a node and get its offers, apply a
+fix, Fix all with one autosave, the TorchScript exporter's opset advice as data, and the events in
+the order the window's docks receive them. Real worker, real exports of small models."""
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping, load_project
+from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.model.workbench import Workbench
+from fixport.core.session import events
+from fixport.core.session.fix_all import opset_that_works
+from fixport.core.session.jobs import QueuedJobs
+from fixport.core.session.session import SOURCE, Session
+from fixport.symbolics.library import TemplateLibrary, params_for
+
+THRESHOLD_AND_ASINH = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.act = torch.nn.Threshold(0.1, 20.0)
+
+        def forward(self, x):
+            return torch.asinh(self.act(x))
+
+    def build():
+        return Model().eval(), (torch.randn(2, 3),)
+"""
+
+CUMSUM = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            return x.cumsum(1) * 2
+
+    def build():
+        return Model().eval(), (torch.randn(2, 5),)
+"""
+
+
+@pytest.fixture
+def session(worker, tmp_path: Path, monkeypatch) -> tuple[Session, QueuedJobs]:
+    """A session on the shared warm worker, its autosaves in tmp_path; a job failure fails the test."""
+    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+
+    def fail(request, error) -> None:
+        raise AssertionError(f"{type(request).__name__} failed: {error}")
+
+    jobs = QueuedJobs(worker, on_failed=fail)
+    return Session(jobs), jobs
+
+
+def open_and_analyse(session: Session, jobs: QueuedJobs, path: Path, **options) -> None:
+    assert session.open(path, options or None)
+    jobs.run_all()
+    assert session.workbench.analysis is not None
+
+
+def kinds_of(recorded: list[object]) -> list[str]:
+    return [type(event).__name__ for event in recorded]
+
+
+def test_the_session_imports_neither_qt_nor_torch() -> None:
+    code = ("import sys, fixport.core.session.session, fixport.core.session.jobs; "
+            "print(sorted({m.split('.')[0] for m in sys.modules} & {'PySide6', 'torch', 'onnxscript'}))")
+    run = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, timeout=60, check=True)
+    assert run.stdout.strip() == "[]", run.stdout + run.stderr
+
+
+def test_open_analyses_and_starts_at_the_first_problem(session, model_file) -> None:
+    session, jobs = session
+    recorded = session.events.record()
+    open_and_analyse(session, jobs, model_file("two.py", THRESHOLD_AND_ASINH), opset=12)
+    assert kinds_of(recorded) == ["Logged", "Opened", "ExportStarted", "AnalysisArrived"]
+    arrived = recorded[-1]
+    assert {p.kind for p in arrived.result.unsupported} == {"aten::threshold", "aten::asinh"}
+    assert jobs.ran == ["analyze"]
+    assert session.analyzed_request == session.workbench.analyze_request()
+
+    recorded.clear()
+    session.reselect()  # what the window does once the graphs have painted
+    first = session.workbench.analysis.unsupported[0]
+    assert session.selected == (SOURCE, first.instance)
+    assert kinds_of(recorded) == ["NodeSelected", "TargetChanged", "NodeShown"]
+    assert recorded[0].source_instance == first.instance and recorded[2].problem == first
+
+
+def test_selecting_a_node_offers_its_fixes_and_caches_what_the_worker_said(session, model_file) -> None:
+    session, jobs = session
+    open_and_analyse(session, jobs, model_file("two.py", THRESHOLD_AND_ASINH), opset=12)
+    threshold = next(p for p in session.workbench.analysis.unsupported if p.kind == "aten::threshold")
+    recorded = session.events.record()
+    session.select_node(SOURCE, threshold.instance)
+    target = next(e for e in recorded if isinstance(e, events.TargetChanged)).target
+    assert (target.kind, target.instance, target.opset) == ("aten::threshold", threshold.instance, 12)
+    assert target.suggested_opset is None and target.exporter.name == "torchscript"
+    jobs.run_all()  # the op's documentation and the generated fixes, from the worker
+    assert jobs.ran[-2:] == ["synthesize", "op_info"]
+    assert "aten::threshold" in session.op_infos
+    shown = [e for e in recorded if isinstance(e, events.NodeShown)]
+    assert shown[0].op_info is None and shown[-1].op_info is session.op_infos["aten::threshold"]
+
+    ran = len(jobs.ran)
+    session.select_node(SOURCE, threshold.instance)  # asked once per kind: nothing new to run
+    jobs.run_all()
+    assert len(jobs.ran) == ran
+
+
+def test_applying_a_fix_edits_the_project_and_exports_again(session, model_file) -> None:
+    session, jobs = session
+    open_and_analyse(session, jobs, model_file("two.py", THRESHOLD_AND_ASINH), opset=12)
+    template = TemplateLibrary().get("decompose.threshold_where")
+    mapping = FixMapping("aten::threshold", template.id, template.source,
+                         params_for("aten::threshold", template.default_params()))
+    recorded = session.events.record()
+    session.apply_mapping(mapping)
+    assert kinds_of(recorded) == ["ProjectEdited", "Logged", "ExportStarted"]
+    assert session.workbench.autosave_file().exists()
+    jobs.run_all()
+    arrived = recorded[-1]
+    assert isinstance(arrived, events.AnalysisArrived) and arrived.fixed == [mapping.label]
+    assert [p.kind for p in arrived.result.unsupported] == ["aten::asinh"]
+    assert arrived.highlighted, "the ONNX nodes the fix made are marked"
+    assert session.highlight_after_export == set()
+
+
+def test_fix_all_fixes_both_kinds_with_one_autosave(session, model_file, monkeypatch) -> None:
+    session, jobs = session
+    open_and_analyse(session, jobs, model_file("two.py", THRESHOLD_AND_ASINH), opset=12)
+    writes: list[int] = []
+    autosave = session.workbench.autosave
+    monkeypatch.setattr(session.workbench, "autosave", lambda: (writes.append(1), autosave()))
+    recorded = session.events.record()
+    session.start_fix_all()
+    jobs.run_all()
+    assert jobs.ran[-1] == "auto_fix"  # no export after it: its last analysis is the project's
+    assert len(session.workbench.project.mappings) == 2
+    assert len(writes) == 1, "one project write for the whole Fix all"
+    assert kinds_of(recorded) == ["Logged", "Logged", "ProjectEdited", "AnalysisArrived", "FixAllApplied"]
+    assert recorded[1].text.startswith("Fix all: 2 kind(s) fixed")
+    assert session.workbench.analysis.unsupported == []
+    assert {o.label for o in session.fix_outcomes if o.fitted} == {"aten::threshold", "aten::asinh"}
+    assert recorded[3].outcomes == session.fix_outcomes
+    assert session.analyzed_request == session.workbench.analyze_request()  # the next Fix all starts there
+
+
+def test_torchscript_advice_is_a_field_and_the_offer(session, model_file) -> None:
+    session, jobs = session
+    open_and_analyse(session, jobs, model_file("cumsum.py", CUMSUM), opset=10)
+    [problem] = session.workbench.analysis.unsupported
+    assert (problem.kind, problem.reason, problem.opset_advice) == ("aten::cumsum", ProblemReason.SYMBOLIC_REJECTED, 11)
+    recorded = session.events.record()
+    session.activate_problem(problem)
+    target = next(e for e in recorded if isinstance(e, events.TargetChanged)).target
+    assert target.suggested_opset == 11
+    session.raise_opset(target.suggested_opset)
+    jobs.run_all()
+    assert session.workbench.analysis.unsupported == []
+    assert session.workbench.project.export_options["opset"] == 11
+
+
+def test_the_session_reads_no_advice_from_messages() -> None:
+    """A problem's words are not advice: only the exporter's field is (dynamo leaves it None)."""
+    problem = UnsupportedNode("aten::cumsum", "n1", ProblemReason.SYMBOLIC_REJECTED,
+                              "Unsupported: ONNX export of cumsum in opset 9. Please try opset version 11.", "", "")
+    assert opset_that_works(problem, 9) is None
+    problem.opset_advice = 11
+    assert opset_that_works(problem, 9) == 11 and opset_that_works(problem, 11) is None
+
+
+def test_open_failure_is_an_error_event_and_leaves_nothing_open(session, tmp_path: Path) -> None:
+    session, _ = session
+    recorded = session.events.record()
+    assert not session.open(tmp_path / "missing.fixport.json")
+    assert kinds_of(recorded) == ["ErrorRaised"] and session.workbench.project is None
+
+
+def test_batched_edits_write_the_project_once(tmp_path: Path, monkeypatch) -> None:
+    """Nested batches write once, at the outer end; a batch without edits writes nothing."""
+    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+    workbench = Workbench()
+    workbench.open_model(tmp_path / "model.py")
+    writes: list[int] = []
+    autosave = workbench.autosave
+    monkeypatch.setattr(workbench, "autosave", lambda: (writes.append(1), autosave()))
+    with workbench.batched_edits():
+        pass
+    assert writes == [] and not workbench.dirty
+    with workbench.batched_edits():
+        workbench.set_export_option("opset", 13)
+        with workbench.batched_edits():
+            workbench.set_export_option("exporter", "dynamo")
+        assert writes == []
+    assert writes == [1] and workbench.dirty
+    assert load_project(workbench.autosave_file()).export_options == {"opset": 13, "exporter": "dynamo"}
+    workbench.set_export_option("opset", 14)  # outside a batch: each edit is written at once
+    assert writes == [1, 1]
