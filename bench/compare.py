@@ -22,7 +22,7 @@ import torchvision
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
-from fixport.core.comparison.compare_job import _compare_run  # noqa: E402
+from fixport.core.comparison.compare_job import compare_run  # noqa: E402
 from fixport.core.comparison.intermediates import analyze_nodes, with_all_node_outputs  # noqa: E402
 from fixport.core.exporters.torchscript.exporter import ExportOptions, TorchScriptExporter  # noqa: E402
 from fixport.core.loaders.loading import LoadedModel  # noqa: E402
@@ -64,7 +64,7 @@ def main() -> None:
         "bare torch": median_seconds(bare_torch),
         "bare ORT": median_seconds(lambda: session.run(None, feeds)),
         "compare one input set": median_seconds(
-            lambda: _compare_run(module, session, ["x"], (example,), tolerances, 0, "cpu")),
+            lambda: compare_run(module, session, ["x"], (example,), tolerances, 0, "cpu")),
         "torch capture (all values)": median_seconds(lambda: capture.run((example,))),
         "ORT capture (all node outputs)": median_seconds(lambda: all_outputs.run(None, feeds)),
         "node analysis (whole)": median_seconds(lambda: analyze_nodes(

@@ -196,7 +196,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                     inputs = inputs.inputs
                 else:
                     try:
-                        stats, check = _compare_run(module, session, loaded.input_names, inputs, tolerances, run,
+                        stats, check = compare_run(module, session, loaded.input_names, inputs, tolerances, run,
                                                     device)
                     except _TorchRefused as refused:
                         if index == 0:  # the example inputs: the model's own error, as it is
@@ -407,7 +407,7 @@ class RoundingCheck:
     failing: list[OutputStats]
 
 
-def _compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
+def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
                  tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], RoundingCheck]:
     """One input set's outputs, and what is left to check for half precision's own rounding."""
     on_device = [t.to(device) for t in inputs]
