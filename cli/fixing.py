@@ -78,7 +78,7 @@ def run_fix(args: argparse.Namespace) -> int:
             print(message)
         return EXIT_OK
     # The same decisions as the window's Fix all: which mappings the project gets, which options.
-    project = _project_for(args, plan_from(result, []).new_mappings)
+    project = _project_for(args, request, plan_from(result, []).new_mappings)
     project.export_options.update(fix_all_options(result, project.export_options, pin_opset=True))
     save_project(project, args.output)
     if args.json:

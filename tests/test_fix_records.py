@@ -13,8 +13,8 @@ from fixport.cli.fixing import print_fix_report
 from fixport.core.model.fix_records import RejectedCandidate, TrialStage, last_rejection_for
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AutoFixResult, ModelRequest
-from fixport.examples.catalog import example_path
 from fixport.core.session.fix_all import plan_from
+from fixport.examples.catalog import example_path
 
 # Bicubic resizing to a size computed at run time: torch_lib's bridge fails on the node, torch's
 # decomposition passes there and fails in the whole model, and the rest fail on the whole model.

@@ -66,7 +66,7 @@ def symbolic(self, exponent: float):
     return op.Mul(self, self)
 """
 # Engine functions the script used to copy by name (issue 36): renamed in a copy of Fixport below.
-ENGINE_PRIVATE_NAMES = ("_leaf_name", "_by_instance", "_accepts_kwargs", "_shapes_by_parameter", "_snapshot",
+ENGINE_PRIVATE_NAMES = ("_key_name", "_by_instance", "_accepts_kwargs", "_shapes_by_parameter", "_snapshot",
                         "_refuse_missing_required", "_widen_nodes")
 
 

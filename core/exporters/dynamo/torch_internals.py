@@ -40,10 +40,12 @@ TORCH_INTERNALS: dict[str, tuple[str, ...]] = {
         "torch.onnx._internal.exporter._core._prepare_exported_program_for_export",
     ),
     "the ONNX registry a translation table extends": (
+        "torch.onnx._internal.exporter._registration.ONNXRegistry.__dict__",
         "torch.onnx._internal.exporter._registration.ONNXRegistry.from_torchlib",
     ),
     "nested inputs and outputs, flattened the way torch.export flattens them": (
         "torch.utils._pytree.tree_leaves",
+        "torch.utils._pytree.tree_map",
         "torch.utils._pytree.tree_map_only",
     ),
 }
