@@ -6,20 +6,21 @@ The base grid holds ``(x, y, 1)`` for every output pixel, with torch's normalise
 opset 20. Shape-specialised: the output height and width are the traced ones.
 """
 
-import torch
-from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
+import numpy as np
+from onnxscript import ir
+from onnxscript.onnx_opset import opset18 as op
 
 from fixport.symbolics.api import fix
 
 
 def _coordinates(steps, align_corners):
     if align_corners:
-        return torch.linspace(-1.0, 1.0, steps) if steps > 1 else torch.zeros(1)
-    return (torch.arange(steps, dtype=torch.float64) * 2 + 1) / steps - 1
+        return np.linspace(-1.0, 1.0, steps) if steps > 1 else np.zeros(1)
+    return (np.arange(steps, dtype=np.float64) * 2 + 1) / steps - 1
 
 
 @fix(
-    "aten::affine_grid_generator",
+    "aten::affine_grid_generator.default",
     id="decompose.affine_grid_generator_matmul",
     strategy="decompose",
     title="affine_grid via a constant base grid and MatMul",
@@ -27,17 +28,13 @@ def _coordinates(steps, align_corners):
     min_opset=13,
     shape_specialised=True,
     notes="kornia's rotate/warp_affine and spatial transformers build their grids with it.",
-    torchscript_only="not converted yet",
 )
-def symbolic(g, theta, size, align_corners):
-    sizes = g.original_node.output().type().sizes()
-    if not sizes or len(sizes) != 4 or any(s is None for s in sizes[1:3]):
+def symbolic(theta, size: list, align_corners: bool):
+    if len(size) != 4 or not all(isinstance(s, int) for s in size[2:]):
         raise RuntimeError("affine_grid_generator_matmul covers 4-D sizes with a static height and width")
-    height, width = sizes[1], sizes[2]
-    corners = bool(symbolic_helper._maybe_get_const(align_corners, "b"))
-    dtype = _type_utils.JitScalarType.from_value(theta, _type_utils.JitScalarType.FLOAT).dtype()
-    ys, xs = torch.meshgrid(_coordinates(height, corners), _coordinates(width, corners), indexing="ij")
-    base = torch.stack([xs, ys, torch.ones_like(xs)], dim=-1).reshape(1, height * width, 3).to(dtype)
-    grid = g.op("MatMul", g.op("Constant", value_t=base), g.op("Transpose", theta, perm_i=[0, 2, 1]))
-    shape = g.op("Constant", value_t=torch.tensor([-1, height, width, 2], dtype=torch.int64))
-    return g.op("Reshape", grid, shape)
+    height, width = size[2], size[3]
+    ys, xs = np.meshgrid(_coordinates(height, align_corners), _coordinates(width, align_corners), indexing="ij")
+    base = np.stack([xs, ys, np.ones_like(xs)], axis=-1).reshape(1, height * width, 3)
+    base = base.astype((theta.dtype or ir.DataType.FLOAT).numpy())
+    grid = op.MatMul(op.Constant(value=ir.tensor(base)), op.Transpose(theta, perm=[0, 2, 1]))
+    return op.Reshape(grid, op.Constant(value_ints=[-1, height, width, 2]))

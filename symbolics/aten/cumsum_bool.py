@@ -24,4 +24,4 @@ def symbolic(self, dim: int, dtype: int = -1):
     if self.dtype == ir.DataType.BOOL:
         self = op.Cast(self, to=ir.DataType.INT64)
     result = op.CumSum(self, op.Constant(value_int=dim))
-    return result if dtype is None or dtype == -1 else op.Cast(result, to=dtype)
+    return result if dtype is None or dtype == -1 else op.Cast(result, to=int(dtype))

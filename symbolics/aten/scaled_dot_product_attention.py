@@ -6,51 +6,56 @@ bool enable_gqa=False) -> Tensor``. Dropout is ignored (inference). Boolean mask
 ``Where(mask, scores, -inf)``, float masks are added. ``is_causal`` needs static sizes.
 """
 
-import torch
-from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
-from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+import math
+
+import numpy as np
+from onnxscript import ir
+from onnxscript.onnx_opset import opset18 as op
 
 from fixport.symbolics.api import fix
 
 
-def _const(g, value, dtype):
-    return g.op("Constant", value_t=torch.tensor(value, dtype=dtype))
+def _like(value, x):
+    return op.Constant(value=ir.tensor(value, dtype=x.dtype or ir.DataType.FLOAT))
+
+
+def _scale(query, scale):
+    """``scale``, else 1 / sqrt(the query's last size), read from its shape at run time if need be."""
+    if scale is not None:
+        return _like(scale, query)
+    last = query.shape[-1] if query.shape is not None else None
+    if isinstance(last, int):
+        return _like(1.0 / math.sqrt(last), query)
+    size = op.Gather(op.Shape(query), op.Constant(value_int=len(query.shape) - 1), axis=0)
+    return op.Reciprocal(op.Sqrt(op.Cast(size, to=query.dtype or ir.DataType.FLOAT)))
 
 
 @fix(
-    "aten::scaled_dot_product_attention",
+    "aten::scaled_dot_product_attention.default",
     id="decompose.scaled_dot_product_attention",
     strategy="decompose",
     title="SDPA via MatMul + Softmax",
     description="Decompose scaled_dot_product_attention into Transpose, MatMul, Softmax (opset 9+).",
     min_opset=9,
     notes="torch registers SDPA only from opset 14 (ViT fails at 9-13). enable_gqa is not covered.",
-    torchscript_only="not converted yet",
 )
-@parse_args("v", "v", "v", "v", "f", "b", "v", "b")
-def symbolic(g, query, key, value, attn_mask=None, dropout_p=0.0, is_causal=False, scale=None,
-             enable_gqa=False):
+def symbolic(query, key, value, attn_mask=None, dropout_p: float = 0.0, is_causal: bool = False,
+             scale: float = None, enable_gqa: bool = False):
     if enable_gqa:
         raise ValueError("enable_gqa=True is not supported by this template")
-    rank = symbolic_helper._get_tensor_rank(query)
-    dtype = _type_utils.JitScalarType.from_value(query, _type_utils.JitScalarType.FLOAT).dtype()
-    sizes = symbolic_helper._get_tensor_sizes(query) or [None]
-    if scale is None or symbolic_helper._is_none(scale):
-        scale_value = _const(g, 1.0 / float(sizes[-1]) ** 0.5, dtype) if sizes[-1] else g.op(
-            "Reciprocal", g.op("Sqrt", g.op("Cast", g.op("Gather", g.op("Shape", query),
-            _const(g, rank - 1, torch.int64), axis_i=0), to_i=_type_utils.JitScalarType.from_dtype(dtype).onnx_type())))
-    else:
-        scale_value = _const(g, symbolic_helper._maybe_get_const(scale, "f"), dtype)
-    key_t = g.op("Transpose", key, perm_i=list(range(rank - 2)) + [rank - 1, rank - 2])
-    scores = g.op("MatMul", g.op("Mul", query, scale_value), key_t)
-    minus_inf = _const(g, float("-inf"), dtype)
+    rank = len(query.shape)
+    key_t = op.Transpose(key, perm=list(range(rank - 2)) + [rank - 1, rank - 2])
+    scores = op.MatMul(op.Mul(query, _scale(query, scale)), key_t)
+    minus_inf = _like(float("-inf"), query)
     if is_causal:
-        length, source = sizes[-2], (symbolic_helper._get_tensor_sizes(key) or [None, None])[-2]
-        causal = torch.ones(length, source, dtype=torch.bool).tril()
-        scores = g.op("Where", g.op("Constant", value_t=causal), scores, minus_inf)
-    if attn_mask is not None and not symbolic_helper._is_none(attn_mask):
-        if _type_utils.JitScalarType.from_value(attn_mask) == _type_utils.JitScalarType.BOOL:
-            scores = g.op("Where", attn_mask, scores, minus_inf)
+        length, source = query.shape[-2], key.shape[-2]
+        if not (isinstance(length, int) and isinstance(source, int)):
+            raise ValueError("is_causal=True needs static query and key lengths")
+        causal = np.tril(np.ones((length, source), dtype=bool))
+        scores = op.Where(op.Constant(value=ir.tensor(causal)), scores, minus_inf)
+    if attn_mask is not None:
+        if attn_mask.dtype == ir.DataType.BOOL:
+            scores = op.Where(attn_mask, scores, minus_inf)
         else:
-            scores = g.op("Add", scores, attn_mask)
-    return g.op("MatMul", g.op("Softmax", scores, axis_i=rank - 1), value)
+            scores = op.Add(scores, attn_mask)
+    return op.MatMul(op.Softmax(scores, axis=rank - 1), value)

@@ -30,7 +30,8 @@ def _as_1d(g, value, to_type):
     description="Export bicubic interpolation as Resize(mode=cubic, cubic_coeff_a=-0.75), sizes or scales at run time.",
     min_opset=11,
     notes="Resize has no cubic mode before opset 11. antialias=True is not covered.",
-    torchscript_only="not converted yet",
+    torchscript_only=("takes sizes or scales the model computes at run time as a list built in the graph, which an ONNX"
+                      " function replayed into TorchScript receives as one value it cannot unpack"),
 )
 def symbolic(g, self, output_size, align_corners, *scales):
     mode = "align_corners" if symbolic_helper._maybe_get_const(align_corners, "b") else "pytorch_half_pixel"

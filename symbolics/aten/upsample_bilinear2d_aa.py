@@ -7,8 +7,10 @@ The resize is linear and separable, so each axis is a matrix, computed by runnin
 kernel on an identity basis: exact to float rounding. Shape-specialised to the traced H and W.
 """
 
+import numpy as np
 import torch
-from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
+from onnxscript import ir
+from onnxscript.onnx_opset import opset18 as op
 
 from fixport.symbolics.api import fix
 
@@ -17,11 +19,12 @@ def _axis_matrix(size, out_size, align_corners, dtype):
     # two identical columns: torch's antialiased kernel mis-resizes a width of 1
     basis = torch.eye(size, dtype=torch.float64).reshape(size, 1, size, 1).expand(size, 1, size, 2).contiguous()
     resized = torch.ops.aten._upsample_bilinear2d_aa(basis, [out_size, 2], align_corners)
-    return resized[:, 0, :, 0].t().to(dtype).contiguous()  # (out_size, size)
+    return np.ascontiguousarray(resized[:, 0, :, 0].t().numpy().astype(dtype.numpy()))  # (out_size, size)
 
 
 @fix(
-    "aten::_upsample_bilinear2d_aa",
+    "aten::_upsample_bilinear2d_aa.vec",
+    "aten::_upsample_bilinear2d_aa.default",
     id="decompose.upsample_bilinear2d_aa_matmul",
     strategy="decompose",
     title="antialiased bilinear resize via constant MatMuls",
@@ -29,15 +32,13 @@ def _axis_matrix(size, out_size, align_corners, dtype):
     min_opset=9,
     shape_specialised=True,
     notes="Shape-specialised: needs static input and output sizes; ONNX Resize has antialias only from opset 18.",
-    torchscript_only="not converted yet",
 )
-def symbolic(g, self, output_size, align_corners, *scales):
-    sizes = symbolic_helper._get_tensor_sizes(self)
-    out = None if symbolic_helper._is_none(output_size) else symbolic_helper._maybe_get_const(output_size, "is")
-    if not sizes or any(s is None for s in sizes[-2:]) or not isinstance(out, (list, tuple)):
+def symbolic(self, output_size: list, align_corners: bool, scales_h=None, scales_w=None):
+    height, width = self.shape[-2:] if self.shape is not None else (None, None)
+    if not (isinstance(height, int) and isinstance(width, int)) or not isinstance(output_size, (list, tuple)):
         raise RuntimeError("upsample_bilinear2d_aa_matmul needs static sizes and an output_size")
-    corners = bool(symbolic_helper._maybe_get_const(align_corners, "b"))
-    dtype = _type_utils.JitScalarType.from_value(self, _type_utils.JitScalarType.FLOAT).dtype()
-    rows = g.op("Constant", value_t=_axis_matrix(sizes[-2], out[0], corners, dtype))
-    cols = g.op("Constant", value_t=_axis_matrix(sizes[-1], out[1], corners, dtype).t().contiguous())
-    return g.op("MatMul", rows, g.op("MatMul", self, cols))
+    dtype = self.dtype or ir.DataType.FLOAT
+    rows = op.Constant(value=ir.tensor(_axis_matrix(height, output_size[0], align_corners, dtype)))
+    cols = op.Constant(value=ir.tensor(np.ascontiguousarray(_axis_matrix(width, output_size[1], align_corners,
+                                                                         dtype).T)))
+    return op.MatMul(rows, op.MatMul(self, cols))

@@ -22,7 +22,8 @@ from fixport.symbolics.api import fix
     description="Map torchvision deform_conv2d onto ONNX DeformConv (opset 19, ONNX Runtime CPU runs it).",
     min_opset=19,
     notes="Checked against ONNX Runtime 1.32 CPU. Below opset 19 use the custom-domain route.",
-    torchscript_only="not converted yet (an ONNX function could write DeformConv too)",
+    torchscript_only=("DeformConv is an opset-19 op; ONNX functions are recorded against opset 18 (torch_lib's) and "
+                      "replayed lower"),
 )
 @parse_args("v", "v", "v", "v", "v", "i", "i", "i", "i", "i", "i", "i", "i", "b")
 def symbolic(g, input, weight, offset, mask, bias, stride_h, stride_w, pad_h, pad_w,

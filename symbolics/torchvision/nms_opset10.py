@@ -4,9 +4,8 @@ Schema: ``torchvision::nms(Tensor dets, Tensor scores, float iou_threshold) -> T
 All boxes form one batch and one class; the kept indices come out in decreasing score, like torch.
 """
 
-import torch
-from torch.onnx._internal.torchscript_exporter import symbolic_helper
-from torch.onnx._internal.torchscript_exporter.symbolic_helper import parse_args
+from onnxscript import ir
+from onnxscript.onnx_opset import opset18 as op
 
 from fixport.symbolics.api import fix
 
@@ -14,22 +13,18 @@ _MAX_BOXES = 9223372036854775807
 
 
 @fix(
-    "torchvision::nms",
+    "torchvision::nms.default",
     id="torchvision.nms_opset10",
     strategy="torchvision",
     title="nms via NonMaxSuppression (opset 10)",
     description="One batch, one class: NonMaxSuppression, then the box column of the selected triples.",
     min_opset=10,
     notes="Boxes are (x1, y1, x2, y2) corners (center_point_box=0), as in torchvision.",
-    torchscript_only=("written for TorchScript exports at opset 10; the dynamo exporter writes opset 18, "
-                      "where torchvision's own conversion applies"),
 )
-@parse_args("v", "v", "f")
-def symbolic(g, boxes, scores, iou_threshold):
-    batch_boxes = symbolic_helper._unsqueeze_helper(g, boxes, [0])
-    batch_scores = symbolic_helper._unsqueeze_helper(g, symbolic_helper._unsqueeze_helper(g, scores, [0]), [0])
-    selected = g.op("NonMaxSuppression", batch_boxes, batch_scores,
-                    g.op("Constant", value_t=torch.tensor([_MAX_BOXES], dtype=torch.int64)),
-                    g.op("Constant", value_t=torch.tensor([iou_threshold], dtype=torch.float32)))
-    column = g.op("Gather", selected, g.op("Constant", value_t=torch.tensor([2], dtype=torch.int64)), axis_i=1)
-    return symbolic_helper._squeeze_helper(g, column, [1])
+def symbolic(dets, scores, iou_threshold: float):
+    batch_boxes = op.Unsqueeze(dets, op.Constant(value_ints=[0]))
+    batch_scores = op.Unsqueeze(scores, op.Constant(value_ints=[0, 1]))
+    selected = op.NonMaxSuppression(batch_boxes, batch_scores, op.Constant(value_ints=[_MAX_BOXES]),
+                                    op.Constant(value=ir.tensor([iou_threshold], dtype=ir.DataType.FLOAT)))
+    column = op.Gather(selected, op.Constant(value_ints=[2]), axis=1)
+    return op.Squeeze(column, op.Constant(value_ints=[1]))

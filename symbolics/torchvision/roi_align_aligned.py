@@ -26,8 +26,8 @@ def _columns(g, value, columns):
     description="RoiAlign in its output_half_pixel mode on boxes moved by -0.5 / spatial_scale (any opset from 10).",
     min_opset=10,
     notes="Differs from torch only for boxes under one pixel wide, which RoiAlign widens to 1.",
-    torchscript_only=("written for TorchScript exports before opset 16; the dynamo exporter writes opset "
-                      "18, where RoiAlign has half_pixel"),
+    torchscript_only=("sets RoiAlign's coordinate_transformation_mode from opset 16 only; an opset-18 ONNX function "
+                      "replayed at a lower opset cannot drop that attribute"),
 )
 @parse_args("v", "v", "f", "i", "i", "i", "i")
 def symbolic(g, input, rois, spatial_scale, pooled_height, pooled_width, sampling_ratio, aligned):
