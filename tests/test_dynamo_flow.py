@@ -204,7 +204,7 @@ def test_templates_ranks_dynamo_templates_for_an_op_overload(cli) -> None:
     every = json.loads(cli("templates", "--exporter", "dynamo", "--json").stdout)
     # the dynamo templates, and the hand-written fixes written once for both exporters
     assert {r["family"] for r in every} == {"dynamo_translation", "dynamo_decomposition", "onnx_function",
-                                            "standard", "decompose"}
+                                            "standard", "decompose", "torchvision"}
 
 
 def test_inspector_gets_the_schema_of_an_fx_op_overload(worker) -> None:
