@@ -34,8 +34,8 @@ def _row(g, value, index):
     description="Invert (..., n, n) matrices with a static n by Gauss-Jordan with partial pivoting.",
     min_opset=13,
     notes="Meant for the small matrices of geometry (3x3, 4x4); the graph grows with n. Singular input gives inf/nan.",
-    torchscript_only=("not converted yet: reads the matrix size from the traced output type when shape "
-                      "inference lost it"),
+    torchscript_only=("reads the matrix size from the traced output type where ONNX shape inference lost it "
+                      "(kornia's pose inverse), which an ONNX function cannot see"),
 )
 def symbolic(g, self):
     sizes = symbolic_helper._get_tensor_sizes(self)
