@@ -35,6 +35,7 @@ def _packed_params(value):
     description="Unpack the int8 weights, dequantize them at export, and run a float MatMul + Add.",
     min_opset=9,
     notes="Not bit-exact: torch quantizes activations on the fly, this keeps them float.",
+    tolerance=(0.0, 5e-2),  # one activation quantization step: torch quantizes them, this fix does not
     torchscript_only="reads the packed weights from the TorchScript exporter's params_dict (its frame)",
 )
 def symbolic(g, input, packed, reduce_range=None):
