@@ -21,12 +21,12 @@ from typing import Any
 
 from fixport.core.model.vocabulary import split_python_op
 
-BUILTIN_DIR = Path(__file__).parent / "builtin"
-# ONNX functions both exporters use (fixport.symbolics.onnx_functions).
-SHARED_DIR = Path(__file__).parent / "shared"
+# The hand-written fixes, one folder per op namespace as torch_lib lays out its ops; ``any_op`` holds
+# the generic ones (fits ``*``). Each library offers those written for its exporter (for_exporter).
+NAMESPACE_DIRS = tuple(Path(__file__).parent / name for name in ("aten", "torchvision", "quantized", "prim", "any_op"))
 # Templates written for one example model each live beside the examples (fixport.examples).
 EXAMPLE_TEMPLATES_DIR = Path(__file__).parent.parent / "examples" / "templates"
-BUILTIN_DIRS = (BUILTIN_DIR, SHARED_DIR, EXAMPLE_TEMPLATES_DIR)
+BUILTIN_DIRS = (*NAMESPACE_DIRS, EXAMPLE_TEMPLATES_DIR)
 DEFAULT_USER_DIR = Path(os.path.expanduser("~/.config/fixport/templates"))
 KIND_PARAM = "kind"  # a template's param that Fixport fills with the op it fixes (one file for several ops)
 PARAM_TYPES = frozenset({"str", "int", "float", "bool", "choice"})
@@ -34,6 +34,7 @@ REQUIRED_KEYS = ("id", "title", "description", "family", "fits", "min_opset", "m
                  "params", "runs_in_onnxruntime", "custom_opsets", "notes")
 TORCHLIB_MIN_OPSET = 18  # torch_lib functions are written against ONNX opset 18 (replayed lower)
 BRIDGE_TEMPLATE_ID = "bridge.torchlib"
+FIX_DECORATOR = "fix"  # fixport.symbolics.api.fix, which this torch-free module cannot import
 STUB_TEMPLATE_ID = "stub"
 
 # Ranking tiers, best first.
@@ -75,6 +76,15 @@ class TemplateInfo:
     # Optional in TEMPLATE (dynamo): the ONNX function is for the op on complex values, which the
     # exporter carries as real tensors with a trailing (real, imag) axis of 2.
     complex_inputs: bool = False
+    # The exporters that take it: both for an ONNX function; "" for a TEMPLATE-dict file, which
+    # only the library whose folder holds it offers (see exporters_of).
+    exporters: tuple[str, ...] = ()
+    torchscript_only: str = ""  # why only TorchScript can express it (a g.op fix in the shared library)
+    tolerance: tuple[float, float] | None = None  # (rtol, atol) the fix promises against torch
+
+    def for_exporter(self, exporter: str) -> bool:
+        """Whether the ``exporter`` (``torchscript``, ``dynamo``) library may offer it."""
+        return not self.exporters or exporter in self.exporters
 
     def default_params(self) -> dict[str, Any]:
         return {name: spec.get("default") for name, spec in self.params.items()}
@@ -111,8 +121,10 @@ def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo
                 raise TemplateFormatError("TEMPLATE must be a literal dict", path, node.lineno) from error
         elif isinstance(node, ast.FunctionDef) and node.name == "symbolic":
             symbolic_line = node.lineno
+    if meta is None:
+        meta, symbolic_line = fix_decorator_metadata(tree, path)
     if not isinstance(meta, dict):
-        raise TemplateFormatError("no TEMPLATE = {...} dict", path, 1)
+        raise TemplateFormatError("no TEMPLATE = {...} dict and no @fix(...) on symbolic", path, 1)
     missing = [key for key in REQUIRED_KEYS if key not in meta]
     if missing:
         raise TemplateFormatError(f"TEMPLATE lacks {', '.join(missing)}", path, 1)
@@ -124,7 +136,35 @@ def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo
     return TemplateInfo(**{key: meta[key] for key in REQUIRED_KEYS}, source=source, path=path,
                         docstring=ast.get_docstring(tree) or "", symbolic_line=symbolic_line,
                         shape_specialised=bool(meta.get("shape_specialised", False)),
-                        complex_inputs=bool(meta.get("complex_inputs", False)))
+                        complex_inputs=bool(meta.get("complex_inputs", False)),
+                        exporters=tuple(meta.get("exporters", ())), torchscript_only=meta.get("torchscript_only", ""),
+                        tolerance=tuple(meta["tolerance"]) if meta.get("tolerance") else None)
+
+
+def fix_decorator_metadata(tree: ast.Module, path: str) -> tuple[dict[str, Any] | None, int]:
+    """The TEMPLATE a ``@fix(*fits, **metadata)`` above ``def symbolic`` amounts to, and its line
+    (None, 0 where there is none); see :func:`fixport.symbolics.api.fix`."""
+    for node in tree.body:
+        if not (isinstance(node, ast.FunctionDef) and node.name == "symbolic"):
+            continue
+        for decorator in node.decorator_list:
+            called = decorator.func if isinstance(decorator, ast.Call) else None
+            name = called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)
+            if name != FIX_DECORATOR or not isinstance(decorator, ast.Call):
+                continue
+            try:
+                fits = [ast.literal_eval(arg) for arg in decorator.args]
+                given = {kw.arg: ast.literal_eval(kw.value) for kw in decorator.keywords if kw.arg}
+            except ValueError as error:
+                raise TemplateFormatError("@fix(...) takes literal arguments only", path, decorator.lineno) from error
+            if "strategy" not in given:
+                raise TemplateFormatError("@fix(...) lacks strategy", path, decorator.lineno)
+            only = given.get("torchscript_only", "")
+            meta = {"max_opset": None, "params": {}, "runs_in_onnxruntime": True, "custom_opsets": {},
+                    "notes": "", **given, "fits": fits, "family": given.pop("strategy"),
+                    "exporters": ["torchscript"] if only else ["torchscript", "dynamo"]}
+            return meta, node.lineno
+    return None, 0
 
 
 def for_complex_inputs(source: str) -> bool:
@@ -184,6 +224,8 @@ def _parsed_template(path: Path) -> TemplateInfo:
 class TemplateLibrary:
     """Built-in templates plus user templates (which override built-ins by id)."""
 
+    exporter = "torchscript"  # the exporter whose fixes it offers
+
     def __init__(self, user_dir: str | os.PathLike[str] | None = None,
                  builtin_dirs: Iterable[str | os.PathLike[str]] | None = None) -> None:
         self.user_dir = Path(user_dir) if user_dir is not None else DEFAULT_USER_DIR
@@ -211,6 +253,8 @@ class TemplateLibrary:
                 info = _parsed_template(path)
             except TemplateFormatError as error:
                 self.errors.append(error)
+                continue
+            if not info.for_exporter(self.exporter):
                 continue
             info.builtin = builtin
             found[info.id] = info

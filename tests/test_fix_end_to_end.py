@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import platform
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -116,7 +117,12 @@ def test_fix_cli_saves_a_project_that_export_and_script_reproduce(cli, tmp_path:
     assert ran.returncode == 0, ran.stderr
     # ml_dtypes (numpy's bfloat16) comes with onnx: the script needs nothing beyond what exporting needs
     # (transformers is imported only where a model's inputs hold its cache objects, which need it anyway).
-    assert _imported_top_modules(script) <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
+    # a fix's own Fixport imports (the template API) are carried in the script, as Fixport's files are
+    text = script.read_text(encoding="utf-8")
+    carried = set(re.findall(r"carry_module\('([\w.]+)'", text))
+    assert set(re.findall(r"^\s*from (fixport\.[\w.]+) import", text, re.M)) <= carried
+    outside_fixport = _imported_top_modules(script) - {"fixport"}
+    assert outside_fixport <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
                                             "contextlib", "collections", "functools", "itertools", "types", "typing",
                                             "traceback", "copy", "dataclasses", "pathlib", "linecache",
                                             "math", "tempfile", "numpy", "onnx", "onnxruntime", "torch", "onnxscript",

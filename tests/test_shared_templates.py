@@ -1,4 +1,4 @@
-"""Fixes written once for both exporters: a template in symbolics/shared is an ONNX function the
+"""Fixes written once for both exporters: a template under ``@fix`` is an ONNX function the
 dynamo exporter registers as it is and the TorchScript exporter re-emits through the torch_lib
 bridge; both libraries offer it, both searches choose it, and the TorchScript fix script carries it."""
 from __future__ import annotations
@@ -12,11 +12,10 @@ import pytest
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import ModelRequest
 from fixport.symbolics.dynamo.library import dynamo_library
-from fixport.symbolics.library import SHARED_DIR, TemplateLibrary, parse_template_source
+from fixport.symbolics.library import TemplateLibrary
 from tests.conftest import slow_but_one
 
-SHARED = [parse_template_source(path.read_text(encoding="utf-8"), str(path)) for path in sorted(SHARED_DIR.glob("*.py"))
-          if not path.name.startswith("_")]
+SHARED = [t for t in TemplateLibrary(user_dir="/nonexistent").all() if t.family == "onnx_function"]
 
 MEDIAN_MODEL = '''
 import torch
@@ -113,7 +112,6 @@ def test_masked_select_as_compress_holds_for_masks_of_every_count(worker, tmp_pa
 
     from fixport.core.model.project import FixMapping
     from fixport.core.model.requests import AnalyzeRequest
-    from fixport.symbolics.library import SHARED_DIR
 
     model, output = tmp_path / "select.py", tmp_path / "select.onnx"
     model.write_text(MASKED_SELECT_MODEL, encoding="utf-8")
@@ -122,7 +120,7 @@ def test_masked_select_as_compress_holds_for_masks_of_every_count(worker, tmp_pa
         assert result.after.unsupported == [], result.rejected
         assert [c.template_id for c in result.choices] == ["onnx_function.masked_select_compress"]
     else:
-        source = (SHARED_DIR / "masked_select_compress.py").read_text(encoding="utf-8")
+        source = TemplateLibrary(user_dir="/nonexistent").get("onnx_function.masked_select_compress").source
         mapping = FixMapping(target_kind="aten::masked_select", template_id="onnx_function.masked_select_compress",
                              source=source)
         result = worker.run(AnalyzeRequest(ModelRequest(str(model)), {"exporter": exporter}, [mapping],

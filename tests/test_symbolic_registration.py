@@ -174,8 +174,7 @@ def test_instance_mapping_overrides_kind_mapping():
 
 def test_library_override_and_reset(tmp_path):
     library = TemplateLibrary(user_dir=tmp_path)
-    source = library.get("standard.asinh").source.replace('"title": "asinh -> ONNX Asinh"',
-                                                          '"title": "my asinh"')
+    source = library.get("standard.asinh").source.replace('title="asinh -> ONNX Asinh"', 'title="my asinh"')
     library.save_user_template(source)
     assert library.get("standard.asinh").title == "my asinh" and library.is_overridden("standard.asinh")
     assert TemplateLibrary(user_dir=tmp_path).get("standard.asinh").title == "my asinh"
@@ -197,11 +196,11 @@ def test_user_override_is_what_fix_auto_exports_and_reset_brings_the_builtin_bac
     monkeypatch.setenv("HOME", str(tmp_path))  # the command line's user templates live under $HOME
     library = TemplateLibrary(user_dir=tmp_path / ".config" / "fixport" / "templates")
     builtin_source = library.get("decompose.threshold_where").source
-    greater = 'above = g.op("Greater", self, g.op("Constant", value_t=torch.tensor(threshold, dtype=dtype)))'
+    greater = "op.Where(op.Greater(self, _like(threshold, self)), self, _like(value, self))"
     assert greater in builtin_source
-    override = builtin_source.replace(greater, 'above = g.op("Not", g.op("LessOrEqual", self, '
-                                      'g.op("Constant", value_t=torch.tensor(threshold, dtype=dtype))))')
-    library.save_user_template(override.replace('"min_opset": 9,', '"min_opset": 12,'))
+    override = builtin_source.replace(greater, "op.Where(op.Not(op.LessOrEqual(self, _like(threshold, self))), self, "
+                                               "_like(value, self))")
+    library.save_user_template(override.replace("min_opset=9,", "min_opset=12,"))
     example = next(e for e in list_examples() if e.name == "threshold")
 
     def fix_auto(name: str) -> tuple[str, set[str]]:

@@ -11,7 +11,9 @@ import pytest
 import torch
 import torch.nn.functional as F
 
-from fixport.core.exporters.torchscript.symbolic_registration import MappingSpec, compile_template_source
+from fixport.core.exporters.template_compiler import compile_template_source
+from fixport.core.exporters.torchscript.symbolic_registration import MappingSpec
+from fixport.symbolics.api import FIX_METADATA
 from fixport.symbolics.template_form import injected_names_used
 from tests.fixport_export_helpers import (
     LIBRARY,
@@ -48,11 +50,12 @@ def _module_name(path: Path) -> str:
 
 def test_every_builtin_is_a_plain_module_that_imports_what_it_uses():
     """No names injected: each template imports as a module and its ``symbolic`` is the one
-    Fixport compiles; ``params`` holds the TEMPLATE defaults until Fixport sets the chosen ones."""
+    Fixport compiles; ``params`` holds the declared defaults until Fixport sets the chosen ones."""
     for info in [t for t in LIBRARY.all() if t.builtin]:
         assert injected_names_used(info.source) == set(), info.id
         module = importlib.import_module(_module_name(Path(info.path)))
-        assert callable(module.symbolic) and module.TEMPLATE["id"] == info.id
+        metadata = getattr(module.symbolic, FIX_METADATA, None) or module.TEMPLATE  # @fix(...) or TEMPLATE = {...}
+        assert callable(module.symbolic) and metadata["id"] == info.id
         if info.params:
             assert module.params == info.default_params(), info.id
     folders = {Path(t.path).parent.name for t in LIBRARY.all()}

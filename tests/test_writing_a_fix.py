@@ -5,10 +5,12 @@ import re
 from pathlib import Path
 
 import onnx
+import pytest
 
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import ModelRequest
+from fixport.symbolics.dynamo.library import dynamo_library
 from fixport.symbolics.library import TemplateLibrary, parse_template_source
 from fixport.symbolics.stubs import generate_stub
 
@@ -24,7 +26,8 @@ def example(name: str) -> str:
 
 
 def test_the_stub_on_the_page_is_the_one_fixport_writes() -> None:
-    (kind,) = parse_template_source(example("user.aten_hypot.py")).fits
+    (overload,) = parse_template_source(example("user.aten_hypot.py")).fits
+    kind = overload.partition(".")[0]  # the TorchScript node's kind, which the stub is written for
     assert example("stub") == generate_stub(kind, opset=17, input_types=TRACED_TYPES)
 
 
@@ -46,3 +49,19 @@ def test_the_template_on_the_page_fixes_the_model_on_the_page(worker, tmp_path: 
     assert {"Mul", "Add", "Sqrt"} <= {node.op_type for node in onnx.load(str(onnx_path)).graph.node}
 
     assert after.output_max_abs is not None and after.output_max_abs < 1e-5  # ONNX Runtime against torch
+
+
+@pytest.mark.slow
+def test_the_template_on_the_page_fixes_the_model_under_dynamo_too(worker, tmp_path: Path) -> None:
+    """The page's fix is an ONNX function under @fix: the dynamo library offers it for the op
+    overload, and the dynamo exporter registers the same function (over torch_lib's own)."""
+    model_path = tmp_path / "hypot_model.py"
+    model_path.write_text(example("hypot_model.py"), encoding="utf-8")
+    library = dynamo_library(user_dir=tmp_path / "dynamo_templates")
+    template = library.save_user_template(example("user.aten_hypot.py"))
+    assert library.templates_for("aten::hypot.default", 18)[0].template_id == template.id
+
+    mapping = FixMapping("aten::hypot.default", template.id, template.source, template.default_params())
+    after = worker.run(AnalyzeRequest(ModelRequest(str(model_path)), {"exporter": "dynamo"}, [mapping]))
+    assert after.unsupported == [], [p.message for p in after.unsupported]
+    assert after.output_max_abs is not None and after.output_max_abs < 1e-5

@@ -4,7 +4,8 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass, field
 
-_G_OP_RE = re.compile(r"""g\.op\(\s*["']([\w.\-]+::)?([A-Z]\w*)["']""")
+# g.op("Mul", ...) in a TorchScript symbolic, op.Mul(...) in an onnxscript function
+_G_OP_RE = re.compile(r"""g\.op\(\s*["']([\w.\-]+::)?([A-Z]\w*)["']|\bop\.([A-Z]\w*)\(""")
 
 
 @dataclass
@@ -17,9 +18,10 @@ class OpInfo:
 
 
 def onnx_ops_in_source(source: str) -> list[str]:
-    """Standard ONNX ops a symbolic's source creates with g.op(...), in order of appearance."""
+    """Standard ONNX ops a fix's source creates with g.op(...) or op.X(...), in order of appearance."""
     ops: list[str] = []
-    for domain, op_type in _G_OP_RE.findall(source):
+    for domain, g_op_type, function_op_type in _G_OP_RE.findall(source):
+        op_type = g_op_type or function_op_type
         if not domain and op_type not in ops:
             ops.append(op_type)
     return ops

@@ -10,19 +10,7 @@ Tensor inputs arrive as Values, other ``forward`` arguments as Python values.
 import torch
 from torch.onnx._internal.torchscript_exporter import _type_utils
 
-TEMPLATE = {
-    "id": "autograd.my_add",
-    "title": "MyAddPyOp -> Add/Mul",
-    "description": "2 * a + b as Mul and Add.",
-    "family": "autograd",
-    "fits": ["prim::PythonOp[MyAddPyOp]"],
-    "min_opset": 7,
-    "max_opset": None,
-    "params": {},
-    "runs_in_onnxruntime": True,
-    "custom_opsets": {},
-    "notes": "Same as the tutorial's dispatcher branch for MyAddPyOp.",
-}
+from fixport.symbolics.api import fix
 
 
 def _const_like(g, value, like):
@@ -30,5 +18,15 @@ def _const_like(g, value, like):
     return g.op("Constant", value_t=torch.tensor(value, dtype=dtype))
 
 
+@fix(
+    "prim::PythonOp[MyAddPyOp]",
+    id="autograd.my_add",
+    strategy="autograd",
+    title="MyAddPyOp -> Add/Mul",
+    description="2 * a + b as Mul and Add.",
+    min_opset=7,
+    notes="Same as the tutorial's dispatcher branch for MyAddPyOp.",
+    torchscript_only="an autograd.Function reaches the exporter as prim::PythonOp only under TorchScript",
+)
 def symbolic(g, a, b):
     return g.op("Add", g.op("Mul", _const_like(g, 2.0, a), a), b)

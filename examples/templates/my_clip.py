@@ -10,19 +10,7 @@ Tensor inputs arrive as Values, other ``forward`` arguments as Python values (``
 import torch
 from torch.onnx._internal.torchscript_exporter import _type_utils
 
-TEMPLATE = {
-    "id": "autograd.my_clip",
-    "title": "MyClip -> Clip",
-    "description": "Clamp from below: Clip(x, min) with min as an input (opset 11+).",
-    "family": "autograd",
-    "fits": ["prim::PythonOp[MyClip]"],
-    "min_opset": 11,
-    "max_opset": None,
-    "params": {},
-    "runs_in_onnxruntime": True,
-    "custom_opsets": {},
-    "notes": "Same as the tutorial's dispatcher branch for MyClip.",
-}
+from fixport.symbolics.api import fix
 
 
 def _const_like(g, value, like):
@@ -30,5 +18,15 @@ def _const_like(g, value, like):
     return g.op("Constant", value_t=torch.tensor(value, dtype=dtype))
 
 
+@fix(
+    "prim::PythonOp[MyClip]",
+    id="autograd.my_clip",
+    strategy="autograd",
+    title="MyClip -> Clip",
+    description="Clamp from below: Clip(x, min) with min as an input (opset 11+).",
+    min_opset=11,
+    notes="Same as the tutorial's dispatcher branch for MyClip.",
+    torchscript_only="an autograd.Function reaches the exporter as prim::PythonOp only under TorchScript",
+)
 def symbolic(g, x, min):
     return g.op("Clip", x, _const_like(g, min, x))

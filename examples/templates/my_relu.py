@@ -7,20 +7,18 @@ goes through Fixport's ``prim::PythonOp`` dispatcher instead, which picks it by 
 Tensor inputs arrive as Values, other ``forward`` arguments as Python values.
 """
 
-TEMPLATE = {
-    "id": "autograd.my_relu",
-    "title": "MyRelu -> Relu",
-    "description": "Relu(x).",
-    "family": "autograd",
-    "fits": ["prim::PythonOp[MyRelu]"],
-    "min_opset": 6,
-    "max_opset": None,
-    "params": {},
-    "runs_in_onnxruntime": True,
-    "custom_opsets": {},
-    "notes": "Same as the tutorial's dispatcher branch for MyRelu.",
-}
+from fixport.symbolics.api import fix
 
 
+@fix(
+    "prim::PythonOp[MyRelu]",
+    id="autograd.my_relu",
+    strategy="autograd",
+    title="MyRelu -> Relu",
+    description="Relu(x).",
+    min_opset=6,
+    notes="Same as the tutorial's dispatcher branch for MyRelu.",
+    torchscript_only="an autograd.Function reaches the exporter as prim::PythonOp only under TorchScript",
+)
 def symbolic(g, x):
     return g.op("Relu", x)

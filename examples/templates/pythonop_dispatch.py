@@ -13,19 +13,7 @@ one Function by name, it becomes that class's static ``symbolic`` (``g.original_
 import torch
 from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
 
-TEMPLATE = {
-    "id": "autograd.pythonop_dispatch",
-    "title": "prim::PythonOp dispatcher by Function name",
-    "description": "Tutorial dispatcher: MyClip -> Clip, MyRelu -> Relu, MyAddPyOp -> 2*a+b; output type copied.",
-    "family": "autograd",
-    "fits": ["prim::PythonOp"],
-    "min_opset": 11,
-    "max_opset": None,
-    "params": {},
-    "runs_in_onnxruntime": True,
-    "custom_opsets": {},
-    "notes": "Registering any prim::PythonOp symbolic stops torch from inlining other Functions' forward.",
-}
+from fixport.symbolics.api import fix
 
 
 def _const_like(g, value, like):
@@ -33,6 +21,16 @@ def _const_like(g, value, like):
     return g.op("Constant", value_t=torch.tensor(value, dtype=dtype))
 
 
+@fix(
+    "prim::PythonOp",
+    id="autograd.pythonop_dispatch",
+    strategy="autograd",
+    title="prim::PythonOp dispatcher by Function name",
+    description="Tutorial dispatcher: MyClip -> Clip, MyRelu -> Relu, MyAddPyOp -> 2*a+b; output type copied.",
+    min_opset=11,
+    notes="Registering any prim::PythonOp symbolic stops torch from inlining other Functions' forward.",
+    torchscript_only="an autograd.Function reaches the exporter as prim::PythonOp only under TorchScript",
+)
 def symbolic(g, *args, **kwargs):
     node = g.original_node
     name = kwargs["name"]

@@ -12,6 +12,8 @@ import textwrap
 
 import torch
 
+from fixport.symbolics.api import op_schema
+
 TORCHLIB_TEMPLATE_ID = "dynamo.torchlib_start"
 STUB_TEMPLATE_ID = "dynamo.stub"
 _DECORATOR_RE = re.compile(r"^@.*\n", re.MULTILINE)
@@ -74,12 +76,7 @@ def _helper_imports(body: str, function: object) -> str:
 
 
 def _schema(kind: str) -> torch._C.FunctionSchema | None:
-    from fixport.core.exporters.dynamo.fixes import op_overload
-
-    try:
-        return op_overload(kind)._schema
-    except Exception:  # not an op overload torch knows in this process
-        return None
+    return op_schema(kind)
 
 
 def stub_offer(kind: str) -> str:

@@ -4,7 +4,7 @@ Schema: the op's own; tensor inputs pass in order, other arguments are dropped. 
 cannot run the node unless a custom-op library registers it; ``custom_opsets`` names the domain.
 """
 
-from fixport.core.exporters.dynamo.placeholders import custom_node
+from fixport.symbolics.api import custom_node
 
 TEMPLATE = {
     "id": "dynamo.custom_domain_node",

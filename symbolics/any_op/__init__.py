@@ -1,0 +1,1 @@
+"""Generic fixes that fit any op (``*``): a custom-domain node, an ATen fallback, a 1:1 ONNX op, ..."""

@@ -1,0 +1,1 @@
+"""Fixes for ops of the ``aten`` namespace, one file each (see fixport.symbolics.api)."""

@@ -1,1 +1,0 @@
-"""Fixport's built-in symbolic templates, one importable module per template, by family."""

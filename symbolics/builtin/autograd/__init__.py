@@ -1,1 +1,0 @@
-"""Built-in templates of the 'autograd' family."""

@@ -1,0 +1,1 @@
+"""Fixes for ``prim::PythonOp`` (an ``autograd.Function``), which only TorchScript exports."""

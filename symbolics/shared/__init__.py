@@ -1,1 +1,0 @@
-"""ONNX functions written once for both exporters (see fixport.symbolics.onnx_functions)."""
