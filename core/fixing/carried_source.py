@@ -79,7 +79,7 @@ def is_fixport_module(module: str | None) -> bool:
     return module is not None and (module == "fixport" or module.startswith("fixport."))
 
 
-def _fixport_imports(tree: ast.Module) -> list[str]:
+def fixport_imports(tree: ast.Module) -> list[str]:
     """The Fixport modules ``tree`` imports, anywhere in it (relative imports left out)."""
     found = []
     for node in ast.walk(tree):
@@ -96,7 +96,7 @@ def support_sources() -> list[tuple[str, str]]:
     sources = []
     for path in sorted(folder.glob("*.py")):
         source = path.read_text(encoding="utf-8")
-        imported = _fixport_imports(ast.parse(source))
+        imported = fixport_imports(ast.parse(source))
         if imported:
             raise ImportError(f"{SUPPORT_PACKAGE}.{path.stem} imports {', '.join(imported)}: the fix script's "
                               "support imports only itself (relative imports), torch and the ONNX packages")
@@ -109,7 +109,7 @@ def exporter_part_source(module: str) -> str:
     """The exporter's part (``module``), whole, its imports of the support package renamed to the
     script's; refused where it imports any other Fixport module."""
     source = _SUPPORT_IMPORT_RE.sub(SCRIPT_SUPPORT, module_path(module).read_text(encoding="utf-8"))
-    imported = _fixport_imports(ast.parse(source))
+    imported = fixport_imports(ast.parse(source))
     if imported:
         raise ImportError(f"{module} imports {', '.join(imported)}: an exporter's fix-script part imports "
                           f"only {SUPPORT_PACKAGE}, torch and the ONNX packages")

@@ -36,6 +36,7 @@ from fixport.core.fixing.carried_source import (
     Import,
     embedded_module,
     exporter_part_source,
+    fixport_imports,
     import_lines,
     module_imports,
     module_tree,
@@ -171,11 +172,13 @@ def _with_their_imports(modules: list[str]) -> list[str]:
     """``modules`` and the Fixport modules they import, each after those it imports (the script runs
     each carried module as it is carried)."""
     ordered: list[str] = []
+    visiting: set[str] = set()  # modules that import each other are carried once, in any order
 
     def visit(name: str) -> None:
-        if name in ordered:
+        if name in ordered or name in visiting:
             return
-        for imported in sorted(set(_FIXPORT_IMPORT_RE.findall(module_tree(name)[0]))):
+        visiting.add(name)
+        for imported in sorted(set(fixport_imports(module_tree(name)[1]))):
             visit(imported)
         ordered.append(name)
 
