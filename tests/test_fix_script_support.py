@@ -14,7 +14,6 @@ import sys
 import textwrap
 from pathlib import Path
 
-import numpy as np
 import onnx
 import pytest
 import torch
@@ -22,9 +21,8 @@ import torch
 from fixport.core.exporters.profiles import DYNAMO, PROFILES, TORCHSCRIPT
 from fixport.core.fixing.carried_source import SCRIPT_SUPPORT, module_path, support_sources
 from fixport.core.fixing.fix_script import fix_script_text
-from fixport.core.model.inputs import parse_input_spec
 from fixport.core.model.project import FixMapping, Project, save_project
-from fixport.core.script_support import bfloat16, checks, input_sets, inputs
+from fixport.core.script_support import bfloat16, comparison, input_sets, inputs
 from fixport.examples.catalog import list_examples
 from tests.conftest import REPO, slow_but_one
 from tests.test_fix_end_to_end import _assert_same_model
@@ -65,9 +63,9 @@ TEMPLATE = {
 def symbolic(self, exponent: float):
     return op.Mul(self, self)
 """
-# Engine functions the script used to copy by name (issue 36): renamed in a copy of Fixport below.
-ENGINE_PRIVATE_NAMES = ("_key_name", "_by_instance", "_accepts_kwargs", "_shapes_by_parameter", "_snapshot",
-                        "_refuse_missing_required", "_widen_nodes")
+# Private engine functions beside the code the script carries (issue 36): renamed in a copy of Fixport below.
+ENGINE_PRIVATE_NAMES = ("_given_shape_set", "_static_symbolic", "_make_kind_dispatcher", "_dynamic_shapes_by_name",
+                        "_attribute_value", "_refuse_missing_required", "_with_widened_weights")
 
 
 def _project(exporter: str, model: Path | None = None) -> Project:
@@ -197,109 +195,59 @@ def test_renaming_an_engine_private_function_leaves_the_script_unchanged(model_f
 
 # ---- the support and the engine on the same inputs ----
 
-def test_random_inputs_and_input_structure_agree_with_the_engine() -> None:
+def test_the_engine_runs_the_supports_code_not_a_copy() -> None:
+    """What the fix script carries lives once, in the support: the engine's names for it are the
+    support's own objects (issue 36), so the script and Fixport cannot drift apart."""
+    from fixport.core.checks import low_precision as engine_low_precision
+    from fixport.core.checks import shape_check
+    from fixport.core.loaders import input_sets as engine_input_sets
     from fixport.core.loaders import input_structure, input_tensors
+    from fixport.core.model import output_stats, tolerances, traced_sizes, vocabulary
+    from fixport.core.onnx_io import bfloat16_runs, ort_session
+    from fixport.core.script_support import dynamic_dims, low_precision, other_sizes, scopes, session_feeds
 
-    specs = [parse_input_spec(text) for text in ("x=2x3", "mask=2x3:bool", "ids=4:int64", "h=2x2:float16")]
-    ours, theirs = input_tensors.random_inputs(specs, 3), inputs.random_inputs(specs, 3)
-    assert list(ours) == list(theirs) and all(np.array_equal(ours[k], theirs[k]) for k in ours)
-
-    class Nested(torch.nn.Module):
-        def forward(self, x, state=None, scale=1.0, extra=None):
-            return {"sum": x + state["h"] * scale, "pair": (x, extra["y"])}
-
-    x, h, y = torch.rand(2, 3), torch.rand(2, 3), torch.rand(3)
-    given = [Nested(), x, {"state": {"h": h}, "scale": 2.0, "extra": {"y": y}}]
-    engine = input_structure.flat_model(given[0], *input_structure.split_inputs(given[1:]), "nested.py")
-    support = inputs.flat_model(given[0], *inputs.split_inputs(given[1:]), "nested.py")
-    assert engine[0].structure.names == support[0].structure.names
-    assert all(torch.equal(a, b) for a, b in zip(engine[1], support[1], strict=True))
-    assert input_structure.keyed_output_names(engine[0], engine[1]) == inputs.keyed_output_names(support[0],
-                                                                                                support[1])
-    assert input_structure.positional_names(Nested(), 2) == inputs.positional_names(Nested(), 2)
-
-
-def test_input_sets_agree_with_the_engine() -> None:
-    from fixport.core.loaders import input_sets as engine
-
-    class Add(torch.nn.Module):
-        def forward(self, x, y):
-            return x + y
-
-    given = [[(torch.rand(2, 5), torch.rand(2, 5)), (torch.rand(3, 7), torch.rand(3, 7))]]
-    assert engine.several_input_sets(given) is not None
-    assert str(engine.several_input_sets(given)) == str(input_sets.several_input_sets(given))
-    ours = engine.flat_input_sets(Add(), engine.several_input_sets(given), "add.py")
-    theirs = input_sets.flat_input_sets(Add(), input_sets.several_input_sets(given), "add.py")
-    assert [t.shape for t in ours[1]] == [t.shape for t in theirs[1]] and ours[2] == theirs[2]
-    assert [[t.shape for t in s] for s in ours[3]] == [[t.shape for t in s] for s in theirs[3]]
-    proposed = engine.proposed_dynamic_axes(["x", "y"], [ours[1], *ours[3]])
-    assert proposed == input_sets.proposed_dynamic_axes(["x", "y"], [theirs[1], *theirs[3]]) and proposed
-    for declared in (None, proposed, {"x": {0: "n"}}):
-        assert engine.dims_inferred_from_sets(declared, proposed) == input_sets.dims_inferred_from_sets(declared,
-                                                                                                        proposed)
+    shared = {(input_tensors, inputs): ["random_inputs"],
+              (input_structure, inputs): ["flat_model", "InputStructure", "StructuredCall", "keyed_output_names"],
+              (engine_input_sets, input_sets): ["flat_input_sets", "proposed_dynamic_axes", "several_input_sets"],
+              (tolerances, comparison): ["DEFAULT_TOLERANCES", "FALLBACK_DTYPE"],
+              (output_stats, comparison): ["difference_metrics", "flatten_outputs", "to_numpy", "as_real_layout"],
+              (traced_sizes, dynamic_dims): ["declared_dims"],
+              (shape_check, other_sizes): ["other_size_inputs", "random_like", "SHAPE_SEED"],
+              (engine_low_precision, low_precision): ["float32_outputs", "within_rounding"],
+              (ort_session, session_feeds): ["feeds_for"],
+              (bfloat16_runs, bfloat16): ["widen_in_place", "Bfloat16Session", "has_bfloat16"]}
+    copies = [f"{engine.__name__}.{name}" for (engine, support), names in shared.items() for name in names
+              if getattr(engine, name) is not getattr(support, name)]
+    assert copies == []
+    assert vocabulary.scope_from_torchscript is scopes.module_scope
 
 
-def test_the_comparison_rules_agree_with_the_engine() -> None:
-    from fixport.core.checks import low_precision, shape_check
-    from fixport.core.model import output_stats, tolerances, traced_sizes
+def test_the_supports_errors_are_the_engines_across_the_worker() -> None:
+    """A missing input the support reports is the engine's MissingInputsError, caught as its
+    InputSpecError and FixportError, and it crosses the worker's pipe (pickle) as the same class."""
+    import pickle
 
-    assert checks.DEFAULT_TOLERANCES == tolerances.DEFAULT_TOLERANCES
-    assert checks.FALLBACK_DTYPE == tolerances.FALLBACK_DTYPE
-    example = (torch.rand(2, 8, 5), torch.rand(2, 5))
-    axes = {"x": {0: "batch", 1: "length"}, "y": {0: "batch"}}
-    dims = traced_sizes.declared_dims(axes, ["x", "y"], [tuple(t.shape) for t in example])
-    assert dims == checks.declared_dims(axes, ["x", "y"], [tuple(t.shape) for t in example])
-    ours, theirs = shape_check.other_size_inputs(dims, example), checks.other_size_inputs(dims, example)
-    assert [label for label, _ in ours] == [label for label, _ in theirs]
-    assert all(torch.equal(a, b) for (_, xs), (_, ys) in zip(ours, theirs) for a, b in zip(xs, ys, strict=True))
+    from fixport.core.model import errors as engine
+    from fixport.core.script_support import errors as support
 
-    value = {"a": torch.rand(3, 4), "b": [torch.rand(2, dtype=torch.complex64), torch.tensor(3)]}
-    flat = output_stats.flatten_outputs(value)
-    assert [(n, v.dtype) for n, v in flat] == [(n, v.dtype) for n, v in checks.flatten_outputs(value)]
-    reference, candidate = flat[0][1], flat[0][1] + np.float32(2e-3)
-    ours_metrics = output_stats.difference_metrics(reference, candidate, 1e-3, 1e-5)
-    theirs_metrics = checks.difference_metrics(reference, candidate, 1e-3, 1e-5)
-    assert list(ours_metrics) == list(theirs_metrics)
-    assert all(np.array_equal(ours_metrics[key], theirs_metrics[key]) for key in ours_metrics)
-    real = np.stack([flat[1][1].real, flat[1][1].imag], axis=-1)
-    assert np.array_equal(output_stats.as_real_layout(flat[1][1], real), checks.as_real_layout(flat[1][1], real))
-
-    model, half_inputs = torch.nn.Linear(8, 4).half().eval(), (torch.rand(3, 8).half(),)
-    exact = low_precision.float32_outputs(model, half_inputs)
-    assert [(n, v.tolist()) for n, v in exact] == [(n, v.tolist()) for n, v in checks.float32_outputs(model,
-                                                                                                       half_inputs)]
-    torch_value = model(*half_inputs).detach().numpy()
-    for onnx_value in (exact[0][1].astype(np.float16), torch_value + np.float16(0.5)):
-        assert (low_precision.within_rounding(torch_value, onnx_value, exact[0][1], 1e-3)
-                == checks.within_rounding(torch_value, onnx_value, exact[0][1], 1e-3))
-
-
-def test_bfloat16_runs_agree_with_the_engine() -> None:
-    from fixport.core.onnx_io import bfloat16_runs
-
-    helper = onnx.helper
-    graph = helper.make_graph(
-        [helper.make_node("Cast", ["x"], ["h"], to=onnx.TensorProto.BFLOAT16),
-         helper.make_node("Relu", ["h"], ["r"]),
-         helper.make_node("Cast", ["r"], ["y"], to=onnx.TensorProto.FLOAT)], "bf16",
-        [helper.make_tensor_value_info("x", onnx.TensorProto.FLOAT, [2])],
-        [helper.make_tensor_value_info("y", onnx.TensorProto.FLOAT, [2])])
-    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
-    assert bfloat16_runs.has_bfloat16(model) and bfloat16.has_bfloat16(model)
-    assert bfloat16_runs.bfloat16_values(model) == bfloat16.bfloat16_values(model)
-    ours, theirs = onnx.ModelProto(), onnx.ModelProto()
-    ours.CopyFrom(model)
-    theirs.CopyFrom(model)
-    bfloat16_runs.widen_in_place(ours)
-    bfloat16.widen_in_place(theirs)
-    assert ours.SerializeToString() == theirs.SerializeToString()
+    raised = support.MissingInputsError("No example inputs for ids.", "Pass --input ids=1x8:int64.")
+    assert isinstance(raised, engine.InputSpecError) and isinstance(raised, engine.FixportError)
+    back = pickle.loads(pickle.dumps(raised))
+    assert type(back) is engine.MissingInputsError and back.hint == raised.hint
+    assert back.user_text() == "No example inputs for ids.\n  → Pass --input ids=1x8:int64."
+    assert issubclass(engine.TraceError, support.FixportError)
 
 
 def test_the_exporter_parts_agree_with_the_engine() -> None:
-    from fixport.core.exporters import given_inputs
-    from fixport.core.exporters.dynamo import exporter as dynamo
-    from fixport.core.exporters.dynamo import module_attributes
+    """What each part still writes again (the names Fixport saves, the instance keys) matches the
+    engine; what it shares (a signature cut to the given inputs, dynamic shapes by parameter, the
+    attributes kept) is the one implementation both run, checked here on its own."""
+    from fixport.core.exporters.dynamo import exporter as dynamo_exporter
+    from fixport.core.exporters.dynamo import fixes as dynamo_fixes
+    from fixport.core.exporters.dynamo import script_part as dynamo_shared
+    from fixport.core.exporters.torchscript import exporter as torchscript_exporter
+    from fixport.core.exporters.torchscript import function_symbolics
+    from fixport.core.exporters.torchscript import script_part as torchscript_shared
     from fixport.core.exporters.torchscript import source_graph as torchscript_graph
     from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
     from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, PYTHON_OP_KIND
@@ -308,6 +256,13 @@ def test_the_exporter_parts_agree_with_the_engine() -> None:
     assert torchscript_part.PYTHON_OP_KIND == PYTHON_OP_KIND
     assert dynamo_part.DECOMPOSITION_FAMILY == DYNAMO_DECOMPOSITION_FAMILY
     assert (dynamo_part.NO_GRAD, dynamo_part.STRICT, dynamo_part.CORE_ATEN) == (NO_GRAD, STRICT, CORE_ATEN)
+    shared = [(torchscript_exporter.given_inputs_only, torchscript_shared.given_inputs_only),
+              (function_symbolics.autograd_functions_named, torchscript_shared.autograd_functions_named),
+              (torchscript_graph.all_nodes, torchscript_shared.all_nodes),
+              (dynamo_exporter.shapes_by_parameter, dynamo_shared.shapes_by_parameter),
+              (dynamo_exporter.attributes_kept, dynamo_shared.attributes_kept),
+              (dynamo_fixes.by_instance, dynamo_shared.by_instance)]
+    assert [engine for engine, part in shared if engine is not part] == []
 
     class Blocks(torch.nn.Module):
         def __init__(self):
@@ -324,21 +279,18 @@ def test_the_exporter_parts_agree_with_the_engine() -> None:
     ours = torchscript_graph.instance_keys(torchscript_graph.all_nodes(graph))
     assert list(ours.values()) == list(torchscript_part.instance_keys(torchscript_part.all_nodes(graph)).values())
 
-    for count in (1, 2):
-        with given_inputs.given_inputs_only(model, count):
-            engine_signature = str(inspect.signature(model.forward))
-        with torchscript_part.given_inputs_only(model, count):
-            assert str(inspect.signature(model.forward)) == engine_signature
+    for count, signature in ((1, "(x)"), (2, "(x, y=None)")):
+        with torchscript_shared.given_inputs_only(model, count):
+            assert str(inspect.signature(model.forward)) == signature
+    assert str(inspect.signature(model.forward)) == "(x, y=None, *past, scale=2.0)"
 
     args, per_input = (x, x, x, x), [{0: "batch"}, None, {0: "batch"}, None]
-    assert dynamo_part.shapes_by_parameter(model, args, per_input) == dynamo._shapes_by_parameter(model, args,
-                                                                                                   per_input)
+    assert dynamo_shared.shapes_by_parameter(model, args, per_input) == ({0: "batch"}, None, ({0: "batch"}, {}))
     model.cache = []  # the trace above ran forward()
-    for kept in (module_attributes.attributes_kept, dynamo_part.attributes_kept):
-        with kept(model):
-            model(x)
-            model.added = 1
-        assert model.cache == [] and not hasattr(model, "added")
+    with dynamo_shared.attributes_kept(model):
+        model(x)
+        model.added = 1
+    assert model.cache == [] and not hasattr(model, "added")
 
 
 @pytest.mark.slow  # two transformers checkpoints opened twice each (about 20 s)
@@ -364,4 +316,4 @@ def test_checkpoint_folders_open_as_the_engine_opens_them(tmp_path: Path) -> Non
         assert engine[2] == support[2] and engine[3] == support[3], (folder, component)
         with torch.no_grad():
             ours, theirs = engine[0](*engine[1]), support[0](*support[1])
-        assert [n for n, _ in checks.flatten_outputs(ours)] == [n for n, _ in checks.flatten_outputs(theirs)]
+        assert [n for n, _ in comparison.flatten_outputs(ours)] == [n for n, _ in comparison.flatten_outputs(theirs)]

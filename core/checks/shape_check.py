@@ -6,7 +6,9 @@ sizes). So after a clean check at the example shapes, the model runs again at a 
 smaller size of every declared dim (dims of the same name move together; odd sizes, batch 1 and
 above 1 among them), in torch and in ONNX Runtime. A shape torch itself refuses is skipped and
 said so; a difference, or ONNX Runtime failing, is a ``shape_specialised`` problem naming the
-shape, the output, and the lines where the trace warned that it baked a value.
+shape, the output, and the lines where the trace warned that it baked a value. The other sizes
+are made by the fix script's support (``core/script_support/other_sizes.py``), so the script checks
+the same ones.
 """
 from __future__ import annotations
 
@@ -28,8 +30,12 @@ from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
+from fixport.core.script_support.other_sizes import SHAPE_SEED, other_size_inputs, random_like
 
-SHAPE_SEED = 7  # the other shapes' random inputs, the same on every run
+__all__ = ["BAKED_BY_THE_TRACE", "FIXED_INPUT_HINT", "SHAPE_SEED", "ShapeCheck", "ShapeSet", "baked_at",
+           "check_other_shapes", "first_line", "generalisation_shapes", "only_the_input_sets", "other_size_inputs",
+           "random_like", "shape_label_note"]
+
 BAKED_BY_THE_TRACE = "The trace turned a size into a constant at "  # then the user's lines
 
 
@@ -43,17 +49,6 @@ class ShapeSet:
     @property
     def shapes(self) -> str:
         return ", ".join("x".join(str(d) for d in t.shape) or "scalar" for t in self.inputs)
-
-
-def _larger(size: int) -> int:
-    return size + max(1, (size + 1) // 2)  # 1 -> 2 (batch above 1), 8 -> 12, 30 -> 45
-
-
-def _smaller(size: int) -> int:
-    if size <= 2:
-        return 1  # batch 1
-    smaller = size * 3 // 4
-    return max(1, smaller - 1 if smaller % 2 == 0 else smaller)  # odd: 8 -> 5, 30 -> 21
 
 
 def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
@@ -81,33 +76,6 @@ def only_the_input_sets(loaded: LoadedModel, options: ExportOptions,
     return not given and dims_inferred_from_sets(options.dynamic_axes, loaded.proposed_dynamic_axes)
 
 
-def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
-                      ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
-    """(label, inputs) at a larger and at a smaller size of every dim in ``dims`` (``declared_dims``),
-    the other sizes as traced (the fix script's support repeats it; tests check they agree)."""
-    if not dims:
-        return []
-    traced = {name: int(example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}
-    sets = []
-    for resize in (_larger, _smaller):
-        sizes = {name: resize(size) for name, size in traced.items()}
-        # "past_plus_1" stays one more than "past" (a mask over the past and the new token)
-        for name, size in traced.items():
-            base, _, offset = name.rpartition("_plus_")
-            if base in sizes and offset.isdigit() and traced[base] + int(offset) == size:
-                sizes[name] = sizes[base] + int(offset)
-        if sizes == traced:
-            continue
-        shapes = [list(t.shape) for t in example_inputs]
-        for name, places in dims.items():
-            for position, axis in places:
-                shapes[position][axis] = sizes[name]
-        generator = torch.Generator().manual_seed(SHAPE_SEED)
-        inputs = tuple(random_like(t, shape, generator) for t, shape in zip(example_inputs, shapes))
-        sets.append((", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
-    return sets
-
-
 def _given_shape_set(loaded: LoadedModel, shapes: dict[str, tuple[int, ...]], index: int) -> ShapeSet:
     """Inputs at the shapes the user named (the others as traced); a name the model lacks is an error."""
     names = list(loaded.input_names)
@@ -119,19 +87,6 @@ def _given_shape_set(loaded: LoadedModel, shapes: dict[str, tuple[int, ...]], in
     inputs = tuple(random_like(tensor, list(shapes.get(name, tensor.shape)), generator)
                    for name, tensor in zip(names, loaded.example_inputs))
     return ShapeSet(", ".join(f"{name}=" + "x".join(str(d) for d in shape) for name, shape in shapes.items()), inputs)
-
-
-def random_like(tensor: torch.Tensor, shape: list[int] | torch.Size, generator: torch.Generator) -> torch.Tensor:
-    """Random values like ``tensor``'s at ``shape``: normal for floating and complex dtypes, ints
-    within the tensor's own range (so token ids stay valid)."""
-    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
-        return torch.randn(shape, generator=generator, dtype=tensor.dtype)
-    if tensor.dtype == torch.bool:
-        return torch.rand(shape, generator=generator) < 0.5
-    if tensor.numel() == 0:
-        return torch.zeros(shape, dtype=tensor.dtype)
-    low, high = int(tensor.min()), int(tensor.max())
-    return torch.randint(low, high + 1, shape, generator=generator, dtype=tensor.dtype)
 
 
 @dataclass

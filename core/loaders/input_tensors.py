@@ -6,21 +6,9 @@ from pathlib import Path
 import numpy as np
 
 from fixport.core.model.errors import InputSpecError
-from fixport.core.model.inputs import InputSpec
+from fixport.core.script_support.inputs import random_inputs
 
-
-def random_inputs(specs: list[InputSpec], seed: int) -> dict[str, np.ndarray]:
-    """Reproducible random arrays: normal floats, small non-negative ints, random bools."""
-    rng = np.random.default_rng(seed)
-    arrays: dict[str, np.ndarray] = {}
-    for spec in specs:
-        if spec.dtype.startswith("float"):
-            arrays[spec.name] = rng.standard_normal(spec.shape).astype(spec.dtype)
-        elif spec.dtype == "bool":
-            arrays[spec.name] = rng.random(spec.shape) > 0.5
-        else:
-            arrays[spec.name] = rng.integers(0, 10, spec.shape).astype(spec.dtype)
-    return arrays
+__all__ = ["load_input_file", "random_inputs"]
 
 
 def load_input_file(path: str | Path) -> dict[str, np.ndarray]:

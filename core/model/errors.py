@@ -1,6 +1,14 @@
 """Errors Fixport shows to users: each names the problem and what to do about it."""
 from __future__ import annotations
 
+# The errors a fix script raises too are defined in its support and are these same classes here
+# (isinstance checks and pickling across the worker see one class).
+from fixport.core.script_support.errors import FixportError, InputSpecError, MissingInputsError, ModelLoadError
+
+__all__ = ["MAX_PRINTED_MESSAGE_CHARS", "MAX_SHOWN_MESSAGE_CHARS", "ExportError", "FixportError", "InputSpecError",
+           "MissingInputsError", "ModelLoadError", "NothingToCompareError", "ProjectError", "ShapeNamesError",
+           "TemplateValidationError", "TraceError", "WorkerCrashed", "WorkerError", "trimmed_message"]
+
 # An exporter's error text can hold a whole TorchScript graph (100 kB and more): what a person is
 # shown is cut to this many characters; the details (the log) keep it whole.
 MAX_SHOWN_MESSAGE_CHARS = 1000
@@ -15,40 +23,6 @@ def trimmed_message(text: str, limit: int = MAX_SHOWN_MESSAGE_CHARS) -> str:
     if "\n" in cut[limit // 2:]:
         cut = cut.rsplit("\n", 1)[0]
     return f"{cut.rstrip()}\n  … ({len(text) - len(cut):,} more characters in the log)"
-
-
-class FixportError(Exception):
-    """A problem the user can act on; ``hint`` says how."""
-
-    exit_code = 2
-
-    def __init__(self, message: str, hint: str = "", details: str = "", window_hint: str = "") -> None:
-        super().__init__(message)
-        self.message = message
-        self.hint = hint
-        self.details = details  # long text (a traceback) for the log, never the headline
-        self.window_hint = window_hint  # the hint in the window's words, where they differ from the command line's
-
-    def __str__(self) -> str:
-        return self.user_text()
-
-    def user_text(self, in_window: bool = False) -> str:
-        """The message and what to do, in the window's words where ``in_window`` and it has its own."""
-        hint = self.window_hint if in_window and self.window_hint else self.hint
-        return f"{self.message}\n  → {hint}" if hint else self.message
-
-
-class ModelLoadError(FixportError):
-    """The model file is missing, corrupt, of an unknown format, or its code raised."""
-
-
-class InputSpecError(FixportError):
-    """An --input/--inputs specification cannot be used."""
-
-
-class MissingInputsError(InputSpecError):
-    """The model file or folder does not give (all) the example inputs: the window asks for them
-    (Example inputs dialog), the command line names the --input to give."""
 
 
 class ShapeNamesError(InputSpecError):

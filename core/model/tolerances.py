@@ -25,22 +25,13 @@ from __future__ import annotations
 import math
 from dataclasses import dataclass, field
 
-Tolerance = tuple[float, float]  # (rtol, atol)
+# The default table and its fallback are the fix script's support's, so the script and Fixport hold
+# outputs to the same numbers.
+from fixport.core.script_support.comparison import DEFAULT_TOLERANCES, FALLBACK_DTYPE, Tolerance
 
-DEFAULT_TOLERANCES: dict[str, Tolerance] = {
-    "float64": (1e-7, 1e-9),
-    "float32": (1e-3, 1e-5),
-    "float16": (1e-2, 1e-3),
-    "bfloat16": (2e-2, 1e-2),
-    "complex128": (1e-7, 1e-9),
-    "complex64": (1e-3, 1e-5),
-    "int64": (0.0, 0.0),
-    "int32": (0.0, 0.0),
-    "int16": (0.0, 0.0),
-    "int8": (0.0, 0.0),
-    "uint8": (0.0, 0.0),
-    "bool": (0.0, 0.0),
-}
+__all__ = ["DEFAULT_TABLE_NAME", "DEFAULT_TOLERANCES", "FALLBACK_DTYPE", "TF32_REASON", "TF32_SCALE_ATOL",
+           "TF32_TABLE_NAME", "TF32_TOLERANCES", "Tolerance", "ToleranceTable"]
+
 # ONNX Runtime's CUDA provider by default rounds MatMul/Gemm/Conv inputs to TF32 (a 10-bit
 # mantissa, as float16's): float32 outputs then agree with torch only to float16's tolerance.
 TF32_TABLE_NAME = "deployed CUDA (TF32)"
@@ -57,9 +48,6 @@ TF32_REASON = ("the CUDA provider's defaults compute MatMul, Gemm and Conv in TF
                "rtol 1e-2, atol 1e-3, or 4e-3 of the output's largest value where that is more (TF32's error "
                "follows the size of the sums: ResNet-50 measured 3.4e-4 of it on an H100)")
 DEFAULT_TABLE_NAME = "default"
-
-# A dtype missing from the table (a new float format, say) is held to float32's tolerance.
-FALLBACK_DTYPE = "float32"
 
 
 @dataclass

@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from fixport.core.script_support.scopes import module_scope
+
 # In a symbolic_rejected message: an op on complex tensors whose symbolic ignores the trailing
 # (real, imaginary) axis ONNX carries them with; only a complex-aware template can fix it.
 COMPLEX_TENSORS_NOTE = "on complex tensors"
@@ -137,19 +139,8 @@ def scope_from_onnx_name(name: str) -> str:
     return SCOPE_SEPARATOR.join(scope_parts(name)[:-1])
 
 
-def scope_from_torchscript(scope_name: str) -> str:
-    """'M::/Sequential::features/Block::features.1' -> 'features/1' (module path with '/').
-
-    Scope segments carry either the attribute name or the full dotted path from the root,
-    depending on the torch version; both give the same result.
-    """
-    path = ""
-    for segment in scope_name.split("/"):
-        attr = segment.rsplit("::", 1)[-1] if "::" in segment else ""
-        if not attr:
-            continue
-        path = attr if not path or attr.startswith(path + ".") else f"{path}.{attr}"
-    return SCOPE_SEPARATOR.join(part for part in path.split(".") if part)
+# The fix script's support holds it (the script keys nodes the same way); '/' is SCOPE_SEPARATOR.
+scope_from_torchscript = module_scope
 
 
 # ---- instance keys: 'scope|source|kind|occurrence', a TorchScript node's stable id ----

@@ -6,7 +6,6 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
-import numpy as np
 import onnx
 import onnxruntime as ort
 
@@ -25,6 +24,7 @@ from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.placement import enable_profiling
 from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
 from fixport.core.onnx_io.shared_weights import shared_initializers
+from fixport.core.script_support.session_feeds import feeds_for
 
 ORT_LOG_ERRORS = 3
 ORT_LOG_FATAL_ONLY = 4  # for probing runs whose errors Fixport reports itself
@@ -144,16 +144,6 @@ def applied_cuda_options(session: ort.InferenceSession, asked: Sequence[Any]) ->
     if reported is None:
         return {}
     return {name: str(reported.get(name, value)) for name, value in wanted.items()}
-
-
-def feeds_for(session: ort.InferenceSession, names: Sequence[str],
-              arrays: Sequence[np.ndarray]) -> dict[str, np.ndarray]:
-    """Map arrays to the session's inputs by name, else by position."""
-    wanted = [i.name for i in session.get_inputs()]
-    by_name = dict(zip(names, arrays))
-    if all(name in by_name for name in wanted):
-        return {name: by_name[name] for name in wanted}
-    return dict(zip(wanted, arrays))
 
 
 def run_once(model: OnnxModel | onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> str | None:

@@ -8,8 +8,10 @@ and the exporter's part only the public names of this package.
 
 So these modules import nothing of Fixport but each other (relative imports: in a script the
 package is ``fix_script_support``), and only torch, onnx, onnxruntime, numpy and ml_dtypes (and
-transformers for a checkpoint folder). Where they repeat what the engine does (random inputs,
-input structure, checkpoint folders, the comparison rules), tests/test_fix_script_support.py runs
-both on the same models and inputs. Nothing here is imported by the command line or the window:
-the writer reads these files as text.
+transformers for a checkpoint folder). They are also the engine's code for what the script does as
+Fixport does (random inputs, input structure and input sets, the comparison rules, the other
+sizes, bfloat16 runs, the errors a user is shown): the engine imports them from here, so both run
+one implementation. The checkpoint-folder modules are still repeated by ``core/loaders/`` and
+tests/test_fix_script_support.py runs both. ``comparison``, ``dynamic_dims``, ``session_feeds``,
+``bfloat16`` and ``errors`` import no torch, so the torch-free rooms may use them too.
 """

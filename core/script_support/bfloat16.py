@@ -16,15 +16,15 @@ TYPE_ATTRIBUTES = ("to", "dtype")  # an int attribute naming an output's element
 ROUNDED_SUFFIX = "__fixport_bfloat16"
 
 
-def _graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
+def all_graphs(graph: onnx.GraphProto) -> Iterator[onnx.GraphProto]:
     """``graph`` and every subgraph (If, Loop, Scan bodies) inside it."""
     yield graph
     for node in graph.node:
         for attribute in node.attribute:
             if attribute.HasField("g"):
-                yield from _graphs(attribute.g)
+                yield from all_graphs(attribute.g)
             for subgraph in attribute.graphs:
-                yield from _graphs(subgraph)
+                yield from all_graphs(subgraph)
 
 
 def _tensor_types(type_proto: onnx.TypeProto) -> Iterator[Any]:
@@ -53,7 +53,7 @@ def _typed_nodes(nodes: Iterable[onnx.NodeProto]) -> Iterator[onnx.NodeProto]:
 
 
 def _bfloat16_places(model: onnx.ModelProto) -> Iterator[object]:
-    for graph in _graphs(model.graph):
+    for graph in all_graphs(model.graph):
         for info in (*graph.input, *graph.output, *graph.value_info):
             if BFLOAT16 in _element_types(info.type):
                 yield info
@@ -116,7 +116,7 @@ def _widen_inline(tensor: onnx.TensorProto) -> None:
 def widen_in_place(model: onnx.ModelProto) -> None:
     """Every bfloat16 type, type attribute and tensor held in ``model`` as float32, and each Cast to
     bfloat16 followed by a Cast back; external tensors are left to the caller."""
-    for graph in _graphs(model.graph):
+    for graph in all_graphs(model.graph):
         for info in (*graph.input, *graph.output, *graph.value_info):
             _widen_type(info.type)
         _widen_nodes(graph.node, graph)

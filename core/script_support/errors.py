@@ -1,4 +1,5 @@
-"""Errors the fix script raises where the model cannot be opened or its inputs made, as Fixport names them."""
+"""Errors raised where the model cannot be opened or its inputs made: the fix script's and Fixport's
+one set of classes (``fixport.core.model.errors`` re-exports them beside the engine's others)."""
 from __future__ import annotations
 
 

@@ -27,22 +27,20 @@ import torch
 
 from .bfloat16 import Bfloat16Session, bfloat16_values, has_bfloat16, widen_in_place
 from .checkpoints import load_checkpoint_folder
-from .checks import (
+from .comparison import (
     DEFAULT_TOLERANCES,
     FALLBACK_DTYPE,
-    LOW_PRECISION_NAMES,
     as_real_layout,
-    declared_dims,
     difference_metrics,
-    feeds_for,
     flatten_outputs,
-    float32_outputs,
-    other_size_inputs,
     to_numpy,
-    within_rounding,
 )
+from .dynamic_dims import declared_dims
 from .input_sets import dims_inferred_from_sets, flat_input_sets, proposed_dynamic_axes, several_input_sets
 from .inputs import StructuredCall, flat_model, keyed_output_names, positional_names, random_inputs, split_inputs
+from .low_precision import LOW_PRECISION_NAMES, float32_outputs, within_rounding
+from .other_sizes import other_size_inputs
+from .session_feeds import feeds_for
 
 ORT_LOG_ERRORS = 3  # ONNX Runtime's own warnings would bury the lines the check prints
 TRACED = " (traced)"  # ends the label of the example inputs' shapes

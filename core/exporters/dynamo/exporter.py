@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import contextlib
-import inspect
 import io
 import operator
 import re
@@ -52,13 +51,12 @@ from fixport.core.exporters.dynamo.fixes import (
     applied_dynamo_mappings,
     apply_decompositions,
     decompositions_while_preparing,
-    node_being_translated,
     register_translations,
 )
 from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file, weight_sources
-from fixport.core.exporters.dynamo.module_attributes import attributes_kept
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
+from fixport.core.exporters.dynamo.script_part import attributes_kept, node_being_translated, shapes_by_parameter
 from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.exporters.torch_export.capture_failures import (
@@ -404,30 +402,7 @@ def _dynamic_shapes_by_name(loaded: LoadedModel, options: ExportOptions) -> tupl
                           "Name the model's inputs in the dynamic axes, e.g. "
                           f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')
     per_input = [dict(options.dynamic_axes.get(name, {})) or None for name in input_names]
-    return args, kwargs, _shapes_by_parameter(loaded.module, args, per_input)
-
-
-def _shapes_by_parameter(module: torch.nn.Module, args: tuple, per_input: list[dict[int, str] | None]) -> Any:
-    """torch.export's dynamic_shapes for ``module(*args)``: one entry per forward parameter the
-    arguments bind to, in order, a ``*past`` parameter holding one entry per tensor it takes
-    (torch's own conversion from dynamic axes cannot take ``*args``)."""
-    try:
-        signature = inspect.signature(module.forward)
-        bound = signature.bind(*args)
-    except (TypeError, ValueError):  # no signature to bind to: one entry per argument, in order
-        return tuple(per_input)
-    shapes: list[Any] = []
-    index = 0
-    for name, value in bound.arguments.items():
-        if signature.parameters[name].kind is inspect.Parameter.VAR_POSITIONAL:
-            # {} for a static tensor: torch's conversion of named dims reads a tuple of Nones as one
-            # tensor's dims, and the structure no longer matches the arguments
-            shapes.append(tuple(dims or {} for dims in per_input[index:index + len(value)]))
-            index += len(value)
-        else:
-            shapes.append(per_input[index])
-            index += 1
-    return tuple(shapes)
+    return args, kwargs, shapes_by_parameter(loaded.module, args, per_input)
 
 
 def _constraint_problem(exc: BaseException, at_lines: list[UnsupportedNode], loaded: LoadedModel,

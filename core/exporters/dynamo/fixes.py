@@ -17,6 +17,7 @@ from typing import Any
 
 import torch
 
+from fixport.core.exporters.dynamo.script_part import by_instance
 from fixport.core.model.errors import TemplateValidationError
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
@@ -42,7 +43,6 @@ class DynamoFixes:
 
 
 _ACTIVE: contextvars.ContextVar[DynamoFixes | None] = contextvars.ContextVar("fixport_dynamo_fixes", default=None)
-_TRANSLATING = contextvars.ContextVar("fixport_translating_node", default="")
 
 
 def active_fixes() -> DynamoFixes:
@@ -116,47 +116,13 @@ def register_translations(registry: Any, fixes: DynamoFixes) -> None:
     """Register each fix's ONNX function in the exporter's registry, ahead of torch_lib's."""
     for target, function in fixes.complex_translations.items():
         registry.register_op(target, function, is_complex=True)
-    for target, by_instance in fixes.translations.items():
-        if set(by_instance) == {None}:
-            registry.register_op(target, by_instance[None])
+    for target, per_node in fixes.translations.items():
+        if set(per_node) == {None}:
+            registry.register_op(target, per_node[None])
             continue
         existing = registry.get_decomps(target)
         builtin = existing[0].onnx_function if existing else None
-        registry.register_op(target, _by_instance(str(target), by_instance, builtin))
-
-
-def _by_instance(kind: str, table: dict[str | None, Callable], builtin: Callable | None) -> Callable:
-    """One function for ``kind``: the fix for the FX node being translated, else the kind-wide
-    fix, else torch_lib's own."""
-
-    def translate(*args: Any, **kwargs: Any) -> Any:
-        chosen = table.get(_TRANSLATING.get()) or table.get(None) or builtin
-        if chosen is None:
-            raise RuntimeError(f"no ONNX function for this {kind} node")
-        return chosen(*args, **kwargs)
-
-    return translate
-
-
-@contextmanager
-def node_being_translated() -> Iterator[None]:
-    """Record the FX node the translator is working on, for fixes that apply to one node."""
-    from torch.onnx._internal.exporter import _core
-
-    original = _core._handle_call_function_node_with_lowering
-
-    def handle(model: Any, node: torch.fx.Node, *args: Any, **kwargs: Any) -> Any:
-        token = _TRANSLATING.set(node.name)
-        try:
-            return original(model, node, *args, **kwargs)
-        finally:
-            _TRANSLATING.reset(token)
-
-    _core._handle_call_function_node_with_lowering = handle
-    try:
-        yield
-    finally:
-        _core._handle_call_function_node_with_lowering = original
+        registry.register_op(target, by_instance(str(target), per_node, builtin))
 
 
 def apply_decompositions(program: torch.export.ExportedProgram, fixes: DynamoFixes) -> torch.export.ExportedProgram:

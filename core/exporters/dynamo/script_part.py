@@ -5,8 +5,8 @@ are run as decompositions on the captured program first.
 The fix-script writer puts this file into the script whole, beside the support package
 (``fixport.core.script_support``), the only Fixport code it imports. What must match Fixport
 exactly -- a fix for one FX node dispatching on the node being translated, the dynamic shapes by
-forward parameter, the model's attributes kept through the export -- is written here again, and
-tests/test_fix_script_support.py runs both on the same models.
+forward parameter, the model's attributes kept through the export -- lives here once: the dynamo
+exporter's own modules import it from this file.
 """
 from __future__ import annotations
 
@@ -196,13 +196,21 @@ def node_being_translated() -> Iterator[None]:
         _core._handle_call_function_node_with_lowering = original
 
 
+# What nn.Module keeps in these is torch.export's to manage (a buffer assigned in forward() is
+# copied back by torch); everything else in a module's __dict__ is the model's own state.
 _MODULE_BOOKKEEPING = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
 
 
 @contextmanager
 def attributes_kept(model: torch.nn.Module) -> Iterator[None]:
     """Every submodule's own attributes, and the contents of its list and dict attributes, as
-    they were on entry, once the block ends."""
+    they were on entry, once the block ends (issue 33).
+
+    torch.export runs forward() on fake tensors. A forward() that caches what it computes on its
+    modules (a detection head's anchors and strides, kept with the shape they were made for) leaves
+    those fake tensors behind: torch puts back the attributes a module had, but not the ones
+    forward() added over a class default. The next torch run then returns fake tensors, and the
+    next capture takes them for constants that cannot be written."""
     snapshots = [(module, _snapshot(module)) for module in model.modules()]
     try:
         yield

@@ -22,7 +22,6 @@ from fixport.core.exporters.base import (
     NodeSamples,
     refuse_onnx_files,
 )
-from fixport.core.exporters.given_inputs import given_inputs_only
 from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.torchscript.applied_fixes import applied_mappings, validate_mappings
 from fixport.core.exporters.torchscript.candidates import STRATEGIES, candidates_for, opset_that_fixes
@@ -31,6 +30,7 @@ from fixport.core.exporters.torchscript.conversion_hooks import ConversionRecord
 from fixport.core.exporters.torchscript.failure_reasons import classify_failure
 from fixport.core.exporters.torchscript.reference_kernels import reference_for
 from fixport.core.exporters.torchscript.registry import SymbolicRegistryState, builtin_opsets, first_supported_opset
+from fixport.core.exporters.torchscript.script_part import autograd_functions_named, given_inputs_only
 from fixport.core.exporters.torchscript.weights import weights_written_to
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.loaders.source_frames import is_library_frame
@@ -214,7 +214,6 @@ class TorchScriptExporter(Exporter):
 
     def stub(self, request: StubRequest) -> str:
         """A symbolic stub from the op's schema, or from the autograd.Function's forward."""
-        from fixport.core.exporters.torchscript.function_symbolics import autograd_functions_named
         from fixport.symbolics.stubs import PythonOpSignature, generate_stub
 
         python_op = None

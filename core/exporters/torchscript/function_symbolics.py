@@ -7,41 +7,18 @@ are attached to its class for the duration of one export (and removed afterwards
 """
 from __future__ import annotations
 
-import inspect
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from typing import Any
 
-import torch
-
 from fixport.core.exporters.torchscript import conversion_hooks
+from fixport.core.exporters.torchscript.script_part import autograd_functions_named, function_keywords
 
 _MISSING = object()
 
 
-def autograd_functions_named(name: str) -> list[type]:
-    """Every loaded torch.autograd.Function subclass called ``name`` that defines forward."""
-    found, pending = [], list(torch.autograd.Function.__subclasses__())
-    while pending:
-        cls = pending.pop()
-        pending.extend(cls.__subclasses__())
-        if cls.__name__ == name and "forward" in vars(cls):
-            found.append(cls)
-    return found
-
-
-def _keyword_arguments(fn: Callable, name: str, cls: type) -> dict[str, Any]:
-    """The keywords a prim::PythonOp symbolic would get, limited to what ``fn`` accepts."""
-    offered = {"name": name, "inplace": 0, "module": cls.__module__}
-    parameters = inspect.signature(inspect.unwrap(fn)).parameters.values()
-    if any(p.kind == p.VAR_KEYWORD for p in parameters):
-        return offered
-    accepted = {p.name for p in parameters}
-    return {key: value for key, value in offered.items() if key in accepted}
-
-
 def _static_symbolic(name: str, fn: Callable, cls: type) -> Callable:
-    keywords = _keyword_arguments(fn, name, cls)
+    keywords = function_keywords(fn, name, cls)
 
     def symbolic(g, *args):
         key = conversion_hooks.claim_python_op_key(name)

@@ -4,8 +4,11 @@ autograd.Function name -- for the one export the script runs.
 
 The fix-script writer puts this file into the script whole, beside the support package
 (``fixport.core.script_support``), the only Fixport code it imports. What must match Fixport
-exactly -- the instance keys, how a Function's fix is called, which inputs forward() is given --
-is written here again, and tests/test_fix_script_support.py runs both on the same models.
+exactly -- how a Function's fix is found and called, which inputs forward() is given, the nodes
+of a graph in order -- lives here once, and the TorchScript exporter's modules import it from this
+file. The instance keys are written again (the script's "user's line" leaves out the script's
+own frames, the engine's leaves out Fixport's), and tests/test_fix_script_support.py runs both on
+the same models.
 """
 from __future__ import annotations
 
@@ -22,6 +25,7 @@ from typing import Any
 import torch
 from torch.onnx import register_custom_op_symbolic, unregister_custom_op_symbolic
 
+from fixport.core.script_support.scopes import module_scope
 from fixport.core.script_support.script import ExportJob, ScriptFix
 
 PYTHON_OP_KIND = "prim::PythonOp"  # every autograd.Function's node
@@ -58,17 +62,6 @@ def user_source_line(source_range: str) -> str:
     if frames:
         return f"{os.path.basename(frames[0]['file'])}:{frames[0]['line']}"
     return ""
-
-
-def module_scope(scope_name: str) -> str:
-    """'M::/Sequential::features/Block::features.1' -> 'features/1' (module path with '/')."""
-    path = ""
-    for segment in scope_name.split("/"):
-        attr = segment.rsplit("::", 1)[-1] if "::" in segment else ""
-        if not attr:
-            continue
-        path = attr if not path or attr.startswith(path + ".") else f"{path}.{attr}"
-    return "/".join(part for part in path.split(".") if part)
 
 
 def display_kind(node: Any) -> str:
@@ -157,7 +150,12 @@ def with_output_types_of(result: Any, node: Any) -> Any:
 @contextmanager
 def given_inputs_only(module: Any, input_count: int) -> Iterator[None]:
     """While exporting, ``module.forward`` shows only its first ``input_count`` parameters, so the
-    exporter passes nothing else and forward() uses its own defaults for the rest."""
+    exporter passes nothing else and forward() uses its own defaults for the rest.
+
+    ``torch.onnx.export(dynamo=False)`` appends the defaults of forward()'s remaining parameters to
+    the traced inputs (``torch.onnx.utils._decide_input_format``), and the tracer turns a non-tensor
+    default into a tensor: ``forward(x, is_causal: bool = False)`` (timm's EVA, many attention
+    blocks) then fails inside the model with "argument 'is_causal' must be bool, not Tensor"."""
     trimmed = trimmed_signature(module, input_count)
     if trimmed is None:
         yield

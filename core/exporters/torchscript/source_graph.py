@@ -17,6 +17,7 @@ from typing import Any
 import torch
 from torch.onnx._internal.torchscript_exporter.symbolic_helper import _node_get
 
+from fixport.core.exporters.torchscript.script_part import all_nodes
 from fixport.core.loaders.source_frames import TORCH_TO_NUMPY_DTYPE, is_library_frame
 from fixport.core.model import vocabulary
 from fixport.core.model.graph import Graph, Node, Value
@@ -72,20 +73,6 @@ def instance_keys(nodes: Iterable[torch._C.Node]) -> dict[torch._C.Node, str]:
         keys[node] = instance_key(base, seen[base])
         seen[base] += 1
     return keys
-
-
-def all_nodes(graph: torch._C.Graph) -> list[torch._C.Node]:
-    """Nodes of the graph and of its sub-blocks, in topological order."""
-    result: list[torch._C.Node] = []
-
-    def visit(block_nodes: Iterable[torch._C.Node]) -> None:
-        for node in block_nodes:
-            result.append(node)
-            for block in node.blocks():
-                visit(block.nodes())
-
-    visit(graph.nodes())
-    return result
 
 
 def value_info(value: torch._C.Value, name: str | None = None) -> Value:

@@ -21,6 +21,7 @@ from torch.onnx._internal.torchscript_exporter.utils import register_custom_op_s
 from fixport.core.exporters.template_compiler import TemplateError, compile_template_source
 from fixport.core.exporters.torchscript.function_symbolics import attached_function_symbolics
 from fixport.core.exporters.torchscript.registry import restore_registry, snapshot_registry
+from fixport.core.exporters.torchscript.script_part import accepted_keywords, with_output_types_of
 from fixport.core.model.vocabulary import PYTHON_OP_KIND, python_op_kind, split_python_op
 from fixport.symbolics.onnx_functions import SHARED_MARK
 
@@ -114,26 +115,6 @@ def _merge_opsets(specs: list[MappingSpec]) -> dict[str, int]:
     return merged
 
 
-def _accepts_kwargs(fn: Callable) -> set[str] | None:
-    """Names of keyword parameters ``fn`` takes; None when it takes **kwargs."""
-    params = inspect.signature(fn).parameters.values()
-    if any(p.kind == p.VAR_KEYWORD for p in params):
-        return None
-    return {p.name for p in params}
-
-
-def _copy_output_types(result: Any, node: torch._C.Node | None) -> Any:
-    """Give the new outputs the original node's output types (the tutorial's setType)."""
-    if node is None or result is None:
-        return result
-    values = result if isinstance(result, (tuple, list)) else [result]
-    for value, original in zip(values, node.outputs()):
-        if isinstance(value, torch._C.Value) and original.type().kind() == "TensorType":
-            if value.type().kind() == "TensorType" and value.type().scalarType() is None:
-                value.setType(original.type())
-    return result
-
-
 def _make_kind_dispatcher(kind: str, level: Callable | None, instances: dict[str, Callable],
                           fallback: Callable | None, opset: int,
                           instance_key_of: Callable[[torch._C.Node], str]) -> Callable:
@@ -163,9 +144,9 @@ def _make_python_op_dispatcher(by_name: dict[str, tuple[Callable | None, dict[st
                 return fallback(g, *args, **kwargs)
             raise onnx_errors.UnsupportedOperatorError(
                 python_op_kind(kwargs.get("name", "?")), opset, None)
-        accepted = _accepts_kwargs(inspect.unwrap(chosen))
+        accepted = accepted_keywords(inspect.unwrap(chosen))
         passed = kwargs if accepted is None else {k: v for k, v in kwargs.items() if k in accepted}
-        return _copy_output_types(chosen(g, *args, **passed), node)
+        return with_output_types_of(chosen(g, *args, **passed), node)
 
     return dispatcher
 

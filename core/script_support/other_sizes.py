@@ -1,0 +1,58 @@
+"""Inputs at other sizes of the declared dynamic dims: a larger and a smaller size of each (odd
+sizes, batch 1 and above 1 among them), random values like the example's."""
+from __future__ import annotations
+
+import torch
+
+SHAPE_SEED = 7  # the other shapes' random inputs, the same on every run
+
+
+def _larger(size: int) -> int:
+    return size + max(1, (size + 1) // 2)  # 1 -> 2 (batch above 1), 8 -> 12, 30 -> 45
+
+
+def _smaller(size: int) -> int:
+    if size <= 2:
+        return 1  # batch 1
+    smaller = size * 3 // 4
+    return max(1, smaller - 1 if smaller % 2 == 0 else smaller)  # odd: 8 -> 5, 30 -> 21
+
+
+def random_like(tensor: torch.Tensor, shape: list[int] | torch.Size, generator: torch.Generator) -> torch.Tensor:
+    """Random values like ``tensor``'s at ``shape``: normal for floating and complex dtypes, ints
+    within the tensor's own range (so token ids stay valid)."""
+    if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
+        return torch.randn(shape, generator=generator, dtype=tensor.dtype)
+    if tensor.dtype == torch.bool:
+        return torch.rand(shape, generator=generator) < 0.5
+    if tensor.numel() == 0:
+        return torch.zeros(shape, dtype=tensor.dtype)
+    low, high = int(tensor.min()), int(tensor.max())
+    return torch.randint(low, high + 1, shape, generator=generator, dtype=tensor.dtype)
+
+
+def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
+                      ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+    """(label, inputs) at a larger and at a smaller size of every dim in ``dims`` (``declared_dims``),
+    the other sizes as traced."""
+    if not dims:
+        return []
+    traced = {name: int(example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}
+    sets = []
+    for resize in (_larger, _smaller):
+        sizes = {name: resize(size) for name, size in traced.items()}
+        # "past_plus_1" stays one more than "past" (a mask over the past and the new token)
+        for name, size in traced.items():
+            base, _, offset = name.rpartition("_plus_")
+            if base in sizes and offset.isdigit() and traced[base] + int(offset) == size:
+                sizes[name] = sizes[base] + int(offset)
+        if sizes == traced:
+            continue
+        shapes = [list(t.shape) for t in example_inputs]
+        for name, places in dims.items():
+            for position, axis in places:
+                shapes[position][axis] = sizes[name]
+        generator = torch.Generator().manual_seed(SHAPE_SEED)
+        inputs = tuple(random_like(t, shape, generator) for t, shape in zip(example_inputs, shapes))
+        sets.append((", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
+    return sets
