@@ -33,6 +33,7 @@ PROMPT_LENGTH_DIM = "seq"  # a prompt's (or a batch of text's) length
 PAST_DIM = "past"  # the cache's length, growing as decoding goes
 ENCODER_LENGTH_DIM = "encoder_seq"  # an encoder-decoder's encoded length, seen by every decode step
 DECODE_COMPONENT = "decode"
+ONNX_PATCHES = "onnx"  # transformers' patches for an export to ONNX, over its dynamo ones
 LATER_STEP = 2  # the forward call of the second decode step (call 0 is the prefill)
 
 
@@ -55,6 +56,7 @@ def exporters_module() -> Any:
     """transformers.exporters, or a clear error naming what to install."""
     try:
         import transformers.exporters.exporter_dynamo  # noqa: F401  (registers the model patches)
+        import transformers.exporters.exporter_onnx  # noqa: F401  (registers the ONNX patches)
         import transformers.exporters.utils as exporter_utils
     except ImportError as exc:
         raise ModelLoadError("Opening a checkpoint folder needs transformers 5 with transformers.exporters, which "
@@ -105,7 +107,8 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     input_names, output_names = _io_names(wrapped, kwargs, tensors, exporter_utils)
     split = (f"; component {chosen} of {', '.join(names)}, as transformers.exporters decomposes it (--component "
              "to change)") if len(names) > 1 else ""
-    notes = [f"Checkpoint folder: task {task} (--task to change), {type(model).__name__}{split}."]
+    notes = [f"Checkpoint folder: task {task} (--task to change), {type(model).__name__}{split}; called under "
+             "transformers.exporters' patches (with the dynamo exporter, its ONNX patches too)."]
     axes = _dynamic_axes(model, config, generative, inputs, exporter_utils, chosen, input_names, tensors, notes)
     settings = {"export_options": {"dynamic_axes": axes, "output_names": output_names}}
     prompt = example_inputs(model, config, ExampleSizes(), for_generation=True, given=inputs.specs,
@@ -125,7 +128,15 @@ def exporter_utils_register(module: torch.nn.Module) -> None:
 class PatchedForExport(torch.nn.Module):
     """A component called as transformers' exporter calls it: its model patches installed, its output
     flags (use_cache, return_dict) on the config, the stateful attributes reset, and its outputs as a
-    flat dict of tensors named by their leaf paths (``logits``, ``cache.layers.0.keys``)."""
+    flat dict of tensors named by their leaf paths (``logits``, ``cache.layers.0.keys``).
+
+    While torch.export captures it, transformers' ONNX patches are installed too, as its
+    ``OnnxExporter`` installs them over the dynamo ones: they rewrite torch calls whose ONNX
+    translation differs from torch (an attention row masked at every key, which torch answers with
+    zeros and torch_lib's boolean-mask attention with the mean of the values). They are written for
+    torch.export (``torch._check``, ``guard_or_false``), so the TorchScript tracer and eager runs go
+    without them.
+    """
 
     def __init__(self, model: torch.nn.Module, output_flags: dict[str, Any]) -> None:
         super().__init__()
@@ -144,6 +155,8 @@ class PatchedForExport(torch.nn.Module):
 
         with ExitStack() as stack:
             stack.enter_context(apply_patches("dynamo"))
+            if torch.compiler.is_exporting():
+                stack.enter_context(apply_patches(ONNX_PATCHES))
             stack.enter_context(reset_model_state(self.model))
             stack.enter_context(patch_model_config(self.model, self.output_flags))
             return self.model(**kwargs)
