@@ -9,6 +9,10 @@ inputs. Each component is one export: the chosen one becomes the LoadedModel, ca
 transformers' ``prepare_for_export`` and its model patches, its inputs and outputs named by their
 leaf paths as transformers' ONNX exporter names them, its dynamic dims found by capturing the
 components a second time at another batch and sequence length.
+
+Without ``transformers.exporters`` (a transformers older than 5), or with ``--component model`` on a
+generative task, the folder takes the plain path (checkpoint_plain.py): the model's forward as one
+component, ``model``.
 """
 from __future__ import annotations
 
@@ -21,6 +25,7 @@ from typing import Any
 import torch
 
 from fixport.core.loaders.checkpoint_inputs import ExampleSizes, example_inputs
+from fixport.core.loaders.checkpoint_plain import PLAIN_COMPONENT, load_plain_checkpoint
 from fixport.core.loaders.checkpoint_tasks import GENERATION_TASKS, auto_class_for, task_of
 from fixport.core.loaders.input_structure import flat_model
 from fixport.core.model.errors import FixportError, InputSpecError, ModelLoadError
@@ -50,20 +55,17 @@ class CheckpointInfo:
     kwargs: dict[str, Any] = field(default_factory=dict, repr=False)  # the component's forward inputs
     model: torch.nn.Module | None = field(default=None, repr=False)  # the whole model (generation check)
     example_prompt: dict[str, Any] = field(default_factory=dict, repr=False)  # generate() inputs
+    plain: bool = False  # the plain path: the model's forward as one component, without transformers' exporter
 
 
-def exporters_module() -> Any:
-    """transformers.exporters, or a clear error naming what to install."""
+def exporters_module() -> Any | None:
+    """transformers.exporters' utilities, or None where this transformers has no transformers.exporters."""
     try:
         import transformers.exporters.exporter_dynamo  # noqa: F401  (registers the model patches)
         import transformers.exporters.exporter_onnx  # noqa: F401  (registers the ONNX patches)
         import transformers.exporters.utils as exporter_utils
-    except ImportError as exc:
-        raise ModelLoadError("Opening a checkpoint folder needs transformers 5 with transformers.exporters, which "
-                             "this Python lacks.",
-                             'Install it with pip install "transformers>=5,<6" (the [test] extra has it); with '
-                             "an older transformers, write a model file whose build() loads the checkpoint and "
-                             "returns its inputs (the forward signature and the config tell which).") from exc
+    except ImportError:
+        return None
     return exporter_utils
 
 
@@ -75,7 +77,8 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     from transformers import AutoConfig
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # "Loading weights" bars on stderr, in every command's output
+    if hasattr(transformers_logging, "disable_progress_bar"):  # older transformers have no bars to disable
+        transformers_logging.disable_progress_bar()  # "Loading weights" bars on stderr, in every command's output
     transformers_logging.set_verbosity_error()  # generate()'s advice on its own settings, at every capture
 
     try:
@@ -93,6 +96,8 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
                              "Check that its weights (model.safetensors or pytorch_model.bin, sharded or not) are "
                              "complete, or choose another --task.", details=traceback.format_exc()) from exc
     generative = task in GENERATION_TASKS and model.can_generate()
+    if exporter_utils is None or (generative and component == PLAIN_COMPONENT):
+        return _plain_path(path, model, config, task, inputs, component, exporters_absent=exporter_utils is None)
     first = _components(model, config, ExampleSizes(), generative, inputs, exporter_utils)
     names = list(first)
     chosen = component or names[0]
@@ -116,6 +121,36 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     info = CheckpointInfo(task, chosen, names, type(model).__name__, config, getattr(model, "generation_config", None)
                           if generative else None, dict(kwargs), model, prompt)
     return flat, tensors, input_names, settings, structure, info, notes
+
+
+def _plain_path(path: Path, model: torch.nn.Module, config: Any, task: str, inputs: InputOptions,
+                component: str | None, *, exporters_absent: bool
+                ) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], list[str], dict[str, Any], Any, CheckpointInfo,
+                           list[str]]:
+    """The model's forward as one component, ``model``: where transformers' exporter is absent, or asked for."""
+    if component not in (None, PLAIN_COMPONENT):
+        import transformers
+
+        raise ModelLoadError(f"{path.name} has no component {component!r}: transformers {transformers.__version__} "
+                             "has no transformers.exporters to split it, so the plain path exports one component, "
+                             f"{PLAIN_COMPONENT}.",
+                             f"Leave out --component (or give --component {PLAIN_COMPONENT}); install "
+                             "\"transformers>=5\" for transformers' exporter and its components.")
+    flat, tensors, names, settings, structure, kwargs = load_plain_checkpoint(path, model, config, inputs)
+    if exporters_absent:
+        import transformers
+
+        how = (f"transformers {transformers.__version__} has no transformers.exporters, so the plain path is used: "
+               "the model's forward as one component, model, with inputs from its signature and config.json (no "
+               'patches, no prefill/decode split, no generation check; install "transformers>=5" for those)')
+    else:
+        how = (f"the plain path (--component {PLAIN_COMPONENT}): the model's forward as one graph with its cache off, "
+               "inputs from its signature and config.json; transformers' exporter splits it into components with the "
+               "cache (--component prefill, decode)")
+    notes = [f"Checkpoint folder: task {task} (--task to change), {type(model).__name__}; {how}."]
+    info = CheckpointInfo(task, PLAIN_COMPONENT, [PLAIN_COMPONENT], type(model).__name__, config, None, kwargs, model,
+                          plain=True)
+    return flat, tensors, names, settings, structure, info, notes
 
 
 def exporter_utils_register(module: torch.nn.Module) -> None:

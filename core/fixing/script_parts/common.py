@@ -82,11 +82,14 @@ CARRIED_FIXPORT_CODE = (
         "MASK_INPUT", "IMAGE_INPUT", "FEATURES_INPUT", "AUDIO_INPUT", "ExampleSizes", "example_inputs",
         "_forward_parameters", "_can_make", "_make", "_mask", "_needed", "config_value", "_given_tensors",
         "_refuse_missing_required"), None),
+    ("fixport.core.loaders.checkpoint_plain", (
+        "PLAIN_COMPONENT", "PLAIN_SECOND_SIZES", "PLAIN_BATCH_DIM", "PLAIN_SEQUENCE_DIM", "PLAIN_CALL_FLAGS",
+        "PlainForward", "plain_tensors", "load_plain_checkpoint", "_at_second_batch", "_dims_that_moved"), None),
     ("fixport.core.loaders.checkpoint_folder", (
         "SINGLE_COMPONENT", "SECOND_SIZES", "BATCH_DIM", "PROMPT_LENGTH_DIM", "PAST_DIM", "ENCODER_LENGTH_DIM",
-        "DECODE_COMPONENT", "LATER_STEP", "CheckpointInfo", "exporters_module",
-        "load_checkpoint_folder", "exporter_utils_register", "PatchedForExport", "_components", "_resized",
-        "_io_names", "_dynamic_axes", "_offset_name", "_later_decode_step", "_first_error_line"), None),
+        "DECODE_COMPONENT", "ONNX_PATCHES", "LATER_STEP", "CheckpointInfo", "exporters_module",
+        "load_checkpoint_folder", "_plain_path", "exporter_utils_register", "PatchedForExport", "_components",
+        "_resized", "_io_names", "_dynamic_axes", "_offset_name", "_later_decode_step", "_first_error_line"), None),
     ("fixport.core.onnx_io.bfloat16_runs", (
         "BFLOAT16", "FLOAT", "TYPE_ATTRIBUTES", "ROUNDED_SUFFIX", "_graphs", "_tensor_types", "_element_types",
         "_typed_nodes", "_bfloat16_places", "has_bfloat16", "bfloat16_values", "_widen_type", "_widen_nodes",
