@@ -1,12 +1,12 @@
 """Fixport on models at their real published size: time and peak memory of each command (issue 20).
 
-Usage: python bench/real_size.py [--quick] [--exporter torchscript|dynamo] [--only NAME ...] [--logs DIR]
-                                [--timeout 86400] [--limit S] [--min-free-gb 1.5]
+Usage: python bench/real_size.py [--quick] [--exporter torchscript|dynamo|both] [--only NAME ...] [--logs DIR]
+                                [--out DIR] [--timeout 86400] [--limit S] [--min-free-gb 1.5]
 
 For every model of bench/real_size_models/ (Qwen2-0.5B, ViT-L/16 with RMSNorm, three 16k x 16k
 Linear layers whose ONNX file is 3.2 GB, ViT-B/16 in float16, Qwen2-0.5B in bfloat16 as its checkpoints
-ship), each in its own process, one after
-the other: one plain ``torch.onnx.export(..., dynamo=False)`` of the model file's build() (with
+ship, and Qwen2-0.5B as a checkpoint folder through the text-generation task), each in its own
+process, one after the other: one plain ``torch.onnx.export(..., dynamo=False)`` of the model file's build() (with
 ONNX_FALLTHROUGH, as in bench/fix_time.py: the only way a plain export gets through the nodes that
 need a fix), then ``check``, ``fix --auto -o P.fixport.json``, ``export --project P`` and
 ``compare --project P`` as a user runs them, with ``--timeout`` raised so Fixport's job limit is
@@ -18,30 +18,48 @@ shared pages between their processes, is shown next to it). One table per model:
 GB, each also as a ratio to the plain export, the exit code, and for a command that failed its
 error line (else its last line). A command is stopped when free memory drops under --min-free-gb
 or after --limit seconds; its numbers are then marked ">=".
+
+A checkpoint model (one whose module has ``write_checkpoint``) is written with ``save_pretrained``
+(random weights, not timed) and opened by its folder: its baseline is transformers' own
+``OnnxExporter().export_for_generation`` (prefill and decode, dynamic), then ``check`` (every
+component, and the generation check), ``fix --auto`` only where check lists problems, ``export``
+to a directory and ``compare`` (the prefill, whose generation check exports the decode too and
+decodes greedily in ONNX Runtime: all of it in compare's time). With --exporter both, transformers'
+export runs once and heads both tables.
+--exporter both: every model with each exporter, one table each.
+--out DIR: also write DIR/real_size.json and DIR/real_size.md, stamped (date, commit, machine, load).
 --quick: the same architectures at tiny configs, to check the harness in about a minute.
 """
 from __future__ import annotations
 
 import argparse
+import importlib
+import json
 import os
+import shutil
 import signal
 import subprocess
 import sys
 import tempfile
 import threading
 import time
-from dataclasses import dataclass
+from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from fixport.bench.real_size_models._size import QUICK_ENV
+from fixport.bench.stamp import machine_stamp, stamp_markdown
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "bench" / "real_size_models"
-MODEL_NAMES = ("qwen2_0_5b", "vit_large_rmsnorm", "wide_linear_3gb", "vit_base_fp16", "qwen2_0_5b_bf16")
+MODEL_NAMES = ("qwen2_0_5b", "vit_large_rmsnorm", "wide_linear_3gb", "vit_base_fp16", "qwen2_0_5b_bf16",
+               "qwen2_0_5b_generation")
+EXPORTERS = ("torchscript", "dynamo")
 SAMPLE_S = 0.1
 GB = 1e9
 PAGE = os.sysconf("SC_PAGE_SIZE")
 OK_CODES = {"check": (0, 1)}  # check exits 1 when it lists problems: that is its job, not a failure
+CHECK_CLEAN = 0
 
 PLAIN_EXPORT = """
 import importlib.util, sys, torch
@@ -56,6 +74,31 @@ if exporter == "dynamo":  # torch's default: it writes external data itself past
 else:
     torch.onnx.export(model.eval(), inputs, out, opset_version=opset, dynamo=False,
                       operator_export_type=torch.onnx.OperatorExportTypes.ONNX_FALLTHROUGH)
+"""
+
+# transformers' own export of a generative checkpoint (its OnnxExporter, on torch.export): the
+# baseline of a checkpoint model, the same for either of Fixport's exporters.
+TRANSFORMERS_EXPORT = """
+import sys, torch
+from transformers import AutoModelForCausalLM
+from transformers.exporters import OnnxConfig
+from transformers.exporters.exporter_onnx import OnnxExporter
+folder, out = sys.argv[1], sys.argv[2]
+model = AutoModelForCausalLM.from_pretrained(folder).eval()
+torch.manual_seed(0)
+ids = torch.randint(1, model.config.vocab_size, (2, 7))
+mask = torch.ones_like(ids)
+mask[0, :2] = 0  # left-padded, as Fixport's example prompt: the graphs take the mask
+exported = OnnxExporter().export_for_generation(model, {"input_ids": ids, "attention_mask": mask},
+                                                OnnxConfig(dynamic=True))
+exported.save_pretrained(out)
+"""
+
+
+WRITE_CHECKPOINT = """
+import importlib, sys
+from pathlib import Path
+importlib.import_module(sys.argv[1]).write_checkpoint(Path(sys.argv[2]))
 """
 
 
@@ -209,6 +252,21 @@ def commands(model: Path, scratch: Path, timeout_s: float,
     ]
 
 
+def checkpoint_commands(folder: Path, scratch: Path, timeout_s: float,
+                        exporter: str, task: str) -> list[tuple[str, list[str]]]:
+    """transformers' own export of the folder, then Fixport's commands on the folder (every component)."""
+    python, main = sys.executable, str(REPO / "main.py")
+    limit = ["--timeout", str(timeout_s), "--exporter", exporter, "--task", task]
+    project, out = str(scratch / "fixed.fixport.json"), str(scratch / "exported")
+    return [
+        ("transformers export", [python, "-c", TRANSFORMERS_EXPORT, str(folder), str(scratch / "transformers")]),
+        ("check", [python, main, "check", str(folder), *limit]),
+        ("fix --auto", [python, main, "fix", str(folder), "--auto", "-o", project, *limit]),
+        ("export", [python, main, "export", str(folder), "-o", out, "--project", project, *limit]),
+        ("compare", [python, main, "compare", str(folder), "--project", project, *limit]),
+    ]
+
+
 def _without_missing_project(argv: list[str]) -> list[str]:
     """Drop `--project P` when fix --auto wrote no project (export and compare then run plain)."""
     if "--project" in argv and not Path(argv[argv.index("--project") + 1]).exists():
@@ -220,23 +278,48 @@ def _without_missing_project(argv: list[str]) -> list[str]:
 def _remove_onnx(scratch: Path) -> None:
     """Delete the ONNX files and external data written so far (3 GB each for the big model)."""
     for path in scratch.iterdir():
-        if not path.name.endswith(".fixport.json"):
+        if path.is_dir():
+            shutil.rmtree(path)
+        elif not path.name.endswith(".fixport.json"):
             path.unlink()
 
 
-def bench_model(name: str, args: argparse.Namespace, env: dict[str, str]) -> list[Run]:
-    """Every command on one model, each in its own process, printed as it finishes."""
-    runs = []
-    with tempfile.TemporaryDirectory(prefix=f"fixport-real-size-{name}-") as folder:
+def _checkpoint_model(name: str) -> Any:
+    """The model's module where it is a checkpoint folder (it has write_checkpoint), else None."""
+    module = importlib.import_module(f"fixport.bench.real_size_models.{name}")
+    return module if hasattr(module, "write_checkpoint") else None
+
+
+def bench_model(name: str, args: argparse.Namespace, env: dict[str, str], exporter: str,
+                done: dict[str, Run] | None = None) -> list[Run]:
+    """Every command on one model, each in its own process, printed as it finishes; a command in
+    ``done`` (transformers' export, the same for either exporter) is not run again."""
+    runs: list[Run] = []
+    with tempfile.TemporaryDirectory(prefix=f"fixport-real-size-{name}-") as folder, \
+            tempfile.TemporaryDirectory(prefix=f"fixport-real-size-{name}-checkpoint-") as checkpoint:
         scratch = Path(folder)
-        for command, argv in commands(MODELS / f"{name}.py", scratch, args.timeout, args.exporter):
+        module = _checkpoint_model(name)
+        if module is not None:  # random weights, written in a process of their own: not timed
+            subprocess.run([sys.executable, "-c", WRITE_CHECKPOINT, module.__name__, checkpoint], cwd=REPO, env=env,
+                           check=True, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+            planned = checkpoint_commands(Path(checkpoint), scratch, args.timeout, exporter, module.TASK)
+        else:
+            planned = commands(MODELS / f"{name}.py", scratch, args.timeout, exporter)
+        for command, argv in planned:
+            if module is not None and command == "fix --auto" and runs and runs[-1].code == CHECK_CLEAN:
+                continue  # check found nothing to fix: a user goes on to export
+            if done is not None and command in done:
+                runs.append(done[command])
+                continue
             argv_run = _without_missing_project(argv)
             if argv_run != argv:
                 command += " (no project)"
             run = measure(command, argv_run, env, args.limit, int(args.min_free_gb * GB))
             runs.append(run)
+            if done is not None and module is not None and command == planned[0][0]:
+                done[command] = run
             if args.logs:
-                save_output(Path(args.logs), name, run)
+                save_output(Path(args.logs), f"{name}.{exporter}", run)
             print(f"  {command}: {run.seconds:.1f} s, {run.peak_rss / GB:.2f} GB, exit {run.code}",
                   file=sys.stderr, flush=True)
             _remove_onnx(scratch)
@@ -254,28 +337,66 @@ def _ratio(value: float, base: float) -> str:
     return f"{value / base:.1f}x" if base > 0 else "-"
 
 
-def print_table(name: str, runs: list[Run]) -> None:
-    """Seconds and peak GB per command, as ratios to the plain export, and what failed."""
+def _failed(run: Run) -> bool:
+    return bool(run.stopped) or run.code not in OK_CODES.get(run.command, (0,))
+
+
+def table(name: str, runs: list[Run]) -> str:
+    """Seconds and peak GB per command, as ratios to the first (plain) export, and what failed."""
     base = runs[0]
-    print(f"\n### {name}\n")
-    print("| command | seconds | x plain | peak RSS GB | x plain | peak PSS GB | exit | failure |")
-    print("|---|---|---|---|---|---|---|---|")
+    lines = [f"\n### {name}\n",
+             f"| command | seconds | x {base.command} | peak RSS GB | x {base.command} | peak PSS GB | exit | "
+             "failure |",
+             "|---|---|---|---|---|---|---|---|"]
     for run in runs:
-        failed = run.stopped or run.code not in OK_CODES.get(run.command, (0,))
-        note = error_line(run).replace("|", "\\|") if failed else ""
+        note = error_line(run).replace("|", "\\|") if _failed(run) else ""
         at_least = ">= " if run.stopped else ""  # stopped: the peak it would have reached is higher
-        print(f"| {run.command} | {at_least}{run.seconds:.1f} | {_ratio(run.seconds, base.seconds)} | "
-              f"{at_least}{run.peak_rss / GB:.2f} | {_ratio(run.peak_rss, base.peak_rss)} | "
-              f"{at_least}{run.peak_pss / GB:.2f} | "
-              f"{run.code} | {note} |", flush=True)
+        lines.append(f"| {run.command} | {at_least}{run.seconds:.1f} | {_ratio(run.seconds, base.seconds)} | "
+                     f"{at_least}{run.peak_rss / GB:.2f} | {_ratio(run.peak_rss, base.peak_rss)} | "
+                     f"{at_least}{run.peak_pss / GB:.2f} | "
+                     f"{run.code} | {note} |")
+    return "\n".join(lines)
+
+
+def generation_line(runs: list[Run]) -> str:
+    """compare's generation check verdict (its first line), where compare ran one."""
+    for run in runs:
+        if run.command.startswith("compare"):
+            found = [line.strip() for line in run.output.splitlines() if line.startswith("Generation check")]
+            if found:
+                return found[0]
+    return ""
+
+
+def write_page(out: Path, header: str, tables: list[tuple[str, list[Run]]], stamp: dict[str, Any]) -> None:
+    """DIR/real_size.json (every run, outputs left out) and DIR/real_size.md (the tables), stamped."""
+    out.mkdir(parents=True, exist_ok=True)
+    rows = {name: [{key: value for key, value in asdict(run).items() if key != "output"} | {"failed": _failed(run)}
+                   for run in runs] for name, runs in tables}
+    generation = {name: generation_line(runs) for name, runs in tables if generation_line(runs)}
+    (out / "real_size.json").write_text(json.dumps({"stamp": stamp, "header": header, "models": rows,
+                                                    "generation": generation}, indent=2) + "\n")
+    parts = ["# Real-size models: time and peak memory of each command", "", stamp_markdown(stamp), "",
+             f"Generated by `python bench/real_size.py`; {header}. Seconds from start to exit; peak RSS and PSS "
+             "summed over the command's process tree (a CLI, its worker, fix --auto's trials), sampled every "
+             f"{SAMPLE_S} s. `compare` on a checkpoint folder includes its generation check. Load average at "
+             f"the end: {stamp.get('load_average_at_end', '?')} (the machine is shared: other processes' load "
+             "slows every command alike)."]
+    for name, runs in tables:
+        parts.append(table(name, runs))
+        if name in generation:
+            parts.append(f"\ncompare's {generation[name]}")
+    (out / "real_size.md").write_text("\n".join(parts) + "\n", encoding="utf-8")
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny configs of the same architectures")
     parser.add_argument("--only", action="append", choices=MODEL_NAMES, help="only this model (repeatable)")
-    parser.add_argument("--exporter", choices=("torchscript", "dynamo"), default="torchscript",
-                        help="the exporter of the plain export and of every command")
+    parser.add_argument("--exporter", choices=(*EXPORTERS, "both"), default="torchscript",
+                        help="the exporter of the plain export and of every command (both: one table each)")
+    parser.add_argument("--out", type=Path, metavar="DIR",
+                        help="also write DIR/real_size.json and DIR/real_size.md (e.g. docs/benchmarks)")
     parser.add_argument("--timeout", type=float, default=86400.0, help="Fixport's --timeout for its jobs")
     parser.add_argument("--limit", type=float, default=3 * 3600.0, help="the bench stops a command after this")
     parser.add_argument("--logs", metavar="DIR", help="also save each command's whole output here")
@@ -284,11 +405,22 @@ def main() -> None:
     env = {key: value for key, value in os.environ.items() if key != QUICK_ENV}
     if args.quick:
         env[QUICK_ENV] = "1"
-    print(f"real_size bench ({'quick: tiny configs' if args.quick else 'real size'}, {args.exporter}), "
-          f"{os.cpu_count()} CPU cores, {free_memory() / GB:.1f} GB free")
+    stamp = machine_stamp()  # at the start: the load the runs began under
+    header = (f"{'quick: tiny configs' if args.quick else 'real size'}, {args.exporter}, OMP_NUM_THREADS="
+              f"{os.environ.get('OMP_NUM_THREADS', 'unset')}, {os.cpu_count()} CPU cores, "
+              f"{free_memory() / GB:.1f} GB free at the start")
+    print(f"real_size bench ({header})")
+    tables = []
     for name in args.only or MODEL_NAMES:
-        print(f"{name} ...", file=sys.stderr, flush=True)
-        print_table(name, bench_model(name, args, env))
+        done: dict[str, Run] = {}
+        for exporter in EXPORTERS if args.exporter == "both" else (args.exporter,):
+            label = f"{name} ({exporter})" if args.exporter == "both" else name
+            print(f"{label} ...", file=sys.stderr, flush=True)
+            tables.append((label, bench_model(name, args, env, exporter, done)))
+            print(table(*tables[-1]), flush=True)
+            if args.out:  # after each table: what finished is kept if the bench is stopped
+                stamp["load_average_at_end"] = [round(value, 2) for value in os.getloadavg()]
+                write_page(args.out, header, tables, stamp)
 
 
 if __name__ == "__main__":

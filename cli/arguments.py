@@ -70,7 +70,8 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="a checkpoint folder's task (default: from its config.json's architectures)")
     parser.add_argument("--component", metavar="NAME",
                         help="which part of a checkpoint folder to export, as transformers' exporter splits it "
-                             "(prefill, decode, ...; default: the first)")
+                             "(prefill, decode, ...; default: the first); model on a generative task: the plain "
+                             "path, the model's forward as one graph without the cache")
     parser.add_argument("--exporter", choices=EXPORTERS,
                         help=f"torchscript: torch.onnx.export(dynamo=False); dynamo: the torch.export-based one "
                              f"(dynamo=True); default: the file's own, else {DEFAULT_EXPORTER}")

@@ -165,6 +165,31 @@ def test_the_generation_check_runs_with_the_dynamo_exporter_too(worker, checkpoi
 
 
 @pytest.mark.slow
+def test_a_left_padded_prefill_exports_with_dynamo_and_matches_torch_at_its_padded_rows(cli, checkpoints,
+                                                                                        tmp_path: Path) -> None:
+    """The padded prompt positions attend to no key: torch's attention gives them zeros, torch_lib's
+    boolean-mask attention the mean of the values, unless transformers' ONNX patches are installed."""
+    import copy
+
+    from transformers.exporters import ExportedModel
+    from transformers.exporters.utils import decompose_for_generation
+
+    out = tmp_path / "exported"
+    done = cli("export", str(checkpoints["llama"]), "--exporter", "dynamo", "--component", "prefill", "-o", str(out))
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert (out / "prefill.onnx").is_file()
+    model = transformers.LlamaForCausalLM.from_pretrained(checkpoints["llama"]).eval()
+    ids = torch.randint(1, 100, (3, 6))
+    mask = torch.ones_like(ids)
+    mask[0, :3] = 0  # rows 0-2 of the first prompt see no real token
+    prefill, kwargs = decompose_for_generation(model, {"input_ids": ids, "attention_mask": mask})["prefill"]
+    with torch.no_grad():
+        expected = prefill(**copy.deepcopy(kwargs)).logits
+    got = ExportedModel.from_pretrained(out).runners["prefill"](**copy.deepcopy(kwargs)).logits
+    assert torch.allclose(got, expected, atol=1e-4), (got - expected).abs().amax(dim=(1, 2))
+
+
+@pytest.mark.slow
 def test_check_on_a_folder_lists_its_components_and_checks_each(cli, checkpoints) -> None:
     done = cli("check", str(checkpoints["llama"]), "--json")
     assert done.returncode == 0, done.stderr

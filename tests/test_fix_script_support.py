@@ -201,10 +201,21 @@ def test_the_engine_runs_the_supports_code_not_a_copy() -> None:
     support's own objects (issue 36), so the script and Fixport cannot drift apart."""
     from fixport.core.checks import low_precision as engine_low_precision
     from fixport.core.checks import shape_check
+    from fixport.core.loaders import (
+        checkpoint_folder,
+        checkpoint_inputs,
+        checkpoint_plain,
+        checkpoint_tasks,
+        input_structure,
+        input_tensors,
+    )
     from fixport.core.loaders import input_sets as engine_input_sets
-    from fixport.core.loaders import input_structure, input_tensors
     from fixport.core.model import output_stats, tolerances, traced_sizes, vocabulary
     from fixport.core.onnx_io import bfloat16_runs, ort_session
+    from fixport.core.script_support import checkpoint_inputs as support_checkpoint_inputs
+    from fixport.core.script_support import checkpoint_plain as support_checkpoint_plain
+    from fixport.core.script_support import checkpoint_tasks as support_checkpoint_tasks
+    from fixport.core.script_support import checkpoints as support_checkpoints
     from fixport.core.script_support import dynamic_dims, low_precision, other_sizes, scopes, session_feeds
 
     shared = {(input_tensors, inputs): ["random_inputs"],
@@ -216,7 +227,12 @@ def test_the_engine_runs_the_supports_code_not_a_copy() -> None:
               (shape_check, other_sizes): ["other_size_inputs", "random_like", "SHAPE_SEED"],
               (engine_low_precision, low_precision): ["float32_outputs", "within_rounding"],
               (ort_session, session_feeds): ["feeds_for"],
-              (bfloat16_runs, bfloat16): ["widen_in_place", "Bfloat16Session", "has_bfloat16"]}
+              (bfloat16_runs, bfloat16): ["widen_in_place", "Bfloat16Session", "has_bfloat16"],
+              (checkpoint_folder, support_checkpoints): ["load_checkpoint_folder", "CheckpointInfo",
+                                                         "PatchedForExport"],
+              (checkpoint_inputs, support_checkpoint_inputs): ["example_inputs", "ExampleSizes"],
+              (checkpoint_tasks, support_checkpoint_tasks): ["task_of", "auto_class_for"],
+              (checkpoint_plain, support_checkpoint_plain): ["load_plain_checkpoint"]}
     copies = [f"{engine.__name__}.{name}" for (engine, support), names in shared.items() for name in names
               if getattr(engine, name) is not getattr(support, name)]
     assert copies == []
@@ -294,27 +310,3 @@ def test_the_exporter_parts_agree_with_the_engine() -> None:
     assert model.cache == [] and not hasattr(model, "added")
 
 
-@pytest.mark.slow  # two transformers checkpoints opened twice each (about 20 s)
-def test_checkpoint_folders_open_as_the_engine_opens_them(tmp_path: Path) -> None:
-    import transformers
-
-    from fixport.core.loaders.checkpoint_folder import load_checkpoint_folder
-    from fixport.core.model.inputs import InputOptions
-    from fixport.core.script_support import checkpoints
-
-    torch.manual_seed(0)
-    transformers.LlamaForCausalLM(transformers.LlamaConfig(
-        vocab_size=100, hidden_size=32, intermediate_size=37, num_hidden_layers=1, num_attention_heads=4,
-        num_key_value_heads=2, max_position_embeddings=64)).save_pretrained(tmp_path / "llama")
-    transformers.BertModel(transformers.BertConfig(
-        vocab_size=100, hidden_size=32, num_hidden_layers=1, num_attention_heads=2, intermediate_size=37,
-        max_position_embeddings=64)).save_pretrained(tmp_path / "bert")
-    for folder, component in (("llama", None), ("llama", "decode"), ("bert", None)):
-        engine = load_checkpoint_folder(tmp_path / folder, InputOptions(), None, component)
-        support = checkpoints.load_checkpoint_folder(tmp_path / folder, InputOptions(), None, component)
-        assert [t.shape for t in engine[1]] == [t.shape for t in support[1]]
-        assert all(torch.equal(a, b) for a, b in zip(engine[1], support[1], strict=True))
-        assert engine[2] == support[2] and engine[3] == support[3], (folder, component)
-        with torch.no_grad():
-            ours, theirs = engine[0](*engine[1]), support[0](*support[1])
-        assert [n for n, _ in comparison.flatten_outputs(ours)] == [n for n, _ in comparison.flatten_outputs(theirs)]

@@ -6,6 +6,9 @@ pytree specs, dtype), and the model's config (and generation config). Each compo
 adds its own entry, so the components of one folder may be exported one command at a time; the
 graph written is Fixport's, with the project's fixes applied, and
 ``transformers.exporters.ExportedModel.from_pretrained(DIR)`` runs it.
+
+A component of the plain path (no transformers.exporters, or ``--component model`` on a generative
+task) has no metadata of transformers' exporter to record: ``model.onnx`` and the config only.
 """
 from __future__ import annotations
 
@@ -30,9 +33,6 @@ ONNX_FORMAT = "onnx"
 def save_checkpoint_component(loaded: LoadedModel, model: OnnxModel, options: ExportOptions,
                               directory: str | Path) -> list[str]:
     """Write the component into ``directory`` in transformers' layout; the files written."""
-    from transformers.exporters.base import EXPORT_MANIFEST_FILE as manifest_name
-    from transformers.exporters.base import EXPORT_SCHEMA_VERSION
-
     info = loaded.checkpoint
     assert info is not None, "only a checkpoint folder's component is saved in transformers' layout"
     directory = Path(directory)
@@ -43,6 +43,12 @@ def save_checkpoint_component(loaded: LoadedModel, model: OnnxModel, options: Ex
     directory.mkdir(parents=True, exist_ok=True)
     file_name = f"{info.component}.onnx"
     written = [str(p) for p in save_model_with_external_data(model, directory / file_name)]
+    if info.plain:
+        info.config.save_pretrained(directory)
+        return written
+    from transformers.exporters.base import EXPORT_MANIFEST_FILE as manifest_name
+    from transformers.exporters.base import EXPORT_SCHEMA_VERSION
+
     manifest_path = directory / manifest_name
     manifest = _existing_manifest(manifest_path, EXPORT_SCHEMA_VERSION)
     manifest["components"][info.component] = {"file": file_name,

@@ -1,5 +1,11 @@
-"""A transformers checkpoint's task, its auto class and the example inputs its component's
-forward() takes, made as Fixport makes them."""
+"""Example inputs for a checkpoint, made from its forward signature and its config.
+
+Each input is made by what it is (token ids within the vocabulary, an image of the config's size,
+mel features as long as the encoder takes), never by architecture; an input the config does not
+size is named to the user, with the ``--input`` that gives it. Sizes are chosen so that the batch
+and the sequence differ from every size in a tiny config, and a prompt for generation is
+left-padded in one row so the exported graphs take an attention mask.
+"""
 from __future__ import annotations
 
 import inspect
@@ -9,84 +15,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from .errors import MissingInputsError, ModelLoadError
+from .errors import MissingInputsError
 from .inputs import InputSpec, random_inputs
-
-TASK_AUTO_CLASSES: dict[str, tuple[str, ...]] = {
-    "text-generation": ("AutoModelForCausalLM",),
-    "text2text-generation": ("AutoModelForSeq2SeqLM",),
-    "automatic-speech-recognition": ("AutoModelForSpeechSeq2Seq", "AutoModelForCTC"),
-    "fill-mask": ("AutoModelForMaskedLM",),
-    "text-classification": ("AutoModelForSequenceClassification",),
-    "token-classification": ("AutoModelForTokenClassification",),
-    "question-answering": ("AutoModelForQuestionAnswering",),
-    "image-classification": ("AutoModelForImageClassification",),
-    "object-detection": ("AutoModelForObjectDetection",),
-    "semantic-segmentation": ("AutoModelForSemanticSegmentation",),
-    "zero-shot-image-classification": ("AutoModelForZeroShotImageClassification",),
-    "feature-extraction": ("AutoModel",),
-    "image-feature-extraction": ("AutoModel",),
-}
-GENERATION_TASKS = ("text-generation", "text2text-generation", "automatic-speech-recognition")
-
-
-def task_names() -> list[str]:
-    return list(TASK_AUTO_CLASSES)
-
-
-def task_of(config: Any) -> str:
-    """The task of the config's first architecture that one of the tasks' auto classes loads."""
-    architectures = list(getattr(config, "architectures", None) or [])
-    for architecture in architectures:
-        for task in TASK_AUTO_CLASSES:
-            if _auto_class_loading(task, config, architecture) is not None:
-                return _feature_task(task, architecture)
-    named = (f"names architectures {', '.join(architectures)}, which no task Fixport knows loads" if architectures
-             else "names no architectures")
-    raise ModelLoadError(f"The checkpoint's config.json {named}.",
-                         f"Name the task with --task ({', '.join(task_names())}).")
-
-
-def auto_class_for(task: str, config: Any) -> Any:
-    """The auto class that loads the checkpoint for ``task`` (the first whose mapping knows the config)."""
-    if task not in TASK_AUTO_CLASSES:
-        raise ModelLoadError(f"Unknown task {task!r}.", f"Use one of: {', '.join(task_names())}.")
-    import transformers
-
-    for name in TASK_AUTO_CLASSES[task]:
-        auto_class = getattr(transformers, name)
-        if type(config) in auto_class._model_mapping:
-            return auto_class
-    raise ModelLoadError(f"transformers has no model for the task {task} with a {type(config).__name__} "
-                         f"({getattr(config, 'model_type', '?')}).",
-                         f"Choose another task with --task; its config.json names {_architectures(config)}.")
-
-
-def _auto_class_loading(task: str, config: Any, architecture: str) -> Any:
-    """The task's auto class whose mapping holds ``architecture`` for this config's model type, else None."""
-    import transformers
-
-    for name in TASK_AUTO_CLASSES[task]:
-        names = getattr(transformers, name)._model_mapping._model_mapping  # model_type -> class name(s)
-        found = names.get(getattr(config, "model_type", ""), ())
-        if architecture in ((found,) if isinstance(found, str) else tuple(found)):
-            return getattr(transformers, name)
-    return None
-
-
-def _feature_task(task: str, architecture: str) -> str:
-    """A bare model (AutoModel) extracts image features where its main input is an image."""
-    if task != "feature-extraction":
-        return task
-    import transformers
-
-    model_class = getattr(transformers, architecture, None)
-    return "image-feature-extraction" if getattr(model_class, "main_input_name", "") == IMAGE_INPUT else task
-
-
-def _architectures(config: Any) -> str:
-    return ", ".join(getattr(config, "architectures", None) or []) or "no architectures"
-
 
 EXAMPLE_BATCH = 2
 EXAMPLE_SEQUENCE = 7
@@ -112,7 +42,7 @@ def example_inputs(model: torch.nn.Module, config: Any, sizes: ExampleSizes, *, 
                    given: list[InputSpec] | None = None, seed: int = INPUT_SEED) -> dict[str, Any]:
     """The keyword inputs to call (or, for generation, to ``generate``) ``model`` with."""
     generator = torch.Generator().manual_seed(seed)
-    accepted = _forward_parameters(model)
+    accepted = forward_parameters(model)
     main = getattr(model, "main_input_name", TEXT_INPUT)
     wanted = [main] + [name for name in (TEXT_INPUT, IMAGE_INPUT) if name != main and name in accepted
                        and not for_generation and _can_make(name, config)]
@@ -129,7 +59,7 @@ def example_inputs(model: torch.nn.Module, config: Any, sizes: ExampleSizes, *, 
     return inputs
 
 
-def _forward_parameters(model: torch.nn.Module) -> dict[str, inspect.Parameter]:
+def forward_parameters(model: torch.nn.Module) -> dict[str, inspect.Parameter]:
     try:
         return dict(inspect.signature(model.forward).parameters)
     except (TypeError, ValueError):

@@ -1,26 +1,34 @@
-"""A transformers checkpoint folder opened as Fixport opens it: the component to export, its
-example inputs, input and output names and dynamic axes (transformers' own exporters)."""
+"""Open a transformers checkpoint folder (save_pretrained, or a hub-cache snapshot), offline, on top of
+transformers' own exporter (``transformers.exporters``).
+
+The task comes from the config's architectures (``--task`` overrides); the model loads through the
+task's auto class. A generative task is split as transformers' exporter splits it
+(``decompose_for_generation``: prefill and decode, a multimodal model's parts), from a real
+``generate()`` on example inputs; any other task is one ``model`` component called with its forward
+inputs. Each component is one export: the chosen one becomes the LoadedModel, called through
+transformers' ``prepare_for_export`` and its model patches, its inputs and outputs named by their
+leaf paths as transformers' ONNX exporter names them, its dynamic dims found by capturing the
+components a second time at another batch and sequence length.
+
+Without ``transformers.exporters`` (a transformers older than 5), or with ``--component model`` on a
+generative task, the folder takes the plain path (checkpoint_plain.py): the model's forward as one
+component, ``model``.
+"""
 from __future__ import annotations
 
 import traceback
 from contextlib import ExitStack
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import torch
 
-from .checkpoint_inputs import GENERATION_TASKS, ExampleSizes, auto_class_for, example_inputs, task_of
+from .checkpoint_inputs import ExampleSizes, example_inputs
+from .checkpoint_plain import PLAIN_COMPONENT, load_plain_checkpoint
+from .checkpoint_tasks import GENERATION_TASKS, auto_class_for, task_of
 from .errors import FixportError, InputSpecError, ModelLoadError
-from .inputs import InputSpec, flat_model
-
-
-class InputOptions(Protocol):
-    """The inputs given for a checkpoint folder: random input specs, else a file of inputs, and the seed."""
-
-    specs: list[InputSpec]
-    input_file: str | None
-    seed: int
+from .inputs import InputChoices, flat_model
 
 SINGLE_COMPONENT = "model"  # transformers' name for a one-graph export
 SECOND_SIZES = ExampleSizes(batch=3, sequence=5)  # the second capture: which dims follow batch and length
@@ -29,6 +37,7 @@ PROMPT_LENGTH_DIM = "seq"  # a prompt's (or a batch of text's) length
 PAST_DIM = "past"  # the cache's length, growing as decoding goes
 ENCODER_LENGTH_DIM = "encoder_seq"  # an encoder-decoder's encoded length, seen by every decode step
 DECODE_COMPONENT = "decode"
+ONNX_PATCHES = "onnx"  # transformers' patches for an export to ONNX, over its dynamo ones
 LATER_STEP = 2  # the forward call of the second decode step (call 0 is the prefill)
 
 
@@ -45,23 +54,21 @@ class CheckpointInfo:
     kwargs: dict[str, Any] = field(default_factory=dict, repr=False)  # the component's forward inputs
     model: torch.nn.Module | None = field(default=None, repr=False)  # the whole model (generation check)
     example_prompt: dict[str, Any] = field(default_factory=dict, repr=False)  # generate() inputs
+    plain: bool = False  # the plain path: the model's forward as one component, without transformers' exporter
 
 
-def exporters_module() -> Any:
-    """transformers.exporters, or a clear error naming what to install."""
+def exporters_module() -> Any | None:
+    """transformers.exporters' utilities, or None where this transformers has no transformers.exporters."""
     try:
         import transformers.exporters.exporter_dynamo  # noqa: F401  (registers the model patches)
+        import transformers.exporters.exporter_onnx  # noqa: F401  (registers the ONNX patches)
         import transformers.exporters.utils as exporter_utils
-    except ImportError as exc:
-        raise ModelLoadError("Opening a checkpoint folder needs transformers 5 with transformers.exporters, which "
-                             "this Python lacks.",
-                             'Install it with pip install "transformers>=5,<6" (the [test] extra has it); with '
-                             "an older transformers, write a model file whose build() loads the checkpoint and "
-                             "returns its inputs (the forward signature and the config tell which).") from exc
+    except ImportError:
+        return None
     return exporter_utils
 
 
-def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
+def load_checkpoint_folder(path: Path, inputs: InputChoices, task: str | None,
                            component: str | None) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], list[str],
                                                            dict[str, Any], Any, CheckpointInfo, list[str]]:
     """(module, example tensors, input names, settings, structure, checkpoint info, notes) for one component."""
@@ -69,7 +76,8 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     from transformers import AutoConfig
     from transformers.utils import logging as transformers_logging
 
-    transformers_logging.disable_progress_bar()  # "Loading weights" bars on stderr, in every command's output
+    if hasattr(transformers_logging, "disable_progress_bar"):  # older transformers have no bars to disable
+        transformers_logging.disable_progress_bar()  # "Loading weights" bars on stderr, in every command's output
     transformers_logging.set_verbosity_error()  # generate()'s advice on its own settings, at every capture
 
     try:
@@ -87,6 +95,8 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
                              "Check that its weights (model.safetensors or pytorch_model.bin, sharded or not) are "
                              "complete, or choose another --task.", details=traceback.format_exc()) from exc
     generative = task in GENERATION_TASKS and model.can_generate()
+    if exporter_utils is None or (generative and component == PLAIN_COMPONENT):
+        return _plain_path(path, model, config, task, inputs, component, exporters_absent=exporter_utils is None)
     first = _components(model, config, ExampleSizes(), generative, inputs, exporter_utils)
     names = list(first)
     chosen = component or names[0]
@@ -101,7 +111,8 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     input_names, output_names = _io_names(wrapped, kwargs, tensors, exporter_utils)
     split = (f"; component {chosen} of {', '.join(names)}, as transformers.exporters decomposes it (--component "
              "to change)") if len(names) > 1 else ""
-    notes = [f"Checkpoint folder: task {task} (--task to change), {type(model).__name__}{split}."]
+    notes = [f"Checkpoint folder: task {task} (--task to change), {type(model).__name__}{split}; called under "
+             "transformers.exporters' patches (with the dynamo exporter, its ONNX patches too)."]
     axes = _dynamic_axes(model, config, generative, inputs, exporter_utils, chosen, input_names, tensors, notes)
     settings = {"export_options": {"dynamic_axes": axes, "output_names": output_names}}
     prompt = example_inputs(model, config, ExampleSizes(), for_generation=True, given=inputs.specs,
@@ -109,6 +120,36 @@ def load_checkpoint_folder(path: Path, inputs: InputOptions, task: str | None,
     info = CheckpointInfo(task, chosen, names, type(model).__name__, config, getattr(model, "generation_config", None)
                           if generative else None, dict(kwargs), model, prompt)
     return flat, tensors, input_names, settings, structure, info, notes
+
+
+def _plain_path(path: Path, model: torch.nn.Module, config: Any, task: str, inputs: InputChoices,
+                component: str | None, *, exporters_absent: bool
+                ) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], list[str], dict[str, Any], Any, CheckpointInfo,
+                           list[str]]:
+    """The model's forward as one component, ``model``: where transformers' exporter is absent, or asked for."""
+    if component not in (None, PLAIN_COMPONENT):
+        import transformers
+
+        raise ModelLoadError(f"{path.name} has no component {component!r}: transformers {transformers.__version__} "
+                             "has no transformers.exporters to split it, so the plain path exports one component, "
+                             f"{PLAIN_COMPONENT}.",
+                             f"Leave out --component (or give --component {PLAIN_COMPONENT}); install "
+                             "\"transformers>=5\" for transformers' exporter and its components.")
+    flat, tensors, names, settings, structure, kwargs = load_plain_checkpoint(path, model, config, inputs)
+    if exporters_absent:
+        import transformers
+
+        how = (f"transformers {transformers.__version__} has no transformers.exporters, so the plain path is used: "
+               "the model's forward as one component, model, with inputs from its signature and config.json (no "
+               'patches, no prefill/decode split, no generation check; install "transformers>=5" for those)')
+    else:
+        how = (f"the plain path (--component {PLAIN_COMPONENT}): the model's forward as one graph with its cache off, "
+               "inputs from its signature and config.json; transformers' exporter splits it into components with the "
+               "cache (--component prefill, decode)")
+    notes = [f"Checkpoint folder: task {task} (--task to change), {type(model).__name__}; {how}."]
+    info = CheckpointInfo(task, PLAIN_COMPONENT, [PLAIN_COMPONENT], type(model).__name__, config, None, kwargs, model,
+                          plain=True)
+    return flat, tensors, names, settings, structure, info, notes
 
 
 def exporter_utils_register(module: torch.nn.Module) -> None:
@@ -121,7 +162,15 @@ def exporter_utils_register(module: torch.nn.Module) -> None:
 class PatchedForExport(torch.nn.Module):
     """A component called as transformers' exporter calls it: its model patches installed, its output
     flags (use_cache, return_dict) on the config, the stateful attributes reset, and its outputs as a
-    flat dict of tensors named by their leaf paths (``logits``, ``cache.layers.0.keys``)."""
+    flat dict of tensors named by their leaf paths (``logits``, ``cache.layers.0.keys``).
+
+    While torch.export captures it, transformers' ONNX patches are installed too, as its
+    ``OnnxExporter`` installs them over the dynamo ones: they rewrite torch calls whose ONNX
+    translation differs from torch (an attention row masked at every key, which torch answers with
+    zeros and torch_lib's boolean-mask attention with the mean of the values). They are written for
+    torch.export (``torch._check``, ``guard_or_false``), so the TorchScript tracer and eager runs go
+    without them.
+    """
 
     def __init__(self, model: torch.nn.Module, output_flags: dict[str, Any]) -> None:
         super().__init__()
@@ -140,12 +189,14 @@ class PatchedForExport(torch.nn.Module):
 
         with ExitStack() as stack:
             stack.enter_context(apply_patches("dynamo"))
+            if torch.compiler.is_exporting():
+                stack.enter_context(apply_patches(ONNX_PATCHES))
             stack.enter_context(reset_model_state(self.model))
             stack.enter_context(patch_model_config(self.model, self.output_flags))
             return self.model(**kwargs)
 
 
-def _components(model: torch.nn.Module, config: Any, sizes: ExampleSizes, generative: bool, inputs: InputOptions,
+def _components(model: torch.nn.Module, config: Any, sizes: ExampleSizes, generative: bool, inputs: InputChoices,
                 exporter_utils: Any) -> dict[str, tuple[torch.nn.Module, dict[str, Any]]]:
     """{name: (module, forward kwargs)} as transformers' exporter decomposes the model."""
     given = inputs.specs if sizes == ExampleSizes() else _resized(inputs, sizes)
@@ -163,7 +214,7 @@ def _components(model: torch.nn.Module, config: Any, sizes: ExampleSizes, genera
                              "without generation with --task.", details=traceback.format_exc()) from exc
 
 
-def _resized(inputs: InputOptions, sizes: ExampleSizes) -> list:
+def _resized(inputs: InputChoices, sizes: ExampleSizes) -> list:
     """The user's --input specs at the second capture's batch (their other dims as given)."""
     return [type(spec)(spec.name, (sizes.batch, *spec.shape[1:]), spec.dtype) if spec.shape else spec
             for spec in inputs.specs]
@@ -183,7 +234,7 @@ def _io_names(wrapped: PatchedForExport, kwargs: dict[str, Any], tensors: tuple[
     return input_names, output_names
 
 
-def _dynamic_axes(model: torch.nn.Module, config: Any, generative: bool, inputs: InputOptions, exporter_utils: Any,
+def _dynamic_axes(model: torch.nn.Module, config: Any, generative: bool, inputs: InputChoices, exporter_utils: Any,
                   component: str, input_names: list[str], tensors: tuple[torch.Tensor, ...],
                   notes: list[str]) -> dict[str, dict[int, str]]:
     """The dims that follow the batch size, the prompt's length and, for a decode step, the decoding:
@@ -226,7 +277,7 @@ def _offset_name(base: str, offset: int) -> str:
     return base if offset == 0 else f"{base}_plus_{offset}" if offset > 0 else f"{base}_minus_{-offset}"
 
 
-def _later_decode_step(model: torch.nn.Module, config: Any, inputs: InputOptions,
+def _later_decode_step(model: torch.nn.Module, config: Any, inputs: InputChoices,
                        exporter_utils: Any) -> dict[str, torch.Tensor]:
     """The leaves of the decode step after the one transformers' decomposition captures (same prompt):
     what grows as decoding goes (an encoder-decoder's decoder past does not follow the prompt)."""

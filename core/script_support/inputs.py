@@ -19,6 +19,14 @@ class InputSpec(Protocol):
     shape: tuple[int, ...]
     dtype: str
 
+
+class InputChoices(Protocol):
+    """Where a model's example inputs come from: the user's specs and the seed of random ones."""
+
+    specs: list[InputSpec]
+    seed: int
+
+
 def random_inputs(specs: list[InputSpec], seed: int) -> dict[str, np.ndarray]:
     """Reproducible random arrays: normal floats, small non-negative ints, random bools."""
     rng = np.random.default_rng(seed)
