@@ -12,27 +12,12 @@ from pathlib import Path
 import pytest
 
 from fixport.gui.main_window import MainWindow
+from tests.bad_input_bench import TINY_MODEL
 
 JOB_TIMEOUT_MS = 120_000
 SCREENSHOT_FOLDER_VARIABLE = "FIXPORT_SCREENSHOTS"  # where to save each exporter's window, when set
 
-SMALL_MODEL = """\
-import torch
-
-
-class Small(torch.nn.Module):
-    def __init__(self):
-        super().__init__()
-        self.linear = torch.nn.Linear(3, 2)
-
-    def forward(self, x):
-        return self.linear(x).relu()
-
-
-def build():
-    torch.manual_seed(0)
-    return Small().eval(), (torch.randn(1, 3),)
-"""
+SMALL_MODEL = TINY_MODEL  # Linear then ReLU: one node of each kind in both graphs
 
 
 @dataclass(frozen=True)

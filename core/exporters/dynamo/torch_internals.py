@@ -1,10 +1,5 @@
-"""Every torch internal the dynamo exporter touches: the seam to check when torch moves.
-
-torch.onnx keeps such a seam for itself (``torch/onnx/_internal/exporter/_compat.py``). Each name
-here is used somewhere in this package; ``tests/test_torch_seams.py`` fails when a module of the
-package reaches a private torch name that is not listed, or when a listed name no longer resolves
-in the installed torch.
-"""
+"""Every private torch name the dynamo exporter touches,
+the package's seam with torch (see ``core/exporters/__init__.py``)."""
 from __future__ import annotations
 
 TORCH_RANGE = ">=2.9,<2.15"  # pyproject.toml's pin; every name below resolves in the torch CI installs
@@ -49,8 +44,3 @@ TORCH_INTERNALS: dict[str, tuple[str, ...]] = {
         "torch.utils._pytree.tree_map_only",
     ),
 }
-
-
-def listed_names() -> set[str]:
-    """Every torch name listed, whatever it is used for."""
-    return {name for names in TORCH_INTERNALS.values() for name in names}
