@@ -287,3 +287,34 @@ def test_clip_like_and_segmentation_folders_check_clean(worker, tmp_path: Path, 
     assert result.unsupported == [], [p.message for p in result.unsupported]
     assert (result.task, result.input_names) == (task, inputs)
     assert len(result.other_sizes_checked) == 2
+
+
+def _gpt2(folder: Path) -> None:
+    transformers.GPT2LMHeadModel(transformers.GPT2Config(
+        vocab_size=100, n_embd=32, n_layer=2, n_head=4, n_positions=64, bos_token_id=1, eos_token_id=2,
+        pad_token_id=0)).save_pretrained(folder)
+
+
+def _qwen2(folder: Path) -> None:
+    transformers.Qwen2ForCausalLM(transformers.Qwen2Config(
+        vocab_size=100, hidden_size=32, intermediate_size=37, num_hidden_layers=2, num_attention_heads=4,
+        num_key_value_heads=2, max_position_embeddings=64, bos_token_id=1, eos_token_id=2,
+        pad_token_id=0)).save_pretrained(folder)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+@pytest.mark.parametrize("make", [_gpt2, _qwen2], ids=["gpt2", "qwen2"])
+def test_decoder_folders_generate_torchs_tokens_with_either_exporter(worker, tmp_path: Path, make, exporter) -> None:
+    """GPT-2 and Qwen2 as save_pretrained writes them: both components clean, and 8 greedy tokens
+    through the exported prefill and decode equal torch's at two batch sizes and growing pasts."""
+    torch.manual_seed(0)
+    make(tmp_path / "decoder")
+    for component in ("prefill", "decode"):
+        result = worker.run(AnalyzeRequest(ModelRequest(str(tmp_path / "decoder"), component=component),
+                                           {"exporter": exporter}, generation_check=component == "decode"))
+        assert result.unsupported == [], [p.message for p in result.unsupported]
+    check = result.generation
+    assert check.passed and check.tokens == 8, check.lines()
+    assert len({run.batch for run in check.runs}) >= 2
+    assert len({past for run in check.runs for past in run.past_lengths}) >= 2
