@@ -94,8 +94,8 @@ def _bench_auto_fix() -> None:
             chosen = ", ".join(f"{c.kind} -> {c.template_id}" for c in result.choices) or "none (capture failure)"
             left = f"; {len(result.after.unsupported)} left" if result.after.unsupported else ""
             print(f"{Path(relative).stem:<28} {seconds:>9.1f}s  {chosen}{left}")
-            for line in result.rejected:
-                print(f"{'':<40}rejected {line[:200]}")
+            for rejected in result.rejected:
+                print(f"{'':<40}rejected {rejected.line()[:200]}")
     finally:
         worker.stop()
 

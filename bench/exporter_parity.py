@@ -150,7 +150,7 @@ def measure(case: Case, exporter: str, worker: ExportWorker, probe: PlainExportP
             outcome.choices = [f"{c.kind} -> {c.template_id} ({c.family})" for c in result.choices]
             outcome.families = sorted({c.family for c in result.choices})
             outcome.runs_in_onnxruntime = all(c.runs_in_onnxruntime for c in result.choices)
-            outcome.rejected, outcome.no_template = list(result.rejected), list(result.no_template)
+            outcome.rejected, outcome.no_template = [r.line() for r in result.rejected], list(result.no_template)
             outcome.opset_raised = result.opset_raised
             if not result.after.unsupported and outcome.runs_in_onnxruntime:
                 outcome.max_abs = result.after.output_max_abs

@@ -126,7 +126,7 @@ def main() -> None:
                             "problems": sorted({f"{p.display_kind}: {p.reason}" for p in result.before.unsupported}),
                             "left": sorted({p.display_kind for p in result.after.unsupported}),
                             "left_reasons": sorted({f"{p.display_kind}: {p.reason}" for p in result.after.unsupported}),
-                            "rejected": list(result.rejected)})
+                            "rejected": [r.line() for r in result.rejected]})
             print(f"[{index + 1}/{len(ops)}] {label}: {'fixed' if label in fixed else 'not fixed'} "
                   f"{'by ' + ','.join(c.family for c in result.choices) if label in fixed else ''}", flush=True)
     worker.stop()

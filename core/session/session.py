@@ -253,7 +253,7 @@ class Session:
             for name, value in fix_all_options(result, project.export_options, pin_opset=False).items():
                 self.workbench.set_export_option(name, value)
         self.fix_outcomes = plan.outcomes
-        self._log(plan.summary(), "\n".join([*plan.notes, *result.rejected,
+        self._log(plan.summary(), "\n".join([*plan.notes, *(r.line() for r in result.rejected),
                                              *(f"tried on the whole model: {why}" for why in result.whole_model_why)]))
         self.events.emit(events.ProjectEdited("fix all"))
         self.keep_view = True
