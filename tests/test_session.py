@@ -18,21 +18,9 @@ from fixport.core.session.fix_all import opset_that_works
 from fixport.core.session.jobs import QueuedJobs
 from fixport.core.session.session import SOURCE, Session
 from fixport.symbolics.library import TemplateLibrary, params_for
+from tests.test_cli_check_export import FAILING_MODEL
 
-THRESHOLD_AND_ASINH = """
-    import torch
-
-    class Model(torch.nn.Module):
-        def __init__(self):
-            super().__init__()
-            self.act = torch.nn.Threshold(0.1, 20.0)
-
-        def forward(self, x):
-            return torch.asinh(self.act(x))
-
-    def build():
-        return Model().eval(), (torch.randn(2, 3),)
-"""
+THRESHOLD_AND_ASINH = FAILING_MODEL  # two kinds to fix: aten::threshold and aten::asinh
 
 CUMSUM = """
     import torch

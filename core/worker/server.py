@@ -23,14 +23,11 @@ EXIT_PARENT_GONE = 3
 
 def ping(request: PingRequest, progress: ProgressCallback | None = None,
          cancelled: CancelCallback | None = None) -> WorkerInfo:
-    """Warm the worker up: import torch and the exporter, report versions."""
+    """Report versions; the worker warmed its exporters up when it started (``worker_main``)."""
     import onnx
     import onnxruntime
     import torch
 
-    from fixport.core.exporters.choice import process_states
-
-    process_states()  # each exporter's own warm-up (TorchScript's: every built-in symbolic imported)
     return WorkerInfo(pid=os.getpid(), torch=torch.__version__, onnx=onnx.__version__,
                       onnxruntime=onnxruntime.__version__, threads=torch.get_num_threads(),
                       providers=list(onnxruntime.get_available_providers()))
