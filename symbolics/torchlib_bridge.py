@@ -24,6 +24,8 @@ from onnx import helper as onnx_helper
 from onnx import numpy_helper
 from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
 
+from fixport.core.script_support.torch_arrays import tensor_from_array
+
 TORCHLIB_OPSET = 18
 
 
@@ -101,7 +103,7 @@ def _attribute_kwargs(attributes: dict[str, Any]) -> dict[str, Any]:
     kwargs: dict[str, Any] = {}
     for name, value in attributes.items():
         if isinstance(value, onnx.TensorProto):
-            kwargs[f"{name}_t"] = torch.from_numpy(numpy_helper.to_array(value).copy())
+            kwargs[f"{name}_t"] = tensor_from_array(numpy_helper.to_array(value).copy())
         elif isinstance(value, (bytes, str)):
             kwargs[f"{name}_s"] = value.decode() if isinstance(value, bytes) else value
         elif isinstance(value, bool) or isinstance(value, int):

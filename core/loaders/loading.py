@@ -36,6 +36,7 @@ from fixport.core.model.model_files import (
     PYTHON_SUFFIXES,
     existing_model_path,
 )
+from fixport.core.script_support.torch_arrays import tensor_from_array
 
 
 @dataclass
@@ -344,7 +345,7 @@ def _apply_input_options(loaded: LoadedModel, options: InputOptions) -> LoadedMo
         specs = _specs_in_model_order(options.specs, loaded)
         arrays = random_inputs(specs, options.seed)
     if arrays is not None:
-        tensors = {name: torch.from_numpy(np.ascontiguousarray(a)) for name, a in arrays.items()}
+        tensors = {name: tensor_from_array(a) for name, a in arrays.items()}
         if loaded.structure is None and _needs_keywords(list(tensors), loaded):
             _call_with_keywords(loaded, tensors)
         else:

@@ -24,6 +24,8 @@ from fixport.core.onnx_io.reference_plan import (
     rewrite_to_contrib,
     unique_op_type,
 )
+from fixport.core.script_support.comparison import to_numpy
+from fixport.core.script_support.torch_arrays import tensor_from_array
 
 _EXTENSIONS_DTYPE_NAMES = {
     "Float": "dt_float", "Double": "dt_double", "Half": "dt_float16", "BFloat16": "dt_bfloat16",
@@ -113,8 +115,8 @@ def _extensions_dtype(value: torch._C.Value) -> Any:
 def _numpy_kernel(function: Any) -> Callable[..., Any]:
     def kernel(*arrays: np.ndarray, **_attributes: Any) -> Any:
         with torch.no_grad():
-            result = function(*[torch.from_numpy(np.ascontiguousarray(a)) for a in arrays])
+            result = function(*[tensor_from_array(a) for a in arrays])
         if isinstance(result, tuple):
-            return tuple(r.detach().cpu().numpy() for r in result)
-        return result.detach().cpu().numpy()
+            return tuple(to_numpy(r) for r in result)
+        return to_numpy(result)
     return kernel
