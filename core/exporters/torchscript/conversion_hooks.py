@@ -18,6 +18,11 @@ import torch
 from torch.onnx._internal.torchscript_exporter import jit_utils, registration
 from torch.onnx._internal.torchscript_exporter import utils as exporter_utils
 
+from fixport.core.exporters.torchscript.bfloat16_casts import bfloat16_casts_renumbered
+from fixport.core.exporters.torchscript.low_precision_attention import (
+    convert_with_mask_in_query_dtype,
+    needs_mask_in_query_dtype,
+)
 from fixport.core.exporters.torchscript.source_graph import (
     all_nodes,
     instance_base,
@@ -184,8 +189,12 @@ def _hooks(diagnose: bool, user_input_count: int | None, on_traced: Callable[[Gr
         try:
             if diagnose and record.has_complex:
                 _refuse_complex_blind_symbolic(node)
-            outputs = original_run(graph, block, node, inputs, env, values_in_env, new_nodes,
-                                   operator_export_type)
+            if needs_mask_in_query_dtype(node, inputs) and _overridden(node.kind()) is False:
+                outputs = convert_with_mask_in_query_dtype(original_run, graph, block, node, inputs, env,
+                                                           values_in_env, new_nodes, operator_export_type)
+            else:
+                outputs = original_run(graph, block, node, inputs, env, values_in_env, new_nodes,
+                                       operator_export_type)
         except Exception as exc:
             if not diagnose:
                 raise
@@ -213,7 +222,8 @@ def _hooks(diagnose: bool, user_input_count: int | None, on_traced: Callable[[Gr
     torch._C.Graph._export_onnx = export_onnx
     _active_record = record
     try:
-        yield record
+        with bfloat16_casts_renumbered():
+            yield record
     finally:
         torch._C._jit_pass_onnx = original_pass
         exporter_utils._run_symbolic_function = original_run
@@ -242,7 +252,10 @@ def unserializable_values(graph: torch._C.Graph, message: str, record: Conversio
             continue
         failures[key] = _failure(source, key, RuntimeError(
             f"torch's conversion of this node makes a {scalar_type} value ({node.kind()}), which ONNX has no "
-            f"tensor type for, so torch.onnx.export fails when it writes the model (\"{found.group(0)}\")"))
+            f"tensor type for, so torch.onnx.export fails when it writes the model (\"{found.group(0)}\"). "
+            f"What to do: `fix --auto` tries the built-in fixes for this node (each writes it with its own "
+            f"constants); or export the model in float32 (`model.float()` in build()), where torch's "
+            f"conversion makes no such value"))
     return list(failures.values())
 
 
@@ -303,15 +316,20 @@ def _refuse_complex_blind_symbolic(node: torch._C.Node) -> None:
     A fix registered for the op (a complex-aware template) is trusted."""
     if not node.kind().startswith("aten::") or not any(_is_complex(v) for v in node.inputs()):
         return
-    group = registration.registry.get_function_group(node.kind())
-    if group is None:
-        return  # no symbolic at all: the exporter says so itself
-    opset = exporter_utils.GLOBALS.export_onnx_opset_version
-    version = registration._dispatch_opset_version(opset, list(group._functions))
-    if version is None or group._functions.overridden(version):
-        return
+    if _overridden(node.kind()) is not False:
+        return  # no symbolic at all (the exporter says so itself), or a fix registered for the op
     raise ComplexIgnored(f"{node.kind()} {COMPLEX_TENSORS_NOTE}: torch's symbolic would treat the (real, imaginary) "
                          "pair ONNX carries them as as plain numbers; it needs a complex-aware fix")
+
+
+def _overridden(kind: str) -> bool | None:
+    """Whether a fix overrides torch's symbolic for ``kind`` at this export's opset (None: no symbolic)."""
+    group = registration.registry.get_function_group(kind)
+    if group is None:
+        return None
+    opset = exporter_utils.GLOBALS.export_onnx_opset_version
+    version = registration._dispatch_opset_version(opset, list(group._functions))
+    return None if version is None else group._functions.overridden(version)
 
 
 def _is_complex(value: torch._C.Value) -> bool:
