@@ -2,10 +2,12 @@
 against the same model run in float32; a real error does not (issue 20, precision)."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 import numpy as np
 import torch
 
-from fixport.core.checks.low_precision import float32_outputs, rounding_only
+from fixport.core.checks.low_precision import ROUNDING_MARGIN, float32_outputs, rounding_note, rounding_only
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs
 from fixport.core.model.tolerances import ToleranceTable
 
@@ -38,7 +40,10 @@ def test_rounding_passes_and_a_real_error_does_not() -> None:
         assert not stats.passed
         verdicts[label] = rounding_only(model, inputs, expected, [actual], [stats]).get(stats.name)
     assert verdicts["wrong"] is None
-    assert "float16 rounding" in verdicts["rounded"] and "torch's own float16 run" in verdicts["rounded"]
+    found = verdicts["rounded"]
+    assert found.dtype == "float16" and found.onnx_error <= found.torch_error * ROUNDING_MARGIN
+    note = rounding_note([found, replace(found, output="other")], "at the traced shape")
+    assert note.startswith("At the traced shape, 2 outputs (float16) differ") and "torch's own float16 run" in note
 
 
 def test_compare_passes_half_precision_rounding_and_says_so(cli, model_file) -> None:

@@ -14,7 +14,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fixport.core.checks.low_precision import rounding_only
+from fixport.core.checks.low_precision import rounding_note, rounding_only
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.output_stats import (
@@ -94,7 +94,8 @@ def mismatched_outputs(loaded: LoadedModel, model: OnnxModel, onnx_graph: Graph,
             continue
         onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
         problems.append(_mismatch_problem(stats[index], onnx_output, onnx_graph, source_graph, model_name))
-    return problems, worst_abs(stats), list(rounding.values())
+    notes = [rounding_note(list(rounding.values()), "at the traced shape")] if rounding else []
+    return problems, worst_abs(stats), notes
 
 
 # Ops that draw random numbers (in-place forms end in "_"): torch and ONNX Runtime draw different ones.

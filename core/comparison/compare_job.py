@@ -21,7 +21,7 @@ import torch
 
 from fixport.core.analysis.job_context import JobContext, open_job
 from fixport.core.checks.generation_check import generation_components, generation_of_both_components
-from fixport.core.checks.low_precision import LOW_PRECISION_NAMES, rounding_only
+from fixport.core.checks.low_precision import LOW_PRECISION_NAMES, Rounding, rounding_note, rounding_only
 from fixport.core.checks.shape_check import (
     ShapeSet,
     first_line,
@@ -423,10 +423,11 @@ def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], i
 
 
 def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device: str) -> list[str]:
-    """Pass the half-precision outputs whose difference is that precision's own rounding; a note for each."""
-    notes: list[str] = []
+    """Pass the half-precision outputs whose difference is that precision's own rounding; one note for all."""
+    found: list[Rounding] = []
+    sets: list[int] = []
     if not checks:
-        return notes
+        return []
     try:
         module.to(device)
         for check in checks:
@@ -434,10 +435,12 @@ def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device
             rounding = rounding_only(module, on_device, check.expected, check.actual, check.failing)
             for output in check.failing:
                 output.passed = output.passed or output.name in rounding
-            notes += [f"Input set {check.run + 1}: {note}" for note in rounding.values()]
+            found += rounding.values()
+            sets += [check.run + 1] if rounding else []
     finally:
         module.to("cpu")
-    return notes
+    where = f"at input set{'s' if len(sets) > 1 else ''} {', '.join(map(str, sets))}"
+    return [rounding_note(found, where)] if found else []
 
 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
