@@ -96,3 +96,12 @@ def test_an_input_value_planted_in_a_bfloat16_model_is_still_a_baked_input(worke
     baked = [problem for problem in result.unsupported if problem.reason == "baked_input"]
     assert baked and "Input length" in baked[0].message, [p.message for p in result.unsupported]
     assert all(problem.reason != "mismatch" for problem in result.unsupported)
+
+
+@pytest.mark.slow
+def test_compare_holds_every_input_set_to_the_float32_run_and_says_so_once(cli, model_file) -> None:
+    path = model_file("deep_bf16.py", DEEP_MODEL.format(plant=NOTHING))
+    ran = cli("compare", str(path))
+    said = " ".join(ran.stdout.split())
+    assert ran.returncode == 0 and "PASS" in said, ran.stdout + ran.stderr
+    assert said.count("bfloat16 rounding") == 1 and "At input sets 1, 2, 3," in said  # the other sizes too

@@ -190,10 +190,11 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                        f"comparing outputs, input set {index + 1}/{len(labelled)}")
                 run = len(per_run)
                 if isinstance(inputs, ShapeSet):  # another size: torch may refuse it, ONNX Runtime may fail there
-                    stats, note = _compare_other_shape(module, session, loaded.input_names, inputs, tolerances, run,
-                                                       device)
+                    stats, note, check = _compare_other_shape(module, session, loaded.input_names, inputs,
+                                                              tolerances, run, device)
                     messages.append(note)
                     inputs = inputs.inputs
+                    rounding_checks += [check] if check is not None and check.failing else []
                 else:
                     try:
                         stats, check = compare_run(module, session, loaded.input_names, inputs, tolerances, run,
@@ -444,22 +445,27 @@ def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device
 
 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
-                         tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], str]:
-    """One input set at other sizes of the declared dynamic dims, and a note saying what it was."""
+                         tolerances: ToleranceTable, run: int, device: str
+                         ) -> tuple[list[OutputStats], str, RoundingCheck | None]:
+    """One input set at other sizes of the declared dynamic dims, a note saying what it was, and
+    its low-precision outputs to hold to the float32 run as at the example inputs."""
     named = shape_set.label if shape_set.label.startswith("set ") else f"set {shape_set.label}"  # build()'s "set 2"
     where = f"Input {named} (inputs {shape_set.shapes})"
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))
     except Exception as exc:  # the model itself does not run there: nothing to hold the export to
-        return [], f"{where}: skipped, torch itself fails there ({type(exc).__name__}: {str(exc).splitlines()[0]})."
+        why = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
+        return [], f"{where}: skipped, torch itself fails there ({why}).", None
     try:
         actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]))
     except Exception as exc:  # ORT's own exception types
         why = f"ONNX Runtime fails at {shape_set.label}: {first_line(exc)}"
         return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
-                for name, value in expected], f"{where}: ONNX Runtime fails there."
-    return compare_output_lists(expected, actual, tolerances, run), f"{where}."
+                for name, value in expected], f"{where}: ONNX Runtime fails there.", None
+    stats = compare_output_lists(expected, actual, tolerances, run)
+    failing = [s for s in stats if not s.passed and s.dtype in LOW_PRECISION_NAMES]
+    return stats, f"{where}.", RoundingCheck(run, shape_set.inputs, expected, list(actual), failing)
 
 
 def _without_plot_data(stats: OutputStats) -> OutputStats:
