@@ -81,3 +81,12 @@ def test_the_fix_script_applies_the_same_rule() -> None:
     assert verdicts["wrong"] == {} and verdicts["other dtype"] == {}
     assert verdicts["rounded"][name].startswith(f"{name}: float16 rounding (against the model run in float32, "
                                                 "ONNX Runtime is ")
+
+
+def test_the_fix_script_says_rounding_once_per_shape_however_many_outputs() -> None:
+    from fixport.core.script_support.script import rounding_line
+
+    lines = {f"out{i}": f"out{i}: bfloat16 rounding (against the model run in float32, ...)" for i in range(56)}
+    assert rounding_line(lines) == f"; {lines['out0']}; 55 more outputs likewise"
+    assert rounding_line({"out0": lines["out0"]}) == f"; {lines['out0']}"
+    assert rounding_line({}) == ""

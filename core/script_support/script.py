@@ -297,6 +297,15 @@ def half_precision_rounding(model: Any, inputs: Sequence[Any], expected: list[tu
     return accepted
 
 
+def rounding_line(rounding: dict[str, str]) -> str:
+    """The outputs off by rounding only, in one clause: the first's line, then how many more."""
+    if not rounding:
+        return ""
+    lines = list(rounding.values())
+    more = len(lines) - 1
+    return f"; {lines[0]}" + (f"; {more} more output{'s' if more > 1 else ''} likewise" if more else "")
+
+
 def check_shapes(job: ExportJob, fix_tolerance: float | None = None) -> list[str]:
     """Run the written file in ONNX Runtime (CPU) against torch at each of ``shapes_to_check``,
     printing a line per shape; the shapes where it fails or differs. A shape torch itself
@@ -325,7 +334,7 @@ def check_shapes(job: ExportJob, fix_tolerance: float | None = None) -> list[str
         rounding = half_precision_rounding(job.model, inputs, expected, actual, wrong, fix_tolerance)
         wrong = {name: text for name, text in wrong.items() if name not in rounding}
         verdict = f"MISMATCH {'; '.join(wrong.values())}" if wrong else f"max abs diff {worst:.2g}"
-        print(f"checked at {label}: {verdict}" + "".join(f"; {line}" for line in rounding.values()))
+        print(f"checked at {label}: {verdict}" + rounding_line(rounding))
         failed += [label] if wrong else []
     return failed
 
