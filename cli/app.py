@@ -7,9 +7,11 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
 
 from fixport.cli.arguments import COMMANDS, EXIT_ERROR, GUI_LOG_HINT, refuse_overwriting_inputs
 from fixport.cli.error_log import write_error_log
+from fixport.cli.output import print_json_error
 from fixport.cli.workers import lending_worker
 from fixport.core.model.errors import MAX_PRINTED_MESSAGE_CHARS, FixportError, WorkerError, trimmed_message
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S, ExportWorker
@@ -50,21 +52,28 @@ def main(argv: Sequence[str] | None = None, worker: ExportWorker | None = None) 
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    """The command's handler, with every failure turned into a message and an exit code."""
+    """The command's handler, with every failure turned into a message and an exit code (and, under
+    --json, into one JSON object on stdout: a CI job parsing it never gets an empty string)."""
     try:
         refuse_overwriting_inputs(args)
         return args.handler(args)
     except FixportError as exc:
         message, hint = _in_command_line_terms(exc, args)
-        _print_error(message, hint, exc.details)
+        log = _print_error(message, hint, exc.details)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
+        message, hint, log = "interrupted", "The command was stopped (Ctrl+C or SIGTERM) before it finished.", None
     except OSError as exc:  # a file the system refused us: the user's to fix, not a bug of ours
-        _print_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-                     "Check the path and its permissions, then try again.", traceback.format_exc())
+        message = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+        hint = "Check the path and its permissions, then try again."
+        log = _print_error(message, hint, traceback.format_exc())
     except Exception as exc:  # a bug of ours: a clear line for the user, the traceback in the log
-        _print_error(f"unexpected {type(exc).__name__}: {exc}", "This is a Fixport bug; please report it "
-                     "with the log file below.", traceback.format_exc())
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        hint = "This is a Fixport bug; please report it with the log file below."
+        log = _print_error(message, hint, traceback.format_exc())
+    if getattr(args, "json", None) is True:  # sweep's --json names a file: its stdout is not JSON
+        print_json_error(args.command, EXIT_ERROR, trimmed_message(message, MAX_PRINTED_MESSAGE_CHARS), hint,
+                         None if log is None else str(log))
     return EXIT_ERROR
 
 
@@ -103,14 +112,16 @@ def _in_command_line_terms(exc: FixportError, args: argparse.Namespace) -> tuple
     return message, hint
 
 
-def _print_error(message: str, hint: str, details: str) -> None:
+def _print_error(message: str, hint: str, details: str) -> Path | None:
     """The message (trimmed: an exporter's error can hold a whole graph) and what to do on stderr;
-    the full message and the details in this run's own log, whose path is printed."""
+    the full message and the details in this run's own log, whose path is printed and returned."""
     shown = trimmed_message(message, MAX_PRINTED_MESSAGE_CHARS)
     print(f"error: {shown}", file=sys.stderr)
     if hint:
         print(f"  → {hint}", file=sys.stderr)
+    path = None
     if details or shown != message:
         path = write_error_log(f"error: {message}\n{f'hint: {hint}' if hint else ''}\n\n{details}")
         if path is not None:
             print(f"  (the details are in {path})", file=sys.stderr)
+    return path

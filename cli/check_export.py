@@ -194,7 +194,7 @@ def _run_suggest_dynamic(args: argparse.Namespace) -> int:
     with command_worker(args.timeout) as worker:
         verdicts = worker.run(SuggestDynamicRequest(request, options, mappings), progress=progress_printer(args.json))
     if args.json:
-        print_json([{**vars(v), "label": v.label} for v in verdicts])
+        print_json({"model": request.path, "verdicts": [{**vars(v), "label": v.label} for v in verdicts]})
         return EXIT_OK
     words = {True: "can be dynamic", False: "blocked", None: "cannot tell"}
     print(f"{Path(request.path).name}: each input dim exported dynamic on its own and checked at other sizes")

@@ -186,7 +186,7 @@ def _configure_templates(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
     parser.add_argument("--exporter", choices=EXPORTERS, default=None,
                         help="whose templates (default: dynamo for an FX op overload such as aten::pow.Tensor_Scalar)")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the rows under \"templates\")")
 
 
 @command("templates", "List the symbolic templates, or rank them for one op kind.", _configure_templates)
@@ -206,7 +206,7 @@ def run_templates(args: argparse.Namespace) -> int:
         rows = [{"id": t.id, "title": t.title, "fits": t.fits, "min_opset": t.min_opset,
                  "runs_in_onnxruntime": t.runs_in_onnxruntime, "family": t.family} for t in library.all()]
     if args.json:
-        print_json(rows)
+        print_json({"op": args.op, "exporter": exporter.name, "templates": rows})
         return EXIT_OK
     for row in rows:
         extra = row.get("why") or f"fits {', '.join(row['fits'])}, opset {row['min_opset']}+"

@@ -8,11 +8,23 @@ from typing import Any
 
 ProgressPrinter = Callable[[float, str], None]
 PROGRESS_WIDTH = 79  # one terminal line: a longer stage name is cut, not wrapped
+# The version of every `--json` object a command prints (STYLE #28). Bump it when a key changes
+# meaning or goes away; a new key needs no bump (readers ignore keys they do not know).
+# 1: the key added, error objects on failure, list outputs wrapped in an object.
+JSON_SCHEMA_VERSION = 1
 
 
-def print_json(payload: Any) -> None:
-    json.dump(payload, sys.stdout, indent=2, default=str)
+def print_json(payload: dict[str, Any]) -> None:
+    """One JSON object on stdout, its schema version first; the payload's own keys unchanged."""
+    json.dump({"schema_version": JSON_SCHEMA_VERSION, **payload}, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
+
+
+def print_json_error(command: str, exit_code: int, message: str, hint: str, log: str | None) -> None:
+    """What a `--json` run prints when it fails: the same message and hint as stderr, as fields,
+    so a CI job parsing stdout gets an object, never an empty string."""
+    print_json({"command": command, "status": "error", "exit_code": exit_code,
+                "error": {"message": message, "hint": hint, "log": log}})
 
 
 def progress_printer(as_json: bool) -> ProgressPrinter | None:

@@ -172,7 +172,7 @@ def test_suggest_dynamic_names_the_dims_that_generalise_and_the_line_that_blocks
     assert "x[0] (traced 2)              can be dynamic" in shown.stdout
     assert "x[1] (traced 8)              blocked at model.py:9" in shown.stdout
     assert """--dynamic-axes '{"x": {"0": "x_0"}}'""" in shown.stdout
-    verdicts = json.loads(cli("check", str(path), "--suggest-dynamic", "--json").stdout)
+    verdicts = json.loads(cli("check", str(path), "--suggest-dynamic", "--json").stdout)["verdicts"]
     assert [(v["axis"], v["generalises"]) for v in verdicts] == [(0, True), (1, False)]
 
 
