@@ -78,6 +78,28 @@ def test_a_trace_that_fails_prints_an_error_object(cli, model_file) -> None:
     assert error["message"].splitlines()[0] in checked.stderr
 
 
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_dynamic_axes_that_name_no_input_are_refused_by_both_exporters(cli, model_file, exporter: str) -> None:
+    """torch's TorchScript exporter only warns about such a name and exports every size static."""
+    path = model_file("clean.py", CLEAN_MODEL)
+    checked = cli("check", str(path), "--exporter", exporter, "--dynamic-axes", '{"y": {"0": "batch"}}', "--json")
+    assert checked.returncode == 2
+    error = error_object(checked.stdout)
+    assert error["message"] == "The dynamic axes name y, which is not an input of clean.py (its inputs: input)."
+    assert error["hint"] == 'Name the model\'s inputs in the dynamic axes, e.g. {"input": {"0": "batch"}}.'
+    assert "error: The dynamic axes name y" in checked.stderr
+    plain = cli("check", str(path), "--exporter", exporter, "--dynamic-axes", '{"y": {"0": "batch"}}')
+    assert plain.returncode == 2 and plain.stdout == ""  # without --json: stderr only, as before
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
+def test_dynamic_axes_may_name_a_named_output(cli, model_file, exporter: str) -> None:
+    checked = cli("check", str(model_file("clean.py", CLEAN_MODEL)), "--exporter", exporter, "--output-names", "y",
+                  "--dynamic-axes", '{"input": {"0": "batch"}, "y": {"0": "batch"}}')
+    assert checked.returncode == 0, checked.stdout + checked.stderr
+
+
 @pytest.mark.slow
 def test_a_job_stopped_by_the_timeout_prints_an_error_object(model_file) -> None:
     """A fresh process: the stopped job restarts its worker, which the shared warm one should not pay."""

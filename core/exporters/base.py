@@ -214,3 +214,19 @@ def refuse_onnx_files(loaded: LoadedModel) -> None:
     if loaded.module is None:
         raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
                           "Open the PyTorch model to export it, or compare this file with --onnx.")
+
+
+def refuse_unknown_dynamic_axes(loaded: LoadedModel, options: ExportOptions, output_names: Sequence[str] | None
+                                ) -> None:
+    """Dynamic axes may name only the export's inputs and its ``output_names`` (the names the export
+    gives its outputs). For any other name torch's TorchScript exporter only warns and exports every
+    size static, and torch.export fails with a pytree error naming nothing: refuse it, in one wording."""
+    if not options.dynamic_axes:
+        return
+    input_names = list(options.input_names or loaded.input_names)
+    unknown = sorted(set(options.dynamic_axes) - set(input_names) - set(output_names or ()))
+    if unknown:
+        raise ExportError(f"The dynamic axes name {', '.join(unknown)}, which is not an input of "
+                          f"{loaded.path.name} (its inputs: {', '.join(input_names)}).",
+                          "Name the model's inputs in the dynamic axes, e.g. "
+                          f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')

@@ -40,6 +40,7 @@ from fixport.core.exporters.base import (
     NodeSample,
     NodeSamples,
     refuse_onnx_files,
+    refuse_unknown_dynamic_axes,
 )
 from fixport.core.exporters.dynamo.candidates import STRATEGIES, candidates_for, fixable
 from fixport.core.exporters.dynamo.capture import FxCapture
@@ -394,13 +395,8 @@ def _dynamic_shapes_by_name(loaded: LoadedModel, options: ExportOptions) -> tupl
     kwargs: dict[str, Any] = {}
     if not options.dynamic_axes:
         return args, kwargs, None
+    refuse_unknown_dynamic_axes(loaded, options, onnx_output_names(loaded, options.output_names))
     input_names = list(options.input_names or loaded.input_names)
-    unknown = sorted(set(options.dynamic_axes) - set(input_names) - set(options.output_names or ()))
-    if unknown:  # torch's conversion would fail with a pytree error that names nothing
-        raise ExportError(f"The dynamic axes name {', '.join(unknown)}, which is not an input of "
-                          f"{loaded.path.name} (its inputs: {', '.join(input_names)}).",
-                          "Name the model's inputs in the dynamic axes, e.g. "
-                          f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')
     per_input = [dict(options.dynamic_axes.get(name, {})) or None for name in input_names]
     return args, kwargs, shapes_by_parameter(loaded.module, args, per_input)
 

@@ -21,6 +21,7 @@ from fixport.core.exporters.base import (
     NodeSample,
     NodeSamples,
     refuse_onnx_files,
+    refuse_unknown_dynamic_axes,
 )
 from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.torchscript.applied_fixes import applied_mappings, validate_mappings
@@ -232,10 +233,12 @@ class TorchScriptExporter(Exporter):
 
     def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path | io.BytesIO, diagnose: bool,
                           on_traced: Callable[[Graph], None] | None = None) -> tuple[ConversionRecord, list[str]]:
+        output_names = onnx_output_names(loaded, options.output_names)
+        refuse_unknown_dynamic_axes(loaded, options, output_names)
         kwargs: dict[str, Any] = dict(
             opset_version=options.opset,
             input_names=options.input_names or loaded.input_names or None,
-            output_names=onnx_output_names(loaded, options.output_names),
+            output_names=output_names,
             dynamic_axes=options.dynamic_axes,
             do_constant_folding=options.do_constant_folding,
             operator_export_type=getattr(torch.onnx.OperatorExportTypes, options.operator_export_type),
