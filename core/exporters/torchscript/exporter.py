@@ -274,7 +274,18 @@ class TorchScriptExporter(Exporter):
         details = traceback.format_exc()
         if not record.conversion_started:
             where = _user_frame(exc, loaded.path)
-            return TraceError(f"Tracing the model failed: {type(exc).__name__}: {trimmed_message(str(exc))}{where}",
+            error = f"{type(exc).__name__}: {trimmed_message(str(exc))}{where}"
+            if _forward_runs(loaded):
+                return TraceError(
+                    f"torch's TorchScript tracer fails on this model, whose forward() runs in eager torch on the "
+                    f"same inputs: {error}",
+                    "The dynamo exporter (torch.export) takes code the tracer cannot: check the model with "
+                    "--exporter dynamo. To keep TorchScript, change the line the tracer stops at.",
+                    details=details,
+                    window_hint="The dynamo exporter (torch.export) takes code the tracer cannot: choose dynamo "
+                                "in the toolbar's Exporter box. To keep TorchScript, change the line the tracer "
+                                "stops at.")
+            return TraceError(f"Tracing the model failed: {error}",
                               "The error comes from the model's forward(); fix it there and open the model again.",
                               details=details)
         hint = ("ONNX has no complex tensors: return torch.view_as_real(...) from forward() (and take real inputs)"
@@ -325,6 +336,17 @@ def _warning_text(caught: warnings.WarningMessage) -> str:
     torch_dir = str(Path(torch.__file__).parent)
     where = "" if caught.filename.startswith(torch_dir) else f" at {Path(caught.filename).name}:{caught.lineno}"
     return f"{caught.category.__name__}{where}: {caught.message}"
+
+
+def _forward_runs(loaded: LoadedModel) -> bool:
+    """Whether forward() runs in eager torch on the example inputs, called as the export calls it:
+    where it does, a trace failure is the tracer's, not the model's."""
+    try:
+        with given_inputs_only(loaded.module, len(loaded.example_inputs)):
+            loaded.module(*loaded.example_inputs)
+    except (Exception, SystemExit):  # the model's own failure: the advice stays on forward()
+        return False
+    return True
 
 
 def _user_frame(exc: BaseException, model_path: Path) -> str:
