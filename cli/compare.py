@@ -17,7 +17,7 @@ from fixport.cli.arguments import (
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
 from fixport.core.model.compare_result import MAX_RUNS, CompareResult
-from fixport.core.model.output_stats import OutputStats
+from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
 from fixport.core.model.requests import CompareRequest
 from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, PRECISION_HELP, PRECISION_MODES
@@ -137,9 +137,14 @@ def print_comparison(result: CompareResult) -> None:
 
 def _output_row(output: OutputStats) -> str:
     verdict = "pass" if output.passed else "FAIL"
-    if output.problem:
+    if not output.produced:
+        verdict += f" (not produced at input set {output.run + 1}: {output.problem})"
+    elif output.problem:
         verdict += f" ({output.problem})"
     shape = "x".join(map(str, output.shape)) or "scalar"
-    return (f"{output.name:<16} {shape:<18} {output.dtype:<8} {_number(output.max_abs):>9} "
-            f"{_number(output.mean_abs):>9} {_number(output.max_rel):>9} {_number(output.rmse):>9} "
-            f"{_number(output.cosine):>9} {output.mismatch_fraction:>8.2%}  {verdict}")
+    if not output.compared:  # nothing was measured: no NaN statistics, no mismatch share
+        numbers = " ".join(f"{NOT_MEASURED:>9}" for _ in range(5)) + f" {NOT_MEASURED:>8}"
+    else:
+        numbers = (f"{_number(output.max_abs):>9} {_number(output.mean_abs):>9} {_number(output.max_rel):>9} "
+                   f"{_number(output.rmse):>9} {_number(output.cosine):>9} {output.mismatch_fraction:>8.2%}")
+    return f"{output.name:<16} {shape:<18} {output.dtype:<8} {numbers}  {verdict}"

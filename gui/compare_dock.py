@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.output_stats import OutputStats
+from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
 from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR, WARN_COLOUR
 
 if TYPE_CHECKING:
@@ -179,10 +179,12 @@ class CompareDock(QDockWidget):
     def _fill_table(self, outputs: list[OutputStats]) -> None:
         self.table.setRowCount(len(outputs))
         for row, output in enumerate(outputs):
-            values = (output.name, "x".join(map(str, output.shape)), output.dtype, _number(output.max_abs),
-                      _number(output.mean_abs), _number(output.max_rel), _number(output.rmse),
-                      _number(output.cosine), f"{output.mismatch_fraction:.2%}",
-                      "pass" if output.passed else f"FAIL {output.problem}".strip())
+            numbers = ((_number(output.max_abs), _number(output.mean_abs), _number(output.max_rel),
+                        _number(output.rmse), _number(output.cosine), f"{output.mismatch_fraction:.2%}")
+                       if output.compared else (NOT_MEASURED,) * 6)  # nothing compared: no NaN statistics
+            verdict = ("pass" if output.passed else f"FAIL not produced at input set {output.run + 1}: {output.problem}"
+                       if not output.produced else f"FAIL {output.problem}".strip())
+            values = (output.name, "x".join(map(str, output.shape)), output.dtype, *numbers, verdict)
             for column, text in enumerate(values):
                 item = QTableWidgetItem(text)
                 if column == len(values) - 1:

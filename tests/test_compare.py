@@ -318,3 +318,59 @@ def test_random_values_the_model_refuses_are_skipped_with_a_note(worker, model_f
     result = worker.run(CompareRequest(ModelRequest(str(path)), runs=2, analyze_nodes=False))
     assert result.outputs and "random, seed 1" not in result.run_labels, result.run_labels
     assert any("Input set 2" in m and "refuses these random values" in m for m in result.messages), result.messages
+
+
+# The tracer records the example's 2 rows as a constant: at 5 rows ONNX Runtime's Reshape fails,
+# so neither output is produced there (issue 44.6: such rows showed max abs nan and a mismatch share).
+BAKED_ROWS_MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            rows = int(x.shape[0])
+            return (x * 2).reshape(rows, 2, 2), x.sum(dim=1)
+
+    def build():
+        torch.manual_seed(0)
+        return Model(), (torch.randn(2, 4),)
+"""
+STATISTICS = ("max_abs", "mean_abs", "max_rel", "rmse", "cosine", "mismatch_count", "mismatch_fraction")
+
+
+def test_outputs_onnx_runtime_never_produced_say_why_instead_of_statistics(worker, model_file, capsys) -> None:
+    """One comparison, read as `compare --json` and as `compare` print it."""
+    from fixport.cli.app import build_parser
+    from fixport.cli.arguments import job_arguments, shape_sets
+    from fixport.cli.compare import print_comparison
+
+    args = build_parser().parse_args([
+        "compare", str(model_file("baked_rows.py", BAKED_ROWS_MODEL)), "--dynamic-axes", '{"x": {"0": "batch"}}',
+        "--shapes", "x=5x4"])
+    request, options, mappings = job_arguments(args)
+    result = worker.run(CompareRequest(request, options, mappings, other_shapes=shape_sets(args),
+                                       analyze_nodes=False, latency_runs=0))
+    assert not result.passed and result.run_labels[1] == "x=5x4"
+    rows = result.to_json()["outputs"]
+    assert [(row["name"], row["produced"], row["compared"], row["pass"], row["worst_run"]) for row in rows] == [
+        ("out[0]", False, False, False, 1), ("out[1]", False, False, False, 1)]
+    for row in rows:
+        assert {key: row[key] for key in STATISTICS} == dict.fromkeys(STATISTICS)  # null, never "nan"
+        assert row["problem"] == ("ONNX Runtime fails at x=5x4: Reshape node '/Reshape': The input tensor cannot be "
+                                  "reshaped to the requested shape. Input shape:{5,4}, requested shape:{2,2,2}")
+    capsys.readouterr()
+    print_comparison(result)
+    table = capsys.readouterr().out.split("result\n", 1)[1]
+    assert "nan" not in table and "%" not in table
+    assert "FAIL (not produced at input set 2: ONNX Runtime fails at x=5x4: Reshape node '/Reshape'" in table
+
+
+def test_an_output_of_another_size_is_not_measured_and_one_of_the_same_size_is() -> None:
+    import numpy as np
+
+    from fixport.core.model.output_stats import compare_arrays
+
+    other = compare_arrays("y", np.zeros((2, 3), np.float32), np.zeros((4,), np.float32), 1e-3, 1e-5)
+    assert (other.produced, other.compared, other.passed) == (True, False, False)
+    assert other.to_json()["max_abs"] is None and other.problem.startswith("shape differs")
+    same = compare_arrays("y", np.zeros((2, 3), np.float32), np.ones((6,), np.float32), 1e-3, 1e-5)
+    assert same.compared and same.to_json()["max_abs"] == 1.0 and same.mismatch_count == 6

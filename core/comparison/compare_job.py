@@ -71,6 +71,7 @@ from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
+from fixport.core.onnx_io.ort_errors import ort_error_summary
 from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for
 from fixport.core.onnx_io.placement import collect_placement
 from fixport.core.onnx_io.reference_plan import ReferencePlan, plan_references
@@ -453,7 +454,7 @@ def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: lis
     try:
         actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]))
     except Exception as exc:  # ORT's own exception types
-        why = f"ONNX Runtime fails at {shape_set.label}: {first_line(exc)}"
+        why = f"ONNX Runtime fails at {shape_set.label}: {ort_error_summary(str(exc))[:300] or first_line(exc)}"
         return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
                 for name, value in expected], f"{where}: ONNX Runtime fails there."
     return compare_output_lists(expected, actual, tolerances, run), f"{where}."
