@@ -14,10 +14,20 @@ PROGRESS_WIDTH = 79  # one terminal line: a longer stage name is cut, not wrappe
 JSON_SCHEMA_VERSION = 1
 
 
+_printed = [0]  # JSON objects this process printed (main() may run many commands in one process)
+
+
 def print_json(payload: dict[str, Any]) -> None:
     """One JSON object on stdout, its schema version first; the payload's own keys unchanged."""
     json.dump({"schema_version": JSON_SCHEMA_VERSION, **payload}, sys.stdout, indent=2, default=str)
     sys.stdout.write("\n")
+    _printed[0] += 1
+
+
+def json_objects_printed() -> int:
+    """How many JSON objects this process printed so far: a failing command prints its error object
+    only where it printed none, so stdout stays one object."""
+    return _printed[0]
 
 
 def print_json_error(command: str, exit_code: int, message: str, hint: str, log: str | None) -> None:

@@ -143,3 +143,31 @@ def test_sweep_json_names_a_file_so_its_stdout_stays_free(capsys, monkeypatch, t
 
     assert _run_command(argparse.Namespace(command="sweep", json="rows.json", handler=handler)) == 2
     assert capsys.readouterr().out == ""
+
+
+def test_a_command_line_argparse_refuses_prints_an_error_object(cli, model_file) -> None:
+    refused = cli("check", str(model_file("clean.py", CLEAN_MODEL)), "--json", "--timeout", "nan")
+    assert refused.returncode == 2
+    error = error_object(refused.stdout)
+    assert "argument --timeout: 'nan' must be a finite number of seconds above 0" in error["message"]
+    assert error["hint"] == "See `python main.py check --help`."
+    assert "usage: python main.py check" in refused.stderr and error["message"] in refused.stderr
+    assert cli("check", "--timeout", "nan", "m.py").stdout == ""  # no --json: stderr only
+
+
+def test_a_command_that_fails_after_its_report_keeps_one_object(capsys, monkeypatch, tmp_path) -> None:
+    """check --write-changed fails after check printed its report: stdout stays that one object."""
+    from fixport.cli import error_log
+    from fixport.cli.output import print_json
+    from fixport.core.model.errors import FixportError
+
+    monkeypatch.setattr(error_log, "ERROR_LOG_DIR", tmp_path)
+
+    def handler(_args: argparse.Namespace) -> int:
+        print_json({"model": "m.py"})
+        raise FixportError("--write-changed needs a Python model file.", "Change the model's code.")
+
+    assert _run_command(_namespace(handler)) == 2
+    out, err = capsys.readouterr()
+    assert json.loads(out) == {"schema_version": JSON_SCHEMA_VERSION, "model": "m.py"}
+    assert "error: --write-changed needs a Python model file." in err
