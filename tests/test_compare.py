@@ -374,3 +374,21 @@ def test_an_output_of_another_size_is_not_measured_and_one_of_the_same_size_is()
     assert other.to_json()["max_abs"] is None and other.problem.startswith("shape differs")
     same = compare_arrays("y", np.zeros((2, 3), np.float32), np.ones((6,), np.float32), 1e-3, 1e-5)
     assert same.compared and same.to_json()["max_abs"] == 1.0 and same.mismatch_count == 6
+
+
+def test_the_compare_dock_shows_no_statistics_for_an_output_never_produced(qtbot) -> None:
+    import numpy as np
+
+    from fixport.core.model.output_stats import NOT_MEASURED, compare_arrays, missing_output, worst_of_runs
+    from fixport.gui.compare_dock import CompareDock
+
+    value = np.ones((2, 2), np.float32)
+    produced = compare_arrays("out[0]", value, value, 1e-3, 1e-5, run=0)
+    never = missing_output("out[0]", np.ones((5, 2), np.float32), 1e-3, 1e-5, 1, "ONNX Runtime fails at x=5x4")
+    row = worst_of_runs([produced, never])
+    dock = CompareDock()
+    qtbot.addWidget(dock)
+    dock.show_result(CompareResult("m.py", "export (opset 17)", "cpu", ["CPUExecutionProvider"], 2, [row]))
+    shown = [dock.table.item(0, column).text() for column in range(dock.table.columnCount())]
+    assert shown[3:9] == [NOT_MEASURED] * 6
+    assert shown[9] == "FAIL not produced at input set 2: ONNX Runtime fails at x=5x4"
