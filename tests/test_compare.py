@@ -392,3 +392,13 @@ def test_the_compare_dock_shows_no_statistics_for_an_output_never_produced(qtbot
     shown = [dock.table.item(0, column).text() for column in range(dock.table.columnCount())]
     assert shown[3:9] == [NOT_MEASURED] * 6
     assert shown[9] == "FAIL not produced at input set 2: ONNX Runtime fails at x=5x4"
+
+
+@pytest.mark.slow
+def test_compare_exporters_says_which_outputs_onnx_runtime_never_produced(cli, model_file) -> None:
+    compared = cli("compare", str(model_file("baked_rows.py", BAKED_ROWS_MODEL)), "--exporters", "torchscript,dynamo",
+                   "--dynamic-axes", '{"x": {"0": "batch"}}', "--shapes", "x=5x4")
+    assert compared.returncode == 1, compared.stderr
+    torchscript = compared.stdout.split("\ntorchscript: ", 1)[1].split("\ndynamo: ", 1)[0]
+    assert "against torch, out[0]: not produced at input set 2 (ONNX Runtime fails at x=5x4: Reshape" in torchscript
+    assert "nan" not in torchscript
