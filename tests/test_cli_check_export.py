@@ -80,6 +80,9 @@ def test_trace_failure_names_the_users_line(cli, model_file) -> None:
     assert result.returncode == 2
     assert "trace_fails.py line 6" in result.stderr
     assert "Traceback" not in result.stderr
+    # forward() itself fails here (in eager torch too): the advice stays on forward(), not the tracer
+    assert "Tracing the model failed" in result.stderr and "fix it there" in result.stderr
+    assert "--exporter dynamo" not in result.stderr
 
 
 def test_a_trace_failure_where_forward_runs_blames_the_tracer_and_names_dynamo(cli, model_file) -> None:
