@@ -126,6 +126,9 @@ def node_errors(onnx_graph: Graph, matches: list[ValueMatch], torch_values: dict
         actual = onnx_values.get(match.onnx_value)
         if expected is None or actual is None:
             continue
+        if not (isinstance(expected, np.ndarray) and isinstance(actual, np.ndarray)):
+            analysis.skipped_not_tensor += 1  # ONNX Runtime returns a sequence value as a Python list
+            continue
         if expected.shape != actual.shape:
             analysis.skipped_shape_mismatch += 1
             continue
@@ -159,7 +162,9 @@ def group_submodel(model: OnnxModel, onnx_graph: Graph, error: NodeError,
                    feeds: dict[str, np.ndarray]) -> tuple[OnnxModel, dict[str, np.ndarray]] | None:
     """The ONNX nodes of ``error``'s TorchScript node that lead to its output, as a small model
     (its initializers still read from the model's weights on disk, when they are there), with the
-    nodes that make a constant input ``feeds`` lack (:func:`with_all_node_outputs` leaves those out)."""
+    nodes that make a constant input ``feeds`` lack (:func:`with_all_node_outputs` leaves those out).
+    None where an input has no tensor in ``feeds``: a sequence value (ONNX Runtime's list) has no torch
+    counterpart to feed, so the group cannot run on torch's inputs."""
     proto = model.proto
     proto_by_id = {node.id: node_proto for node, node_proto in zip(onnx_graph.nodes, proto.graph.node)}
     node_by_output = {name: node for node in onnx_graph.nodes for name in node.outputs if name}
@@ -185,7 +190,7 @@ def group_submodel(model: OnnxModel, onnx_graph: Graph, error: NodeError,
     for name in dict.fromkeys(needed):
         if name in initializers:
             graph_initializers.append(initializers[name])
-        elif name in feeds:
+        elif isinstance(feeds.get(name), np.ndarray):
             array = feeds[name]
             graph_inputs.append(helper.make_tensor_value_info(
                 name, helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape)))
@@ -220,13 +225,14 @@ def measure_introduced_errors(model: OnnxModel, onnx_graph: Graph, analysis: Nod
     for match in matches:
         value = torch_values.get((match.key, match.output_index))
         onnx_value = onnx_values.get(match.onnx_value)
-        if value is not None and onnx_value is not None and value.shape == onnx_value.shape:
+        if isinstance(value, np.ndarray) and isinstance(onnx_value, np.ndarray) and value.shape == onnx_value.shape:
             feeds[match.onnx_value] = value.astype(onnx_value.dtype, copy=False)
     expected_by_output = {match.onnx_value: torch_values.get((match.key, match.output_index)) for match in matches}
     for error in candidates:
         built = group_submodel(model, onnx_graph, error, feeds)
         if built is None:
-            error.note = "could not re-run alone: an input has no captured value"
+            error.note = "could not re-run alone: an input has no captured tensor value (torch keeps none, or it " \
+                         "is a sequence)"
             continue
         submodel, sub_feeds = built
         try:
@@ -345,6 +351,9 @@ def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | Non
     mark_inherited_errors(onnx_graph, analysis.nodes)
     measure_introduced_errors(model, onnx_graph, analysis, matches, fetch_torch, fetch_onnx, session_factory)
     analysis.first_divergent = find_first_divergent(analysis, onnx_graph)
+    if analysis.skipped_not_tensor:
+        analysis.messages.append(f"{analysis.skipped_not_tensor} matched value(s) skipped: one side is a sequence "
+                                 "(a list of tensors), the other a tensor.")
     if analysis.skipped_shape_mismatch:
         analysis.messages.append(f"{analysis.skipped_shape_mismatch} matched value(s) skipped: "
                                  "torch and ONNX shapes differ (layout changes such as flatten or packing).")

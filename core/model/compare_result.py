@@ -104,6 +104,7 @@ class NodeAnalysis:
     nodes: list[NodeError] = field(default_factory=list)
     first_divergent: NodeError | None = None
     skipped_shape_mismatch: int = 0
+    skipped_not_tensor: int = 0  # matched values where one side is a sequence (a list of tensors), not a tensor
     messages: list[str] = field(default_factory=list)
 
 
