@@ -136,7 +136,7 @@ def print_comparison(result: CompareResult) -> None:
 
 
 def _output_row(output: OutputStats) -> str:
-    verdict = "pass" if output.passed else "FAIL"
+    verdict = ("pass (up to tied order)" if output.tied_order else "pass") if output.passed else "FAIL"
     if output.problem:
         verdict += f" ({output.problem})"
     shape = "x".join(map(str, output.shape)) or "scalar"

@@ -224,6 +224,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     del comparable
     gc.collect()
     messages += _judge_rounding(loaded.module, rounding_checks, device)
+    messages += [f"Input set {run + 1}: {stats.tied_order}" for run, run_stats in enumerate(per_run)
+                 for stats in run_stats if stats.tied_order]
     outputs = [worst_of_runs(column) for column in zip(*per_run)]
     seconds["outputs"] = time.perf_counter() - run_started
 

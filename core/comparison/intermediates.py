@@ -19,6 +19,7 @@ from fixport.core.exporters.base import NodeCapture
 from fixport.core.model.compare_result import NodeAnalysis, NodeError, ValueKey
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.output_stats import difference_metrics, largest_magnitude, to_numpy
+from fixport.core.model.tied_order import TiedOrder, find_tied_order
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import split_instance_key
 from fixport.core.onnx_io.external_data import tensor_bytes
@@ -120,7 +121,11 @@ def _torchscript_details(key: str, source_graph: Graph | None) -> tuple[str, str
 def node_errors(onnx_graph: Graph, matches: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
                 onnx_values: dict[str, np.ndarray], tolerances: ToleranceTable, source_graph: Graph | None,
                 templates_by_instance: dict[str, str], analysis: NodeAnalysis) -> None:
-    """Fill ``analysis.nodes`` with one entry per matched value whose shapes agree."""
+    """Fill ``analysis.nodes`` with one entry per matched value whose shapes agree; a value that agrees
+    up to the order of tied elements (TopK's indices, beside its tied values) is within tolerance, noted."""
+    by_node: dict[str, list[ValueMatch]] = {}
+    for match in matches:
+        by_node.setdefault(match.key, []).append(match)
     for match in matches:
         expected = torch_values.get((match.key, match.output_index))
         actual = onnx_values.get(match.onnx_value)
@@ -134,13 +139,31 @@ def node_errors(onnx_graph: Graph, matches: list[ValueMatch], torch_values: dict
             continue
         rtol, atol = tolerances.for_values(str(expected.dtype), largest_magnitude(expected))
         metrics = difference_metrics(expected, actual, rtol, atol)
+        note = ""
+        if metrics["mismatch_count"]:
+            tied = _tied_value(match, by_node[match.key], torch_values, onnx_values, tolerances)
+            if tied is not None:
+                metrics, note = difference_metrics(expected, tied.reordered, rtol, atol), tied.sentence()
         kind, scope, source = _torchscript_details(match.key, source_graph)
         analysis.nodes.append(NodeError(
             onnx_node=match.onnx_node.id, onnx_kind=match.onnx_node.kind, output=match.onnx_value,
             torchscript_node=match.key, torchscript_kind=kind, scope=scope, source=source,
             template=templates_by_instance.get(match.key, ""), shape=tuple(expected.shape),
             dtype=str(expected.dtype), max_abs=metrics["max_abs"], mean_abs=metrics["mean_abs"],
-            max_rel=metrics["max_rel"], rtol=rtol, atol=atol, exceeds=metrics["mismatch_count"] > 0))
+            max_rel=metrics["max_rel"], rtol=rtol, atol=atol, exceeds=metrics["mismatch_count"] > 0, note=note))
+
+
+def _tied_value(match: ValueMatch, siblings: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
+                onnx_values: dict[str, Any], tolerances: ToleranceTable) -> TiedOrder | None:
+    """``match``'s value as torch's up to the order of tied elements, a key found among the values of
+    the same torch node (TopK's values for its indices), or None."""
+    values = [(m, torch_values.get((m.key, m.output_index)), onnx_values.get(m.onnx_value)) for m in siblings]
+    usable = [(m, t, o) for m, t, o in values if isinstance(t, np.ndarray) and isinstance(o, np.ndarray)]
+    usable.sort(key=lambda item: item[0] is not match)  # the value itself first
+    if not usable or usable[0][0] is not match:
+        return None
+    return find_tied_order(0, [(m.onnx_value, t) for m, t, _ in usable], [o for _, _, o in usable],
+                           lambda array: tolerances.for_values(str(array.dtype), largest_magnitude(array)))
 
 
 def mark_inherited_errors(onnx_graph: Graph, errors: list[NodeError]) -> None:
