@@ -14,6 +14,7 @@ from fixport.cli.arguments import (
     project_shapes,
     shape_sets,
 )
+from fixport.cli.error_log import report_internal_errors
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
 from fixport.core.model.compare_result import MAX_RUNS, CompareResult
@@ -73,6 +74,7 @@ def run_compare(args: argparse.Namespace) -> int:
             progress=progress_printer(args.json))
     clear_progress(args.json)
     print_json(result.to_json()) if args.json else print_comparison(result)
+    report_internal_errors(result.internal_errors)
     return EXIT_OK if result.passed else EXIT_PROBLEMS
 
 

@@ -119,6 +119,8 @@ class CompareDock(QDockWidget):
                    else f"<b style='color:{FAIL_COLOUR}'>FAIL</b>")
         providers = ", ".join(result.providers_used)
         messages = "".join(f"<br><b>{html.escape(m)}</b>" for m in result.baked_inputs)
+        messages += "".join(f"<br><b style='color:{FAIL_COLOUR}'>{html.escape(e.sentence())}</b>"
+                            for e in result.internal_errors)
         messages += "".join(f"<br><i>{m}</i>" for m in result.messages)
         if result.generation is not None:  # a decoder checkpoint: the steps of its greedy decode
             colour = PASS_COLOUR if result.generation.passed else FAIL_COLOUR

@@ -371,6 +371,7 @@ def test_per_node_analysis_takes_a_decoder_whose_values_hold_a_list(worker, mode
     assert not result.passed
     assert [o.name for o in result.outputs] == ["out[0]", "out[1][0]", "out[1][1]"]
     assert not [m for m in result.messages if "Per-node analysis failed" in m], result.messages
+    assert not result.internal_errors, result.internal_errors
     analysis = result.node_analysis
     assert analysis is not None and analysis.first_divergent is not None
     assert analysis.first_divergent.torchscript_kind == "aten::sigmoid"
