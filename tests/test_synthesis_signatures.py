@@ -96,3 +96,33 @@ def test_replayed_and_materialised_templates_take_every_overload(make: Callable[
     rows = _rows(lambda kind, _opset: make(kind), kinds, 17)
     assert len({row[0] for row in rows}) >= 6
     assert not _unbound(rows, graph_first=True)
+
+
+def test_the_generated_squeeze_exports_its_overload_and_names_the_others_in_a_real_export() -> None:
+    import io
+
+    import numpy as np
+    import onnxruntime as ort
+    from torch.onnx import register_custom_op_symbolic, unregister_custom_op_symbolic
+
+    class SqueezeAll(torch.nn.Module):
+        def forward(self, x):
+            return x.squeeze() * 2
+
+    class SqueezeDim(torch.nn.Module):
+        def forward(self, x):
+            return x.squeeze(1) * 2
+
+    symbolic = compile_template_source(standard_op_template("aten::squeeze", 17), {}, "<generated aten::squeeze>")
+    x = torch.randn(3, 1, 4)
+    register_custom_op_symbolic("aten::squeeze", symbolic, 17)
+    try:
+        buffer = io.BytesIO()
+        torch.onnx.export(SqueezeAll(), (x,), buffer, dynamo=False, opset_version=17)
+        session = ort.InferenceSession(buffer.getvalue(), providers=["CPUExecutionProvider"])
+        (actual,) = session.run(None, {session.get_inputs()[0].name: x.numpy()})
+        np.testing.assert_allclose(actual, SqueezeAll()(x).numpy())
+        with pytest.raises(ValueError, match=r"maps only aten::squeeze\(Tensor\(a\) self\).*the node has 2"):
+            torch.onnx.export(SqueezeDim(), (x,), io.BytesIO(), dynamo=False, opset_version=17)
+    finally:
+        unregister_custom_op_symbolic("aten::squeeze", 17)
