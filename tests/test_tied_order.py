@@ -132,3 +132,14 @@ def test_no_sort_key_no_tie() -> None:
     different = expected[[1, 0, 2, 3, 4, 5]].copy()
     different[0, 0] += 1.0  # and values that differ are no permutation at all
     assert _tied([("out", np.concatenate([BOXES, SCORES[:, None]], axis=1))], [different]) is None
+
+
+def test_the_window_marks_a_tied_pass_as_the_command_line_does() -> None:
+    from fixport.cli.compare import _output_row
+    from fixport.gui.compare_dock import _verdict
+
+    expected = np.concatenate([BOXES, SCORES[:, None]], axis=1)
+    swapped = expected[[1, 0, 2, 3, 4, 5]]
+    tied, plain = compare_output_lists([("out", expected), ("same", expected)], [swapped, expected], TOLERANCES)
+    assert _verdict(tied) == "pass (up to tied order)" and _output_row(tied).endswith("pass (up to tied order)")
+    assert _verdict(plain) == "pass" and _output_row(plain).endswith("pass")
