@@ -18,6 +18,7 @@ from fixport.symbolics.synthesis.decomposition import decomposition_template
 from fixport.symbolics.synthesis.materialise import materialised_template
 from fixport.symbolics.synthesis.standard_op import (
     _onnx_ops_by_folded_name,
+    find_standard_op,
     standard_op_function_template,
     standard_op_template,
 )
@@ -70,6 +71,13 @@ def test_every_standard_op_template_takes_every_overload_of_its_op(opset: int) -
     kinds = {row[0] for row in rows}
     assert len(kinds) > 20 and "aten::squeeze" in kinds, sorted(kinds)
     assert not _unbound(rows, graph_first=True)
+
+
+def test_an_op_returning_no_tensor_has_no_standard_op() -> None:
+    """aten::size returns the shape (ONNX Size counts elements), aten::equal one bool (ONNX Equal is
+    elementwise): same names, other results."""
+    assert find_standard_op("aten::size", 17) is None and find_standard_op("aten::equal", 17) is None
+    assert find_standard_op("aten::cosh", 17) is not None
 
 
 def test_the_squeeze_template_refuses_the_overloads_it_does_not_map_by_name() -> None:

@@ -71,6 +71,8 @@ def find_standard_op(kind: str, opset: int, overload_name: str | None = None) ->
             continue
         if not schema.min_output <= len(overload.returns) <= schema.max_output:
             continue
+        if any(str(r.type) != "Tensor" for r in overload.returns):
+            continue  # aten::size -> int[] is no Size, aten::equal -> bool no elementwise Equal
         names = tuple(a.name if a.name.isidentifier() and not keyword.iskeyword(a.name) else f"input_{i}"
                       for i, a in enumerate(arguments))
         return StandardOpMatch(kind, str(overload), schema.name, schema.since_version, names, len(overload.returns))
