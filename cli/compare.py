@@ -14,6 +14,7 @@ from fixport.cli.arguments import (
     project_shapes,
     shape_sets,
 )
+from fixport.cli.error_log import report_internal_errors
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
 from fixport.core.model.compare_result import MAX_RUNS, CompareResult
@@ -73,6 +74,7 @@ def run_compare(args: argparse.Namespace) -> int:
             progress=progress_printer(args.json))
     clear_progress(args.json)
     print_json(result.to_json()) if args.json else print_comparison(result)
+    report_internal_errors(result.internal_errors)
     return EXIT_OK if result.passed else EXIT_PROBLEMS
 
 
@@ -136,7 +138,7 @@ def print_comparison(result: CompareResult) -> None:
 
 
 def _output_row(output: OutputStats) -> str:
-    verdict = "pass" if output.passed else "FAIL"
+    verdict = ("pass (up to tied order)" if output.tied_order else "pass") if output.passed else "FAIL"
     if not output.produced:
         verdict += f" (not produced at input set {output.run + 1}: {output.problem})"
     elif output.problem:

@@ -402,3 +402,62 @@ def test_compare_exporters_says_which_outputs_onnx_runtime_never_produced(cli, m
     torchscript = compared.stdout.split("\ntorchscript: ", 1)[1].split("\ndynamo: ", 1)[0]
     assert "against torch, out[0]: not produced at input set 2 (ONNX Runtime fails at x=5x4: Reshape" in torchscript
     assert "nan" not in torchscript
+# A decoder returning (logits, [key, value]) whose heads are split by a scripted helper (as some
+# transformers models do): the export keeps that list as an ONNX sequence (SplitToSequence), which
+# ONNX Runtime returns as a Python list, not an array. A wrong sigmoid makes the nodes after it fail,
+# so the groups reading the sequence are among those re-run alone.
+SEQUENCE_DECODER_MODEL = """
+    from typing import List
+
+    import torch
+    from torch import nn
+    from torch.onnx import register_custom_op_symbolic
+
+    FIXPORT_EXAMPLE = {"opset": 17}
+
+
+    def wrong_sigmoid(g, x):
+        return g.op("HardSigmoid", x)
+
+
+    register_custom_op_symbolic("aten::sigmoid", wrong_sigmoid, 17)
+
+
+    @torch.jit.script
+    def split_heads(x: torch.Tensor, heads: int) -> List[torch.Tensor]:
+        return list(torch.split(x, x.size(-1) // heads, dim=-1))
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(11, 8)
+            self.kv = nn.Linear(8, 16)
+            self.head = nn.Linear(8, 11)
+
+        def forward(self, ids):
+            h = torch.sigmoid(self.embed(ids) * 3)
+            key = torch.cat(split_heads(self.kv(h), 4), dim=-1)[..., :8]
+            value = torch.softmax(h @ key.transpose(1, 2), dim=-1) @ h
+            return self.head(value), [key, value]
+
+
+    def build():
+        torch.manual_seed(0)
+        return Decoder().eval(), (torch.randint(0, 11, (1, 5)),)
+"""
+
+
+def test_per_node_analysis_takes_a_decoder_whose_values_hold_a_list(worker, model_file) -> None:
+    result = _compare(worker, model_file("sequence_decoder.py", SEQUENCE_DECODER_MODEL), templates_by_instance={})
+    assert not result.passed
+    assert [o.name for o in result.outputs] == ["out[0]", "out[1][0]", "out[1][1]"]
+    assert not [m for m in result.messages if "Per-node analysis failed" in m], result.messages
+    assert not result.internal_errors, result.internal_errors
+    analysis = result.node_analysis
+    assert analysis is not None and analysis.first_divergent is not None
+    assert analysis.first_divergent.torchscript_kind == "aten::sigmoid"
+    # the cat reads the sequence: torch keeps no value for it, so it is not re-run alone, and says so
+    cat = [n for n in analysis.nodes if n.torchscript_kind == "aten::cat"]
+    assert cat and cat[0].exceeds and cat[0].introduced_max_abs is None
+    assert "is a sequence" in cat[0].note

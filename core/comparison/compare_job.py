@@ -54,6 +54,7 @@ from fixport.core.model.errors import (
 )
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
+from fixport.core.model.internal_error import InternalError, internal_error, raised_in_fixport
 from fixport.core.model.output_stats import (
     OutputStats,
     compare_output_lists,
@@ -225,17 +226,20 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     del comparable
     gc.collect()
     messages += _judge_rounding(loaded.module, rounding_checks, device)
+    messages += [f"Input set {run + 1}: {stats.tied_order}" for run, run_stats in enumerate(per_run)
+                 for stats in run_stats if stats.tied_order]
     outputs = [worst_of_runs(column) for column in zip(*per_run)]
     seconds["outputs"] = time.perf_counter() - run_started
 
     analysis = None
+    internal_errors: list[InternalError] = []
     if request.analyze_nodes and onnx_path is None:
         report(progress, 0.65, "comparing node by node")
         node_started = time.perf_counter()
         failing = [run for run, stats in enumerate(per_run) if not all(s.passed for s in stats)]
         run = failing[0] if failing else 0
         analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
-                                  tolerances, templates, messages, cancelled)
+                                  tolerances, templates, messages, internal_errors, cancelled)
         if analysis is not None and analysis.first_divergent is None and run >= runs:
             at_other_values = compared[run][0] in {other.label for other in values.values_tried}
             messages.append(VALUES_BAKED_WHILE_TRACING_NOTE if at_other_values else BAKED_WHILE_TRACING_NOTE)
@@ -255,7 +259,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
         node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
         precision=precision, provider_options=provider_options, torch_device=device,
         tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement,
-        baked_inputs=[problem.message for problem in values.problems], cost=cost)
+        baked_inputs=[problem.message for problem in values.problems], cost=cost, internal_errors=internal_errors)
 
 
 def _cost(model: OnnxModel, session: Any, loaded: LoadedModel, runs: int, providers: list[str],
@@ -494,9 +498,11 @@ def _comparison_session(plan: ReferencePlan, provider: str, precision: str, load
 
 def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any, inputs: tuple[torch.Tensor, ...],
                    run: int, provider: str, precision: str, tolerances: ToleranceTable, templates: dict[str, str],
-                   messages: list[str], cancelled: CancelCallback | None) -> NodeAnalysis | None:
+                   messages: list[str], internal_errors: list[InternalError],
+                   cancelled: CancelCallback | None) -> NodeAnalysis | None:
     """Diagnosing export (no constant folding, so fused nodes are compared one by one), both
-    sides captured, compared node by node."""
+    sides captured, compared node by node; where Fixport's own code fails there, an internal error
+    (a bug to report, not a note), and the outputs stand without it."""
     check_cancelled(cancelled)
     try:
         comparable = exporter.export_for_comparison(loaded, replace(export_options, do_constant_folding=False),
@@ -543,8 +549,11 @@ def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any,
             analysis = analyze()
     except Cancelled:
         raise
-    except Exception as exc:  # ORT or the torch interpreter on an unusual graph: report, keep the outputs
-        messages.append(f"Per-node analysis failed: {_first_line(exc)}")
+    except Exception as exc:  # keep the outputs: ORT or the torch interpreter on an unusual graph, or our bug
+        if raised_in_fixport(exc):
+            internal_errors.append(internal_error("per-node analysis", exc))
+        else:
+            messages.append(f"Per-node analysis failed where ONNX Runtime or torch ran: {_first_line(exc)}")
         return None
     if CUDA_PROVIDER in used:
         messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(used)))

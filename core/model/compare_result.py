@@ -5,6 +5,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fixport.core.model.generation_result import GenerationCheck
+from fixport.core.model.internal_error import InternalError
 from fixport.core.model.output_stats import OutputStats, json_number
 from fixport.core.model.runtime_cost import RuntimeCost
 
@@ -104,6 +105,7 @@ class NodeAnalysis:
     nodes: list[NodeError] = field(default_factory=list)
     first_divergent: NodeError | None = None
     skipped_shape_mismatch: int = 0
+    skipped_not_tensor: int = 0  # matched values where one side is a sequence (a list of tensors), not a tensor
     messages: list[str] = field(default_factory=list)
 
 
@@ -134,6 +136,8 @@ class CompareResult:
     cost: RuntimeCost | None = None  # the compared model's size, node count and median latency
     # a generative checkpoint: greedy decoding through its prefill and decode against torch's
     generation: GenerationCheck | None = None
+    # steps done without because Fixport's own code raised there: bugs to report, never notes
+    internal_errors: list[InternalError] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -175,4 +179,5 @@ class CompareResult:
                           "tolerance_reason": self.tolerance_reason, "summary": self.precision_summary()},
             "placement": None if self.placement is None else self.placement.to_json(self.provider_requested),
             "cost": None if self.cost is None else self.cost.to_json(),
+            "internal_errors": [error.to_json() for error in self.internal_errors],
         }

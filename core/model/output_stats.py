@@ -81,6 +81,9 @@ class OutputStats:
     # False where no element was compared (not produced, or a shape of another size): the NaN
     # statistics and the mismatch count then only say that, and are not shown as measurements.
     compared: bool = True
+    # Set where the output passes only once tied elements are put back in torch's order (the
+    # numbers are then those of the reordered output): the sentence saying so (tied_order.py).
+    tied_order: str = ""
     histogram: ErrorHistogram = field(default_factory=ErrorHistogram)
     scatter: ValuePairs = field(default_factory=ValuePairs)
 
@@ -100,7 +103,7 @@ class OutputStats:
             "name": self.name, "shape": list(self.shape), "dtype": self.dtype,
             **(measured if self.compared else dict.fromkeys(measured)), "rtol": self.rtol,
             "atol": self.atol, "pass": self.passed, "problem": self.problem, "worst_run": self.run,
-            "produced": self.produced, "compared": self.compared,
+            "produced": self.produced, "compared": self.compared, "tied_order": self.tied_order,
         }
 
 
@@ -204,7 +207,29 @@ def compare_output_lists(expected: list[tuple[str, np.ndarray]], actual: Sequenc
     for extra in actual[len(expected):]:
         stats.append(missing_output(f"onnx_only[{len(stats)}]", np.asarray(extra), 0.0, 0.0, run,
                                     "ONNX has an output torch does not return", produced=True))
+    _pass_tied_orders(stats, expected, actual, tolerances, run, keep_plot_data)
     return stats
+
+
+def _pass_tied_orders(stats: list[OutputStats], expected: list[tuple[str, np.ndarray]], actual: Sequence[Any],
+                      tolerances: Any, run: int, keep_plot_data: bool) -> None:
+    """Each failing output that matches torch up to the order of tied elements passes, measured in
+    torch's order, with the sentence saying so: a tie is not a mismatch (tied_order.py)."""
+    from fixport.core.model.tied_order import find_tied_order
+
+    def tolerance_for(values: np.ndarray) -> tuple[float, float]:
+        return tolerances.for_values(str(values.dtype), largest_magnitude(values))
+
+    for index, output in enumerate(stats[:min(len(expected), len(actual))]):
+        if output.passed or output.problem:
+            continue
+        tied = find_tied_order(index, expected, [np.asarray(value) for value in actual], tolerance_for)
+        if tied is None:
+            continue
+        reordered = compare_arrays(output.name, expected[index][1], tied.reordered, output.rtol, output.atol, run,
+                                   keep_plot_data)
+        if reordered.passed:
+            stats[index] = replace(reordered, tied_order=tied.sentence())
 
 
 def worst_abs(stats: Iterable[OutputStats]) -> float:
