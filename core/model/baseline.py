@@ -19,6 +19,10 @@ WORSE_PREFIX = f"Fixport is worse than {PLAIN_EXPORT} here: "
 # Problems the baseline does not look for (it runs the plain export at the same sizes, not at other
 # values of the inputs): a plain export that bakes an input too would be called right.
 BASELINE_UNSEEN_REASONS = frozenset({ProblemReason.BAKED_INPUT})
+# Problems of a model Fixport did export (the others leave it without one: missing)
+EXPORTED_BUT_WRONG_REASONS = frozenset({ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED,
+                                        ProblemReason.BAKED_INPUT, ProblemReason.RANDOM_OUTPUT,
+                                        ProblemReason.RUNTIME_ERROR})
 
 
 class BaselineVerdict(StrEnum):
@@ -87,18 +91,20 @@ class BaselineResult:
         return cls(**known)
 
 
-def fixport_worse(baseline: BaselineResult | None, fixport_ok: bool, problems: Sequence[tuple[str, str]] = (),
-                  exported: bool = True) -> str:
+def fixport_worse(baseline: BaselineResult | None, fixport_ok: bool,
+                  problems: Sequence[tuple[str, str]] = ()) -> str:
     """Why Fixport is worse than the plain export ('' when it is not): the plain export is right
-    and Fixport's is wrong or flagged (``problems``: (kind, reason) of each), or missing (not
-    ``exported``). Problems of kinds the baseline does not look for do not count."""
+    and Fixport's is wrong, flagged, or missing. ``problems``: (kind, reason) of each problem
+    Fixport reports; those of kinds the baseline does not look for do not count."""
     if baseline is None or not baseline.right or fixport_ok:
         return ""
     counted = [(kind, reason) for kind, reason in problems if reason not in BASELINE_UNSEEN_REASONS]
     if problems and not counted:
         return ""
-    sizes = f"right at {len(baseline.sets)} size(s)"
-    if not exported:
-        return f"{WORSE_PREFIX}the plain export is {sizes}, and Fixport could not export the model."
-    named = ", ".join(dict.fromkeys(f"{kind} [{reason}]" for kind, reason in counted)) or "its export is wrong"
-    return f"{WORSE_PREFIX}the plain export is {sizes}, and Fixport reports {named}."
+    sizes = f"the plain export is right at {len(baseline.sets)} size(s)"
+    if not counted:
+        return f"{WORSE_PREFIX}{sizes}, and Fixport's export differs from torch."
+    named = ", ".join(dict.fromkeys(f"{kind} [{reason}]" for kind, reason in counted))
+    if any(reason not in EXPORTED_BUT_WRONG_REASONS for _, reason in counted):
+        return f"{WORSE_PREFIX}{sizes}, and Fixport could not export the model: {named}."
+    return f"{WORSE_PREFIX}{sizes}, and Fixport's export is flagged: {named}."
