@@ -91,11 +91,12 @@ class BaselineResult:
         return cls(**known)
 
 
-def fixport_worse(baseline: BaselineResult | None, fixport_ok: bool,
-                  problems: Sequence[tuple[str, str]] = ()) -> str:
+def fixport_worse(baseline: BaselineResult | None, fixport_ok: bool, problems: Sequence[tuple[str, str]] = (),
+                  outcome: str = "Fixport's export differs from torch") -> str:
     """Why Fixport is worse than the plain export ('' when it is not): the plain export is right
     and Fixport's is wrong, flagged, or missing. ``problems``: (kind, reason) of each problem
-    Fixport reports; those of kinds the baseline does not look for do not count."""
+    Fixport reports (those of kinds the baseline does not look for do not count); ``outcome``:
+    what Fixport did where it reports none."""
     if baseline is None or not baseline.right or fixport_ok:
         return ""
     counted = [(kind, reason) for kind, reason in problems if reason not in BASELINE_UNSEEN_REASONS]
@@ -103,7 +104,7 @@ def fixport_worse(baseline: BaselineResult | None, fixport_ok: bool,
         return ""
     sizes = f"the plain export is right at {len(baseline.sets)} size(s)"
     if not counted:
-        return f"{WORSE_PREFIX}{sizes}, and Fixport's export differs from torch."
+        return f"{WORSE_PREFIX}{sizes}, and {outcome.rstrip('.')}."
     named = ", ".join(dict.fromkeys(f"{kind} [{reason}]" for kind, reason in counted))
     if any(reason not in EXPORTED_BUT_WRONG_REASONS for _, reason in counted):
         return f"{WORSE_PREFIX}{sizes}, and Fixport could not export the model: {named}."
