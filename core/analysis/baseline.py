@@ -9,6 +9,7 @@ build()'s other input sets (``generalisation_shapes``), and the tolerances (``to
 """
 from __future__ import annotations
 
+import re
 import tempfile
 import time
 from collections.abc import Sequence
@@ -31,6 +32,7 @@ from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
 
 EXAMPLE_INPUTS_LABEL = "example inputs"
+_TERMINAL_CODES_RE = re.compile(r"\x1b\[[0-9;]*m")  # torch.onnx colours its messages
 
 
 def plain_baseline(request: BaselineRequest, progress: ProgressCallback | None = None,
@@ -49,7 +51,7 @@ def plain_baseline(request: BaselineRequest, progress: ProgressCallback | None =
             try:
                 context.exporter.plain_export(loaded, options, path)
             except Exception as exc:  # noqa: BLE001 -- whatever torch raises is the baseline's answer
-                result.export_error = f"{type(exc).__name__}: {first_line(exc)}"
+                result.export_error = _exporter_error(exc)
                 return result
             result.exported = True
             check_cancelled(cancelled)
@@ -99,3 +101,13 @@ def _run_set(session: Any, loaded: LoadedModel, label: str, inputs: Sequence[tor
     error = "; ".join(f"output {s.name} " + (s.problem or f"max abs {s.max_abs:.3g} beyond tolerance")
                       for s in failing)
     return BaselineSet(label, passed=not failing, max_abs=worst_abs(stats), error=error)
+
+
+def _exporter_error(exc: BaseException) -> str:
+    """The exporter's first line, and its cause's where it has one (torch.onnx's dynamo route wraps
+    torch.export's error in one that names only the step)."""
+    text = f"{type(exc).__name__}: {first_line(exc)}"
+    cause = exc.__cause__
+    if cause is not None:
+        text += f" (because {type(cause).__name__}: {first_line(cause)})"
+    return _TERMINAL_CODES_RE.sub("", text)
