@@ -25,6 +25,8 @@ from fixport.core.model.project import FixMapping, Project, save_project
 from fixport.core.model.requests import AnalyzeRequest, BaselineRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.vocabulary import EXPORTERS
+from fixport.core.sweep.cache import SweepCache
+from fixport.core.sweep.model_sweep import sweep_model
 from fixport.core.sweep.reports import junit_xml, markdown, sweep_json
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.stamp import machine_stamp
@@ -121,6 +123,16 @@ def test_the_guard_fires_where_a_project_fix_makes_fixport_wrong(cli, model_file
     assert any(line.startswith("plain torch.onnx.export: right at 1 size(s)") for line in lines)
     as_json = json.loads(cli("check", str(path), "--project", str(project), "--baseline", "--json").stdout)
     assert as_json["baseline"]["fixport_worse"].startswith(WORSE_PREFIX)
+
+
+def test_a_sweep_row_carries_the_baseline_and_its_cache_key_says_so(worker, model_file, tmp_path: Path) -> None:
+    path = model_file("tiny.py", TINY)
+    settings = SweepSettings(("torchscript",), baseline=True)
+    row = sweep_model(worker, path, "torchscript", settings)
+    assert row.passed and row.baseline is not None and row.baseline.right and row.fixport_worse == ""
+    assert "baseline" in row.seconds
+    cache = SweepCache(tmp_path / "cache")
+    assert cache.key(path, "torchscript", settings) != cache.key(path, "torchscript", SweepSettings(("torchscript",)))
 
 
 def test_a_plain_export_that_fails_is_a_record_not_an_error(worker, model_file) -> None:
