@@ -31,6 +31,7 @@ from fixport.core.sweep.reports import junit_xml, markdown, sweep_json
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.stamp import machine_stamp
 from fixport.examples.corpus import list_corpus
+from tests.conftest import slow_but_one
 
 TINY = '''
 import torch
@@ -109,6 +110,36 @@ def test_check_baseline_agrees_with_fixport_on_a_tiny_model(cli, model_file, exp
     assert baseline["verdict"] == "right" and baseline["fixport_worse"] == ""
     assert [s["label"] for s in baseline["sets"]] == ["example inputs", "batch=3", "batch=1"]  # check's sizes
     assert all(s["max_abs"] < 1e-5 for s in baseline["sets"])
+
+
+KEYWORDED = '''
+import torch
+
+
+class Keyworded(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = torch.nn.Linear(4, 4)
+
+    def forward(self, x, *, mask=None, scale=2.0):
+        y = self.linear(x) * scale
+        return {"out": y * mask if mask is not None else y, "sum": y.sum(-1)}
+
+
+def build():
+    torch.manual_seed(0)
+    return Keyworded(), (torch.randn(2, 4),), {"mask": torch.rand(2, 4), "scale": 3.0}
+'''
+
+
+@pytest.mark.parametrize("exporter", slow_but_one(EXPORTERS, fast="torchscript"))
+def test_the_baseline_takes_keyword_inputs_at_their_dynamic_sizes(worker, model_file, exporter: str) -> None:
+    """Keyword tensors and constants reach the plain export as the model's own call has them."""
+    path = model_file("keyworded.py", KEYWORDED)
+    options = {"exporter": exporter, "dynamic_axes": {"x": {0: "batch"}, "mask": {0: "batch"}}}
+    result = worker.run(BaselineRequest(ModelRequest(str(path)), options))
+    assert result.right, result.line()
+    assert [s.label for s in result.sets] == ["example inputs", "batch=3", "batch=1"]
 
 
 def test_the_guard_fires_where_a_project_fix_makes_fixport_wrong(cli, model_file, tmp_path: Path) -> None:

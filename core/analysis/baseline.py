@@ -6,6 +6,9 @@ settings, no custom opsets (the exporter's ``plain_export``). What is shared is 
 comparable: the model as loaded (its example inputs and their names), the resolved options (the
 model file's, then the caller's: exporter, opset, names, dynamic axes), the other sizes and
 build()'s other input sets (``generalisation_shapes``), and the tolerances (``tolerances_for``).
+A model called with keyword, nested or cache arguments is exported as Fixport's loader holds it:
+its tensors flat, in the order and under the names torch.onnx gives them, and the model called
+with its own structure rebuilt (``StructuredCall``), so ONNX Runtime takes the same feeds.
 """
 from __future__ import annotations
 
