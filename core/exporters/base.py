@@ -9,6 +9,7 @@ from __future__ import annotations
 from collections.abc import Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -164,6 +165,12 @@ class Exporter(Protocol):
                               cancelled: CancelCallback | None = None) -> ComparableExport:
         """A complete export with the per-node capture of its source graph; a FixportError that
         says what to fix when the model does not export completely."""
+        ...
+
+    def plain_export(self, loaded: LoadedModel, options: ExportOptions, path: Path) -> None:
+        """``torch.onnx.export`` alone, as a user would call it with ``options`` (opset, names,
+        dynamic axes, folding), to ``path``: none of Fixport's hooks, fixes, capture settings or
+        passes (the plain-torch baseline). Raises whatever the exporter raises."""
         ...
 
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],

@@ -38,6 +38,18 @@ class AnalyzeRequest:
 
 
 @dataclass
+class BaselineRequest:
+    """``torch.onnx.export`` alone with the same options (exporter, opset, dynamic axes, names) and
+    inputs, none of Fixport's fixes, capture settings or passes; run in ONNX Runtime (CPU) and
+    compared with torch at the example inputs and the other sizes and sets an analysis checks."""
+
+    model: ModelRequest
+    options: dict[str, Any] = field(default_factory=dict)  # as AnalyzeRequest's
+    other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)  # as AnalyzeRequest's
+    at_input_sets: bool = True
+
+
+@dataclass
 class CompareRequest:
     """Compare torch and ONNX Runtime outputs on ``runs`` input sets, then node by node."""
 

@@ -227,6 +227,18 @@ class DynamoExporter(Exporter):
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, FxCapture(self.last_program),
                                 [i.name for i in result.model.proto.graph.input])
 
+    def plain_export(self, loaded: LoadedModel, options: ExportOptions, path: Path) -> None:
+        refuse_onnx_files(loaded)
+        args, kwargs, dynamic_shapes = export_arguments(loaded, options)  # the axes as torch.export takes them
+        # attributes_kept: the loaded model is the worker's cached one, and a forward() that caches
+        # tensors on its module would keep torch.export's fake ones for the next job
+        with attributes_kept(loaded.module), quiet_torch(), contextlib.redirect_stderr(io.StringIO()), \
+                contextlib.redirect_stdout(io.StringIO()):
+            torch.onnx.export(loaded.module, args, str(path), kwargs=kwargs, dynamic_shapes=dynamic_shapes,
+                              opset_version=options.opset, input_names=options.input_names or loaded.input_names,
+                              output_names=options.output_names, optimize=options.do_constant_folding,
+                              dynamo=True, verbose=False)
+
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:
         """The program the problems were found in, captured and decomposed again (the fixes so far
@@ -339,7 +351,7 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
 
 def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
                                                                    list[UnsupportedNode]]:
-    args, kwargs, dynamic_shapes = _export_arguments(loaded, options)
+    args, kwargs, dynamic_shapes = export_arguments(loaded, options)
     first_error: Exception | None = None
     for strategy_class in capture_strategies(options):
         result = strategy_class(verbose=False)(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
@@ -380,7 +392,8 @@ def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
     return "torch.export still fails: " + (problems[0].message.split(". ")[0] if problems else "no graph")
 
 
-def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+def export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    """torch.export's ``(args, kwargs, dynamic_shapes)`` for the model's call with ``options``' dynamic axes."""
     args, kwargs, named = _dynamic_shapes_by_name(loaded, options)
     if named is None:
         return args, kwargs, None

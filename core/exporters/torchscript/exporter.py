@@ -153,6 +153,18 @@ class TorchScriptExporter(Exporter):
                                 custom_node_references=reference_for(capture) if capture else None,
                                 warnings=list(result.warnings))
 
+    def plain_export(self, loaded: LoadedModel, options: ExportOptions, path: Path) -> None:
+        refuse_onnx_files(loaded)
+        with warnings.catch_warnings(), _torch_onnx_log_silenced():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(loaded.module, loaded.example_inputs, str(path), opset_version=options.opset,
+                              input_names=options.input_names or loaded.input_names or None,
+                              output_names=options.output_names, dynamic_axes=options.dynamic_axes,
+                              do_constant_folding=options.do_constant_folding,
+                              operator_export_type=getattr(torch.onnx.OperatorExportTypes,
+                                                           options.operator_export_type),
+                              autograd_inlining=options.autograd_inlining, dynamo=False)
+
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:
         from fixport.core.exporters.torchscript.node_samples import node_samples
