@@ -198,11 +198,13 @@ def _key_name(key: Any) -> str:
     return str(key).strip(".[]'\"")
 
 
-def keyed_output_names(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[str] | None:
+def keyed_output_names(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
+                       input_names: list[str] | tuple[str, ...] = ()) -> list[str] | None:
     """ONNX output names from the keys of what a :class:`StructuredCall` model returns (``logits``,
-    ``last_hidden_state``, ``past_key_values.0.key``), as transformers' exporter names them; None for
-    any other model, for outputs without keys (a tensor, plain tuples), or when forward() fails
-    (the export then says why)."""
+    ``last_hidden_state``), a returned cache's tensors as ``present.0``, ``present.1``, ... (the
+    past comes in as ``past_key_values.*``), each distinct from ``input_names`` (ONNX refuses a
+    model where an input and an output share a name); None for any other model, for outputs without
+    keys (a tensor, plain tuples), or when forward() fails (the export then says why)."""
     if not isinstance(model, StructuredCall):
         return None
     try:
@@ -214,7 +216,46 @@ def keyed_output_names(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...])
     paths = [path for path, leaf in pytree.tree_flatten_with_path(output)[0] if isinstance(leaf, torch.Tensor)]
     if not any(isinstance(key, (pytree.MappingKey, pytree.GetAttrKey)) for path in paths for key in path):
         return None
-    return _unique([".".join(_key_name(key) for key in path) or "output" for path in paths])
+    names = [".".join(_key_name(key) for key in _cache_as_present(output, path)) or "output" for path in paths]
+    return distinct_names(_unique(names), input_names)
+
+
+PRESENT = "present"  # a returned cache's tensors, as transformers' ONNX runners and ORT GenAI name them
+
+
+def _cache_as_present(output: Any, path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``path`` with its first key replaced by ``present`` where that key holds a cache object."""
+    if not path:
+        return path
+    key = path[0]
+    try:
+        if isinstance(key, pytree.MappingKey):
+            holder = output[key.key]
+        elif isinstance(key, pytree.GetAttrKey):
+            holder = getattr(output, key.name)
+        elif isinstance(key, pytree.SequenceKey):
+            holder = output[key.idx]
+        else:
+            return path
+    except (KeyError, IndexError, AttributeError, TypeError):
+        return path
+    if type(holder).__name__.endswith("Cache"):
+        return (pytree.MappingKey(PRESENT), *path[1:])
+    return path
+
+
+def distinct_names(output_names: list[str], input_names: list[str] | tuple[str, ...]) -> list[str]:
+    """``output_names`` with each one an input also has renamed ``output.<name>`` (then numbered),
+    so no ONNX value is defined twice."""
+    taken = set(input_names)
+    distinct = []
+    for name in output_names:
+        candidate, number = (f"output.{name}" if name in taken else name), 1
+        while candidate in taken:
+            candidate, number = f"output.{name}_{number}", number + 1
+        taken.add(candidate)
+        distinct.append(candidate)
+    return distinct
 
 
 def _unique(names: list[str]) -> list[str]:
