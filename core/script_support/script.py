@@ -198,7 +198,7 @@ def open_export_job(settings: ScriptSettings, fixes: Sequence[ScriptFix], output
                     model_file_options=dict(model_file_settings.get("export_options", {})),
                     export_options=dict(settings.export_options), custom_opsets=dict(settings.custom_opsets),
                     fixes=list(fixes), other_input_sets=other_sets)
-    job.output_names = keyed_output_names(model, inputs, onnx_input_names(job))
+    job = job._replace(output_names=keyed_output_names(model, inputs, onnx_input_names(job)))
     return job, model_file_settings
 
 
