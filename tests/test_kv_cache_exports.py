@@ -216,3 +216,19 @@ def test_a_returned_cache_is_named_present_and_no_name_is_defined_twice(tmp_path
     assert names is not None and names[0] == "output.hidden"
     assert names[1:] == ["present.0", "present.1"]
     assert not set(names) & set(loaded.input_names)
+
+
+@pytest.mark.slow
+def test_sizes_torch_exports_own_program_refuses_are_a_note_not_a_problem(tmp_path: Path) -> None:
+    """A mask shorter than past + seq: torch pads it, the captured program asserts against it, and
+    the ONNX file (Fixport's or plain torch's) fails there. Not the export's fault: a note naming
+    the assumption, no shape_specialised problem."""
+    model_file = tmp_path / "decoder.py"
+    model_file.write_text(STAR_PAST)
+    short_mask = {"input_ids": (3, 5), "attention_mask": (3, 12), "position_ids": (3, 5),
+                  **{f"past.{i}": (3, 2, 8, 16) for i in range(4)}}
+    result = analyze(AnalyzeRequest(ModelRequest(str(model_file)), {"exporter": "dynamo"},
+                                    other_shapes=[short_mask]))
+    assert result.unsupported == []
+    refused = [note for note in result.notes if "program refuses them" in note]
+    assert len(refused) == 1 and "attention_mask.shape[1]" in refused[0], result.notes
