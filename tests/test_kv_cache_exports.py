@@ -159,10 +159,11 @@ def test_star_past_decoder_matches_torch_at_other_sizes(tmp_path: Path, exporter
 
 
 @pytest.mark.slow
+@pytest.mark.parametrize("exporter", ["torchscript", "dynamo"])
 @pytest.mark.parametrize("source", [CACHE_KEYWORD, AS_TRANSFORMERS_CALLS], ids=["cache_keyword", "as_transformers"])
-def test_dynamic_cache_decoder_matches_torch_at_other_sizes(tmp_path: Path, source: str) -> None:
-    """dynamo only: the TorchScript tracer takes no DynamicCache ("Only tuples, lists and Variables")."""
-    model_file, session = _exported(tmp_path, source, "dynamo")
+def test_dynamic_cache_decoder_matches_torch_at_other_sizes(tmp_path: Path, source: str, exporter: str) -> None:
+    """The TorchScript tracer takes no returned DynamicCache: Fixport hands it the cache's tensors."""
+    model_file, session = _exported(tmp_path, source, exporter)
     namespace: dict = {}
     exec(compile(source, str(model_file), "exec"), namespace)
     model, kwargs = namespace["build"]()

@@ -80,7 +80,13 @@ class StructuredCall(torch.nn.Module):
 
     def forward(self, *tensors: torch.Tensor) -> Any:
         args, kwargs = self.structure.rebuild(tensors)
-        return self.model(*args, **kwargs)
+        output = self.model(*args, **kwargs)
+        if torch.jit.is_tracing() and _holds_cache(output):
+            # The TorchScript tracer takes tensors, tuples, lists and dicts only, not a returned
+            # DynamicCache: its tensors, in the order torch.export flattens them (the output names').
+            register_cache_pytrees(self.model, output)
+            return tuple(leaf for leaf in pytree.tree_leaves(output) if isinstance(leaf, torch.Tensor))
+        return output
 
 
 def split_inputs(given: list[Any]) -> tuple[Any, dict[str, Any]]:
@@ -141,17 +147,19 @@ def structure_of(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str
     return InputStructure(spec, leaves, positions, _unique(names))
 
 
+def _holds_cache(value: Any) -> bool:
+    """Whether a transformers cache object sits anywhere in tuples, lists and dicts (ModelOutputs)."""
+    if isinstance(value, (tuple, list)):
+        return any(_holds_cache(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_cache(v) for v in value.values())
+    return type(value).__name__.endswith("Cache")
+
+
 def register_cache_pytrees(model: torch.nn.Module, inputs: Any) -> None:
     """transformers' cache objects as pytrees, registered by transformers' own exporter, where the
     inputs hold one (torch.export does not know them: "Unsupported input type DynamicCache")."""
-    def holds_cache(value: Any) -> bool:
-        if isinstance(value, (tuple, list)):
-            return any(holds_cache(v) for v in value)
-        if isinstance(value, dict):
-            return any(holds_cache(v) for v in value.values())
-        return type(value).__name__.endswith("Cache")
-
-    if not holds_cache(inputs):
+    if not _holds_cache(inputs):
         return
     try:
         from transformers.exporters.exporter_dynamo import register_cache_pytrees_for_model
