@@ -12,6 +12,7 @@ the same ones.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
 import torch
@@ -101,8 +102,10 @@ class ShapeCheck:
 def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxModel, onnx_graph: Graph,
                        source_graph: Graph | None, warnings: list[str],
                        given: list[dict[str, tuple[int, ...]]] | None = None,
-                       at_input_sets: bool = True) -> ShapeCheck:
-    """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module docstring)."""
+                       at_input_sets: bool = True,
+                       sizes_refused: Callable[[Sequence[torch.Tensor]], str] | None = None) -> ShapeCheck:
+    """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module
+    docstring); a set ``sizes_refused`` names a broken guard for is a note, not a problem."""
     sets_only = at_input_sets and only_the_input_sets(loaded, options, given)
     check = ShapeCheck([], [SETS_ONLY_NOTE] if sets_only else [], [])
     sets = generalisation_shapes(loaded, options, given, at_input_sets)
@@ -118,6 +121,11 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxM
         except Exception as exc:  # the model itself does not run there: not the export's fault
             check.notes.append(f"Not checked at {shape_set.label} ({shape_set.shapes}): torch itself fails there "
                                f"({type(exc).__name__}: {first_line(exc)}).")
+            continue
+        refused = sizes_refused(shape_set.inputs) if sizes_refused else ""
+        if refused:  # the captured program itself holds at other sizes only: ONNX cannot do better there
+            check.notes.append(f"Not checked at {shape_set.label} ({shape_set.shapes}): the model's code assumes "
+                               f"other sizes there, and torch.export's program refuses them ({refused}).")
             continue
         check.shapes_tried.append(shape_set.label)
         try:

@@ -6,7 +6,7 @@ one with :func:`fixport.core.exporters.choice.exporter_for` and never ask which 
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -44,6 +44,9 @@ class ExportResult:
     unsupported: list[UnsupportedNode]
     warnings: list[str] = field(default_factory=list)
     runtime_outputs: list[Any] | None = None  # ORT's outputs on the example inputs, when the check ran them
+    # Why an input set is outside the sizes the export holds for ('' inside): the captured program's
+    # guards (dynamo); None where the exporter keeps none (the trace assumes its sizes silently).
+    sizes_refused: Callable[[Sequence[Any]], str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, OnnxModel):

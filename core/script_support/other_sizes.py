@@ -38,6 +38,7 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
     if not dims:
         return []
     traced = {name: int(example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}
+    sums = traced_sums(dims, traced)
     sets = []
     for resize in (_larger, _smaller):
         sizes = {name: resize(size) for name, size in traced.items()}
@@ -46,6 +47,8 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
             base, _, offset = name.rpartition("_plus_")
             if base in sizes and offset.isdigit() and traced[base] + int(offset) == size:
                 sizes[name] = sizes[base] + int(offset)
+        for name, (first, second) in sums.items():
+            sizes[name] = sizes[first] + sizes[second]
         if sizes == traced:
             continue
         shapes = [list(t.shape) for t in example_inputs]
@@ -56,3 +59,21 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
         inputs = tuple(random_like(t, shape, generator) for t, shape in zip(example_inputs, shapes))
         sets.append((", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
     return sets
+
+
+def traced_sums(dims: dict[str, list[tuple[int, int]]], traced: dict[str, int]) -> dict[str, tuple[str, str]]:
+    """Dims whose traced size is the sum of two others' (a KV-cache mask's "total" = "seq" + "past"),
+    each with those two, so the other sizes keep the sum: a mask shorter or longer than the keys is
+    an input the model never takes, and torch.export's own program refuses it (a guard on the sum).
+    Batch-like dims (at axis 0 of some input) are never terms; the largest dims are linked first, and
+    a linked dim is no term of another."""
+    batch_like = {name for name, places in dims.items() if any(axis == 0 for _, axis in places)}
+    linked: dict[str, tuple[str, str]] = {}
+    for name in sorted(traced, key=lambda n: -traced[n]):
+        if name in batch_like or "_plus_" in name:
+            continue
+        terms = [n for n in traced if n not in (name, *batch_like, *linked) and "_plus_" not in n]
+        pairs = [(a, b) for i, a in enumerate(terms) for b in terms[i + 1:] if traced[a] + traced[b] == traced[name]]
+        if pairs and not any(name in pair for pair in linked.values()):
+            linked[name] = pairs[0]
+    return linked

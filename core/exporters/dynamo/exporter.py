@@ -58,6 +58,7 @@ from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.dynamo.script_part import attributes_kept, node_being_translated, shapes_by_parameter
+from fixport.core.exporters.dynamo.size_guards import SizeGuards
 from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.exporters.torch_export.capture_failures import (
@@ -145,6 +146,7 @@ class DynamoExporter(Exporter):
             check_cancelled(cancelled)
             if program is None:
                 return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
+            captured = program  # its guards: the sizes the export holds for
             report(progress, 0.3, "decomposing against the ONNX registry")
             fixes = active_fixes()
             try:
@@ -206,7 +208,8 @@ class DynamoExporter(Exporter):
             if run.error:
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
-        return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs)
+        return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs,
+                            sizes_refused=SizeGuards(captured).refusal)
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
