@@ -87,6 +87,11 @@ VALUES_BAKED_WHILE_TRACING_NOTE = ("At the other values no ONNX node departs fro
 PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
                          "source graph re-ran on CPU, where the exporter captured it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
+RUNTIME_FAILS_ON_SET = "ONNX Runtime fails on input set {run}"  # then its message
+RUNTIME_FAILED_NOTE = ("Per-node analysis skipped: ONNX Runtime cannot run input set(s) {sets}, so there are no values "
+                       "to compare node by node there; its message (in the rows above) names the failing node. A count "
+                       "or size computed from the input's values and baked by the trace fails this way (`check` names "
+                       "the line).")
 
 
 def input_sets(example_inputs: Sequence[torch.Tensor], runs: int) -> list[tuple[torch.Tensor, ...]]:
@@ -181,6 +186,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     per_run: list[list[OutputStats]] = []
     compared: list[tuple[str, tuple[torch.Tensor, ...]]] = []  # (label, inputs) of each run in per_run
     rounding_checks: list[RoundingCheck] = []
+    runtime_failed: set[int] = set()  # runs (indices into per_run) ONNX Runtime could not run
     placement = None
     module, device = _module_on(loaded.module, loaded.example_inputs, device, messages)
     try:
@@ -206,6 +212,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                                         "--inputs.")
                         continue
                     rounding_checks += [check] if check.failing else []
+                    if check.runtime_failed:
+                        runtime_failed.add(len(per_run))
                 if stats:
                     per_run.append(stats)
                     compared.append((label, inputs))
@@ -232,9 +240,16 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
         report(progress, 0.65, "comparing node by node")
         node_started = time.perf_counter()
         failing = [run for run, stats in enumerate(per_run) if not all(s.passed for s in stats)]
-        run = failing[0] if failing else 0
-        analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
-                                  tolerances, templates, messages, cancelled)
+        # a set ONNX Runtime could not run has no values to follow node by node (the trace's own
+        # graph fails there too, where it baked a count); its error names the node
+        ran = [run for run in failing if run not in runtime_failed]
+        run = ran[0] if ran else 0 if not failing else -1
+        if run < 0:
+            messages.append(RUNTIME_FAILED_NOTE.format(sets=", ".join(str(r + 1) for r in failing)))
+            analysis = None
+        else:
+            analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
+                                      tolerances, templates, messages, cancelled)
         if analysis is not None and analysis.first_divergent is None and run >= runs:
             at_other_values = compared[run][0] in {other.label for other in values.values_tried}
             messages.append(VALUES_BAKED_WHILE_TRACING_NOTE if at_other_values else BAKED_WHILE_TRACING_NOTE)
@@ -405,6 +420,7 @@ class RoundingCheck:
     expected: list[tuple[str, np.ndarray]]
     actual: list[Any]
     failing: list[OutputStats]
+    runtime_failed: bool = False  # ONNX Runtime raised on these inputs: every output failed, with its message
 
 
 def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
@@ -416,7 +432,13 @@ def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], i
             expected = flatten_outputs(module(*on_device))
     except Exception as exc:  # the user's forward on these values
         raise _TorchRefused() from exc
-    actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
+    try:
+        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
+    except Exception as exc:  # ORT's own exception types: these values fail, as a failing set, not a crash
+        why = f"{RUNTIME_FAILS_ON_SET.format(run=run + 1)}: {first_line(exc)}"
+        stats = [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
+                 for name, value in expected]
+        return stats, RoundingCheck(run, inputs, expected, [], [], runtime_failed=True)
     stats = compare_output_lists(expected, actual, tolerances, run)
     failing = [s for s in stats if not s.passed and s.dtype in LOW_PRECISION_NAMES]
     return stats, RoundingCheck(run, inputs, expected, list(actual), failing)

@@ -9,6 +9,9 @@ from fixport.core.model.output_stats import OutputStats, json_number
 from fixport.core.model.runtime_cost import RuntimeCost
 
 MAX_RUNS = 100
+# The example inputs and two random sets like them: a count or branch that depends on the values
+# (keypoints above a threshold) holds at the example and fails at others.
+DEFAULT_RUNS = 3
 CPU_PROVIDER = "CPUExecutionProvider"
 CUDA_PROVIDER = "CUDAExecutionProvider"
 COPY_OP_TYPES = frozenset({"MemcpyToHost", "MemcpyFromHost"})  # ORT's own transfers between devices
