@@ -17,6 +17,7 @@ from dataclasses import dataclass, replace
 import torch
 
 from fixport.core.checks.output_check import OUTPUT_KIND, output_origin, tolerances_for
+from fixport.core.checks.value_reads import integer_inputs_read
 from fixport.core.loaders.input_sets import SETS_ONLY_NOTE, dims_inferred_from_sets
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.export_options import ExportOptions
@@ -33,8 +34,8 @@ from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session,
 from fixport.core.script_support.other_sizes import SHAPE_SEED, other_size_inputs, random_like
 
 __all__ = ["BAKED_BY_THE_TRACE", "FIXED_INPUT_HINT", "SHAPE_SEED", "ShapeCheck", "ShapeSet", "baked_at",
-           "check_other_shapes", "first_line", "generalisation_shapes", "only_the_input_sets", "other_size_inputs",
-           "random_like", "shape_label_note"]
+           "check_other_shapes", "first_line", "generalisation_shapes", "in_range_note", "only_the_input_sets",
+           "other_size_inputs", "random_like", "shape_label_note"]
 
 BAKED_BY_THE_TRACE = "The trace turned a size into a constant at "  # then the user's lines
 
@@ -45,6 +46,10 @@ class ShapeSet:
 
     label: str  # "len=12, batch=3"
     inputs: tuple[torch.Tensor, ...]
+    # where some integer inputs' values were drawn from a wider range: the same sizes with every
+    # input's values in the example's range, for a model that refuses the wider ones
+    in_range: ShapeSet | None = None
+    values_varied: tuple[str, ...] = ()  # the inputs drawn from a wider range than the example's
 
     @property
     def shapes(self) -> str:
@@ -66,7 +71,21 @@ def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
     example_inputs = tuple(loaded.example_inputs)
     dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names),
                          [tuple(t.shape) for t in example_inputs])
-    return sets + [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
+    plain = other_size_inputs(dims, example_inputs)
+    read = integer_inputs_read(loaded.module, example_inputs, list(loaded.input_names)) if plain else {}
+    if not read:
+        return sets + [ShapeSet(label, inputs) for label, inputs in plain]
+    wider = other_size_inputs(dims, example_inputs, read)
+    return sets + [ShapeSet(label, inputs) if label == plain_label else
+                   ShapeSet(label, inputs, ShapeSet(plain_label, plain_inputs), tuple(read.values()))
+                   for (label, inputs), (plain_label, plain_inputs) in zip(wider, plain)]
+
+
+def in_range_note(shape_set: ShapeSet, exc: BaseException) -> str:
+    """Why ``shape_set``'s in-range twin was checked instead: the wider values were refused by torch."""
+    return (f"At {shape_set.label} torch itself fails ({type(exc).__name__}: {first_line(exc)}), so it was checked "
+            f"at {shape_set.in_range.label if shape_set.in_range else ''} with every input's values in the example's "
+            "range: a count computed from an input's values was not varied there.")
 
 
 def only_the_input_sets(loaded: LoadedModel, options: ExportOptions,
@@ -116,6 +135,10 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxM
             with torch.no_grad():
                 expected = flatten_outputs(loaded.module(*shape_set.inputs))
         except Exception as exc:  # the model itself does not run there: not the export's fault
+            if shape_set.in_range is not None:  # the wider values are refused: the same sizes in range
+                check.notes.append(in_range_note(shape_set, exc))
+                sets.insert(sets.index(shape_set) + 1, shape_set.in_range)
+                continue
             check.notes.append(f"Not checked at {shape_set.label} ({shape_set.shapes}): torch itself fails there "
                                f"({type(exc).__name__}: {first_line(exc)}).")
             continue
@@ -170,6 +193,12 @@ def _specialised(at: UnsupportedNode, shape_set: ShapeSet, what: str, baked: lis
         lines = "; ".join(f"{where} ({text})" for where, text in nearest[:3])
         why = (f" {BAKED_BY_THE_TRACE}{lines}: keep sizes as tensors there (x.size(1) "
                "without int(), torch.narrow, reshape with -1), or drop the dynamic axis.")
+    elif shape_set.values_varied:
+        names = " and ".join(shape_set.values_varied)
+        why = (f" {names} took values beyond the example's there, and forward() reads them into Python: a count "
+               "computed from them (of graphs, images, boxes) was turned into a constant. Compute it as a tensor "
+               "(no int(), .item() or len() on it), or try the dynamo exporter (--exporter dynamo), which keeps "
+               "it symbolic.")
     else:
         why = (" The export is specialised to the traced sizes: a fix or an op that folds sizes into constants "
                "(`python main.py compare` at that shape names the first divergent node), or drop the dynamic axis.")

@@ -124,3 +124,16 @@ def _size_from_values(name: str, args: tuple, kwargs: dict) -> bool:
         index = args[1] if isinstance(args[1], tuple) else (args[1],)
         return any(isinstance(i, torch.Tensor) and i.dtype == torch.bool for i in index)
     return False
+
+
+def integer_inputs_read(module: torch.nn.Module, inputs: Sequence[torch.Tensor], names: Sequence[str]
+                        ) -> dict[int, str]:
+    """Position -> name of each integer input whose values forward() reads into Python: a count
+    of graphs, images or boxes computed from them (``int(batch.max()) + 1``) is a size the
+    other sizes must vary too. One eager run, only where there is an integer input."""
+    integer = [p for p, t in enumerate(inputs) if isinstance(t, torch.Tensor) and t.numel() > 0
+               and not (t.is_floating_point() or t.is_complex() or t.dtype == torch.bool)]
+    if not integer:
+        return {}
+    reads = input_value_reads(module, inputs)
+    return {p: names[p] if p < len(names) else f"input {p}" for p in integer if reads.get(p)}

@@ -26,10 +26,12 @@ from fixport.core.checks.shape_check import (
     ShapeSet,
     first_line,
     generalisation_shapes,
+    in_range_note,
     only_the_input_sets,
     random_like,
 )
 from fixport.core.checks.value_check import check_input_values
+from fixport.core.checks.value_reads import integer_inputs_read
 from fixport.core.comparison.intermediates import (
     NodeAnalysis,
     analyze_nodes,
@@ -75,6 +77,7 @@ from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for
 from fixport.core.onnx_io.placement import collect_placement
 from fixport.core.onnx_io.reference_plan import ReferencePlan, plan_references
 from fixport.core.onnx_io.runtime_cost import runtime_cost
+from fixport.core.script_support.other_sizes import wider_label
 
 if TYPE_CHECKING:
     from fixport.core.model.requests import CompareRequest
@@ -90,16 +93,24 @@ CUDA_PROVIDER = "CUDAExecutionProvider"
 RUNTIME_FAILS_ON_SET = "ONNX Runtime fails on input set {run}"  # then its message
 RUNTIME_FAILED_NOTE = ("Per-node analysis skipped: ONNX Runtime cannot run input set(s) {sets}, so there are no values "
                        "to compare node by node there; its message (in the rows above) names the failing node. A count "
-                       "or size computed from the input's values and baked by the trace fails this way (`check` names "
-                       "the line).")
+                       "or size the trace turned into a constant (one computed from an input's values, or a traced "
+                       "size) fails this way: `check` names the line.")
 
 
-def input_sets(example_inputs: Sequence[torch.Tensor], runs: int) -> list[tuple[torch.Tensor, ...]]:
-    """Run 0: the example inputs; run k: random tensors like them (seed k), ints in the same range."""
-    sets = [tuple(example_inputs)]
+def input_sets(example_inputs: Sequence[torch.Tensor], runs: int, wider: dict[int, str] | None = None
+               ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+    """(label, inputs): run 0 the example inputs; run k random tensors like them (seed k), ints in
+    the same range, except the integer inputs in ``wider`` (position -> name, those forward()
+    reads into Python) from run 2 on: drawn from a wider range, so a count computed from their
+    values (of graphs, boxes) varies too."""
+    wider = wider or {}
+    sets = [("example inputs", tuple(example_inputs))]
     for seed in range(1, runs):
         generator = torch.Generator().manual_seed(seed)
-        sets.append(tuple(random_like(t, t.shape, generator) for t in example_inputs))
+        widen = wider if seed >= 2 else {}
+        sets.append((", ".join([f"random, seed {seed}", *(wider_label(name, example_inputs[p])
+                                                          for p, name in widen.items())]),
+                     tuple(random_like(t, t.shape, generator, p in widen) for p, t in enumerate(example_inputs))))
     return sets
 
 
@@ -174,8 +185,9 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     check_cancelled(cancelled)
 
     run_started = time.perf_counter()
-    labelled = [("example inputs" if run == 0 else f"random, seed {run}", inputs)
-                for run, inputs in enumerate(input_sets(loaded.example_inputs, runs))]
+    read = integer_inputs_read(loaded.module, list(loaded.example_inputs), list(loaded.input_names)) \
+        if runs > 2 else {}
+    labelled: list[tuple[str, Any]] = list(input_sets(loaded.example_inputs, runs, read))
     labelled += [(shape_set.label, shape_set) for shape_set in generalisation_shapes(loaded, export_options,
                                                                                       given_shapes)]
     messages += [SETS_ONLY_NOTE] if only_the_input_sets(loaded, export_options, given_shapes) else []
@@ -196,10 +208,11 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                        f"comparing outputs, input set {index + 1}/{len(labelled)}")
                 run = len(per_run)
                 if isinstance(inputs, ShapeSet):  # another size: torch may refuse it, ONNX Runtime may fail there
-                    stats, note = _compare_other_shape(module, session, loaded.input_names, inputs, tolerances, run,
-                                                       device)
+                    stats, note, inputs, failed = _compare_other_shape(module, session, loaded.input_names,
+                                                                       inputs, tolerances, run, device)
                     messages.append(note)
-                    inputs = inputs.inputs
+                    if failed:
+                        runtime_failed.add(len(per_run))
                 else:
                     try:
                         stats, check = compare_run(module, session, loaded.input_names, inputs, tolerances, run,
@@ -463,22 +476,30 @@ def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device
 
 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
-                         tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], str]:
-    """One input set at other sizes of the declared dynamic dims, and a note saying what it was."""
+                         tolerances: ToleranceTable, run: int, device: str
+                         ) -> tuple[list[OutputStats], str, tuple[torch.Tensor, ...], bool]:
+    """One input set at other sizes of the declared dynamic dims, a note saying what it was, the
+    inputs compared (its in-range twin's where torch refuses its wider values), and whether ONNX
+    Runtime failed there."""
     named = shape_set.label if shape_set.label.startswith("set ") else f"set {shape_set.label}"  # build()'s "set 2"
     where = f"Input {named} (inputs {shape_set.shapes})"
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))
     except Exception as exc:  # the model itself does not run there: nothing to hold the export to
-        return [], f"{where}: skipped, torch itself fails there ({type(exc).__name__}: {str(exc).splitlines()[0]})."
+        if shape_set.in_range is not None:  # it refuses the wider values: the same sizes, values in range
+            stats, note, inputs, failed = _compare_other_shape(module, session, input_names, shape_set.in_range,
+                                                               tolerances, run, device)
+            return stats, f"{in_range_note(shape_set, exc)} {note}", inputs, failed
+        return [], (f"{where}: skipped, torch itself fails there ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0]})."), shape_set.inputs, False
     try:
         actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]))
     except Exception as exc:  # ORT's own exception types
         why = f"ONNX Runtime fails at {shape_set.label}: {first_line(exc)}"
         return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
-                for name, value in expected], f"{where}: ONNX Runtime fails there."
-    return compare_output_lists(expected, actual, tolerances, run), f"{where}."
+                for name, value in expected], f"{where}: ONNX Runtime fails there.", shape_set.inputs, True
+    return compare_output_lists(expected, actual, tolerances, run), f"{where}.", shape_set.inputs, False
 
 
 def _without_plot_data(stats: OutputStats) -> OutputStats:

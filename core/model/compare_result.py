@@ -165,6 +165,9 @@ class CompareResult:
             "provider_requested": self.provider_requested, "providers_used": self.providers_used,
             "messages": self.messages, "runs": self.runs, "pass": self.passed, "baked_inputs": self.baked_inputs,
             "outputs": [output.to_json() for output in self.outputs],
+            "input_sets": [{"label": label, "pass": all(s.passed for s in stats),
+                            "problems": [s.problem for s in stats if s.problem]}
+                           for label, stats in zip(self.run_labels, self.per_run)],
             "generation": self.generation.to_json() if self.generation else None,
             "first_divergent": None if first is None else {
                 "onnx_node": first.onnx_node, "torchscript_kind": first.torchscript_kind, "scope": first.scope,
