@@ -275,12 +275,12 @@ def test_the_compare_dock_switches_between_the_checked_shapes(qtbot, window) -> 
     run_job(qtbot, window, window.actions["compare"].trigger)
     dock = window.compare
     labels = [dock.run_choice.itemText(i) for i in range(dock.run_choice.count())]
-    assert labels == ["worst of all", "example inputs", "random, seed 1", "batch=3, length=12",
+    assert labels == ["worst of all", "example inputs", "random, seed 1", "random, seed 2", "batch=3, length=12",
                       "batch=1, length=5"], labels
     assert dock.run_choice.isVisibleTo(window)
     dock.run_choice.setCurrentIndex(1)  # the traced shapes: every output passes
     assert all(dock.table.item(row, 9).text() == "pass" for row in range(dock.table.rowCount()))
-    dock.run_choice.setCurrentIndex(3)
+    dock.run_choice.setCurrentIndex(4)
     assert dock.table.item(0, 1).text() == "3x6" and dock.table.item(0, 9).text().startswith("FAIL")
 
 
