@@ -153,3 +153,19 @@ def test_compare_varies_the_graph_count_in_its_third_set(worker, model_file) -> 
     assert not result.passed
     assert result.run_labels == ["example inputs", "random, seed 1", "random, seed 2, batch values 0..4"]
     assert [all(s.passed for s in stats) for stats in result.per_run] == [True, True, False]
+
+
+def test_where_torch_refuses_wider_values_the_check_says_the_count_was_not_varied(worker, model_file) -> None:
+    picky = GRAPHS.replace("    def forward(self, x, batch):\n", "    def forward(self, x, batch):\n"
+                           "        if int(batch.max()) > 2:\n"
+                           "            raise ValueError('at most three graphs')\n")
+    model = ModelRequest(str(model_file("picky.py", picky)))
+    checked = worker.run(AnalyzeRequest(model, {"dynamic_axes": NODES}))
+    assert checked.other_sizes_checked == ["num_nodes=21", "num_nodes=9"], checked.other_sizes_checked
+    assert any(note.startswith("At num_nodes=21, batch values 0..4 torch itself fails (ValueError: at most three "
+                               "graphs), so it was checked at num_nodes=21 with every input's values in the "
+                               "example's range: a count computed from an input's values was not varied there.")
+               for note in checked.notes), checked.notes
+    compared = worker.run(CompareRequest(model, analyze_nodes=False, latency_runs=0))
+    assert compared.run_labels[2] == "random, seed 2", compared.run_labels  # the example's range
+    assert any("was not varied there" in m for m in compared.messages), compared.messages

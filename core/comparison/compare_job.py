@@ -187,7 +187,12 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     run_started = time.perf_counter()
     read = integer_inputs_read(loaded.module, list(loaded.example_inputs), list(loaded.input_names)) \
         if runs > 2 else {}
-    labelled: list[tuple[str, Any]] = list(input_sets(loaded.example_inputs, runs, read))
+    plain = input_sets(loaded.example_inputs, runs)
+    # a set with wider values is compared as another size is: at the example's range where torch refuses it
+    labelled: list[tuple[str, Any]] = [
+        (label, inputs) if label == plain_label else
+        (label, ShapeSet(label, inputs, ShapeSet(plain_label, plain_inputs), tuple(read.values())))
+        for (label, inputs), (plain_label, plain_inputs) in zip(input_sets(loaded.example_inputs, runs, read), plain)]
     labelled += [(shape_set.label, shape_set) for shape_set in generalisation_shapes(loaded, export_options,
                                                                                       given_shapes)]
     messages += [SETS_ONLY_NOTE] if only_the_input_sets(loaded, export_options, given_shapes) else []
@@ -208,9 +213,12 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                        f"comparing outputs, input set {index + 1}/{len(labelled)}")
                 run = len(per_run)
                 if isinstance(inputs, ShapeSet):  # another size: torch may refuse it, ONNX Runtime may fail there
+                    shape_set = inputs
                     stats, note, inputs, failed = _compare_other_shape(module, session, loaded.input_names,
-                                                                       inputs, tolerances, run, device)
+                                                                       shape_set, tolerances, run, device)
                     messages.append(note)
+                    if shape_set.in_range is not None and inputs is shape_set.in_range.inputs:
+                        label = shape_set.in_range.label  # what was compared: the values in the example's range
                     if failed:
                         runtime_failed.add(len(per_run))
                 else:
