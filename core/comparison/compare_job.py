@@ -73,7 +73,7 @@ from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
-from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for
+from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for, quiet_run
 from fixport.core.onnx_io.placement import collect_placement
 from fixport.core.onnx_io.reference_plan import ReferencePlan, plan_references
 from fixport.core.onnx_io.runtime_cost import runtime_cost
@@ -454,7 +454,7 @@ def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], i
     except Exception as exc:  # the user's forward on these values
         raise _TorchRefused() from exc
     try:
-        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
+        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]), quiet_run())
     except Exception as exc:  # ORT's own exception types: these values fail, as a failing set, not a crash
         why = f"{RUNTIME_FAILS_ON_SET.format(run=run + 1)}: {first_line(exc)}"
         stats = [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
@@ -502,7 +502,8 @@ def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: lis
         return [], (f"{where}: skipped, torch itself fails there ({type(exc).__name__}: "
                     f"{str(exc).splitlines()[0]})."), shape_set.inputs, False
     try:
-        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]))
+        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]),
+                             quiet_run())
     except Exception as exc:  # ORT's own exception types
         why = f"ONNX Runtime fails at {shape_set.label}: {first_line(exc)}"
         return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
