@@ -17,7 +17,7 @@ from fixport.cli.arguments import (
 from fixport.cli.error_log import report_internal_errors
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
-from fixport.core.model.compare_result import MAX_RUNS, CompareResult
+from fixport.core.model.compare_result import DEFAULT_RUNS, MAX_RUNS, CompareResult
 from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
 from fixport.core.model.requests import CompareRequest
 from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS
@@ -39,8 +39,9 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
                         help="; ".join(f"{mode}: {text}" for mode, text in PRECISION_HELP.items()))
     parser.add_argument("--torch-device", choices=("cpu", "cuda"), default="cpu",
                         help="where the torch reference runs (cuda: TF32 off; falls back to cpu with a message)")
-    parser.add_argument("--runs", type=int, default=1, metavar="K",
-                        help=f"input sets: the example inputs, then K-1 random ones like them (1-{MAX_RUNS})")
+    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, metavar="K",
+                        help=f"input sets: the example inputs, then K-1 random ones like them (1-{MAX_RUNS}; "
+                             f"default {DEFAULT_RUNS}); a set ONNX Runtime cannot run fails")
     parser.add_argument("--rtol", type=float, help="relative tolerance for every dtype (default: per-dtype table)")
     parser.add_argument("--atol", type=float, help="absolute tolerance for every dtype (default: per-dtype table)")
     parser.add_argument("--no-node-analysis", action="store_true",

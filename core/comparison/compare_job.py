@@ -26,10 +26,12 @@ from fixport.core.checks.shape_check import (
     ShapeSet,
     first_line,
     generalisation_shapes,
+    in_range_note,
     only_the_input_sets,
     random_like,
 )
 from fixport.core.checks.value_check import check_input_values
+from fixport.core.checks.value_reads import integer_inputs_read
 from fixport.core.comparison.intermediates import (
     NodeAnalysis,
     analyze_nodes,
@@ -73,10 +75,11 @@ from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.ort_errors import ort_error_summary
-from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for
+from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for, quiet_run
 from fixport.core.onnx_io.placement import collect_placement
 from fixport.core.onnx_io.reference_plan import ReferencePlan, plan_references
 from fixport.core.onnx_io.runtime_cost import runtime_cost
+from fixport.core.script_support.other_sizes import wider_label
 
 if TYPE_CHECKING:
     from fixport.core.model.requests import CompareRequest
@@ -89,14 +92,27 @@ VALUES_BAKED_WHILE_TRACING_NOTE = ("At the other values no ONNX node departs fro
 PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
                          "source graph re-ran on CPU, where the exporter captured it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
+RUNTIME_FAILS_ON_SET = "ONNX Runtime fails on input set {run}"  # then its message
+RUNTIME_FAILED_NOTE = ("Per-node analysis skipped: ONNX Runtime cannot run input set(s) {sets}, so there are no values "
+                       "to compare node by node there; its message (in the rows above) names the failing node. A count "
+                       "or size the trace turned into a constant (one computed from an input's values, or a traced "
+                       "size) fails this way: `check` names the line.")
 
 
-def input_sets(example_inputs: Sequence[torch.Tensor], runs: int) -> list[tuple[torch.Tensor, ...]]:
-    """Run 0: the example inputs; run k: random tensors like them (seed k), ints in the same range."""
-    sets = [tuple(example_inputs)]
+def input_sets(example_inputs: Sequence[torch.Tensor], runs: int, wider: dict[int, str] | None = None
+               ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+    """(label, inputs): run 0 the example inputs; run k random tensors like them (seed k), ints in
+    the same range, except the integer inputs in ``wider`` (position -> name, those forward()
+    reads into Python) from run 2 on: drawn from a wider range, so a count computed from their
+    values (of graphs, boxes) varies too."""
+    wider = wider or {}
+    sets = [("example inputs", tuple(example_inputs))]
     for seed in range(1, runs):
         generator = torch.Generator().manual_seed(seed)
-        sets.append(tuple(random_like(t, t.shape, generator) for t in example_inputs))
+        widen = wider if seed >= 2 else {}
+        sets.append((", ".join([f"random, seed {seed}", *(wider_label(name, example_inputs[p])
+                                                          for p, name in widen.items())]),
+                     tuple(random_like(t, t.shape, generator, p in widen) for p, t in enumerate(example_inputs))))
     return sets
 
 
@@ -171,8 +187,14 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     check_cancelled(cancelled)
 
     run_started = time.perf_counter()
-    labelled = [("example inputs" if run == 0 else f"random, seed {run}", inputs)
-                for run, inputs in enumerate(input_sets(loaded.example_inputs, runs))]
+    read = integer_inputs_read(loaded.module, list(loaded.example_inputs), list(loaded.input_names)) \
+        if runs > 2 else {}
+    plain = input_sets(loaded.example_inputs, runs)
+    # a set with wider values is compared as another size is: at the example's range where torch refuses it
+    labelled: list[tuple[str, Any]] = [
+        (label, inputs) if label == plain_label else
+        (label, ShapeSet(label, inputs, ShapeSet(plain_label, plain_inputs), tuple(read.values())))
+        for (label, inputs), (plain_label, plain_inputs) in zip(input_sets(loaded.example_inputs, runs, read), plain)]
     labelled += [(shape_set.label, shape_set) for shape_set in generalisation_shapes(loaded, export_options,
                                                                                       given_shapes)]
     messages += [SETS_ONLY_NOTE] if only_the_input_sets(loaded, export_options, given_shapes) else []
@@ -183,6 +205,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     per_run: list[list[OutputStats]] = []
     compared: list[tuple[str, tuple[torch.Tensor, ...]]] = []  # (label, inputs) of each run in per_run
     rounding_checks: list[RoundingCheck] = []
+    runtime_failed: set[int] = set()  # runs (indices into per_run) ONNX Runtime could not run
     placement = None
     module, device = _module_on(loaded.module, loaded.example_inputs, device, messages)
     try:
@@ -192,10 +215,14 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                        f"comparing outputs, input set {index + 1}/{len(labelled)}")
                 run = len(per_run)
                 if isinstance(inputs, ShapeSet):  # another size: torch may refuse it, ONNX Runtime may fail there
-                    stats, note = _compare_other_shape(module, session, loaded.input_names, inputs, tolerances, run,
-                                                       device)
+                    shape_set = inputs
+                    stats, note, inputs, failed = _compare_other_shape(module, session, loaded.input_names,
+                                                                       shape_set, tolerances, run, device)
                     messages.append(note)
-                    inputs = inputs.inputs
+                    if shape_set.in_range is not None and inputs is shape_set.in_range.inputs:
+                        label = shape_set.in_range.label  # what was compared: the values in the example's range
+                    if failed:
+                        runtime_failed.add(len(per_run))
                 else:
                     try:
                         stats, check = compare_run(module, session, loaded.input_names, inputs, tolerances, run,
@@ -208,6 +235,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                                         "--inputs.")
                         continue
                     rounding_checks += [check] if check.failing else []
+                    if check.runtime_failed:
+                        runtime_failed.add(len(per_run))
                 if stats:
                     per_run.append(stats)
                     compared.append((label, inputs))
@@ -237,9 +266,16 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
         report(progress, 0.65, "comparing node by node")
         node_started = time.perf_counter()
         failing = [run for run, stats in enumerate(per_run) if not all(s.passed for s in stats)]
-        run = failing[0] if failing else 0
-        analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
-                                  tolerances, templates, messages, internal_errors, cancelled)
+        # a set ONNX Runtime could not run has no values to follow node by node (the trace's own
+        # graph fails there too, where it baked a count); its error names the node
+        ran = [run for run in failing if run not in runtime_failed]
+        run = ran[0] if ran else 0 if not failing else -1
+        if run < 0:
+            messages.append(RUNTIME_FAILED_NOTE.format(sets=", ".join(str(r + 1) for r in failing)))
+            analysis = None
+        else:
+            analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
+                                      tolerances, templates, messages, internal_errors, cancelled)
         if analysis is not None and analysis.first_divergent is None and run >= runs:
             at_other_values = compared[run][0] in {other.label for other in values.values_tried}
             messages.append(VALUES_BAKED_WHILE_TRACING_NOTE if at_other_values else BAKED_WHILE_TRACING_NOTE)
@@ -410,6 +446,7 @@ class RoundingCheck:
     expected: list[tuple[str, np.ndarray]]
     actual: list[Any]
     failing: list[OutputStats]
+    runtime_failed: bool = False  # ONNX Runtime raised on these inputs: every output failed, with its message
 
 
 def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
@@ -421,7 +458,13 @@ def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], i
             expected = flatten_outputs(module(*on_device))
     except Exception as exc:  # the user's forward on these values
         raise _TorchRefused() from exc
-    actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
+    try:
+        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]), quiet_run())
+    except Exception as exc:  # ORT's own exception types: these values fail, as a failing set, not a crash
+        why = f"{RUNTIME_FAILS_ON_SET.format(run=run + 1)}: {first_line(exc)}"
+        stats = [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
+                 for name, value in expected]
+        return stats, RoundingCheck(run, inputs, expected, [], [], runtime_failed=True)
     stats = compare_output_lists(expected, actual, tolerances, run)
     failing = [s for s in stats if not s.passed and s.dtype in LOW_PRECISION_NAMES]
     return stats, RoundingCheck(run, inputs, expected, list(actual), failing)
@@ -446,22 +489,31 @@ def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device
 
 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
-                         tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], str]:
-    """One input set at other sizes of the declared dynamic dims, and a note saying what it was."""
+                         tolerances: ToleranceTable, run: int, device: str
+                         ) -> tuple[list[OutputStats], str, tuple[torch.Tensor, ...], bool]:
+    """One input set at other sizes of the declared dynamic dims, a note saying what it was, the
+    inputs compared (its in-range twin's where torch refuses its wider values), and whether ONNX
+    Runtime failed there."""
     named = shape_set.label if shape_set.label.startswith("set ") else f"set {shape_set.label}"  # build()'s "set 2"
     where = f"Input {named} (inputs {shape_set.shapes})"
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))
     except Exception as exc:  # the model itself does not run there: nothing to hold the export to
-        return [], f"{where}: skipped, torch itself fails there ({type(exc).__name__}: {str(exc).splitlines()[0]})."
+        if shape_set.in_range is not None:  # it refuses the wider values: the same sizes, values in range
+            stats, note, inputs, failed = _compare_other_shape(module, session, input_names, shape_set.in_range,
+                                                               tolerances, run, device)
+            return stats, f"{in_range_note(shape_set, exc)} {note}", inputs, failed
+        return [], (f"{where}: skipped, torch itself fails there ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0]})."), shape_set.inputs, False
     try:
-        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]))
+        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]),
+                             quiet_run())
     except Exception as exc:  # ORT's own exception types
         why = f"ONNX Runtime fails at {shape_set.label}: {ort_error_summary(str(exc))[:300] or first_line(exc)}"
         return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
-                for name, value in expected], f"{where}: ONNX Runtime fails there."
-    return compare_output_lists(expected, actual, tolerances, run), f"{where}."
+                for name, value in expected], f"{where}: ONNX Runtime fails there.", shape_set.inputs, True
+    return compare_output_lists(expected, actual, tolerances, run), f"{where}.", shape_set.inputs, False
 
 
 def _without_plot_data(stats: OutputStats) -> OutputStats:

@@ -10,6 +10,9 @@ from fixport.core.model.output_stats import OutputStats, json_number
 from fixport.core.model.runtime_cost import RuntimeCost
 
 MAX_RUNS = 100
+# The example inputs and two random sets like them: a count or branch that depends on the values
+# (keypoints above a threshold) holds at the example and fails at others.
+DEFAULT_RUNS = 3
 CPU_PROVIDER = "CPUExecutionProvider"
 CUDA_PROVIDER = "CUDAExecutionProvider"
 COPY_OP_TYPES = frozenset({"MemcpyToHost", "MemcpyFromHost"})  # ORT's own transfers between devices
@@ -166,6 +169,9 @@ class CompareResult:
             "provider_requested": self.provider_requested, "providers_used": self.providers_used,
             "messages": self.messages, "runs": self.runs, "pass": self.passed, "baked_inputs": self.baked_inputs,
             "outputs": [output.to_json() for output in self.outputs],
+            "input_sets": [{"label": label, "pass": all(s.passed for s in stats),
+                            "problems": [s.problem for s in stats if s.problem]}
+                           for label, stats in zip(self.run_labels, self.per_run)],
             "generation": self.generation.to_json() if self.generation else None,
             "first_divergent": None if first is None else {
                 "onnx_node": first.onnx_node, "torchscript_kind": first.torchscript_kind, "scope": first.scope,

@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fixport.core.model.compare_result import DEFAULT_RUNS
 from fixport.core.model.project import FixMapping
 from fixport.core.model.results import AnalysisResult, ModelRequest
 from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS
@@ -58,7 +59,7 @@ class CompareRequest:
     mappings: list[FixMapping] = field(default_factory=list)
     onnx_path: str | None = None  # compare with this file instead of a fresh export
     provider: str = "cpu"
-    runs: int = 1
+    runs: int = DEFAULT_RUNS
     rtol: float | None = None
     atol: float | None = None
     templates_by_instance: dict[str, str] = field(default_factory=dict)

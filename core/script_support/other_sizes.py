@@ -18,23 +18,42 @@ def _smaller(size: int) -> int:
     return max(1, smaller - 1 if smaller % 2 == 0 else smaller)  # odd: 8 -> 5, 30 -> 21
 
 
-def random_like(tensor: torch.Tensor, shape: list[int] | torch.Size, generator: torch.Generator) -> torch.Tensor:
+def wider_range(tensor: torch.Tensor) -> tuple[int, int]:
+    """An integer tensor's range, grown by half its width at the top (0..2 -> 0..4): a count the
+    model computes from its values (``int(batch.max()) + 1`` graphs) then changes."""
+    low, high = int(tensor.min()), int(tensor.max())
+    return low, high + max(1, (high - low + 2) // 2)
+
+
+def random_like(tensor: torch.Tensor, shape: list[int] | torch.Size, generator: torch.Generator,
+                wider: bool = False) -> torch.Tensor:
     """Random values like ``tensor``'s at ``shape``: normal for floating and complex dtypes, ints
-    within the tensor's own range (so token ids stay valid)."""
+    within the tensor's own range (so token ids stay valid), or in :func:`wider_range` where
+    ``wider`` (sorted along the last axis where the example is: a batch vector)."""
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
         return torch.randn(shape, generator=generator, dtype=tensor.dtype)
     if tensor.dtype == torch.bool:
         return torch.rand(shape, generator=generator) < 0.5
     if tensor.numel() == 0:
         return torch.zeros(shape, dtype=tensor.dtype)
-    low, high = int(tensor.min()), int(tensor.max())
-    return torch.randint(low, high + 1, shape, generator=generator, dtype=tensor.dtype)
+    low, high = wider_range(tensor) if wider else (int(tensor.min()), int(tensor.max()))
+    values = torch.randint(low, high + 1, shape, generator=generator, dtype=tensor.dtype)
+    ordered = tensor.dim() >= 1 and tensor.shape[-1] > 1 and bool((tensor.diff(dim=-1) >= 0).all())
+    return values.sort(dim=-1).values if wider and ordered and values.dim() >= 1 else values
 
 
-def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
-                      ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+def wider_label(name: str, tensor: torch.Tensor) -> str:
+    """'batch values 0..4': what :func:`random_like` drew ``wider`` for the input ``name``."""
+    low, high = wider_range(tensor)
+    return f"{name} values {low}..{high}"
+
+
+def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...],
+                      wider: dict[int, str] | None = None) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
     """(label, inputs) at a larger and at a smaller size of every dim in ``dims`` (``declared_dims``),
-    the other sizes as traced."""
+    the other sizes as traced; the integer inputs in ``wider`` (position -> name) drawn from a wider
+    range at the larger size (said in its label)."""
+    wider = wider or {}
     if not dims:
         return []
     traced = {name: int(example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}
@@ -56,8 +75,12 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
             for position, axis in places:
                 shapes[position][axis] = sizes[name]
         generator = torch.Generator().manual_seed(SHAPE_SEED)
-        inputs = tuple(random_like(t, shape, generator) for t, shape in zip(example_inputs, shapes))
-        sets.append((", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
+        widen = wider if resize is _larger else {}  # more values where there is room for them
+        inputs = tuple(random_like(t, shape, generator, position in widen)
+                       for position, (t, shape) in enumerate(zip(example_inputs, shapes)))
+        label = ", ".join([*(f"{name}={size}" for name, size in sizes.items()),
+                           *(wider_label(name, example_inputs[p]) for p, name in widen.items())])
+        sets.append((label, inputs))
     return sets
 
 

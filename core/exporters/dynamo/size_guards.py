@@ -37,8 +37,12 @@ class SizeGuards:
                 self._module(*inputs)
         except Exception as exc:  # noqa: BLE001 -- torch raises AssertionError or RuntimeError here
             text = str(exc).strip()
-            if any(marker in text for marker in REFUSAL_MARKERS):
-                return self._named(text.splitlines()[0].split(" on node ")[0])
+            broken = text.splitlines()[0].split(" on node ")[0] if text else ""
+            # Only a relation between dynamic sizes is the code's assumption; a guard with no size
+            # symbol ("a.size()[0] == 2") pins a dim that was not declared dynamic: the export's
+            # specialisation, which the check is there to report.
+            if any(marker in text for marker in REFUSAL_MARKERS) and _SYMBOL.search(broken):
+                return self._named(broken)
         return ""
 
     def _named(self, text: str) -> str:
