@@ -42,8 +42,10 @@ constants is refused like one that computes wrong numbers, and the next candidat
 """
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from fixport.core.analysis.analysis import analyze_in
 from fixport.core.analysis.job_context import JobContext, open_job
@@ -51,10 +53,11 @@ from fixport.core.checks.shape_check import baked_at
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
 from fixport.core.fixing.capture_setting_trials import SettingTrials
 from fixport.core.fixing.fix_costs import time_both_exports
-from fixport.core.fixing.isolation import TrialCrashed, run_isolated
+from fixport.core.fixing.isolation import TrialCrashed, TrialStopped, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
+from fixport.core.fixing.search_standing import BestState, describe, is_worse, more_kinds_or_worse
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
+from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report
 from fixport.core.model.errors import FixportError, TemplateValidationError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, Candidate
@@ -73,6 +76,11 @@ ProblemKey = tuple[str, str | None]
 # or at other values of an input the export does not follow.
 _WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT)
 REPLAY_WARNING = "ReplayConditionWarning"  # symbolics.synthesis.replay's, as the export notes it
+Trial = TypeVar("Trial")
+
+
+class OutOfTime(Exception):
+    """The search's time limit passed: it stops where it is and returns the best state it verified."""
 
 
 def problem_key(problem: UnsupportedNode) -> ProblemKey:
@@ -98,6 +106,23 @@ class _Search:
     whole_model_trials: int = 0
     progress: ProgressCallback | None = None
     fraction: float = 0.0  # how far the search is, for its progress reports
+    deadline: float | None = None  # time.monotonic() at which the time limit stops the search
+
+    def check_time(self) -> None:
+        """Raise OutOfTime once the time limit has passed (between trials)."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise OutOfTime()
+
+    def isolated(self, function: Callable[[], Trial], doing: str, *, limited: bool = True) -> Trial:
+        """``function()`` in a forked child (:func:`run_isolated`), saying every few seconds what it
+        is still doing; ``limited``: the time limit stops it (OutOfTime)."""
+        def waiting(seconds: float) -> None:
+            report(self.progress, self.fraction, f"still {doing} ({seconds:.0f} s)")
+        try:
+            return run_isolated(function, waiting=waiting, cancelled=self.cancelled,
+                                deadline=self.deadline if limited else None)
+        except TrialStopped as stopped:
+            raise OutOfTime() from stopped
 
     @property
     def exporter(self) -> Exporter:
@@ -120,18 +145,17 @@ class _Search:
         return self.context.with_fixes(mappings)
 
     def export(self, output: str | None = None) -> AnalysisResult:
-        """The whole model with the mappings so far, in this process."""
+        """The whole model with the mappings so far, in a forked child: a fix that crashes the
+        exporter raises TrialCrashed here, and the search goes on. The time limit does not stop it
+        (the search needs the state it verifies)."""
         check_cancelled(self.cancelled)
         self.whole_model_exports += 1
         fixed = len(self.mappings) > len(self.request.mappings)  # this search chose a fix (the window's first export)
         stage = "exporting the whole model with the fixes" if fixed else "exporting as it is"
-
-        def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
-            report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
-
+        report(self.progress, self.fraction, stage)
         context = self.with_fixes(self.mappings)
-        analysis = analyze_in(context, context.analyze_request(output, other_shapes=self.request.other_shapes),
-                              progress=stages, cancelled=self.cancelled)
+        request = context.analyze_request(output, other_shapes=self.request.other_shapes)
+        analysis = self.isolated(lambda: analyze_in(context, request), stage, limited=False)
         check_cancelled(self.cancelled)
         return analysis
 
@@ -165,6 +189,7 @@ class _Search:
                 if found is not None:
                     return found
                 undecided = []
+            self.check_time()
             where = "on the node" if on_node else "on the whole model"
             report(self.progress, self.fraction,
                    f"{problem.display_kind}: trial {number} of {len(candidates)} ({where})")
@@ -182,6 +207,7 @@ class _Search:
                               result: AutoFixResult) -> tuple[Candidate, AnalysisResult, float | None] | None:
         """The first of the candidates the node could not decide that works on the whole model."""
         for candidate in undecided[:MAX_UNDECIDED_ON_WHOLE_MODEL]:
+            self.check_time()
             report(self.progress, self.fraction, f"{problem.display_kind}: {candidate.mapping.template_id} "
                    "on the whole model (the node alone left other ops to fix)")
             outcome = self.try_on_whole_model(candidate, problem, current)
@@ -208,10 +234,13 @@ class _Search:
             self.node_trials += 1
             loaded, options, mappings = self.loaded, current.options, list(self.mappings)
             try:
-                verdict = run_isolated(lambda: verdict_on_node(self.exporter, loaded, sample, candidate,
-                                                               mappings, options))
+                doing = f"trying {candidate.mapping.template_id} for {problem.display_kind} on the node"
+                verdict = self.isolated(lambda: verdict_on_node(self.exporter, loaded, sample, candidate, mappings,
+                                                                options), doing)
             except TrialCrashed as error:
                 verdict = str(error)
+            except (Cancelled, OutOfTime):
+                raise
             except Exception as error:  # a fix's own code can raise anything while it is registered or run
                 verdict = f"the export of the node failed: {type(error).__name__}: {error}"
             if isinstance(verdict, str):
@@ -226,9 +255,12 @@ class _Search:
         context = self.with_fixes([*self.mappings, candidate.mapping])
         trial_request = context.analyze_request(other_shapes=self.request.other_shapes)
         try:
-            trial = run_isolated(lambda: analyze_in(context, trial_request))
+            doing = f"trying {candidate.mapping.template_id} for {problem.display_kind} on the whole model"
+            trial = self.isolated(lambda: analyze_in(context, trial_request), doing)
         except TrialCrashed as error:
             return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, str(error))
+        except (Cancelled, OutOfTime):
+            raise
         except FixportError as error:
             return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, f"the export failed: {error}")
         except Exception as error:  # a fix's own code can raise anything while the exporter registers it
@@ -245,6 +277,12 @@ class _Search:
         if left:
             why = left[0].message.splitlines()[0][:300] if left[0].message else str(left[0].reason)
             return why + _what_the_replay_said(trial, problem.kind)
+        expected = {*self.custom_node_kinds, *(() if candidate.runs_in_onnxruntime else (key,))}
+        counted = [p for p in trial.unsupported  # a custom-domain node ORT cannot run was chosen for that
+                   if not (p.reason == ProblemReason.RUNTIME_ERROR and problem_key(p) in expected)]
+        if more_kinds_or_worse(counted, current.unsupported):
+            return (f"it leaves the model worse than before: {describe(counted)}, against "
+                    f"{describe(current.unsupported)}")
         refused = [p for p in trial.unsupported if p.reason == ProblemReason.RUNTIME_ERROR
                    and problem_key(p) not in self.custom_node_kinds and problem_key(p) != key]
         if refused and not all(p.kind.startswith("aten::") for p in refused):
@@ -266,90 +304,110 @@ class _Search:
 def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
              cancelled: CancelCallback | None = None) -> AutoFixResult:
     """Fix every unsupported node with the first candidate that works (see the module docstring),
-    re-exporting until nothing is left (a fix can reveal problems behind it)."""
+    re-exporting until nothing is left (a fix can reveal problems behind it). The result is never
+    worse than the model was (:mod:`search_standing`): the best state verified is kept."""
     started_with = open_job(request.model, request.options, request.mappings)
     exporter = started_with.exporter
+    deadline = None if request.time_limit_s is None else time.monotonic() + request.time_limit_s
     search = _Search(request, started_with, exporter.profile.template_library(), cancelled, list(request.mappings),
-                     progress=progress)
+                     progress=progress, deadline=deadline)
     before = request.analysis
     if before is None:
         report(progress, 0.0, "exporting as it is")
-        before = search.export()
+        before = _first_export(search)
     result = AutoFixResult(before, before, list(search.mappings))
     settings = SettingTrials(exporter.profile, list(before.options.capture_settings))
     saved = False
     taken = {(m.target_kind, m.python_op_name) for m in search.mappings}
     current = before
+    best = _state(search, current, result, settings)
     last_resort = False  # custom-domain nodes for the user's own ops, once nothing else works
-    for round_index in range(MAX_AUTO_FIX_ROUNDS):
-        if not current.unsupported:
-            break
-        pending = _pending(current, taken, exporter)
-        search.fraction = round_index / (MAX_AUTO_FIX_ROUNDS + 1)
-        search.take_samples(pending, current.options)
-        fixed_any = False
-        chosen_on_node: list[tuple[UnsupportedNode, Candidate]] = []
-        for index, problem in enumerate(pending):
-            search.fraction = (round_index + index / len(pending)) / (MAX_AUTO_FIX_ROUNDS + 1)
-            report(progress, search.fraction, f"trying fixes for {problem.display_kind}")
-            taken.add(problem_key(problem))
-            allow_custom = request.keep_opset or (last_resort and users_own_op(problem.kind))
-            found = search.first_working(problem, current, result, allow_custom)
-            if found is None:
-                result.no_template.append(problem.display_kind)
+    try:
+        for round_index in range(MAX_AUTO_FIX_ROUNDS):
+            best = best.offer(_state(search, current, result, settings))
+            if not current.unsupported:
+                break
+            pending = _pending(current, taken, exporter)
+            search.fraction = round_index / (MAX_AUTO_FIX_ROUNDS + 1)
+            search.check_time()
+            search.take_samples(pending, current.options)
+            fixed_any = False
+            chosen_on_node: list[tuple[UnsupportedNode, Candidate]] = []
+            try:
+                for index, problem in enumerate(pending):
+                    search.check_time()
+                    search.fraction = (round_index + index / len(pending)) / (MAX_AUTO_FIX_ROUNDS + 1)
+                    report(progress, search.fraction, f"trying fixes for {problem.display_kind}")
+                    taken.add(problem_key(problem))
+                    allow_custom = request.keep_opset or (last_resort and users_own_op(problem.kind))
+                    found = search.first_working(problem, current, result, allow_custom)
+                    if found is None:
+                        result.no_template.append(problem.display_kind)
+                        continue
+                    candidate, trial, max_abs = found
+                    if trial is not None:
+                        current = trial
+                    else:
+                        chosen_on_node.append((problem, candidate))
+                    search.mappings.append(candidate.mapping)
+                    if not candidate.runs_in_onnxruntime:
+                        search.custom_node_kinds.add(problem_key(problem))
+                    result.choices.append(candidate.choice(max_abs, on_node=trial is None))
+                    fixed_any = True
+            except OutOfTime:  # what the nodes chose so far is verified on the whole model all the same
+                if chosen_on_node:
+                    current = _check_round(search, chosen_on_node, current, result, taken)
+                raise
+            if chosen_on_node:
+                search.fraction = (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1)
+                current = _check_round(search, chosen_on_node, current, result, taken)
+                saved = bool(current.saved_files)
+            if fixed_any:
                 continue
-            candidate, trial, max_abs = found
-            if trial is not None:
-                current = trial
-            else:
-                chosen_on_node.append((problem, candidate))
-            search.mappings.append(candidate.mapping)
-            if not candidate.runs_in_onnxruntime:
-                search.custom_node_kinds.add(problem_key(problem))
-            result.choices.append(candidate.choice(max_abs, on_node=trial is None))
-            fixed_any = True
-        if chosen_on_node:  # the whole model, once, with this round's node-level choices
-            search.fraction = (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1)
-            report(progress, search.fraction, "exporting the whole model with the fixes")
-            checked = search.export(output=request.output)
-            contradicted = _contradicted(chosen_on_node, checked, current)
-            if contradicted:
-                _try_on_the_whole_model(contradicted, search, result, taken)
-                checked = search.export(output=request.output)
-            current = checked
-            saved = bool(current.saved_files)
-        if fixed_any:
-            continue
-        with_setting = settings.first_working(
-            search.with_fixes(search.mappings), current, exporter.can_fix, result.rejected,
-            lambda message: report(progress, search.fraction, message), other_shapes=request.other_shapes)
-        if with_setting is not None:  # what the templates could not fix, torch's capture settings did
-            search.set_options(capture_settings=list(settings.chosen))
+            search.check_time()
+            with_setting = settings.first_working(
+                search.with_fixes(search.mappings), current, exporter.can_fix, result.rejected,
+                lambda message: report(progress, search.fraction, message), other_shapes=request.other_shapes)
+            if with_setting is not None:  # what the templates could not fix, torch's capture settings did
+                search.set_options(capture_settings=list(settings.chosen))
+                taken -= {problem_key(p) for p in current.unsupported}
+                result.no_template = []
+                current = with_setting
+                continue
+            raised = _raised_opset(current, exporter, search.library, request.keep_opset)
+            own_ops = {problem_key(p) for p in current.unsupported if exporter.can_fix(p) and users_own_op(p.kind)}
+            if raised is None and own_ops and not last_resort:
+                last_resort = True
+                taken -= own_ops
+                result.no_template = [k for k in result.no_template
+                                      if k not in {p.display_kind for p in current.unsupported}]
+                continue
+            if raised is None:
+                break
+            at_raised = _export_at_opset(search, raised)
+            if at_raised is None:
+                break
+            result.opset_raised = (result.opset_raised[0] if result.opset_raised else current.options.opset, raised)
             taken -= {problem_key(p) for p in current.unsupported}
             result.no_template = []
-            current = with_setting
-            continue
-        raised = _raised_opset(current, exporter, search.library, request.keep_opset)
-        own_ops = {problem_key(p) for p in current.unsupported if exporter.can_fix(p) and users_own_op(p.kind)}
-        if raised is None and own_ops and not last_resort:
-            last_resort = True
-            taken -= own_ops
-            result.no_template = [k for k in result.no_template
-                                  if k not in {p.display_kind for p in current.unsupported}]
-            continue
-        if raised is None:
-            break
-        result.opset_raised = (result.opset_raised[0] if result.opset_raised else current.options.opset, raised)
-        search.set_options(opset=raised)
-        taken -= {problem_key(p) for p in current.unsupported}
-        result.no_template = []
-        current = search.export()
+            current = at_raised
+    except OutOfTime:
+        result.stopped_at_time_limit = request.time_limit_s
+        report(progress, search.fraction, f"the time limit ({request.time_limit_s:g} s) stopped the search")
+    best = best.offer(_state(search, current, result, settings))
+    if is_worse(current, best.analysis):
+        result.kept_best = (f"the search ended with {describe(current.unsupported)}, more or worse than "
+                            f"{describe(best.analysis.unsupported)}: the fixes of that state are kept")
+        current, saved = _restore(search, best, result, settings), False
     unfixable = [p.display_kind for p in current.unsupported if not exporter.can_fix(p)
                  and p.reason not in IN_THE_MODELS_CODE_REASONS]
     result.no_template = list(dict.fromkeys([*result.no_template, *unfixable]))
+    if result.stopped_at_time_limit is not None:
+        result.not_reached = [k for k in dict.fromkeys(p.display_kind for p in current.unsupported)
+                              if k not in result.no_template]
     result.mappings = search.mappings
     result.after = current
-    if request.output and not current.unsupported and not saved:
+    if request.output and not saved and (result.kept_best or not current.unsupported):
         result.after = search.export(output=request.output)
     result.whole_model_exports = search.whole_model_exports
     result.node_trials, result.whole_model_trials = search.node_trials, search.whole_model_trials + settings.trials
@@ -361,6 +419,74 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         (p.display_kind, search.samples.why_not(p)) for p in before.unsupported + current.unsupported
         if p.instance in search.samples.undecided)]
     return result
+
+
+def _first_export(search: _Search) -> AnalysisResult:
+    """The model as it is: nothing to search from when that export crashes."""
+    try:
+        return search.export()
+    except TrialCrashed as crash:
+        raise FixportError(f"Exporting the model as it is crashed the process: {crash}.".replace(
+            "; the candidate is skipped", ""), "Run `check` on the model to see where; no fix was tried.") from crash
+
+
+def _export_at_opset(search: _Search, opset: int) -> AnalysisResult | None:
+    """The whole model at a raised opset; None (the opset stays) when that export crashes."""
+    previous = search.options.get("opset")
+    search.set_options(opset=opset)
+    try:
+        return search.export()
+    except TrialCrashed:
+        search.set_options(opset=previous)
+        return None
+
+
+def _state(search: _Search, current: AnalysisResult, result: AutoFixResult, settings: SettingTrials) -> BestState:
+    return BestState(current, list(search.mappings), dict(search.options), list(result.choices),
+                     result.opset_raised, list(settings.chosen))
+
+
+def _restore(search: _Search, best: BestState, result: AutoFixResult, settings: SettingTrials) -> AnalysisResult:
+    """Go back to ``best``: its mappings, options and choices; its analysis."""
+    search.mappings = list(best.mappings)
+    search.context = search.context.with_overrides(dict(best.overrides))
+    result.choices, result.opset_raised = list(best.choices), best.opset_raised
+    settings.chosen[:] = best.capture_settings
+    return best.analysis
+
+
+def _check_round(search: _Search, chosen: list[tuple[UnsupportedNode, Candidate]], current: AnalysisResult,
+                 result: AutoFixResult, taken: set[ProblemKey]) -> AnalysisResult:
+    """The whole model, once, with this round's node-level choices. The choices it contradicts
+    (the kind still fails there, the numbers differ, the export crashes or leaves the model worse)
+    are undone, to be tried on the whole model one at a time in the next round."""
+    report(search.progress, search.fraction, "exporting the whole model with the fixes")
+    output = search.request.output
+    try:
+        checked = search.export(output=output)
+    except TrialCrashed as crash:
+        contradicted = _all_blamed(chosen, f"the whole model's export crashed the process ({crash.how})")
+    else:
+        contradicted = _contradicted(chosen, checked, current)
+        if not contradicted and more_kinds_or_worse(checked.unsupported, current.unsupported):
+            contradicted = _all_blamed(chosen, f"the whole model is worse with it: {describe(checked.unsupported)}, "
+                                               f"against {describe(current.unsupported)}")
+    if not contradicted:
+        return checked
+    _try_on_the_whole_model(contradicted, search, result, taken)
+    try:
+        return search.export(output=output)
+    except TrialCrashed as crash:  # the choices left crash it together: none of this round's is kept
+        kept = [(p, c) for p, c in chosen if c.mapping in search.mappings]
+        _try_on_the_whole_model(_all_blamed(kept, f"the whole model's export crashed the process ({crash.how})"),
+                                search, result, taken)
+        return current
+
+
+def _all_blamed(chosen: list[tuple[UnsupportedNode, Candidate]], why: str
+                ) -> list[tuple[UnsupportedNode, Candidate, str, bool]]:
+    """Each choice contradicted for ``why``; one alone is surely to blame (it is not tried again)."""
+    return [(problem, candidate, why, len(chosen) == 1) for problem, candidate in chosen]
 
 
 def _contradicted(chosen: list[tuple[UnsupportedNode, Candidate]], checked: AnalysisResult,
