@@ -39,6 +39,16 @@ the whole model, before the opset is raised; a setting kept is an export option 
 Where the export declares dynamic axes, the trial's check also runs the model at other sizes of
 those dims (:mod:`fixport.core.checks.shape_check`): a fix that folds the traced sizes into
 constants is refused like one that computes wrong numbers, and the next candidate is tried.
+
+The search does no harm. A candidate whose trial leaves more failing kinds, or worse ones
+(:mod:`search_standing` orders them), is refused, as is one whose trial raises; the search keeps
+the best state it verified on the whole model (its analysis, mappings and options) and returns
+that one when it ends worse, writing the file asked for with its fixes. Every export of the whole
+model runs forked like the trials, so a fix that crashes the process is that candidate's
+rejection (:mod:`round_check` undoes a round's choices the whole model refuses). While a trial
+runs, the search says every few seconds what it is still trying; with
+``AutoFixRequest.time_limit_s`` it stops at the limit, verifies what the nodes chose so far, and
+lists the kinds it did not get to in ``AutoFixResult.not_reached``.
 """
 from __future__ import annotations
 
@@ -55,6 +65,14 @@ from fixport.core.fixing.capture_setting_trials import SettingTrials
 from fixport.core.fixing.fix_costs import time_both_exports
 from fixport.core.fixing.isolation import TrialCrashed, TrialStopped, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
+from fixport.core.fixing.round_check import (
+    WRONG_NUMBERS,
+    ProblemKey,
+    check_round,
+    problem_key,
+    rejected,
+    what_the_replay_said,
+)
 from fixport.core.fixing.search_standing import BestState, describe, is_worse, more_kinds_or_worse
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report
@@ -71,11 +89,6 @@ from fixport.symbolics.library import TemplateLibrary
 
 MAX_UNDECIDED_ON_WHOLE_MODEL = 2  # whole-model trials for candidates the node could not decide
 
-ProblemKey = tuple[str, str | None]
-# What the trial's own check finds wrong in a model that runs: at the traced shapes, at another declared one,
-# or at other values of an input the export does not follow.
-_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT)
-REPLAY_WARNING = "ReplayConditionWarning"  # symbolics.synthesis.replay's, as the export notes it
 Trial = TypeVar("Trial")
 
 
@@ -83,13 +96,8 @@ class OutOfTime(Exception):
     """The search's time limit passed: it stops where it is and returns the best state it verified."""
 
 
-def problem_key(problem: UnsupportedNode) -> ProblemKey:
-    """What one fix covers: an op kind, or one autograd.Function of prim::PythonOp."""
-    return problem.kind, problem.python_op_name or None
-
-
 @dataclass
-class _Search:
+class Search:
     """One `fix --auto` run: the job's context (model, options, exporter), the mappings so far, what was tried."""
 
     request: AutoFixRequest
@@ -196,7 +204,7 @@ class _Search:
             outcome = self.try_candidate(candidate, problem, current)
             if isinstance(outcome, OtherOpsLeft):
                 undecided.append(candidate)
-                outcome = _rejected(candidate, problem, TrialStage.NODE_UNDECIDED, str(outcome))
+                outcome = rejected(candidate, problem, TrialStage.NODE_UNDECIDED, str(outcome))
             if isinstance(outcome, RejectedCandidate):
                 result.rejected.append(outcome)
                 continue
@@ -227,7 +235,7 @@ class _Search:
         try:
             self.exporter.validate_fix(candidate.mapping, current.options.opset)
         except TemplateValidationError as error:
-            return _rejected(candidate, problem, TrialStage.VALIDATION, error.message)
+            return rejected(candidate, problem, TrialStage.VALIDATION, error.message)
         check_cancelled(self.cancelled)
         sample = self.sample_for(problem)
         if sample is not None:
@@ -244,7 +252,7 @@ class _Search:
             except Exception as error:  # a fix's own code can raise anything while it is registered or run
                 verdict = f"the export of the node failed: {type(error).__name__}: {error}"
             if isinstance(verdict, str):
-                return _rejected(candidate, problem, TrialStage.ON_NODE, verdict)
+                return rejected(candidate, problem, TrialStage.ON_NODE, verdict)
             return verdict if isinstance(verdict, OtherOpsLeft) else (None, verdict)
         return self.try_on_whole_model(candidate, problem, current)
 
@@ -258,16 +266,16 @@ class _Search:
             doing = f"trying {candidate.mapping.template_id} for {problem.display_kind} on the whole model"
             trial = self.isolated(lambda: analyze_in(context, trial_request), doing)
         except TrialCrashed as error:
-            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, str(error))
+            return rejected(candidate, problem, TrialStage.WHOLE_MODEL, str(error))
         except (Cancelled, OutOfTime):
             raise
         except FixportError as error:
-            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, f"the export failed: {error}")
+            return rejected(candidate, problem, TrialStage.WHOLE_MODEL, f"the export failed: {error}")
         except Exception as error:  # a fix's own code can raise anything while the exporter registers it
-            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL,
+            return rejected(candidate, problem, TrialStage.WHOLE_MODEL,
                              f"the export failed: {type(error).__name__}: {error}")
         judged = self._judge(trial, candidate, problem, current)
-        return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, judged) if isinstance(judged, str) else judged
+        return rejected(candidate, problem, TrialStage.WHOLE_MODEL, judged) if isinstance(judged, str) else judged
 
     def _judge(self, trial: AnalysisResult, candidate: Candidate, problem: UnsupportedNode,
                current: AnalysisResult) -> str | tuple[AnalysisResult, float | None]:
@@ -276,7 +284,7 @@ class _Search:
                 and (candidate.runs_in_onnxruntime or p.reason != ProblemReason.RUNTIME_ERROR)]
         if left:
             why = left[0].message.splitlines()[0][:300] if left[0].message else str(left[0].reason)
-            return why + _what_the_replay_said(trial, problem.kind)
+            return why + what_the_replay_said(trial, problem.kind)
         expected = {*self.custom_node_kinds, *(() if candidate.runs_in_onnxruntime else (key,))}
         counted = [p for p in trial.unsupported  # a custom-domain node ORT cannot run was chosen for that
                    if not (p.reason == ProblemReason.RUNTIME_ERROR and problem_key(p) in expected)]
@@ -290,10 +298,10 @@ class _Search:
             return f"ONNX Runtime cannot run the result: {refused[0].message.splitlines()[0][:300]}"
         # Sizes the model's own code baked (the trace warned at its line) show once the model runs at
         # all: they are the model's, listed in the end, not this candidate's doing.
-        wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]
-        if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]):
+        wrong = [p for p in trial.unsupported if p.reason in WRONG_NUMBERS and not baked_at(p)]
+        if len(wrong) > len([p for p in current.unsupported if p.reason in WRONG_NUMBERS and not baked_at(p)]):
             # the trial's own check: numbers differ (at some shape)
-            return wrong[0].message.splitlines()[0][:300] + _what_the_replay_said(trial, problem.kind)
+            return wrong[0].message.splitlines()[0][:300] + what_the_replay_said(trial, problem.kind)
         if candidate.family == FAMILY_GENERIC and trial.unsupported:
             return "a generic template is kept only when the whole model can be compared with torch"
         # Other problems left (or ORT, running for the first time, refused another aten op: fixed
@@ -309,7 +317,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     started_with = open_job(request.model, request.options, request.mappings)
     exporter = started_with.exporter
     deadline = None if request.time_limit_s is None else time.monotonic() + request.time_limit_s
-    search = _Search(request, started_with, exporter.profile.template_library(), cancelled, list(request.mappings),
+    search = Search(request, started_with, exporter.profile.template_library(), cancelled, list(request.mappings),
                      progress=progress, deadline=deadline)
     before = request.analysis
     if before is None:
@@ -356,11 +364,12 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
                     fixed_any = True
             except OutOfTime:  # what the nodes chose so far is verified on the whole model all the same
                 if chosen_on_node:
-                    current = _check_round(search, chosen_on_node, current, result, taken)
+                    current = check_round(search, chosen_on_node, current, result, taken)
+                    saved = bool(current.saved_files)
                 raise
             if chosen_on_node:
                 search.fraction = (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1)
-                current = _check_round(search, chosen_on_node, current, result, taken)
+                current = check_round(search, chosen_on_node, current, result, taken)
                 saved = bool(current.saved_files)
             if fixed_any:
                 continue
@@ -421,7 +430,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     return result
 
 
-def _first_export(search: _Search) -> AnalysisResult:
+def _first_export(search: Search) -> AnalysisResult:
     """The model as it is: nothing to search from when that export crashes."""
     try:
         return search.export()
@@ -430,7 +439,7 @@ def _first_export(search: _Search) -> AnalysisResult:
             "; the candidate is skipped", ""), "Run `check` on the model to see where; no fix was tried.") from crash
 
 
-def _export_at_opset(search: _Search, opset: int) -> AnalysisResult | None:
+def _export_at_opset(search: Search, opset: int) -> AnalysisResult | None:
     """The whole model at a raised opset; None (the opset stays) when that export crashes."""
     previous = search.options.get("opset")
     search.set_options(opset=opset)
@@ -441,103 +450,18 @@ def _export_at_opset(search: _Search, opset: int) -> AnalysisResult | None:
         return None
 
 
-def _state(search: _Search, current: AnalysisResult, result: AutoFixResult, settings: SettingTrials) -> BestState:
+def _state(search: Search, current: AnalysisResult, result: AutoFixResult, settings: SettingTrials) -> BestState:
     return BestState(current, list(search.mappings), dict(search.options), list(result.choices),
                      result.opset_raised, list(settings.chosen))
 
 
-def _restore(search: _Search, best: BestState, result: AutoFixResult, settings: SettingTrials) -> AnalysisResult:
+def _restore(search: Search, best: BestState, result: AutoFixResult, settings: SettingTrials) -> AnalysisResult:
     """Go back to ``best``: its mappings, options and choices; its analysis."""
     search.mappings = list(best.mappings)
     search.context = search.context.with_overrides(dict(best.overrides))
     result.choices, result.opset_raised = list(best.choices), best.opset_raised
     settings.chosen[:] = best.capture_settings
     return best.analysis
-
-
-def _check_round(search: _Search, chosen: list[tuple[UnsupportedNode, Candidate]], current: AnalysisResult,
-                 result: AutoFixResult, taken: set[ProblemKey]) -> AnalysisResult:
-    """The whole model, once, with this round's node-level choices. The choices it contradicts
-    (the kind still fails there, the numbers differ, the export crashes or leaves the model worse)
-    are undone, to be tried on the whole model one at a time in the next round."""
-    report(search.progress, search.fraction, "exporting the whole model with the fixes")
-    output = search.request.output
-    try:
-        checked = search.export(output=output)
-    except TrialCrashed as crash:
-        contradicted = _all_blamed(chosen, f"the whole model's export crashed the process ({crash.how})")
-    else:
-        contradicted = _contradicted(chosen, checked, current)
-        if not contradicted and more_kinds_or_worse(checked.unsupported, current.unsupported):
-            contradicted = _all_blamed(chosen, f"the whole model is worse with it: {describe(checked.unsupported)}, "
-                                               f"against {describe(current.unsupported)}")
-    if not contradicted:
-        return checked
-    _try_on_the_whole_model(contradicted, search, result, taken)
-    try:
-        return search.export(output=output)
-    except TrialCrashed as crash:  # the choices left crash it together: none of this round's is kept
-        kept = [(p, c) for p, c in chosen if c.mapping in search.mappings]
-        _try_on_the_whole_model(_all_blamed(kept, f"the whole model's export crashed the process ({crash.how})"),
-                                search, result, taken)
-        return current
-
-
-def _all_blamed(chosen: list[tuple[UnsupportedNode, Candidate]], why: str
-                ) -> list[tuple[UnsupportedNode, Candidate, str, bool]]:
-    """Each choice contradicted for ``why``; one alone is surely to blame (it is not tried again)."""
-    return [(problem, candidate, why, len(chosen) == 1) for problem, candidate in chosen]
-
-
-def _contradicted(chosen: list[tuple[UnsupportedNode, Candidate]], checked: AnalysisResult,
-                  before: AnalysisResult) -> list[tuple[UnsupportedNode, Candidate, str, bool]]:
-    """The node-level choices the whole model disagrees with, how, and whether that choice is
-    surely to blame: the kind still fails there (yes), or the model's numbers now differ from torch
-    (no one choice can be blamed: all of them are tried again)."""
-    still = {problem_key(p): p for p in checked.unsupported}
-    disagreed = []
-    for problem, candidate in chosen:
-        left = still.get(problem_key(problem))
-        if left is not None and (candidate.runs_in_onnxruntime or left.reason != ProblemReason.RUNTIME_ERROR):
-            why = (left.message or str(left.reason)).splitlines()[0][:300]
-            why += _what_the_replay_said(checked, problem.kind)
-            disagreed.append((problem, candidate, why, True))
-    wrong = [p for p in checked.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]
-    if len(wrong) > len([p for p in before.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]):
-        why = f"the whole model's numbers differ from torch with it: {wrong[0].message.splitlines()[0][:300]}"
-        why += "".join(_what_the_replay_said(checked, problem.kind) for problem, _ in chosen)
-        named = {problem_key(problem) for problem, *_ in disagreed}
-        disagreed += [(problem, candidate, why, False) for problem, candidate in chosen
-                      if problem_key(problem) not in named]
-    return disagreed
-
-
-def _rejected(candidate: Candidate, problem: UnsupportedNode, stage: TrialStage, reason: str) -> RejectedCandidate:
-    return RejectedCandidate(candidate.mapping.template_id, candidate.family, problem.display_kind, stage, reason)
-
-
-def _what_the_replay_said(analysis: AnalysisResult, kind: str) -> str:
-    """' (aten::median is replayed at the traced sizes: ...)': a replayed decomposition's own word on
-    the sizes it holds for, when the export warned about ``kind``."""
-    said = [text.split(": ", 1)[1] for text in analysis.warnings
-            if text.startswith(REPLAY_WARNING) and ": " in text and f"{kind} is replayed" in text]
-    return f" ({said[0]})" if said else ""
-
-
-def _try_on_the_whole_model(contradicted: list[tuple[UnsupportedNode, Candidate, str, bool]], search: _Search,
-                            result: AutoFixResult, taken: set[ProblemKey]) -> None:
-    """Undo node-level choices the whole model contradicts; their kinds are tried again, on the whole model."""
-    for problem, candidate, why, to_blame in contradicted:
-        key = problem_key(problem)
-        search.mappings.remove(candidate.mapping)
-        search.custom_node_kinds.discard(key)
-        search.whole_model_only.add(key)
-        if to_blame:  # not worth a whole-model trial
-            search.contradicted.add((key, candidate.mapping.template_id))
-        search.samples.undecided[problem.instance] = f"its fix passed on the node alone but not in the model ({why})"
-        result.choices = [c for c in result.choices if (c.kind, c.python_op_name or None) != key]
-        result.rejected.append(_rejected(candidate, problem, TrialStage.CONTRADICTED, why))
-        taken.discard(key)
 
 
 def _pending(current: AnalysisResult, taken: set[ProblemKey], exporter: Exporter) -> list[UnsupportedNode]:
