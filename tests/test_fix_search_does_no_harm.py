@@ -14,9 +14,13 @@ from fixport.cli.output import progress_printer
 from fixport.core.fixing.isolation import TrialStopped, run_isolated
 from fixport.core.fixing.search_standing import harm, is_worse, more_kinds_or_worse
 from fixport.core.model.cancel import Cancelled
+from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import load_project
+from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
 from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.session.fix_all import plan_from
 from tests.conftest import run_main, slow_but_one
 
 # A torch.library op whose own implementation uses prims ops that have no ONNX function (torch's
@@ -128,6 +132,16 @@ def test_worse_is_more_severe_first_then_more_kinds_then_more_nodes() -> None:
     assert harm(list(reversed(revealed))) == harm(revealed)
 
 
+def test_fix_all_tells_the_log_which_state_it_kept_and_what_the_time_limit_left() -> None:
+    problem = _problem("aten::threshold", ProblemReason.SYMBOLIC_REJECTED)
+    analysis = AnalysisResult("model.py", "python", ExportOptions(), None, None, [problem], ["x"], [(4, 16)])
+    result = AutoFixResult(analysis, analysis, kept_best="the search ended with 2 problem(s): ...",
+                           stopped_at_time_limit=20.0, not_reached=["aten::threshold"])
+    notes = plan_from(result, []).notes
+    assert "Fix all kept an earlier state: the search ended with 2 problem(s): ..." in notes
+    assert "Fix all stopped at its time limit (20 s); not reached: aten::threshold" in notes
+
+
 def test_a_waiting_trial_reports_and_the_deadline_and_cancel_stop_it(monkeypatch) -> None:
     monkeypatch.setattr("fixport.core.fixing.isolation.HEARTBEAT_S", 0.2)
     beats: list[float] = []
@@ -173,9 +187,6 @@ def test_a_search_never_saves_a_model_worse_than_it_started_from(cli, model_file
 
 @pytest.mark.slow
 def test_a_candidate_that_leaves_more_kinds_failing_is_rejected(worker, model_file) -> None:
-    from fixport.core.model.requests import AutoFixRequest
-    from fixport.core.model.results import ModelRequest
-
     model = model_file("twist.py", INLINED_INTO_PRIMS.format(first=BESSEL_J0, second=BESSEL_J1))
     result = worker.run(AutoFixRequest(ModelRequest(str(model)), {"exporter": "dynamo"}))
     assert not is_worse(result.after, result.before)
