@@ -86,6 +86,7 @@ from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult
 from fixport.core.model.vocabulary import IN_THE_MODELS_CODE_REASONS, ProblemReason, users_own_op
 from fixport.symbolics.library import TemplateLibrary
+from fixport.symbolics.torchlib_bridge import load_torchlib
 
 MAX_UNDECIDED_ON_WHOLE_MODEL = 2  # whole-model trials for candidates the node could not decide
 
@@ -152,10 +153,11 @@ class Search:
     def with_fixes(self, mappings: list[FixMapping]) -> JobContext:
         return self.context.with_fixes(mappings)
 
-    def export(self, output: str | None = None) -> AnalysisResult:
+    def export(self, output: str | None = None, *, in_process: bool = False) -> AnalysisResult:
         """The whole model with the mappings so far, in a forked child: a fix that crashes the
         exporter raises TrialCrashed here, and the search goes on. The time limit does not stop it
-        (the search needs the state it verifies)."""
+        (the search needs the state it verifies). ``in_process``: the model as it came, before any
+        fix of this search (it also warms this process for the trials forked from it)."""
         check_cancelled(self.cancelled)
         self.whole_model_exports += 1
         fixed = len(self.mappings) > len(self.request.mappings)  # this search chose a fix (the window's first export)
@@ -163,7 +165,12 @@ class Search:
         report(self.progress, self.fraction, stage)
         context = self.with_fixes(self.mappings)
         request = context.analyze_request(output, other_shapes=self.request.other_shapes)
-        analysis = self.isolated(lambda: analyze_in(context, request), stage, limited=False)
+        if in_process:
+            def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
+                report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
+            analysis = analyze_in(context, request, progress=stages, cancelled=self.cancelled)
+        else:
+            analysis = self.isolated(lambda: analyze_in(context, request), stage, limited=False)
         check_cancelled(self.cancelled)
         return analysis
 
@@ -273,7 +280,7 @@ class Search:
             return rejected(candidate, problem, TrialStage.WHOLE_MODEL, f"the export failed: {error}")
         except Exception as error:  # a fix's own code can raise anything while the exporter registers it
             return rejected(candidate, problem, TrialStage.WHOLE_MODEL,
-                             f"the export failed: {type(error).__name__}: {error}")
+                            f"the export failed: {type(error).__name__}: {error}")
         judged = self._judge(trial, candidate, problem, current)
         return rejected(candidate, problem, TrialStage.WHOLE_MODEL, judged) if isinstance(judged, str) else judged
 
@@ -318,11 +325,12 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     exporter = started_with.exporter
     deadline = None if request.time_limit_s is None else time.monotonic() + request.time_limit_s
     search = Search(request, started_with, exporter.profile.template_library(), cancelled, list(request.mappings),
-                     progress=progress, deadline=deadline)
+                    progress=progress, deadline=deadline)
     before = request.analysis
     if before is None:
         report(progress, 0.0, "exporting as it is")
-        before = _first_export(search)
+        before = search.export(in_process=True)
+    load_torchlib()  # what the fixes' trials share, loaded once here rather than in each forked trial
     result = AutoFixResult(before, before, list(search.mappings))
     settings = SettingTrials(exporter.profile, list(before.options.capture_settings))
     saved = False
@@ -428,15 +436,6 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         (p.display_kind, search.samples.why_not(p)) for p in before.unsupported + current.unsupported
         if p.instance in search.samples.undecided)]
     return result
-
-
-def _first_export(search: Search) -> AnalysisResult:
-    """The model as it is: nothing to search from when that export crashes."""
-    try:
-        return search.export()
-    except TrialCrashed as crash:
-        raise FixportError(f"Exporting the model as it is crashed the process: {crash}.".replace(
-            "; the candidate is skipped", ""), "Run `check` on the model to see where; no fix was tried.") from crash
 
 
 def _export_at_opset(search: Search, opset: int) -> AnalysisResult | None:
