@@ -67,12 +67,15 @@ def run_fix(args: argparse.Namespace) -> int:
                            "hold the project's JSON.",
                            f"Write both: -o {stem}.fixport.json --onnx {args.output}")
     request = model_request(args)
+    progress = progress_printer(args.json, lines_otherwise=True)
+    if progress is not None:  # the worker imports torch before the job says anything
+        progress(0.0, "starting the export worker")
     try:
         with command_worker(args.timeout) as worker:
             result = worker.run(AutoFixRequest(request, export_overrides(args), output=args.onnx,
                                                keep_opset=args.keep_opset, other_shapes=shape_sets(args),
                                                time_limit_s=args.time_limit),
-                                progress=progress_printer(args.json, lines_otherwise=True))
+                                progress=progress)
     finally:
         clear_progress(args.json)
     if not result.before.unsupported:

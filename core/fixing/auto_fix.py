@@ -321,6 +321,7 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     """Fix every unsupported node with the first candidate that works (see the module docstring),
     re-exporting until nothing is left (a fix can reveal problems behind it). The result is never
     worse than the model was (:mod:`search_standing`): the best state verified is kept."""
+    report(progress, 0.0, "loading the model")
     started_with = open_job(request.model, request.options, request.mappings)
     exporter = started_with.exporter
     deadline = None if request.time_limit_s is None else time.monotonic() + request.time_limit_s
