@@ -7,26 +7,41 @@ Also the small words the search and this check share: a problem's key, a rejecti
 """
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
+from typing import Protocol
 
 from fixport.core.checks.shape_check import baked_at
+from fixport.core.exporters.base import NodeSamples
 from fixport.core.fixing.isolation import TrialCrashed
 from fixport.core.fixing.search_standing import describe, more_kinds_or_worse
-from fixport.core.model.cancel import Cancelled, report
+from fixport.core.model.cancel import Cancelled, ProgressCallback, report
 from fixport.core.model.fix_choices import Candidate
 from fixport.core.model.fix_records import RejectedCandidate, TrialStage
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
+from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult
 from fixport.core.model.vocabulary import ProblemReason
-
-if TYPE_CHECKING:
-    from fixport.core.fixing.auto_fix import Search
 
 ProblemKey = tuple[str, str | None]
 # What the trial's own check finds wrong in a model that runs: at the traced shapes, at another declared one,
 # or at other values of an input the export does not follow.
 WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT)
 REPLAY_WARNING = "ReplayConditionWarning"  # symbolics.synthesis.replay's, as the export notes it
+
+
+class Search(Protocol):
+    """What the check needs of the search (:class:`fixport.core.fixing.auto_fix.Search`)."""
+
+    request: AutoFixRequest
+    mappings: list[FixMapping]
+    custom_node_kinds: set[ProblemKey]
+    whole_model_only: set[ProblemKey]
+    contradicted: set[tuple[ProblemKey, str]]
+    samples: NodeSamples
+    progress: ProgressCallback | None
+    fraction: float
+
+    def export(self, output: str | None = None, *, in_process: bool = False) -> AnalysisResult: ...
 
 
 def problem_key(problem: UnsupportedNode) -> ProblemKey:
