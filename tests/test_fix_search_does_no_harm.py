@@ -17,7 +17,7 @@ from fixport.core.model.cancel import Cancelled
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import load_project
-from fixport.core.model.requests import AutoFixRequest
+from fixport.core.model.requests import AutoFixRequest, PingRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.session.fix_all import plan_from
@@ -241,3 +241,32 @@ def test_a_time_limit_returns_the_best_project_so_far_with_what_it_did_not_reach
     still = [line for line in ran.stderr.splitlines() if "still trying decompose.threshold_where" in line]
     assert len(still) >= 2 and still[0].endswith("on the node (5 s)")  # a line at least every 10 s while it waits
 
+
+
+@pytest.mark.slow
+def test_the_no_progress_limit_does_not_stop_a_search_that_keeps_reporting(model_file, tmp_path: Path,
+                                                                           monkeypatch) -> None:
+    """The threshold trial runs 20 s, past the worker's 8 s no-progress limit: its heartbeat (at
+    most 10 s apart, as every report of the search) keeps the job alive until the time limit."""
+    from fixport.core.worker.client import ExportWorker
+
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _user_template(tmp_path, "decompose.threshold_where", "aten::threshold",
+                   "aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+                   "self, threshold, value", "    time.sleep(600)\n    return self")
+    model = model_file("magnitude.py", MAGNITUDE.format(output="self.threshold(torch.hypot(self.real(x), "
+                                                               "self.imag(x)))"))
+    worker = ExportWorker(job_timeout_s=300)
+    try:
+        worker.run(PingRequest())  # started and warm: the 8 s below are the search's alone
+        reported: list[tuple[float, str]] = []
+        result = worker.run(AutoFixRequest(ModelRequest(str(model)), time_limit_s=20),
+                            progress=lambda _fraction, message: reported.append((time.monotonic(), message)),
+                            timeout_s=8)
+    finally:
+        worker.stop()
+    assert result.stopped_at_time_limit == 20 and result.not_reached == ["aten::threshold"]
+    assert worker.restarts == 0
+    times = [at for at, _ in reported]
+    assert max(later - earlier for earlier, later in zip(times, times[1:])) < 10
+    assert sum("still trying decompose.threshold_where" in message for _, message in reported) >= 3
