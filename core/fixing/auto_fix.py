@@ -417,6 +417,9 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
         result.kept_best = (f"the search ended with {describe(current.unsupported)}, more or worse than "
                             f"{describe(best.analysis.unsupported)}: the fixes of that state are kept")
         current, saved = _restore(search, best, result, settings), False
+        if result.stopped_at_time_limit is None:  # what the kept state has left, no fix of this search held
+            result.no_template = list(dict.fromkeys(p.display_kind for p in current.unsupported
+                                                    if p.reason not in IN_THE_MODELS_CODE_REASONS))
     unfixable = [p.display_kind for p in current.unsupported if not exporter.can_fix(p)
                  and p.reason not in IN_THE_MODELS_CODE_REASONS]
     result.no_template = list(dict.fromkeys([*result.no_template, *unfixable]))
