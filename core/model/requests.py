@@ -110,6 +110,9 @@ class AutoFixRequest:
     # Above 0, the export without the fixes and with them are timed (median of this many ONNX
     # Runtime runs) when the search changed anything: AutoFixResult.cost_before and cost_after.
     latency_runs: int = 0
+    # Seconds the search may take: past them it stops and returns the best state it verified,
+    # listing in AutoFixResult.not_reached the kinds it did not get to (None: no limit).
+    time_limit_s: float | None = None
 
 
 @dataclass
