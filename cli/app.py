@@ -7,9 +7,12 @@ import sys
 import traceback
 from collections.abc import Iterator, Sequence
 from contextlib import contextmanager
+from pathlib import Path
+from typing import NoReturn
 
 from fixport.cli.arguments import COMMANDS, EXIT_ERROR, GUI_LOG_HINT, refuse_overwriting_inputs
 from fixport.cli.error_log import write_error_log
+from fixport.cli.output import json_objects_printed, print_json_error
 from fixport.cli.workers import lending_worker
 from fixport.core.model.errors import MAX_PRINTED_MESSAGE_CHARS, FixportError, WorkerError, trimmed_message
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S, ExportWorker
@@ -17,10 +20,23 @@ from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S, ExportWorker
 COMMAND_ORDER = ("check", "export", "compare", "fix", "script", "templates", "sweep")
 
 
+class UsageError(Exception):
+    """A command line argparse refuses: its message, already in argparse's words."""
+
+
+class _Parser(argparse.ArgumentParser):
+    """argparse's parser (and, through add_subparsers, each command's), whose usage errors come
+    back to main() as a :class:`UsageError` instead of exiting, so --json can print them too."""
+
+    def error(self, message: str) -> NoReturn:
+        self.print_usage(sys.stderr)
+        raise UsageError(f"{self.prog}: error: {message}")
+
+
 def build_parser() -> argparse.ArgumentParser:
     from fixport.cli import check_export, compare, fixing, sweep  # noqa: F401  (importing registers the commands)
 
-    parser = argparse.ArgumentParser(prog="python main.py", description=(
+    parser = _Parser(prog="python main.py", description=(
         "Fixport: find and fix what torch.onnx.export cannot handle. "
         "Without a command, the workbench window opens on a built-in example."))
     commands = parser.add_subparsers(dest="command", metavar="COMMAND")
@@ -41,7 +57,12 @@ def main(argv: Sequence[str] | None = None, worker: ExportWorker | None = None) 
     ``worker``: a warm worker to run the command's job on (left running), instead of a fresh process.
     """
     parser = build_parser()
-    args = parser.parse_args(argv)
+    try:
+        args = parser.parse_args(argv)
+    except UsageError as refused:
+        print(refused, file=sys.stderr)
+        _usage_error_json(list(sys.argv[1:] if argv is None else argv), str(refused))
+        return EXIT_ERROR
     if getattr(args, "handler", None) is None:
         parser.print_help()
         return EXIT_ERROR
@@ -50,22 +71,40 @@ def main(argv: Sequence[str] | None = None, worker: ExportWorker | None = None) 
 
 
 def _run_command(args: argparse.Namespace) -> int:
-    """The command's handler, with every failure turned into a message and an exit code."""
+    """The command's handler, with every failure turned into a message and an exit code (and, under
+    --json, into one JSON object on stdout: a CI job parsing it never gets an empty string)."""
+    printed_before = json_objects_printed()
     try:
         refuse_overwriting_inputs(args)
         return args.handler(args)
     except FixportError as exc:
         message, hint = _in_command_line_terms(exc, args)
-        _print_error(message, hint, exc.details)
+        log = _print_error(message, hint, exc.details)
     except KeyboardInterrupt:
         print("interrupted", file=sys.stderr)
+        message, hint, log = "interrupted", "The command was stopped (Ctrl+C or SIGTERM) before it finished.", None
     except OSError as exc:  # a file the system refused us: the user's to fix, not a bug of ours
-        _print_error(f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": "),
-                     "Check the path and its permissions, then try again.", traceback.format_exc())
+        message = f"{exc.strerror or exc}: {exc.filename or ''}".rstrip(": ")
+        hint = "Check the path and its permissions, then try again."
+        log = _print_error(message, hint, traceback.format_exc())
     except Exception as exc:  # a bug of ours: a clear line for the user, the traceback in the log
-        _print_error(f"unexpected {type(exc).__name__}: {exc}", "This is a Fixport bug; please report it "
-                     "with the log file below.", traceback.format_exc())
+        message = f"unexpected {type(exc).__name__}: {exc}"
+        hint = "This is a Fixport bug; please report it with the log file below."
+        log = _print_error(message, hint, traceback.format_exc())
+    # sweep's --json names a file: its stdout is not JSON. A command that failed after printing its
+    # report (check --write-changed) keeps that one object on stdout.
+    if getattr(args, "json", None) is True and json_objects_printed() == printed_before:
+        print_json_error(args.command, EXIT_ERROR, trimmed_message(message, MAX_PRINTED_MESSAGE_CHARS), hint,
+                         None if log is None else str(log))
     return EXIT_ERROR
+
+
+def _usage_error_json(argv: list[str], message: str) -> None:
+    """A command line argparse refused, as --json's error object, where it asked for JSON on stdout."""
+    command = next((word for word in argv if word in COMMANDS), "")
+    if "--json" in argv and command != "sweep":  # sweep's --json names a file
+        help_command = " ".join(word for word in ("python main.py", command, "--help") if word)
+        print_json_error(command, EXIT_ERROR, message, f"See `{help_command}`.", None)
 
 
 @contextmanager
@@ -103,14 +142,16 @@ def _in_command_line_terms(exc: FixportError, args: argparse.Namespace) -> tuple
     return message, hint
 
 
-def _print_error(message: str, hint: str, details: str) -> None:
+def _print_error(message: str, hint: str, details: str) -> Path | None:
     """The message (trimmed: an exporter's error can hold a whole graph) and what to do on stderr;
-    the full message and the details in this run's own log, whose path is printed."""
+    the full message and the details in this run's own log, whose path is printed and returned."""
     shown = trimmed_message(message, MAX_PRINTED_MESSAGE_CHARS)
     print(f"error: {shown}", file=sys.stderr)
     if hint:
         print(f"  → {hint}", file=sys.stderr)
+    path = None
     if details or shown != message:
         path = write_error_log(f"error: {message}\n{f'hint: {hint}' if hint else ''}\n\n{details}")
         if path is not None:
             print(f"  (the details are in {path})", file=sys.stderr)
+    return path

@@ -31,7 +31,7 @@ EXIT_PROBLEMS = 1
 EXIT_ERROR = 2
 # Which arguments name files a command reads, and which it writes (never one over another).
 FILE_ROLES: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {
-    "check": (("model", "inputs"), ()),
+    "check": (("model", "inputs", "project"), ()),
     "export": (("model", "inputs", "project"), ("output",)),
     "fix": (("model", "inputs"), ("output", "onnx")),
     "compare": (("model", "inputs", "project", "onnx"), ()),

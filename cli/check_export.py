@@ -19,15 +19,17 @@ from fixport.cli.arguments import (
     shape_sets,
 )
 from fixport.cli.output import print_json, progress_printer
-from fixport.cli.workers import command_worker
+from fixport.cli.workers import command_worker, lending_worker
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.advice import Step, advice_for
+from fixport.core.model.baseline import BaselineResult, fixport_worse
 from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.errors import FixportError, WorkerCrashed
-from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
+from fixport.core.model.requests import AnalyzeRequest, BaselineRequest, SuggestDynamicRequest
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.trace_warnings import nodes_it_produced, trace_warning
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
+from fixport.core.worker.client import ExportWorker
 
 MESSAGE_WIDTH = 100
 
@@ -141,6 +143,11 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--suggest-dynamic", action="store_true",
                         help="instead: export with each input dim dynamic in turn, check it at other sizes, and "
                              "say which dims generalise and what (which line) blocks the others")
+    parser.add_argument("--project", help="check with this project's fixes applied (a .fixport.json file)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also export with plain torch.onnx.export (same exporter, opset, dynamic axes and "
+                             "inputs; none of Fixport's fixes or settings), run it in ONNX Runtime at the same sizes "
+                             "and compare with torch: exit 1 where the plain export is right and Fixport's is not")
     parser.add_argument("--write-changed", metavar="COPY.py",
                         help="write a copy of the model file with the code changes proposed for its capture "
                              "failures (--exporter dynamo); the model file itself is never changed")
@@ -152,27 +159,62 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
 def run_check(args: argparse.Namespace) -> int:
     if args.suggest_dynamic:
         return _run_suggest_dynamic(args)
-    results, _ = _run_analyses(args)
+    with command_worker(args.timeout) as worker, lending_worker(worker):  # the baseline reuses the model loaded
+        results, _ = _run_analyses(args)
+        baselines = _run_baselines(args, worker, results) if args.baseline else {}
     result = results[0]
+    worse = {r.component: _worse(r, baselines.get(r.component)) for r in results}
     if args.json:
-        print_json(_components_json(results) if len(results) > 1 else analysis_json(result))
+        print_json(_components_json(results, baselines, worse) if len(results) > 1
+                   else _with_baseline(analysis_json(result), baselines.get(result.component), worse[result.component]))
     else:
+        for line in filter(None, worse.values()):  # a Fixport defect: said before anything else
+            print(line)
         print_components(results)
         for each in results:
             if len(results) > 1:
                 print(f"[component {each.component}]")
             print_analysis(each)
+            if each.component in baselines:
+                print(f"\n{baselines[each.component].line()}")
             if len(results) > 1:
                 print()
     if args.write_changed:
         _write_changed(Path(args.model), result, Path(args.write_changed))
-    return EXIT_PROBLEMS if any(r.unsupported for r in results) else EXIT_OK
+    return EXIT_PROBLEMS if any(r.unsupported for r in results) or any(worse.values()) else EXIT_OK
 
 
-def _components_json(results: list[AnalysisResult]) -> dict[str, Any]:
+def _run_baselines(args: argparse.Namespace, worker: ExportWorker,
+                   results: list[AnalysisResult]) -> dict[str, BaselineResult]:
+    """check --baseline: plain torch.onnx.export of each component analysed, at the same sizes."""
+    request, options, _ = job_arguments(args)
+    baselines = {}
+    for result in results:
+        request.component = result.component or request.component
+        baselines[result.component] = worker.run(BaselineRequest(request, options, other_shapes=shape_sets(args)),
+                                                 progress=progress_printer(args.json))
+    return baselines
+
+
+def _worse(result: AnalysisResult, baseline: BaselineResult | None) -> str:
+    return fixport_worse(baseline, not result.unsupported,
+                         [(problem.display_kind, problem.reason) for problem in result.unsupported])
+
+
+def _with_baseline(payload: dict[str, Any], baseline: BaselineResult | None, worse: str) -> dict[str, Any]:
+    """check --json with --baseline: the plain export's record under "baseline"."""
+    if baseline is not None:
+        payload["baseline"] = {**baseline.to_json(), "line": baseline.line(), "fixport_worse": worse}
+    return payload
+
+
+def _components_json(results: list[AnalysisResult], baselines: dict[str, BaselineResult] | None = None,
+                     worse: dict[str, str] | None = None) -> dict[str, Any]:
     """check --json on a checkpoint split into components: one analysis per component."""
+    baselines, worse = baselines or {}, worse or {}
     return {"model": results[0].model_path, "task": results[0].task,
-            "components": {r.component: analysis_json(r) for r in results}}
+            "components": {r.component: _with_baseline(analysis_json(r), baselines.get(r.component),
+                                                       worse.get(r.component, "")) for r in results}}
 
 
 def _write_changed(model: Path, result: AnalysisResult, target: Path) -> None:
@@ -194,7 +236,7 @@ def _run_suggest_dynamic(args: argparse.Namespace) -> int:
     with command_worker(args.timeout) as worker:
         verdicts = worker.run(SuggestDynamicRequest(request, options, mappings), progress=progress_printer(args.json))
     if args.json:
-        print_json([{**vars(v), "label": v.label} for v in verdicts])
+        print_json({"model": request.path, "verdicts": [{**vars(v), "label": v.label} for v in verdicts]})
         return EXIT_OK
     words = {True: "can be dynamic", False: "blocked", None: "cannot tell"}
     print(f"{Path(request.path).name}: each input dim exported dynamic on its own and checked at other sizes")

@@ -14,10 +14,11 @@ from fixport.cli.arguments import (
     project_shapes,
     shape_sets,
 )
+from fixport.cli.error_log import report_internal_errors
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
-from fixport.core.model.compare_result import MAX_RUNS, CompareResult
-from fixport.core.model.output_stats import OutputStats
+from fixport.core.model.compare_result import DEFAULT_RUNS, MAX_RUNS, CompareResult
+from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
 from fixport.core.model.requests import CompareRequest
 from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, PRECISION_HELP, PRECISION_MODES
@@ -38,8 +39,9 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
                         help="; ".join(f"{mode}: {text}" for mode, text in PRECISION_HELP.items()))
     parser.add_argument("--torch-device", choices=("cpu", "cuda"), default="cpu",
                         help="where the torch reference runs (cuda: TF32 off; falls back to cpu with a message)")
-    parser.add_argument("--runs", type=int, default=1, metavar="K",
-                        help=f"input sets: the example inputs, then K-1 random ones like them (1-{MAX_RUNS})")
+    parser.add_argument("--runs", type=int, default=DEFAULT_RUNS, metavar="K",
+                        help=f"input sets: the example inputs, then K-1 random ones like them (1-{MAX_RUNS}; "
+                             f"default {DEFAULT_RUNS}); a set ONNX Runtime cannot run fails")
     parser.add_argument("--rtol", type=float, help="relative tolerance for every dtype (default: per-dtype table)")
     parser.add_argument("--atol", type=float, help="absolute tolerance for every dtype (default: per-dtype table)")
     parser.add_argument("--no-node-analysis", action="store_true",
@@ -73,6 +75,7 @@ def run_compare(args: argparse.Namespace) -> int:
             progress=progress_printer(args.json))
     clear_progress(args.json)
     print_json(result.to_json()) if args.json else print_comparison(result)
+    report_internal_errors(result.internal_errors)
     return EXIT_OK if result.passed else EXIT_PROBLEMS
 
 
@@ -136,10 +139,15 @@ def print_comparison(result: CompareResult) -> None:
 
 
 def _output_row(output: OutputStats) -> str:
-    verdict = "pass" if output.passed else "FAIL"
-    if output.problem:
+    verdict = ("pass (up to tied order)" if output.tied_order else "pass") if output.passed else "FAIL"
+    if not output.produced:
+        verdict += f" (not produced at input set {output.run + 1}: {output.problem})"
+    elif output.problem:
         verdict += f" ({output.problem})"
     shape = "x".join(map(str, output.shape)) or "scalar"
-    return (f"{output.name:<16} {shape:<18} {output.dtype:<8} {_number(output.max_abs):>9} "
-            f"{_number(output.mean_abs):>9} {_number(output.max_rel):>9} {_number(output.rmse):>9} "
-            f"{_number(output.cosine):>9} {output.mismatch_fraction:>8.2%}  {verdict}")
+    if not output.compared:  # nothing was measured: no NaN statistics, no mismatch share
+        numbers = " ".join(f"{NOT_MEASURED:>9}" for _ in range(5)) + f" {NOT_MEASURED:>8}"
+    else:
+        numbers = (f"{_number(output.max_abs):>9} {_number(output.mean_abs):>9} {_number(output.max_rel):>9} "
+                   f"{_number(output.rmse):>9} {_number(output.cosine):>9} {output.mismatch_fraction:>8.2%}")
+    return f"{output.name:<16} {shape:<18} {output.dtype:<8} {numbers}  {verdict}"

@@ -86,8 +86,14 @@ def _print_run(run: ExporterRun) -> None:
         _wrapped("  export: ", comparison.cost.summary())
     for output in comparison.outputs:
         verdict = "pass" if output.passed else "FAIL"
-        print(f"  against torch, {output.name}: max abs {_number(output.max_abs)}, max rel {_number(output.max_rel)}"
-              f" -> {verdict}")
+        if not output.produced:
+            _wrapped(f"  against torch, {output.name}: ", f"not produced at input set {output.run + 1} "
+                                                          f"({output.problem}) -> {verdict}")
+        elif not output.compared:
+            _wrapped(f"  against torch, {output.name}: ", f"not measured ({output.problem}) -> {verdict}")
+        else:
+            print(f"  against torch, {output.name}: max abs {_number(output.max_abs)}, "
+                  f"max rel {_number(output.max_rel)} -> {verdict}")
     first = run.first_divergent
     if first is not None:
         where = "".join([f" in {first.scope}" if first.scope else "", f" at {first.source}" if first.source else ""])

@@ -4,8 +4,11 @@ newest, and only the newest :data:`KEPT_ERROR_LOGS` run logs are kept."""
 from __future__ import annotations
 
 import os
+import sys
 import time
 from pathlib import Path
+
+from fixport.core.model.internal_error import InternalError
 
 ERROR_LOG_DIR = Path.home() / ".cache" / "fixport"
 LATEST_ERROR_LOG_NAME = "last-error.log"  # a copy of the newest run's log, for people who look there
@@ -66,3 +69,13 @@ def _modified(path: Path) -> int:
         return path.stat().st_mtime_ns
     except OSError:
         return 0
+
+
+def report_internal_errors(errors: list[InternalError], folder: Path | None = None) -> None:
+    """Each step a job did without because of a Fixport bug, on stderr as a bug (never as a note on the
+    model), its traceback in this run's log file, whose path is printed."""
+    for error in errors:
+        print(f"error: {error.sentence()}", file=sys.stderr)
+        path = write_error_log(f"Fixport bug in the {error.step}: {error.error}\n\n{error.details}", folder)
+        if path is not None:
+            print(f"  (the details are in {path})", file=sys.stderr)

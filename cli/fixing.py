@@ -13,6 +13,7 @@ from fixport.cli.arguments import (
     command,
     export_overrides,
     model_request,
+    positive_seconds,
     shape_sets,
 )
 from fixport.cli.check_export import analysis_json, print_analysis
@@ -48,6 +49,9 @@ def _configure_fix(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--onnx", metavar="OUT.onnx", help="also write the fixed model")
     parser.add_argument("--keep-opset", action="store_true",
                         help="never raise the opset, even when a fix exists only at a higher one")
+    parser.add_argument("--time-limit", type=positive_seconds, metavar="SECONDS",
+                        help="stop the search after this long and save the best project found so far, listing "
+                             "the problems it did not get to")
     add_shapes_argument(parser)
 
 
@@ -63,11 +67,15 @@ def run_fix(args: argparse.Namespace) -> int:
                            "hold the project's JSON.",
                            f"Write both: -o {stem}.fixport.json --onnx {args.output}")
     request = model_request(args)
+    progress = progress_printer(args.json, lines_otherwise=True)
+    if progress is not None:  # the worker imports torch before the job says anything
+        progress(0.0, "starting the export worker")
     try:
         with command_worker(args.timeout) as worker:
             result = worker.run(AutoFixRequest(request, export_overrides(args), output=args.onnx,
-                                               keep_opset=args.keep_opset, other_shapes=shape_sets(args)),
-                                progress=progress_printer(args.json))
+                                               keep_opset=args.keep_opset, other_shapes=shape_sets(args),
+                                               time_limit_s=args.time_limit),
+                                progress=progress)
     finally:
         clear_progress(args.json)
     if not result.before.unsupported:
@@ -89,6 +97,8 @@ def run_fix(args: argparse.Namespace) -> int:
                     "rejected": [r.to_json() for r in result.rejected], "node_trials": result.node_trials,
                     "whole_model_trials": result.whole_model_trials,
                     "whole_model_exports": result.whole_model_exports, "whole_model_why": result.whole_model_why,
+                    "stopped_at_time_limit": result.stopped_at_time_limit, "not_reached": result.not_reached,
+                    "kept_best": result.kept_best,
                     **analysis_json(result.after)})
     else:
         print_fix_report(result, args.output, Path(args.model).name)
@@ -138,6 +148,12 @@ def print_fix_report(result: AutoFixResult, project_path: str, model_name: str) 
           f"whole model; exported the whole model {result.whole_model_exports} time(s)")
     for line in result.whole_model_why:
         print(f"    tried on the whole model: {line}")
+    if result.kept_best:
+        print(f"  kept an earlier state: {result.kept_best}")
+    if result.stopped_at_time_limit is not None:
+        left = ", ".join(result.not_reached) or "nothing"
+        print(f"  the time limit ({result.stopped_at_time_limit:g} s) stopped the search; not reached: {left} "
+              "(run again with a longer --time-limit to try them)")
     for kind, advice in unfixed_advice(result, model_name).items():
         print(f"  no fix for {kind}: {advice}")
     if result.after.unsupported:
@@ -186,7 +202,7 @@ def _configure_templates(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--opset", type=int, default=DEFAULT_OPSET)
     parser.add_argument("--exporter", choices=EXPORTERS, default=None,
                         help="whose templates (default: dynamo for an FX op overload such as aten::pow.Tensor_Scalar)")
-    parser.add_argument("--json", action="store_true")
+    parser.add_argument("--json", action="store_true", help="print one JSON object (the rows under \"templates\")")
 
 
 @command("templates", "List the symbolic templates, or rank them for one op kind.", _configure_templates)
@@ -206,7 +222,7 @@ def run_templates(args: argparse.Namespace) -> int:
         rows = [{"id": t.id, "title": t.title, "fits": t.fits, "min_opset": t.min_opset,
                  "runs_in_onnxruntime": t.runs_in_onnxruntime, "family": t.family} for t in library.all()]
     if args.json:
-        print_json(rows)
+        print_json({"op": args.op, "exporter": exporter.name, "templates": rows})
         return EXIT_OK
     for row in rows:
         extra = row.get("why") or f"fits {', '.join(row['fits'])}, opset {row['min_opset']}+"

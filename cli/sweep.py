@@ -14,7 +14,7 @@ from fixport.core.model.vocabulary import EXPORTERS
 from fixport.core.sweep.cache import DEFAULT_CACHE_FOLDER, SweepCache
 from fixport.core.sweep.local_runner import ModelTask, run_local
 from fixport.core.sweep.ray_runner import run_on_ray
-from fixport.core.sweep.reports import write_json, write_junit, write_markdown
+from fixport.core.sweep.reports import worse_first, write_json, write_junit, write_markdown
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.stamp import machine_stamp
 from fixport.core.sweep.targets import sweep_targets
@@ -31,6 +31,9 @@ def _configure_sweep(parser: argparse.ArgumentParser) -> None:
                         help=f"comma-separated, from {', '.join(EXPORTERS)} (default: {DEFAULT_EXPORTERS})")
     parser.add_argument("--fix", action="store_true", help="run fix --auto on every model with problems")
     parser.add_argument("--opset", type=int, help="ONNX opset for every model (default: each model's own)")
+    parser.add_argument("--baseline", action="store_true",
+                        help="also export each model with plain torch.onnx.export (same exporter and opset), run it "
+                             "at the same sizes: rows where it is right and Fixport is not are listed first")
     parser.add_argument("--jobs", type=int, default=1, metavar="N",
                         help="models at a time, each in its own export worker process (default 1; with --ray, the "
                              "cluster's CPUs decide)")
@@ -63,7 +66,8 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
                                "Choose an opset in range.")
     if args.jobs < 1:
         raise FixportError(f"--jobs {args.jobs}: give at least 1.", "E.g. --jobs 2 runs two models at a time.")
-    return SweepSettings(exporters=exporters, fix=args.fix, opset=args.opset, timeout_s=args.timeout)
+    return SweepSettings(exporters=exporters, fix=args.fix, opset=args.opset, timeout_s=args.timeout,
+                         baseline=args.baseline)
 
 
 def _cache_folder(args: argparse.Namespace) -> Path:
@@ -130,8 +134,8 @@ def run_sweep(args: argparse.Namespace) -> int:
         print(f"\nstopped: {len(rows)} of {len(models) * len(settings.exporters)} row(s) done ({done} this run), "
               f"kept in {cache.folder}; run the same command again to resume.", file=sys.stderr)
         return EXIT_INTERRUPTED
-    ordered = [rows[(str(model), exporter)] for model in models for exporter in settings.exporters
-               if (str(model), exporter) in rows]
+    ordered = worse_first([rows[(str(model), exporter)] for model in models for exporter in settings.exporters
+                           if (str(model), exporter) in rows])
     _write_reports(args, ordered, settings)
     _print_summary(ordered, time.monotonic() - started)
     return EXIT_OK if all(row.passed for row in ordered) else EXIT_PROBLEMS
@@ -167,6 +171,9 @@ def _write_reports(args: argparse.Namespace, rows: list[SweepRow], settings: Swe
 
 
 def _print_summary(rows: list[SweepRow], seconds: float) -> None:
+    for row in rows:
+        if row.fixport_worse:  # Fixport defects, before the table
+            print(f"{row.name} [{row.exporter}]: {row.fixport_worse}")
     width = max((len(row.name) for row in rows), default=5)
     print(f"{'model':<{width}}  {'exporter':<11} {'status':<9} {'problems':>8}  {'fixes':>5}  {'verdict':<13} "
           f"{'largest error':>13} {'time (s)':>8}")
@@ -175,6 +182,8 @@ def _print_summary(rows: list[SweepRow], seconds: float) -> None:
         cached = " (cached)" if row.cached else ""
         print(f"{row.name:<{width}}  {row.exporter:<11} {row.status:<9} {len(row.problems):>8}  "
               f"{len(row.fixes):>5}  {row.verdict:<13} {error:>13} {row.total_seconds:>8.1f}{cached}")
+        if row.baseline is not None:
+            print(f"{'':<{width}}  {row.baseline.line()}")
     passed = sum(row.passed for row in rows)
     cached = sum(row.cached for row in rows)
     print(f"\n{passed} of {len(rows)} row(s) passed ({cached} from the cache) in {seconds:.0f} s.")

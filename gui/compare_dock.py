@@ -22,7 +22,7 @@ from PySide6.QtWidgets import (
 )
 
 from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.output_stats import OutputStats
+from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
 from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR, WARN_COLOUR
 
 if TYPE_CHECKING:
@@ -119,6 +119,8 @@ class CompareDock(QDockWidget):
                    else f"<b style='color:{FAIL_COLOUR}'>FAIL</b>")
         providers = ", ".join(result.providers_used)
         messages = "".join(f"<br><b>{html.escape(m)}</b>" for m in result.baked_inputs)
+        messages += "".join(f"<br><b style='color:{FAIL_COLOUR}'>{html.escape(e.sentence())}</b>"
+                            for e in result.internal_errors)
         messages += "".join(f"<br><i>{m}</i>" for m in result.messages)
         if result.generation is not None:  # a decoder checkpoint: the steps of its greedy decode
             colour = PASS_COLOUR if result.generation.passed else FAIL_COLOUR
@@ -179,14 +181,15 @@ class CompareDock(QDockWidget):
     def _fill_table(self, outputs: list[OutputStats]) -> None:
         self.table.setRowCount(len(outputs))
         for row, output in enumerate(outputs):
-            values = (output.name, "x".join(map(str, output.shape)), output.dtype, _number(output.max_abs),
-                      _number(output.mean_abs), _number(output.max_rel), _number(output.rmse),
-                      _number(output.cosine), f"{output.mismatch_fraction:.2%}",
-                      "pass" if output.passed else f"FAIL {output.problem}".strip())
+            numbers = ((_number(output.max_abs), _number(output.mean_abs), _number(output.max_rel),
+                        _number(output.rmse), _number(output.cosine), f"{output.mismatch_fraction:.2%}")
+                       if output.compared else (NOT_MEASURED,) * 6)  # nothing compared: no NaN statistics
+            values = (output.name, "x".join(map(str, output.shape)), output.dtype, *numbers, _verdict(output))
             for column, text in enumerate(values):
                 item = QTableWidgetItem(text)
                 if column == len(values) - 1:
                     item.setForeground(QColor(PASS_COLOUR if output.passed else FAIL_COLOUR))
+                    item.setToolTip(output.tied_order)
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
         rows_height = sum(self.table.rowHeight(r) for r in range(min(len(outputs), TABLE_VISIBLE_ROWS)))
@@ -218,3 +221,12 @@ class CompareDock(QDockWidget):
             score = math.log10(max(node.max_abs, ERROR_FLOOR) / limit) / 2 + 0.5
             marks[node.onnx_node] = max(marks.get(node.onnx_node, 0.0), min(max(score, 0.0), 1.0))
         return marks
+
+
+def _verdict(output: OutputStats) -> str:
+    """The result column: as the command line's (a pass up to the order of tied elements says so)."""
+    if not output.produced:
+        return f"FAIL not produced at input set {output.run + 1}: {output.problem}"
+    if not output.passed:
+        return f"FAIL {output.problem}".strip()
+    return "pass (up to tied order)" if output.tied_order else "pass"

@@ -384,6 +384,8 @@ class MainWindow(QMainWindow):
         self.log.log(f"Compare ({', '.join(result.providers_used)}): {verdict}, max abs {worst:.3g}"
                      + (f", first divergent node {first}" if first else ""),
                      "\n".join([*result.baked_inputs, *result.messages]))
+        for error in result.internal_errors:  # a bug of ours: said as one, its traceback in the Log
+            self.log.log(error.sentence(), error.details)
         self.statusBar().showMessage(f"Compare: {verdict}", STATUS_TIMEOUT_MS)
 
     # ---- selection ----

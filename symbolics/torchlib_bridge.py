@@ -252,6 +252,12 @@ class _Replayer:
         return [env[name] for name in proto.output]
 
 
+def load_torchlib() -> None:
+    """Import torch_lib's ops now (about half a second, once per process). `fix --auto` does it in
+    the worker before it forks its trials, so that no trial pays it again."""
+    from onnxscript.function_libs.torch_lib.ops import common  # noqa: F401
+
+
 def _function_protos(functions) -> dict[tuple[str, str], onnx.FunctionProto]:
     """FunctionProtos of recorded scripted functions and the torch_lib helpers they call."""
     from onnxscript.function_libs.torch_lib.ops import common

@@ -80,6 +80,39 @@ def test_trace_failure_names_the_users_line(cli, model_file) -> None:
     assert result.returncode == 2
     assert "trace_fails.py line 6" in result.stderr
     assert "Traceback" not in result.stderr
+    # forward() itself fails here (in eager torch too): the advice stays on forward(), not the tracer
+    assert "Tracing the model failed" in result.stderr and "fix it there" in result.stderr
+    assert "--exporter dynamo" not in result.stderr
+
+
+def test_a_trace_failure_where_forward_runs_blames_the_tracer_and_names_dynamo(cli, model_file) -> None:
+    """forward() runs in eager torch; torch.jit.trace refuses a plain tensor attribute that requires
+    grad. The advice must not send the user to fix forward(): the dynamo exporter takes the model."""
+    path = model_file("tracer_refuses.py", """
+        import torch
+
+        class Model(torch.nn.Module):
+            def __init__(self):
+                super().__init__()
+                self.lin = torch.nn.Linear(4, 4)
+                self.scale = torch.randn(4, requires_grad=True)  # a plain attribute, not a Parameter
+
+            def forward(self, x):
+                return self.lin(x) * self.scale
+
+        def build():
+            torch.manual_seed(0)
+            return Model(), (torch.randn(2, 4),)
+    """)
+    traced = cli("check", str(path))
+    assert traced.returncode == 2
+    assert "TorchScript tracer fails on this model, whose forward() runs in eager torch" in traced.stderr
+    assert "Cannot insert a Tensor that requires grad" in traced.stderr
+    assert "tracer_refuses.py line 11" in traced.stderr
+    assert "--exporter dynamo" in traced.stderr and "fix it there" not in traced.stderr
+    exported = cli("check", str(path), "--exporter", "dynamo")
+    assert exported.returncode == 0, exported.stdout + exported.stderr
+    assert "OK: the model exports, runs in ONNX Runtime and matches torch" in exported.stdout
 
 
 BOOL_DEFAULT_MODEL = """

@@ -318,3 +318,146 @@ def test_random_values_the_model_refuses_are_skipped_with_a_note(worker, model_f
     result = worker.run(CompareRequest(ModelRequest(str(path)), runs=2, analyze_nodes=False))
     assert result.outputs and "random, seed 1" not in result.run_labels, result.run_labels
     assert any("Input set 2" in m and "refuses these random values" in m for m in result.messages), result.messages
+
+
+# The tracer records the example's 2 rows as a constant: at 5 rows ONNX Runtime's Reshape fails,
+# so neither output is produced there (issue 44.6: such rows showed max abs nan and a mismatch share).
+BAKED_ROWS_MODEL = """
+    import torch
+
+    class Model(torch.nn.Module):
+        def forward(self, x):
+            rows = int(x.shape[0])
+            return (x * 2).reshape(rows, 2, 2), x.sum(dim=1)
+
+    def build():
+        torch.manual_seed(0)
+        return Model(), (torch.randn(2, 4),)
+"""
+STATISTICS = ("max_abs", "mean_abs", "max_rel", "rmse", "cosine", "mismatch_count", "mismatch_fraction")
+
+
+def test_outputs_onnx_runtime_never_produced_say_why_instead_of_statistics(worker, model_file, capsys) -> None:
+    """One comparison, read as `compare --json` and as `compare` print it."""
+    from fixport.cli.app import build_parser
+    from fixport.cli.arguments import job_arguments, shape_sets
+    from fixport.cli.compare import print_comparison
+
+    args = build_parser().parse_args([
+        "compare", str(model_file("baked_rows.py", BAKED_ROWS_MODEL)), "--dynamic-axes", '{"x": {"0": "batch"}}',
+        "--shapes", "x=5x4"])
+    request, options, mappings = job_arguments(args)
+    result = worker.run(CompareRequest(request, options, mappings, other_shapes=shape_sets(args), runs=1,
+                                       analyze_nodes=False, latency_runs=0))
+    assert not result.passed and result.run_labels[1] == "x=5x4"
+    rows = result.to_json()["outputs"]
+    assert [(row["name"], row["produced"], row["compared"], row["pass"], row["worst_run"]) for row in rows] == [
+        ("out[0]", False, False, False, 1), ("out[1]", False, False, False, 1)]
+    for row in rows:
+        assert {key: row[key] for key in STATISTICS} == dict.fromkeys(STATISTICS)  # null, never "nan"
+        assert row["problem"] == ("ONNX Runtime fails at x=5x4: Reshape node '/Reshape': The input tensor cannot be "
+                                  "reshaped to the requested shape. Input shape:{5,4}, requested shape:{2,2,2}")
+    capsys.readouterr()
+    print_comparison(result)
+    table = capsys.readouterr().out.split("result\n", 1)[1]
+    assert "nan" not in table and "%" not in table
+    assert "FAIL (not produced at input set 2: ONNX Runtime fails at x=5x4: Reshape node '/Reshape'" in table
+
+
+def test_an_output_of_another_size_is_not_measured_and_one_of_the_same_size_is() -> None:
+    import numpy as np
+
+    from fixport.core.model.output_stats import compare_arrays
+
+    other = compare_arrays("y", np.zeros((2, 3), np.float32), np.zeros((4,), np.float32), 1e-3, 1e-5)
+    assert (other.produced, other.compared, other.passed) == (True, False, False)
+    assert other.to_json()["max_abs"] is None and other.problem.startswith("shape differs")
+    same = compare_arrays("y", np.zeros((2, 3), np.float32), np.ones((6,), np.float32), 1e-3, 1e-5)
+    assert same.compared and same.to_json()["max_abs"] == 1.0 and same.mismatch_count == 6
+
+
+def test_the_compare_dock_shows_no_statistics_for_an_output_never_produced(qtbot) -> None:
+    import numpy as np
+
+    from fixport.core.model.output_stats import NOT_MEASURED, compare_arrays, missing_output, worst_of_runs
+    from fixport.gui.compare_dock import CompareDock
+
+    value = np.ones((2, 2), np.float32)
+    produced = compare_arrays("out[0]", value, value, 1e-3, 1e-5, run=0)
+    never = missing_output("out[0]", np.ones((5, 2), np.float32), 1e-3, 1e-5, 1, "ONNX Runtime fails at x=5x4")
+    row = worst_of_runs([produced, never])
+    dock = CompareDock()
+    qtbot.addWidget(dock)
+    dock.show_result(CompareResult("m.py", "export (opset 17)", "cpu", ["CPUExecutionProvider"], 2, [row]))
+    shown = [dock.table.item(0, column).text() for column in range(dock.table.columnCount())]
+    assert shown[3:9] == [NOT_MEASURED] * 6
+    assert shown[9] == "FAIL not produced at input set 2: ONNX Runtime fails at x=5x4"
+
+
+@pytest.mark.slow
+def test_compare_exporters_says_which_outputs_onnx_runtime_never_produced(cli, model_file) -> None:
+    compared = cli("compare", str(model_file("baked_rows.py", BAKED_ROWS_MODEL)), "--exporters", "torchscript,dynamo",
+                   "--dynamic-axes", '{"x": {"0": "batch"}}', "--shapes", "x=5x4")
+    assert compared.returncode == 1, compared.stderr
+    torchscript = compared.stdout.split("\ntorchscript: ", 1)[1].split("\ndynamo: ", 1)[0]
+    assert "against torch, out[0]: not produced at input set 2 (ONNX Runtime fails at x=5x4: Reshape" in torchscript
+    assert "nan" not in torchscript
+# A decoder returning (logits, [key, value]) whose heads are split by a scripted helper (as some
+# transformers models do): the export keeps that list as an ONNX sequence (SplitToSequence), which
+# ONNX Runtime returns as a Python list, not an array. A wrong sigmoid makes the nodes after it fail,
+# so the groups reading the sequence are among those re-run alone.
+SEQUENCE_DECODER_MODEL = """
+    from typing import List
+
+    import torch
+    from torch import nn
+    from torch.onnx import register_custom_op_symbolic
+
+    FIXPORT_EXAMPLE = {"opset": 17}
+
+
+    def wrong_sigmoid(g, x):
+        return g.op("HardSigmoid", x)
+
+
+    register_custom_op_symbolic("aten::sigmoid", wrong_sigmoid, 17)
+
+
+    @torch.jit.script
+    def split_heads(x: torch.Tensor, heads: int) -> List[torch.Tensor]:
+        return list(torch.split(x, x.size(-1) // heads, dim=-1))
+
+
+    class Decoder(nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.embed = nn.Embedding(11, 8)
+            self.kv = nn.Linear(8, 16)
+            self.head = nn.Linear(8, 11)
+
+        def forward(self, ids):
+            h = torch.sigmoid(self.embed(ids) * 3)
+            key = torch.cat(split_heads(self.kv(h), 4), dim=-1)[..., :8]
+            value = torch.softmax(h @ key.transpose(1, 2), dim=-1) @ h
+            return self.head(value), [key, value]
+
+
+    def build():
+        torch.manual_seed(0)
+        return Decoder().eval(), (torch.randint(0, 11, (1, 5)),)
+"""
+
+
+def test_per_node_analysis_takes_a_decoder_whose_values_hold_a_list(worker, model_file) -> None:
+    result = _compare(worker, model_file("sequence_decoder.py", SEQUENCE_DECODER_MODEL), templates_by_instance={})
+    assert not result.passed
+    assert [o.name for o in result.outputs] == ["out[0]", "out[1][0]", "out[1][1]"]
+    assert not [m for m in result.messages if "Per-node analysis failed" in m], result.messages
+    assert not result.internal_errors, result.internal_errors
+    analysis = result.node_analysis
+    assert analysis is not None and analysis.first_divergent is not None
+    assert analysis.first_divergent.torchscript_kind == "aten::sigmoid"
+    # the cat reads the sequence: torch keeps no value for it, so it is not re-run alone, and says so
+    cat = [n for n in analysis.nodes if n.torchscript_kind == "aten::cat"]
+    assert cat and cat[0].exceeds and cat[0].introduced_max_abs is None
+    assert "is a sequence" in cat[0].note

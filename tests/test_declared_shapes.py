@@ -155,7 +155,7 @@ def test_compare_runs_the_declared_sizes_too(worker, tmp_path: Path) -> None:
     from fixport.core.model.requests import CompareRequest
 
     path = _model(tmp_path, BAKED_LENGTH_MODEL)
-    result = worker.run(CompareRequest(ModelRequest(str(path))))
+    result = worker.run(CompareRequest(ModelRequest(str(path)), runs=1))
     assert not result.passed and result.runs == 3
     assert any("batch=3, len=12" in message for message in result.messages)
     assert "shape differs" in result.outputs[0].problem
@@ -172,7 +172,7 @@ def test_suggest_dynamic_names_the_dims_that_generalise_and_the_line_that_blocks
     assert "x[0] (traced 2)              can be dynamic" in shown.stdout
     assert "x[1] (traced 8)              blocked at model.py:9" in shown.stdout
     assert """--dynamic-axes '{"x": {"0": "x_0"}}'""" in shown.stdout
-    verdicts = json.loads(cli("check", str(path), "--suggest-dynamic", "--json").stdout)
+    verdicts = json.loads(cli("check", str(path), "--suggest-dynamic", "--json").stdout)["verdicts"]
     assert [(v["axis"], v["generalises"]) for v in verdicts] == [(0, True), (1, False)]
 
 
@@ -275,12 +275,12 @@ def test_the_compare_dock_switches_between_the_checked_shapes(qtbot, window) -> 
     run_job(qtbot, window, window.actions["compare"].trigger)
     dock = window.compare
     labels = [dock.run_choice.itemText(i) for i in range(dock.run_choice.count())]
-    assert labels == ["worst of all", "example inputs", "random, seed 1", "batch=3, length=12",
+    assert labels == ["worst of all", "example inputs", "random, seed 1", "random, seed 2", "batch=3, length=12",
                       "batch=1, length=5"], labels
     assert dock.run_choice.isVisibleTo(window)
     dock.run_choice.setCurrentIndex(1)  # the traced shapes: every output passes
     assert all(dock.table.item(row, 9).text() == "pass" for row in range(dock.table.rowCount()))
-    dock.run_choice.setCurrentIndex(3)
+    dock.run_choice.setCurrentIndex(4)
     assert dock.table.item(0, 1).text() == "3x6" and dock.table.item(0, 9).text().startswith("FAIL")
 
 

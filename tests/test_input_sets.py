@@ -104,7 +104,7 @@ def test_check_and_compare_run_at_every_set_with_the_proposal(worker, model_file
     assert analysis.other_sizes_checked == ["set 2"]  # the dims are the sets': checked at their sizes
     assert any(note.startswith("No dynamic dims are declared") for note in analysis.notes), analysis.notes
     assert analysis.proposed_dynamic_shapes["past"][0] == {"0": "input_ids_dim0", "1": "attention_mask_dim1"}
-    compared = worker.run(CompareRequest(model, {"exporter": exporter}))
+    compared = worker.run(CompareRequest(model, {"exporter": exporter}, runs=1))
     assert compared.passed, compared.to_json()
     assert compared.run_labels[:2] == ["example inputs", "set 2"], compared.run_labels
 
@@ -161,7 +161,7 @@ def test_a_dynamic_cache_prompt_and_decode_step_export_with_their_dims(worker, m
     assert len({batch, seq, shapes["attention_mask"]["1"], shapes["past_key_values"][0]["2"]}) == 4
     assert analysis.unsupported == [], [p.message for p in analysis.unsupported]
     assert analysis.other_sizes_checked == ["set 2"] and SETS_ONLY_NOTE in analysis.notes
-    compared = worker.run(CompareRequest(model, {"exporter": "dynamo"}, analyze_nodes=False))
+    compared = worker.run(CompareRequest(model, {"exporter": "dynamo"}, runs=1, analyze_nodes=False))
     assert compared.run_labels[:2] == ["example inputs", "set 2"]
     assert compared.per_run[1] and all(stats.passed for stats in compared.per_run[1]), compared.to_json()
 

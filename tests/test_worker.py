@@ -21,6 +21,7 @@ from fixport.core.model.latest import LatestRequests
 from fixport.core.model.requests import (
     AnalyzeRequest,
     AutoFixRequest,
+    BaselineRequest,
     CompareExportersRequest,
     CompareRequest,
     OpInfoRequest,
@@ -83,6 +84,7 @@ def sample_request(request_type: type, clean_model: str) -> object:
         CompareExportersRequest: CompareExportersRequest(ModelRequest(clean_model), ["torchscript", "dynamo"],
                                                          analyze_nodes=False, latency_runs=1),
         AutoFixRequest: AutoFixRequest(ModelRequest(THRESHOLD)),
+        BaselineRequest: BaselineRequest(ModelRequest(clean_model)),
         StubRequest: StubRequest("aten::threshold", 17, ["Tensor", "Scalar", "Scalar"]),
         OpInfoRequest: OpInfoRequest("aten::relu"),
         SynthesizeRequest: SynthesizeRequest("aten::cosh", 17),

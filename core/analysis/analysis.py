@@ -91,7 +91,7 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
             report(progress, 0.95, "checking other sizes")
             shapes = check_other_shapes(loaded, export_options, result.model, result.onnx_graph,
                                         result.source_graph, result.warnings, request.other_shapes,
-                                        request.at_input_sets)
+                                        request.at_input_sets, result.sizes_refused)
             result.unsupported += shapes.problems
             notes += shape_label_note(shapes)
             other_sizes = shapes.shapes_tried

@@ -70,7 +70,8 @@ def mismatched_outputs(loaded: LoadedModel, model: OnnxModel, onnx_graph: Graph,
                        ) -> tuple[list[UnsupportedNode], float | None, list[str]]:
     """A ``mismatch`` problem per output beyond tolerance (a crash while comparing is a problem
     too), the largest absolute difference when every output was compared, and notes (a float16
-    output whose difference is float16's own rounding passes, and is noted)."""
+    output whose difference is float16's own rounding passes, and is noted; so does one that matches up
+    to the order of tied elements)."""
     tolerances = tolerances_for(loaded)
     try:
         actual = runtime_outputs if runtime_outputs is not None else onnx_outputs(loaded, model)
@@ -94,8 +95,9 @@ def mismatched_outputs(loaded: LoadedModel, model: OnnxModel, onnx_graph: Graph,
             continue
         onnx_output = onnx_graph.outputs[index] if index < len(onnx_graph.outputs) else ""
         problems.append(_mismatch_problem(stats[index], onnx_output, onnx_graph, source_graph, model_name))
+    tied = [output.tied_order for output in stats if output.tied_order]
     notes = [rounding_note(list(rounding.values()), "at the traced shape")] if rounding else []
-    return problems, worst_abs(stats), notes
+    return problems, worst_abs(stats), [*notes, *tied]
 
 
 # Ops that draw random numbers (in-place forms end in "_"): torch and ONNX Runtime draw different ones.

@@ -12,12 +12,16 @@ the same ones.
 """
 from __future__ import annotations
 
+from collections.abc import Callable, Sequence
 from dataclasses import dataclass, replace
 
+import numpy as np
 import torch
+from onnxruntime import InferenceSession
 
 from fixport.core.checks.low_precision import Rounding, rounding_note, rounding_only
 from fixport.core.checks.output_check import OUTPUT_KIND, output_origin, tolerances_for
+from fixport.core.checks.value_reads import integer_inputs_read
 from fixport.core.loaders.input_sets import SETS_ONLY_NOTE, dims_inferred_from_sets
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.export_options import ExportOptions
@@ -25,6 +29,7 @@ from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.shape_sets import example_shape_set, shape_names_error, unknown_names
+from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.trace_warnings import trace_warnings
 from fixport.core.model.traced_sizes import declared_dims
 from fixport.core.model.vocabulary import ProblemReason
@@ -34,8 +39,8 @@ from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session,
 from fixport.core.script_support.other_sizes import SHAPE_SEED, other_size_inputs, random_like
 
 __all__ = ["BAKED_BY_THE_TRACE", "FIXED_INPUT_HINT", "SHAPE_SEED", "ShapeCheck", "ShapeSet", "baked_at",
-           "check_other_shapes", "first_line", "generalisation_shapes", "only_the_input_sets", "other_size_inputs",
-           "random_like", "shape_label_note"]
+           "check_other_shapes", "first_line", "generalisation_shapes", "in_range_note", "only_the_input_sets",
+           "other_size_inputs", "random_like", "shape_label_note"]
 
 BAKED_BY_THE_TRACE = "The trace turned a size into a constant at "  # then the user's lines
 
@@ -46,6 +51,10 @@ class ShapeSet:
 
     label: str  # "len=12, batch=3"
     inputs: tuple[torch.Tensor, ...]
+    # where some integer inputs' values were drawn from a wider range: the same sizes with every
+    # input's values in the example's range, for a model that refuses the wider ones
+    in_range: ShapeSet | None = None
+    values_varied: tuple[str, ...] = ()  # the inputs drawn from a wider range than the example's
 
     @property
     def shapes(self) -> str:
@@ -67,7 +76,21 @@ def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
     example_inputs = tuple(loaded.example_inputs)
     dims = declared_dims(options.dynamic_axes, list(options.input_names or loaded.input_names),
                          [tuple(t.shape) for t in example_inputs])
-    return sets + [ShapeSet(label, inputs) for label, inputs in other_size_inputs(dims, example_inputs)]
+    plain = other_size_inputs(dims, example_inputs)
+    read = integer_inputs_read(loaded.module, example_inputs, list(loaded.input_names)) if plain else {}
+    if not read:
+        return sets + [ShapeSet(label, inputs) for label, inputs in plain]
+    wider = other_size_inputs(dims, example_inputs, read)
+    return sets + [ShapeSet(label, inputs) if label == plain_label else
+                   ShapeSet(label, inputs, ShapeSet(plain_label, plain_inputs), tuple(read.values()))
+                   for (label, inputs), (plain_label, plain_inputs) in zip(wider, plain)]
+
+
+def in_range_note(shape_set: ShapeSet, exc: BaseException) -> str:
+    """Why ``shape_set``'s in-range twin was checked instead: the wider values were refused by torch."""
+    return (f"At {shape_set.label} torch itself fails ({type(exc).__name__}: {first_line(exc)}), so it was checked "
+            f"at {shape_set.in_range.label if shape_set.in_range else ''} with every input's values in the example's "
+            "range: a count computed from an input's values was not varied there.")
 
 
 def only_the_input_sets(loaded: LoadedModel, options: ExportOptions,
@@ -102,8 +125,10 @@ class ShapeCheck:
 def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxModel, onnx_graph: Graph,
                        source_graph: Graph | None, warnings: list[str],
                        given: list[dict[str, tuple[int, ...]]] | None = None,
-                       at_input_sets: bool = True) -> ShapeCheck:
-    """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module docstring)."""
+                       at_input_sets: bool = True,
+                       sizes_refused: Callable[[Sequence[torch.Tensor]], str] | None = None) -> ShapeCheck:
+    """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module
+    docstring); a set ``sizes_refused`` names a broken guard for is a note, not a problem."""
     sets_only = at_input_sets and only_the_input_sets(loaded, options, given)
     check = ShapeCheck([], [SETS_ONLY_NOTE] if sets_only else [], [])
     sets = generalisation_shapes(loaded, options, given, at_input_sets)
@@ -118,34 +143,54 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxM
             with torch.no_grad():
                 expected = flatten_outputs(loaded.module(*shape_set.inputs))
         except Exception as exc:  # the model itself does not run there: not the export's fault
+            if shape_set.in_range is not None:  # the wider values are refused: the same sizes in range
+                check.notes.append(in_range_note(shape_set, exc))
+                sets.insert(sets.index(shape_set) + 1, shape_set.in_range)
+                continue
             check.notes.append(f"Not checked at {shape_set.label} ({shape_set.shapes}): torch itself fails there "
                                f"({type(exc).__name__}: {first_line(exc)}).")
             continue
         check.shapes_tried.append(shape_set.label)
-        try:
-            actual = session.run(None, feeds_for(session, loaded.input_names, [to_numpy(t) for t in shape_set.inputs]))
-        except Exception as exc:  # ORT's own exception types; the failing node is named in the text
-            problem = runtime_error_problem(str(exc), onnx_graph, source_graph, mark=False)
-            check.problems.append(_specialised(problem, shape_set, f"ONNX Runtime fails there: {first_line(exc)}",
-                                               baked))
+        found, rounding = _problems_at(session, loaded, shape_set, expected, tolerances, onnx_graph, source_graph,
+                                       baked)
+        refused = sizes_refused(shape_set.inputs) if found and sizes_refused else ""
+        if refused:  # the captured program itself holds at other sizes only: ONNX cannot do better there
+            check.shapes_tried.remove(shape_set.label)
+            check.notes.append(f"Not checked at {shape_set.label} ({shape_set.shapes}): the model's code assumes "
+                               f"other sizes there, and torch.export's program refuses them ({refused}).")
             continue
-        stats = compare_output_lists(expected, actual, tolerances, keep_plot_data=False)
-        failing = [output for output in stats if not output.passed]
-        rounding = rounding_only(loaded.module, shape_set.inputs, expected, actual, failing) if failing else {}
+        check.problems.extend(found)
         if rounding:
-            rounded[shape_set.label] = list(rounding.values())
-        for index, output in enumerate(stats):
-            if output.passed or output.name in rounding:
-                continue
-            detail = output.problem or f"max abs {output.max_abs:.3g} (atol {output.atol:g}, rtol {output.rtol:g})"
-            where = _output_origin(onnx_graph, source_graph, index)
-            check.problems.append(_specialised(where, shape_set, f"output {output.name} differs from torch's: {detail}",
-                                               baked))
+            rounded[shape_set.label] = rounding
     check.problems = _one_per_node(check.problems)
     if rounded:
         check.notes.append(rounding_note([r for found in rounded.values() for r in found],
                                          f"at other sizes ({'; '.join(rounded)})"))
     return check
+
+
+def _problems_at(session: InferenceSession, loaded: LoadedModel, shape_set: ShapeSet,
+                 expected: list[tuple[str, np.ndarray]], tolerances: ToleranceTable, onnx_graph: Graph,
+                 source_graph: Graph | None, baked: list[tuple[str, str]]
+                 ) -> tuple[list[UnsupportedNode], list[Rounding]]:
+    """What ONNX Runtime gets wrong at one shape set, against torch's ``expected`` outputs there, and
+    the outputs whose difference is only low-precision rounding (not problems)."""
+    try:
+        actual = session.run(None, feeds_for(session, loaded.input_names, [to_numpy(t) for t in shape_set.inputs]))
+    except Exception as exc:  # ORT's own exception types; the failing node is named in the text
+        problem = runtime_error_problem(str(exc), onnx_graph, source_graph, mark=False)
+        return [_specialised(problem, shape_set, f"ONNX Runtime fails there: {first_line(exc)}", baked)], []
+    stats = compare_output_lists(expected, actual, tolerances, keep_plot_data=False)
+    failing = [output for output in stats if not output.passed]
+    rounding = rounding_only(loaded.module, shape_set.inputs, expected, actual, failing) if failing else {}
+    problems = []
+    for index, output in enumerate(stats):
+        if output.passed or output.name in rounding:
+            continue
+        detail = output.problem or f"max abs {output.max_abs:.3g} (atol {output.atol:g}, rtol {output.rtol:g})"
+        where = _output_origin(onnx_graph, source_graph, index)
+        problems.append(_specialised(where, shape_set, f"output {output.name} differs from torch's: {detail}", baked))
+    return problems, list(rounding.values())
 
 
 def _one_per_node(problems: list[UnsupportedNode]) -> list[UnsupportedNode]:
@@ -179,6 +224,12 @@ def _specialised(at: UnsupportedNode, shape_set: ShapeSet, what: str, baked: lis
         lines = "; ".join(f"{where} ({text})" for where, text in nearest[:3])
         why = (f" {BAKED_BY_THE_TRACE}{lines}: keep sizes as tensors there (x.size(1) "
                "without int(), torch.narrow, reshape with -1), or drop the dynamic axis.")
+    elif shape_set.values_varied:
+        names = " and ".join(shape_set.values_varied)
+        why = (f" {names} took values beyond the example's there, and forward() reads them into Python: a count "
+               "computed from them (of graphs, images, boxes) was turned into a constant. Compute it as a tensor "
+               "(no int(), .item() or len() on it), or try the dynamo exporter (--exporter dynamo), which keeps "
+               "it symbolic.")
     else:
         why = (" The export is specialised to the traced sizes: a fix or an op that folds sizes into constants "
                "(`python main.py compare` at that shape names the first divergent node), or drop the dynamic axis.")

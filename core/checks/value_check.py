@@ -233,7 +233,7 @@ def _problem_or_none(suspect: SuspectInput, evidence: str, differs: bool, source
 
 def _what_to_do(suspect: SuspectInput, exporter: str) -> str:
     at = f" at {suspect.read_at[0]}" if suspect.read_at else ""
-    tensor_ops = (f"compute with {suspect.name} as a tensor{at} (no .tolist(), .item(), int() or `if` on it, "
+    tensor_ops = (f"compute with {suspect.name} as a tensor{at} (no .tolist(), .item(), int(), len() or `if` on it, "
                   "torch.where for a branch)")
     constants = ("" if suspect.floating else
                  "; or, if its values never change, drop it from forward() and make them constants there")

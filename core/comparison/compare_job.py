@@ -26,10 +26,12 @@ from fixport.core.checks.shape_check import (
     ShapeSet,
     first_line,
     generalisation_shapes,
+    in_range_note,
     only_the_input_sets,
     random_like,
 )
 from fixport.core.checks.value_check import check_input_values
+from fixport.core.checks.value_reads import integer_inputs_read
 from fixport.core.comparison.intermediates import (
     NodeAnalysis,
     analyze_nodes,
@@ -54,6 +56,7 @@ from fixport.core.model.errors import (
 )
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
+from fixport.core.model.internal_error import InternalError, internal_error, raised_in_fixport
 from fixport.core.model.output_stats import (
     OutputStats,
     compare_output_lists,
@@ -71,10 +74,12 @@ from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
-from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for
+from fixport.core.onnx_io.ort_errors import ort_error_summary
+from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for, quiet_run
 from fixport.core.onnx_io.placement import collect_placement
 from fixport.core.onnx_io.reference_plan import ReferencePlan, plan_references
 from fixport.core.onnx_io.runtime_cost import runtime_cost
+from fixport.core.script_support.other_sizes import wider_label
 
 if TYPE_CHECKING:
     from fixport.core.model.requests import CompareRequest
@@ -87,14 +92,27 @@ VALUES_BAKED_WHILE_TRACING_NOTE = ("At the other values no ONNX node departs fro
 PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
                          "source graph re-ran on CPU, where the exporter captured it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
+RUNTIME_FAILS_ON_SET = "ONNX Runtime fails on input set {run}"  # then its message
+RUNTIME_FAILED_NOTE = ("Per-node analysis skipped: ONNX Runtime cannot run input set(s) {sets}, so there are no values "
+                       "to compare node by node there; its message (in the rows above) names the failing node. A count "
+                       "or size the trace turned into a constant (one computed from an input's values, or a traced "
+                       "size) fails this way: `check` names the line.")
 
 
-def input_sets(example_inputs: Sequence[torch.Tensor], runs: int) -> list[tuple[torch.Tensor, ...]]:
-    """Run 0: the example inputs; run k: random tensors like them (seed k), ints in the same range."""
-    sets = [tuple(example_inputs)]
+def input_sets(example_inputs: Sequence[torch.Tensor], runs: int, wider: dict[int, str] | None = None
+               ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+    """(label, inputs): run 0 the example inputs; run k random tensors like them (seed k), ints in
+    the same range, except the integer inputs in ``wider`` (position -> name, those forward()
+    reads into Python) from run 2 on: drawn from a wider range, so a count computed from their
+    values (of graphs, boxes) varies too."""
+    wider = wider or {}
+    sets = [("example inputs", tuple(example_inputs))]
     for seed in range(1, runs):
         generator = torch.Generator().manual_seed(seed)
-        sets.append(tuple(random_like(t, t.shape, generator) for t in example_inputs))
+        widen = wider if seed >= 2 else {}
+        sets.append((", ".join([f"random, seed {seed}", *(wider_label(name, example_inputs[p])
+                                                          for p, name in widen.items())]),
+                     tuple(random_like(t, t.shape, generator, p in widen) for p, t in enumerate(example_inputs))))
     return sets
 
 
@@ -169,8 +187,14 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     check_cancelled(cancelled)
 
     run_started = time.perf_counter()
-    labelled = [("example inputs" if run == 0 else f"random, seed {run}", inputs)
-                for run, inputs in enumerate(input_sets(loaded.example_inputs, runs))]
+    read = integer_inputs_read(loaded.module, list(loaded.example_inputs), list(loaded.input_names)) \
+        if runs > 2 else {}
+    plain = input_sets(loaded.example_inputs, runs)
+    # a set with wider values is compared as another size is: at the example's range where torch refuses it
+    labelled: list[tuple[str, Any]] = [
+        (label, inputs) if label == plain_label else
+        (label, ShapeSet(label, inputs, ShapeSet(plain_label, plain_inputs), tuple(read.values())))
+        for (label, inputs), (plain_label, plain_inputs) in zip(input_sets(loaded.example_inputs, runs, read), plain)]
     labelled += [(shape_set.label, shape_set) for shape_set in generalisation_shapes(loaded, export_options,
                                                                                       given_shapes)]
     messages += [SETS_ONLY_NOTE] if only_the_input_sets(loaded, export_options, given_shapes) else []
@@ -181,6 +205,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     per_run: list[list[OutputStats]] = []
     compared: list[tuple[str, tuple[torch.Tensor, ...]]] = []  # (label, inputs) of each run in per_run
     rounding_checks: list[RoundingCheck] = []
+    runtime_failed: set[int] = set()  # runs (indices into per_run) ONNX Runtime could not run
     placement = None
     module, device = _module_on(loaded.module, loaded.example_inputs, device, messages)
     try:
@@ -190,11 +215,15 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                        f"comparing outputs, input set {index + 1}/{len(labelled)}")
                 run = len(per_run)
                 if isinstance(inputs, ShapeSet):  # another size: torch may refuse it, ONNX Runtime may fail there
-                    stats, note, check = _compare_other_shape(module, session, loaded.input_names, inputs,
-                                                              tolerances, run, device)
+                    shape_set = inputs
+                    stats, note, inputs, failed, check = _compare_other_shape(module, session, loaded.input_names,
+                                                                              shape_set, tolerances, run, device)
                     messages.append(note)
-                    inputs = inputs.inputs
                     rounding_checks += [check] if check is not None and check.failing else []
+                    if shape_set.in_range is not None and inputs is shape_set.in_range.inputs:
+                        label = shape_set.in_range.label  # what was compared: the values in the example's range
+                    if failed:
+                        runtime_failed.add(len(per_run))
                 else:
                     try:
                         stats, check = compare_run(module, session, loaded.input_names, inputs, tolerances, run,
@@ -207,6 +236,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                                         "--inputs.")
                         continue
                     rounding_checks += [check] if check.failing else []
+                    if check.runtime_failed:
+                        runtime_failed.add(len(per_run))
                 if stats:
                     per_run.append(stats)
                     compared.append((label, inputs))
@@ -225,17 +256,27 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     del comparable
     gc.collect()
     messages += _judge_rounding(loaded.module, rounding_checks, device)
+    messages += [f"Input set {run + 1}: {stats.tied_order}" for run, run_stats in enumerate(per_run)
+                 for stats in run_stats if stats.tied_order]
     outputs = [worst_of_runs(column) for column in zip(*per_run)]
     seconds["outputs"] = time.perf_counter() - run_started
 
     analysis = None
+    internal_errors: list[InternalError] = []
     if request.analyze_nodes and onnx_path is None:
         report(progress, 0.65, "comparing node by node")
         node_started = time.perf_counter()
         failing = [run for run, stats in enumerate(per_run) if not all(s.passed for s in stats)]
-        run = failing[0] if failing else 0
-        analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
-                                  tolerances, templates, messages, cancelled)
+        # a set ONNX Runtime could not run has no values to follow node by node (the trace's own
+        # graph fails there too, where it baked a count); its error names the node
+        ran = [run for run in failing if run not in runtime_failed]
+        run = ran[0] if ran else 0 if not failing else -1
+        if run < 0:
+            messages.append(RUNTIME_FAILED_NOTE.format(sets=", ".join(str(r + 1) for r in failing)))
+            analysis = None
+        else:
+            analysis = _analyze_nodes(loaded, exporter, export_options, compared[run][1], run, provider, precision,
+                                      tolerances, templates, messages, internal_errors, cancelled)
         if analysis is not None and analysis.first_divergent is None and run >= runs:
             at_other_values = compared[run][0] in {other.label for other in values.values_tried}
             messages.append(VALUES_BAKED_WHILE_TRACING_NOTE if at_other_values else BAKED_WHILE_TRACING_NOTE)
@@ -255,7 +296,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
         node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
         precision=precision, provider_options=provider_options, torch_device=device,
         tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement,
-        baked_inputs=[problem.message for problem in values.problems], cost=cost)
+        baked_inputs=[problem.message for problem in values.problems], cost=cost, internal_errors=internal_errors)
 
 
 def _cost(model: OnnxModel, session: Any, loaded: LoadedModel, runs: int, providers: list[str],
@@ -406,6 +447,7 @@ class RoundingCheck:
     expected: list[tuple[str, np.ndarray]]
     actual: list[Any]
     failing: list[OutputStats]
+    runtime_failed: bool = False  # ONNX Runtime raised on these inputs: every output failed, with its message
 
 
 def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
@@ -417,7 +459,13 @@ def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], i
             expected = flatten_outputs(module(*on_device))
     except Exception as exc:  # the user's forward on these values
         raise _TorchRefused() from exc
-    actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]))
+    try:
+        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]), quiet_run())
+    except Exception as exc:  # ORT's own exception types: these values fail, as a failing set, not a crash
+        why = f"{RUNTIME_FAILS_ON_SET.format(run=run + 1)}: {first_line(exc)}"
+        stats = [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
+                 for name, value in expected]
+        return stats, RoundingCheck(run, inputs, expected, [], [], runtime_failed=True)
     stats = compare_output_lists(expected, actual, tolerances, run)
     failing = [s for s in stats if not s.passed and s.dtype in LOW_PRECISION_NAMES]
     return stats, RoundingCheck(run, inputs, expected, list(actual), failing)
@@ -446,26 +494,34 @@ def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device
 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
                          tolerances: ToleranceTable, run: int, device: str
-                         ) -> tuple[list[OutputStats], str, RoundingCheck | None]:
-    """One input set at other sizes of the declared dynamic dims, a note saying what it was, and
-    its low-precision outputs to hold to the float32 run as at the example inputs."""
+                         ) -> tuple[list[OutputStats], str, tuple[torch.Tensor, ...], bool, RoundingCheck | None]:
+    """One input set at other sizes of the declared dynamic dims, a note saying what it was, the
+    inputs compared (its in-range twin's where torch refuses its wider values), whether ONNX
+    Runtime failed there, and its low-precision outputs to hold to the float32 run as at the
+    example inputs."""
     named = shape_set.label if shape_set.label.startswith("set ") else f"set {shape_set.label}"  # build()'s "set 2"
     where = f"Input {named} (inputs {shape_set.shapes})"
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*[t.to(device) for t in shape_set.inputs]))
     except Exception as exc:  # the model itself does not run there: nothing to hold the export to
-        why = f"{type(exc).__name__}: {str(exc).splitlines()[0]}"
-        return [], f"{where}: skipped, torch itself fails there ({why}).", None
+        if shape_set.in_range is not None:  # it refuses the wider values: the same sizes, values in range
+            stats, note, inputs, failed, check = _compare_other_shape(module, session, input_names,
+                                                                      shape_set.in_range, tolerances, run, device)
+            return stats, f"{in_range_note(shape_set, exc)} {note}", inputs, failed, check
+        return [], (f"{where}: skipped, torch itself fails there ({type(exc).__name__}: "
+                    f"{str(exc).splitlines()[0]})."), shape_set.inputs, False, None
     try:
-        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]))
+        actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]),
+                             quiet_run())
     except Exception as exc:  # ORT's own exception types
-        why = f"ONNX Runtime fails at {shape_set.label}: {first_line(exc)}"
+        why = f"ONNX Runtime fails at {shape_set.label}: {ort_error_summary(str(exc))[:300] or first_line(exc)}"
         return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
-                for name, value in expected], f"{where}: ONNX Runtime fails there.", None
+                for name, value in expected], f"{where}: ONNX Runtime fails there.", shape_set.inputs, True, None
     stats = compare_output_lists(expected, actual, tolerances, run)
     failing = [s for s in stats if not s.passed and s.dtype in LOW_PRECISION_NAMES]
-    return stats, f"{where}.", RoundingCheck(run, shape_set.inputs, expected, list(actual), failing)
+    return (stats, f"{where}.", shape_set.inputs, False,
+            RoundingCheck(run, shape_set.inputs, expected, list(actual), failing))
 
 
 def _without_plot_data(stats: OutputStats) -> OutputStats:
@@ -502,9 +558,11 @@ def _comparison_session(plan: ReferencePlan, provider: str, precision: str, load
 
 def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any, inputs: tuple[torch.Tensor, ...],
                    run: int, provider: str, precision: str, tolerances: ToleranceTable, templates: dict[str, str],
-                   messages: list[str], cancelled: CancelCallback | None) -> NodeAnalysis | None:
+                   messages: list[str], internal_errors: list[InternalError],
+                   cancelled: CancelCallback | None) -> NodeAnalysis | None:
     """Diagnosing export (no constant folding, so fused nodes are compared one by one), both
-    sides captured, compared node by node."""
+    sides captured, compared node by node; where Fixport's own code fails there, an internal error
+    (a bug to report, not a note), and the outputs stand without it."""
     check_cancelled(cancelled)
     try:
         comparable = exporter.export_for_comparison(loaded, replace(export_options, do_constant_folding=False),
@@ -551,8 +609,11 @@ def _analyze_nodes(loaded: LoadedModel, exporter: Exporter, export_options: Any,
             analysis = analyze()
     except Cancelled:
         raise
-    except Exception as exc:  # ORT or the torch interpreter on an unusual graph: report, keep the outputs
-        messages.append(f"Per-node analysis failed: {_first_line(exc)}")
+    except Exception as exc:  # keep the outputs: ORT or the torch interpreter on an unusual graph, or our bug
+        if raised_in_fixport(exc):
+            internal_errors.append(internal_error("per-node analysis", exc))
+        else:
+            messages.append(f"Per-node analysis failed where ONNX Runtime or torch ran: {_first_line(exc)}")
         return None
     if CUDA_PROVIDER in used:
         messages.append(PER_NODE_DEVICES_NOTE.format(providers=", ".join(used)))

@@ -19,6 +19,7 @@ from fixport.core.exporters.base import NodeCapture
 from fixport.core.model.compare_result import NodeAnalysis, NodeError, ValueKey
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.output_stats import difference_metrics, largest_magnitude, to_numpy
+from fixport.core.model.tied_order import TiedOrder, find_tied_order
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import split_instance_key
 from fixport.core.onnx_io.external_data import tensor_bytes
@@ -120,24 +121,49 @@ def _torchscript_details(key: str, source_graph: Graph | None) -> tuple[str, str
 def node_errors(onnx_graph: Graph, matches: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
                 onnx_values: dict[str, np.ndarray], tolerances: ToleranceTable, source_graph: Graph | None,
                 templates_by_instance: dict[str, str], analysis: NodeAnalysis) -> None:
-    """Fill ``analysis.nodes`` with one entry per matched value whose shapes agree."""
+    """Fill ``analysis.nodes`` with one entry per matched value whose shapes agree; a value that agrees
+    up to the order of tied elements (TopK's indices, beside its tied values) is within tolerance, noted."""
+    by_node: dict[str, list[ValueMatch]] = {}
+    for match in matches:
+        by_node.setdefault(match.key, []).append(match)
     for match in matches:
         expected = torch_values.get((match.key, match.output_index))
         actual = onnx_values.get(match.onnx_value)
         if expected is None or actual is None:
+            continue
+        if not (isinstance(expected, np.ndarray) and isinstance(actual, np.ndarray)):
+            analysis.skipped_not_tensor += 1  # ONNX Runtime returns a sequence value as a Python list
             continue
         if expected.shape != actual.shape:
             analysis.skipped_shape_mismatch += 1
             continue
         rtol, atol = tolerances.for_values(str(expected.dtype), largest_magnitude(expected))
         metrics = difference_metrics(expected, actual, rtol, atol)
+        note = ""
+        if metrics["mismatch_count"]:
+            tied = _tied_value(match, by_node[match.key], torch_values, onnx_values, tolerances)
+            if tied is not None:
+                metrics, note = difference_metrics(expected, tied.reordered, rtol, atol), tied.sentence()
         kind, scope, source = _torchscript_details(match.key, source_graph)
         analysis.nodes.append(NodeError(
             onnx_node=match.onnx_node.id, onnx_kind=match.onnx_node.kind, output=match.onnx_value,
             torchscript_node=match.key, torchscript_kind=kind, scope=scope, source=source,
             template=templates_by_instance.get(match.key, ""), shape=tuple(expected.shape),
             dtype=str(expected.dtype), max_abs=metrics["max_abs"], mean_abs=metrics["mean_abs"],
-            max_rel=metrics["max_rel"], rtol=rtol, atol=atol, exceeds=metrics["mismatch_count"] > 0))
+            max_rel=metrics["max_rel"], rtol=rtol, atol=atol, exceeds=metrics["mismatch_count"] > 0, note=note))
+
+
+def _tied_value(match: ValueMatch, siblings: list[ValueMatch], torch_values: dict[ValueKey, np.ndarray],
+                onnx_values: dict[str, Any], tolerances: ToleranceTable) -> TiedOrder | None:
+    """``match``'s value as torch's up to the order of tied elements, a key found among the values of
+    the same torch node (TopK's values for its indices), or None."""
+    values = [(m, torch_values.get((m.key, m.output_index)), onnx_values.get(m.onnx_value)) for m in siblings]
+    usable = [(m, t, o) for m, t, o in values if isinstance(t, np.ndarray) and isinstance(o, np.ndarray)]
+    usable.sort(key=lambda item: item[0] is not match)  # the value itself first
+    if not usable or usable[0][0] is not match:
+        return None
+    return find_tied_order(0, [(m.onnx_value, t) for m, t, _ in usable], [o for _, _, o in usable],
+                           lambda array: tolerances.for_values(str(array.dtype), largest_magnitude(array)))
 
 
 def mark_inherited_errors(onnx_graph: Graph, errors: list[NodeError]) -> None:
@@ -159,7 +185,9 @@ def group_submodel(model: OnnxModel, onnx_graph: Graph, error: NodeError,
                    feeds: dict[str, np.ndarray]) -> tuple[OnnxModel, dict[str, np.ndarray]] | None:
     """The ONNX nodes of ``error``'s TorchScript node that lead to its output, as a small model
     (its initializers still read from the model's weights on disk, when they are there), with the
-    nodes that make a constant input ``feeds`` lack (:func:`with_all_node_outputs` leaves those out)."""
+    nodes that make a constant input ``feeds`` lack (:func:`with_all_node_outputs` leaves those out).
+    None where an input has no tensor in ``feeds``: a sequence value (ONNX Runtime's list) has no torch
+    counterpart to feed, so the group cannot run on torch's inputs."""
     proto = model.proto
     proto_by_id = {node.id: node_proto for node, node_proto in zip(onnx_graph.nodes, proto.graph.node)}
     node_by_output = {name: node for node in onnx_graph.nodes for name in node.outputs if name}
@@ -185,7 +213,7 @@ def group_submodel(model: OnnxModel, onnx_graph: Graph, error: NodeError,
     for name in dict.fromkeys(needed):
         if name in initializers:
             graph_initializers.append(initializers[name])
-        elif name in feeds:
+        elif isinstance(feeds.get(name), np.ndarray):
             array = feeds[name]
             graph_inputs.append(helper.make_tensor_value_info(
                 name, helper.np_dtype_to_tensor_dtype(array.dtype), list(array.shape)))
@@ -220,13 +248,14 @@ def measure_introduced_errors(model: OnnxModel, onnx_graph: Graph, analysis: Nod
     for match in matches:
         value = torch_values.get((match.key, match.output_index))
         onnx_value = onnx_values.get(match.onnx_value)
-        if value is not None and onnx_value is not None and value.shape == onnx_value.shape:
+        if isinstance(value, np.ndarray) and isinstance(onnx_value, np.ndarray) and value.shape == onnx_value.shape:
             feeds[match.onnx_value] = value.astype(onnx_value.dtype, copy=False)
     expected_by_output = {match.onnx_value: torch_values.get((match.key, match.output_index)) for match in matches}
     for error in candidates:
         built = group_submodel(model, onnx_graph, error, feeds)
         if built is None:
-            error.note = "could not re-run alone: an input has no captured value"
+            error.note = "could not re-run alone: an input has no captured tensor value (torch keeps none, or it " \
+                         "is a sequence)"
             continue
         submodel, sub_feeds = built
         try:
@@ -345,6 +374,9 @@ def analyze_nodes(model: OnnxModel, onnx_graph: Graph, source_graph: Graph | Non
     mark_inherited_errors(onnx_graph, analysis.nodes)
     measure_introduced_errors(model, onnx_graph, analysis, matches, fetch_torch, fetch_onnx, session_factory)
     analysis.first_divergent = find_first_divergent(analysis, onnx_graph)
+    if analysis.skipped_not_tensor:
+        analysis.messages.append(f"{analysis.skipped_not_tensor} matched value(s) skipped: one side is a sequence "
+                                 "(a list of tensors), the other a tensor.")
     if analysis.skipped_shape_mismatch:
         analysis.messages.append(f"{analysis.skipped_shape_mismatch} matched value(s) skipped: "
                                  "torch and ONNX shapes differ (layout changes such as flatten or packing).")

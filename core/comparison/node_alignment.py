@@ -86,7 +86,7 @@ def align(first: NodeSide, second: NodeSide, tolerances: ToleranceTable) -> tupl
     Values are paired by module scope and source line; what is left, by module scope alone (the two
     exporters may name different frames of one call: the line of a helper, or the line calling it)."""
     def distance(a: NodeError, b: NodeError) -> float:
-        one, other = first.values.get(a.output), second.values.get(b.output)
+        one, other = _array(first.values.get(a.output)), _array(second.values.get(b.output))
         if one is None or other is None or one.shape != other.shape:
             return math.inf
         return float(difference_metrics(one, other, 0.0, 0.0)["max_abs"])
@@ -140,8 +140,15 @@ def _aligned(a: NodeError, b: NodeError, first: NodeSide, second: NodeSide, tole
     return node
 
 
-def _between(one: np.ndarray | None, other: np.ndarray | None, tolerances: ToleranceTable) -> dict | None:
-    """The two exports' values against each other (the first as the reference), None where either is missing."""
+def _array(value: Any) -> np.ndarray | None:
+    """``value`` where it is a tensor; None for a sequence value (ONNX Runtime returns those as lists)."""
+    return value if isinstance(value, np.ndarray) else None
+
+
+def _between(one: Any, other: Any, tolerances: ToleranceTable) -> dict | None:
+    """The two exports' values against each other (the first as the reference), None where either is
+    missing or not a tensor."""
+    one, other = _array(one), _array(other)
     if one is None or other is None or one.shape != other.shape:
         return None
     rtol, atol = tolerances.for_values(str(one.dtype), largest_magnitude(one))
@@ -156,8 +163,8 @@ def output_agreements(first: NodeSide, second: NodeSide, tolerances: ToleranceTa
         names = {first.exporter: one, second.exporter: other}
         metrics = _between(a, b, tolerances)
         if metrics is None:
-            shapes = " vs ".join("missing" if v is None else "x".join(map(str, v.shape)) for v in (a, b))
-            agreements.append(OutputAgreement(index, names, () if a is None else tuple(a.shape), float("nan"),
+            shapes = " vs ".join(_shape_word(v) for v in (a, b))
+            agreements.append(OutputAgreement(index, names, tuple(getattr(a, "shape", ())), float("nan"),
                                               float("nan"), False, f"not comparable: {shapes}"))
             continue
         agreements.append(OutputAgreement(index, names, tuple(a.shape), metrics["max_abs"], metrics["max_rel"],
@@ -167,3 +174,11 @@ def output_agreements(first: NodeSide, second: NodeSide, tolerances: ToleranceTa
                                           f"{first.exporter} has {len(first.output_names)} output(s), "
                                           f"{second.exporter} {len(second.output_names)}"))
     return agreements
+
+
+def _shape_word(value: Any) -> str:
+    if value is None:
+        return "missing"
+    if not isinstance(value, np.ndarray):
+        return f"a sequence of {len(value)} tensor(s)"
+    return "x".join(map(str, value.shape))

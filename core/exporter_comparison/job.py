@@ -17,6 +17,7 @@ from typing import Any
 import torch
 
 from fixport.core.analysis.analysis import analyze
+from fixport.core.checks.value_reads import integer_inputs_read
 from fixport.core.comparison.compare_job import compare, input_sets
 from fixport.core.comparison.intermediates import all_node_values, analyze_nodes
 from fixport.core.comparison.node_alignment import NodeSide, align, output_agreements
@@ -174,8 +175,9 @@ def _hold_to_each_other(result: ExporterComparison, request: CompareExportersReq
                         plans: list[_Plan], progress: ProgressCallback | None,
                         cancelled: CancelCallback | None) -> None:
     index = shared_input_set([plan.run for plan in plans], request.runs)
-    inputs = input_sets(loaded.example_inputs, index + 1)[index]
-    result.input_set = "example inputs" if index == 0 else f"random, seed {index}"
+    read = integer_inputs_read(loaded.module, list(loaded.example_inputs), list(loaded.input_names)) \
+        if index >= 2 else {}  # as compare drew that set
+    result.input_set, inputs = input_sets(loaded.example_inputs, index + 1, read)[index]
     tolerances = ToleranceTable(rtol=request.rtol, atol=request.atol)
     sides = []
     share = 0.3 / len(plans)

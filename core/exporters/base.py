@@ -6,9 +6,10 @@ one with :func:`fixport.core.exporters.choice.exporter_for` and never ask which 
 """
 from __future__ import annotations
 
-from collections.abc import Collection, Sequence
+from collections.abc import Callable, Collection, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import TYPE_CHECKING, Any, Protocol
 
 import numpy as np
@@ -43,6 +44,9 @@ class ExportResult:
     unsupported: list[UnsupportedNode]
     warnings: list[str] = field(default_factory=list)
     runtime_outputs: list[Any] | None = None  # ORT's outputs on the example inputs, when the check ran them
+    # Why an input set is outside the sizes the export holds for ('' inside): the captured program's
+    # guards (dynamo); None where the exporter keeps none (the trace assumes its sizes silently).
+    sizes_refused: Callable[[Sequence[Any]], str] | None = field(default=None, repr=False, compare=False)
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, OnnxModel):
@@ -166,6 +170,12 @@ class Exporter(Protocol):
         says what to fix when the model does not export completely."""
         ...
 
+    def plain_export(self, loaded: LoadedModel, options: ExportOptions, path: Path) -> None:
+        """``torch.onnx.export`` alone, as a user would call it with ``options`` (opset, names,
+        dynamic axes, folding), to ``path``: none of Fixport's hooks, fixes, capture settings or
+        passes (the plain-torch baseline). Raises whatever the exporter raises."""
+        ...
+
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:
         """Each failing node of ``problems`` as a model of its own with the values it saw, so a fix
@@ -214,3 +224,19 @@ def refuse_onnx_files(loaded: LoadedModel) -> None:
     if loaded.module is None:
         raise ExportError(f"{loaded.path.name} is an ONNX file: there is nothing to export.",
                           "Open the PyTorch model to export it, or compare this file with --onnx.")
+
+
+def refuse_unknown_dynamic_axes(loaded: LoadedModel, options: ExportOptions, output_names: Sequence[str] | None
+                                ) -> None:
+    """Dynamic axes may name only the export's inputs and its ``output_names`` (the names the export
+    gives its outputs). For any other name torch's TorchScript exporter only warns and exports every
+    size static, and torch.export fails with a pytree error naming nothing: refuse it, in one wording."""
+    if not options.dynamic_axes:
+        return
+    input_names = list(options.input_names or loaded.input_names)
+    unknown = sorted(set(options.dynamic_axes) - set(input_names) - set(output_names or ()))
+    if unknown:
+        raise ExportError(f"The dynamic axes name {', '.join(unknown)}, which is not an input of "
+                          f"{loaded.path.name} (its inputs: {', '.join(input_names)}).",
+                          "Name the model's inputs in the dynamic axes, e.g. "
+                          f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')

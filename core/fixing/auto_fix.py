@@ -39,11 +39,23 @@ the whole model, before the opset is raised; a setting kept is an export option 
 Where the export declares dynamic axes, the trial's check also runs the model at other sizes of
 those dims (:mod:`fixport.core.checks.shape_check`): a fix that folds the traced sizes into
 constants is refused like one that computes wrong numbers, and the next candidate is tried.
+
+The search does no harm. A candidate whose trial leaves more failing kinds, or worse ones
+(:mod:`search_standing` orders them), is refused, as is one whose trial raises; the search keeps
+the best state it verified on the whole model (its analysis, mappings and options) and returns
+that one when it ends worse, writing the file asked for with its fixes. Every export of the whole
+model runs forked like the trials, so a fix that crashes the process is that candidate's
+rejection (:mod:`round_check` undoes a round's choices the whole model refuses). While a trial
+runs, the search says every few seconds what it is still trying; with
+``AutoFixRequest.time_limit_s`` it stops at the limit, verifies what the nodes chose so far, and
+lists the kinds it did not get to in ``AutoFixResult.not_reached``.
 """
 from __future__ import annotations
 
+import time
+from collections.abc import Callable
 from dataclasses import dataclass, field, replace
-from typing import Any
+from typing import Any, TypeVar
 
 from fixport.core.analysis.analysis import analyze_in
 from fixport.core.analysis.job_context import JobContext, open_job
@@ -51,10 +63,19 @@ from fixport.core.checks.shape_check import baked_at
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
 from fixport.core.fixing.capture_setting_trials import SettingTrials
 from fixport.core.fixing.fix_costs import time_both_exports
-from fixport.core.fixing.isolation import TrialCrashed, run_isolated
+from fixport.core.fixing.isolation import TrialCrashed, TrialStopped, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
+from fixport.core.fixing.round_check import (
+    WRONG_NUMBERS,
+    ProblemKey,
+    check_round,
+    problem_key,
+    rejected,
+    what_the_replay_said,
+)
+from fixport.core.fixing.search_standing import BestState, describe, is_worse, more_kinds_or_worse
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
+from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report
 from fixport.core.model.errors import FixportError, TemplateValidationError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, Candidate
@@ -65,23 +86,19 @@ from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult
 from fixport.core.model.vocabulary import IN_THE_MODELS_CODE_REASONS, ProblemReason, users_own_op
 from fixport.symbolics.library import TemplateLibrary
+from fixport.symbolics.torchlib_bridge import load_torchlib
 
 MAX_UNDECIDED_ON_WHOLE_MODEL = 2  # whole-model trials for candidates the node could not decide
 
-ProblemKey = tuple[str, str | None]
-# What the trial's own check finds wrong in a model that runs: at the traced shapes, at another declared one,
-# or at other values of an input the export does not follow.
-_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT)
-REPLAY_WARNING = "ReplayConditionWarning"  # symbolics.synthesis.replay's, as the export notes it
+Trial = TypeVar("Trial")
 
 
-def problem_key(problem: UnsupportedNode) -> ProblemKey:
-    """What one fix covers: an op kind, or one autograd.Function of prim::PythonOp."""
-    return problem.kind, problem.python_op_name or None
+class OutOfTime(Exception):
+    """The search's time limit passed: it stops where it is and returns the best state it verified."""
 
 
 @dataclass
-class _Search:
+class Search:
     """One `fix --auto` run: the job's context (model, options, exporter), the mappings so far, what was tried."""
 
     request: AutoFixRequest
@@ -98,6 +115,23 @@ class _Search:
     whole_model_trials: int = 0
     progress: ProgressCallback | None = None
     fraction: float = 0.0  # how far the search is, for its progress reports
+    deadline: float | None = None  # time.monotonic() at which the time limit stops the search
+
+    def check_time(self) -> None:
+        """Raise OutOfTime once the time limit has passed (between trials)."""
+        if self.deadline is not None and time.monotonic() > self.deadline:
+            raise OutOfTime()
+
+    def isolated(self, function: Callable[[], Trial], doing: str, *, limited: bool = True) -> Trial:
+        """``function()`` in a forked child (:func:`run_isolated`), saying every few seconds what it
+        is still doing; ``limited``: the time limit stops it (OutOfTime)."""
+        def waiting(seconds: float) -> None:
+            report(self.progress, self.fraction, f"still {doing} ({seconds:.0f} s)")
+        try:
+            return run_isolated(function, waiting=waiting, cancelled=self.cancelled,
+                                deadline=self.deadline if limited else None)
+        except TrialStopped as stopped:
+            raise OutOfTime() from stopped
 
     @property
     def exporter(self) -> Exporter:
@@ -119,19 +153,24 @@ class _Search:
     def with_fixes(self, mappings: list[FixMapping]) -> JobContext:
         return self.context.with_fixes(mappings)
 
-    def export(self, output: str | None = None) -> AnalysisResult:
-        """The whole model with the mappings so far, in this process."""
+    def export(self, output: str | None = None, *, in_process: bool = False) -> AnalysisResult:
+        """The whole model with the mappings so far, in a forked child: a fix that crashes the
+        exporter raises TrialCrashed here, and the search goes on. The time limit does not stop it
+        (the search needs the state it verifies). ``in_process``: the model as it came, before any
+        fix of this search (it also warms this process for the trials forked from it)."""
         check_cancelled(self.cancelled)
         self.whole_model_exports += 1
         fixed = len(self.mappings) > len(self.request.mappings)  # this search chose a fix (the window's first export)
         stage = "exporting the whole model with the fixes" if fixed else "exporting as it is"
-
-        def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
-            report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
-
+        report(self.progress, self.fraction, stage)
         context = self.with_fixes(self.mappings)
-        analysis = analyze_in(context, context.analyze_request(output, other_shapes=self.request.other_shapes),
-                              progress=stages, cancelled=self.cancelled)
+        request = context.analyze_request(output, other_shapes=self.request.other_shapes)
+        if in_process:
+            def stages(_fraction: float, message: str = "") -> None:  # the export's own stages, named under this one
+                report(self.progress, self.fraction, f"{stage}: {message}" if message else stage)
+            analysis = analyze_in(context, request, progress=stages, cancelled=self.cancelled)
+        else:
+            analysis = self.isolated(lambda: analyze_in(context, request), stage, limited=False)
         check_cancelled(self.cancelled)
         return analysis
 
@@ -165,13 +204,14 @@ class _Search:
                 if found is not None:
                     return found
                 undecided = []
+            self.check_time()
             where = "on the node" if on_node else "on the whole model"
             report(self.progress, self.fraction,
                    f"{problem.display_kind}: trial {number} of {len(candidates)} ({where})")
             outcome = self.try_candidate(candidate, problem, current)
             if isinstance(outcome, OtherOpsLeft):
                 undecided.append(candidate)
-                outcome = _rejected(candidate, problem, TrialStage.NODE_UNDECIDED, str(outcome))
+                outcome = rejected(candidate, problem, TrialStage.NODE_UNDECIDED, str(outcome))
             if isinstance(outcome, RejectedCandidate):
                 result.rejected.append(outcome)
                 continue
@@ -182,6 +222,7 @@ class _Search:
                               result: AutoFixResult) -> tuple[Candidate, AnalysisResult, float | None] | None:
         """The first of the candidates the node could not decide that works on the whole model."""
         for candidate in undecided[:MAX_UNDECIDED_ON_WHOLE_MODEL]:
+            self.check_time()
             report(self.progress, self.fraction, f"{problem.display_kind}: {candidate.mapping.template_id} "
                    "on the whole model (the node alone left other ops to fix)")
             outcome = self.try_on_whole_model(candidate, problem, current)
@@ -201,21 +242,24 @@ class _Search:
         try:
             self.exporter.validate_fix(candidate.mapping, current.options.opset)
         except TemplateValidationError as error:
-            return _rejected(candidate, problem, TrialStage.VALIDATION, error.message)
+            return rejected(candidate, problem, TrialStage.VALIDATION, error.message)
         check_cancelled(self.cancelled)
         sample = self.sample_for(problem)
         if sample is not None:
             self.node_trials += 1
             loaded, options, mappings = self.loaded, current.options, list(self.mappings)
             try:
-                verdict = run_isolated(lambda: verdict_on_node(self.exporter, loaded, sample, candidate,
-                                                               mappings, options))
+                doing = f"trying {candidate.mapping.template_id} for {problem.display_kind} on the node"
+                verdict = self.isolated(lambda: verdict_on_node(self.exporter, loaded, sample, candidate, mappings,
+                                                                options), doing)
             except TrialCrashed as error:
                 verdict = str(error)
+            except (Cancelled, OutOfTime):
+                raise
             except Exception as error:  # a fix's own code can raise anything while it is registered or run
                 verdict = f"the export of the node failed: {type(error).__name__}: {error}"
             if isinstance(verdict, str):
-                return _rejected(candidate, problem, TrialStage.ON_NODE, verdict)
+                return rejected(candidate, problem, TrialStage.ON_NODE, verdict)
             return verdict if isinstance(verdict, OtherOpsLeft) else (None, verdict)
         return self.try_on_whole_model(candidate, problem, current)
 
@@ -226,16 +270,19 @@ class _Search:
         context = self.with_fixes([*self.mappings, candidate.mapping])
         trial_request = context.analyze_request(other_shapes=self.request.other_shapes)
         try:
-            trial = run_isolated(lambda: analyze_in(context, trial_request))
+            doing = f"trying {candidate.mapping.template_id} for {problem.display_kind} on the whole model"
+            trial = self.isolated(lambda: analyze_in(context, trial_request), doing)
         except TrialCrashed as error:
-            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, str(error))
+            return rejected(candidate, problem, TrialStage.WHOLE_MODEL, str(error))
+        except (Cancelled, OutOfTime):
+            raise
         except FixportError as error:
-            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, f"the export failed: {error}")
+            return rejected(candidate, problem, TrialStage.WHOLE_MODEL, f"the export failed: {error}")
         except Exception as error:  # a fix's own code can raise anything while the exporter registers it
-            return _rejected(candidate, problem, TrialStage.WHOLE_MODEL,
-                             f"the export failed: {type(error).__name__}: {error}")
+            return rejected(candidate, problem, TrialStage.WHOLE_MODEL,
+                            f"the export failed: {type(error).__name__}: {error}")
         judged = self._judge(trial, candidate, problem, current)
-        return _rejected(candidate, problem, TrialStage.WHOLE_MODEL, judged) if isinstance(judged, str) else judged
+        return rejected(candidate, problem, TrialStage.WHOLE_MODEL, judged) if isinstance(judged, str) else judged
 
     def _judge(self, trial: AnalysisResult, candidate: Candidate, problem: UnsupportedNode,
                current: AnalysisResult) -> str | tuple[AnalysisResult, float | None]:
@@ -244,7 +291,13 @@ class _Search:
                 and (candidate.runs_in_onnxruntime or p.reason != ProblemReason.RUNTIME_ERROR)]
         if left:
             why = left[0].message.splitlines()[0][:300] if left[0].message else str(left[0].reason)
-            return why + _what_the_replay_said(trial, problem.kind)
+            return why + what_the_replay_said(trial, problem.kind)
+        expected = {*self.custom_node_kinds, *(() if candidate.runs_in_onnxruntime else (key,))}
+        counted = [p for p in trial.unsupported  # a custom-domain node ORT cannot run was chosen for that
+                   if not (p.reason == ProblemReason.RUNTIME_ERROR and problem_key(p) in expected)]
+        if more_kinds_or_worse(counted, current.unsupported):
+            return (f"it leaves the model worse than before: {describe(counted)}, against "
+                    f"{describe(current.unsupported)}")
         refused = [p for p in trial.unsupported if p.reason == ProblemReason.RUNTIME_ERROR
                    and problem_key(p) not in self.custom_node_kinds and problem_key(p) != key]
         if refused and not all(p.kind.startswith("aten::") for p in refused):
@@ -252,10 +305,10 @@ class _Search:
             return f"ONNX Runtime cannot run the result: {refused[0].message.splitlines()[0][:300]}"
         # Sizes the model's own code baked (the trace warned at its line) show once the model runs at
         # all: they are the model's, listed in the end, not this candidate's doing.
-        wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]
-        if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]):
+        wrong = [p for p in trial.unsupported if p.reason in WRONG_NUMBERS and not baked_at(p)]
+        if len(wrong) > len([p for p in current.unsupported if p.reason in WRONG_NUMBERS and not baked_at(p)]):
             # the trial's own check: numbers differ (at some shape)
-            return wrong[0].message.splitlines()[0][:300] + _what_the_replay_said(trial, problem.kind)
+            return wrong[0].message.splitlines()[0][:300] + what_the_replay_said(trial, problem.kind)
         if candidate.family == FAMILY_GENERIC and trial.unsupported:
             return "a generic template is kept only when the whole model can be compared with torch"
         # Other problems left (or ORT, running for the first time, refused another aten op: fixed
@@ -266,90 +319,116 @@ class _Search:
 def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
              cancelled: CancelCallback | None = None) -> AutoFixResult:
     """Fix every unsupported node with the first candidate that works (see the module docstring),
-    re-exporting until nothing is left (a fix can reveal problems behind it)."""
+    re-exporting until nothing is left (a fix can reveal problems behind it). The result is never
+    worse than the model was (:mod:`search_standing`): the best state verified is kept."""
+    report(progress, 0.0, "loading the model")
     started_with = open_job(request.model, request.options, request.mappings)
     exporter = started_with.exporter
-    search = _Search(request, started_with, exporter.profile.template_library(), cancelled, list(request.mappings),
-                     progress=progress)
+    deadline = None if request.time_limit_s is None else time.monotonic() + request.time_limit_s
+    search = Search(request, started_with, exporter.profile.template_library(), cancelled, list(request.mappings),
+                    progress=progress, deadline=deadline)
     before = request.analysis
     if before is None:
         report(progress, 0.0, "exporting as it is")
-        before = search.export()
+        before = search.export(in_process=True)
+    load_torchlib()  # what the fixes' trials share, loaded once here rather than in each forked trial
     result = AutoFixResult(before, before, list(search.mappings))
     settings = SettingTrials(exporter.profile, list(before.options.capture_settings))
     saved = False
     taken = {(m.target_kind, m.python_op_name) for m in search.mappings}
     current = before
+    best = _state(search, current, result, settings)
     last_resort = False  # custom-domain nodes for the user's own ops, once nothing else works
-    for round_index in range(MAX_AUTO_FIX_ROUNDS):
-        if not current.unsupported:
-            break
-        pending = _pending(current, taken, exporter)
-        search.fraction = round_index / (MAX_AUTO_FIX_ROUNDS + 1)
-        search.take_samples(pending, current.options)
-        fixed_any = False
-        chosen_on_node: list[tuple[UnsupportedNode, Candidate]] = []
-        for index, problem in enumerate(pending):
-            search.fraction = (round_index + index / len(pending)) / (MAX_AUTO_FIX_ROUNDS + 1)
-            report(progress, search.fraction, f"trying fixes for {problem.display_kind}")
-            taken.add(problem_key(problem))
-            allow_custom = request.keep_opset or (last_resort and users_own_op(problem.kind))
-            found = search.first_working(problem, current, result, allow_custom)
-            if found is None:
-                result.no_template.append(problem.display_kind)
+    try:
+        for round_index in range(MAX_AUTO_FIX_ROUNDS):
+            best = best.offer(_state(search, current, result, settings))
+            if not current.unsupported:
+                break
+            pending = _pending(current, taken, exporter)
+            search.fraction = round_index / (MAX_AUTO_FIX_ROUNDS + 1)
+            search.check_time()
+            search.take_samples(pending, current.options)
+            fixed_any = False
+            chosen_on_node: list[tuple[UnsupportedNode, Candidate]] = []
+            try:
+                for index, problem in enumerate(pending):
+                    search.check_time()
+                    search.fraction = (round_index + index / len(pending)) / (MAX_AUTO_FIX_ROUNDS + 1)
+                    report(progress, search.fraction, f"trying fixes for {problem.display_kind}")
+                    taken.add(problem_key(problem))
+                    allow_custom = request.keep_opset or (last_resort and users_own_op(problem.kind))
+                    found = search.first_working(problem, current, result, allow_custom)
+                    if found is None:
+                        result.no_template.append(problem.display_kind)
+                        continue
+                    candidate, trial, max_abs = found
+                    if trial is not None:
+                        current = trial
+                    else:
+                        chosen_on_node.append((problem, candidate))
+                    search.mappings.append(candidate.mapping)
+                    if not candidate.runs_in_onnxruntime:
+                        search.custom_node_kinds.add(problem_key(problem))
+                    result.choices.append(candidate.choice(max_abs, on_node=trial is None))
+                    fixed_any = True
+            except OutOfTime:  # what the nodes chose so far is verified on the whole model all the same
+                if chosen_on_node:
+                    current = check_round(search, chosen_on_node, current, result, taken)
+                    saved = bool(current.saved_files)
+                raise
+            if chosen_on_node:
+                search.fraction = (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1)
+                current = check_round(search, chosen_on_node, current, result, taken)
+                saved = bool(current.saved_files)
+            if fixed_any:
                 continue
-            candidate, trial, max_abs = found
-            if trial is not None:
-                current = trial
-            else:
-                chosen_on_node.append((problem, candidate))
-            search.mappings.append(candidate.mapping)
-            if not candidate.runs_in_onnxruntime:
-                search.custom_node_kinds.add(problem_key(problem))
-            result.choices.append(candidate.choice(max_abs, on_node=trial is None))
-            fixed_any = True
-        if chosen_on_node:  # the whole model, once, with this round's node-level choices
-            search.fraction = (round_index + 1) / (MAX_AUTO_FIX_ROUNDS + 1)
-            report(progress, search.fraction, "exporting the whole model with the fixes")
-            checked = search.export(output=request.output)
-            contradicted = _contradicted(chosen_on_node, checked, current)
-            if contradicted:
-                _try_on_the_whole_model(contradicted, search, result, taken)
-                checked = search.export(output=request.output)
-            current = checked
-            saved = bool(current.saved_files)
-        if fixed_any:
-            continue
-        with_setting = settings.first_working(
-            search.with_fixes(search.mappings), current, exporter.can_fix, result.rejected,
-            lambda message: report(progress, search.fraction, message), other_shapes=request.other_shapes)
-        if with_setting is not None:  # what the templates could not fix, torch's capture settings did
-            search.set_options(capture_settings=list(settings.chosen))
+            search.check_time()
+            with_setting = settings.first_working(
+                search.with_fixes(search.mappings), current, exporter.can_fix, result.rejected,
+                lambda message: report(progress, search.fraction, message), other_shapes=request.other_shapes)
+            if with_setting is not None:  # what the templates could not fix, torch's capture settings did
+                search.set_options(capture_settings=list(settings.chosen))
+                taken -= {problem_key(p) for p in current.unsupported}
+                result.no_template = []
+                current = with_setting
+                continue
+            raised = _raised_opset(current, exporter, search.library, request.keep_opset)
+            own_ops = {problem_key(p) for p in current.unsupported if exporter.can_fix(p) and users_own_op(p.kind)}
+            if raised is None and own_ops and not last_resort:
+                last_resort = True
+                taken -= own_ops
+                result.no_template = [k for k in result.no_template
+                                      if k not in {p.display_kind for p in current.unsupported}]
+                continue
+            if raised is None:
+                break
+            at_raised = _export_at_opset(search, raised)
+            if at_raised is None:
+                break
+            result.opset_raised = (result.opset_raised[0] if result.opset_raised else current.options.opset, raised)
             taken -= {problem_key(p) for p in current.unsupported}
             result.no_template = []
-            current = with_setting
-            continue
-        raised = _raised_opset(current, exporter, search.library, request.keep_opset)
-        own_ops = {problem_key(p) for p in current.unsupported if exporter.can_fix(p) and users_own_op(p.kind)}
-        if raised is None and own_ops and not last_resort:
-            last_resort = True
-            taken -= own_ops
-            result.no_template = [k for k in result.no_template
-                                  if k not in {p.display_kind for p in current.unsupported}]
-            continue
-        if raised is None:
-            break
-        result.opset_raised = (result.opset_raised[0] if result.opset_raised else current.options.opset, raised)
-        search.set_options(opset=raised)
-        taken -= {problem_key(p) for p in current.unsupported}
-        result.no_template = []
-        current = search.export()
+            current = at_raised
+    except OutOfTime:
+        result.stopped_at_time_limit = request.time_limit_s
+        report(progress, search.fraction, f"the time limit ({request.time_limit_s:g} s) stopped the search")
+    best = best.offer(_state(search, current, result, settings))
+    if is_worse(current, best.analysis):
+        result.kept_best = (f"the search ended with {describe(current.unsupported)}, more or worse than "
+                            f"{describe(best.analysis.unsupported)}: the fixes of that state are kept")
+        current, saved = _restore(search, best, result, settings), False
+        if result.stopped_at_time_limit is None:  # what the kept state has left, no fix of this search held
+            result.no_template = list(dict.fromkeys(p.display_kind for p in current.unsupported
+                                                    if p.reason not in IN_THE_MODELS_CODE_REASONS))
     unfixable = [p.display_kind for p in current.unsupported if not exporter.can_fix(p)
                  and p.reason not in IN_THE_MODELS_CODE_REASONS]
     result.no_template = list(dict.fromkeys([*result.no_template, *unfixable]))
+    if result.stopped_at_time_limit is not None:
+        result.not_reached = [k for k in dict.fromkeys(p.display_kind for p in current.unsupported)
+                              if k not in result.no_template]
     result.mappings = search.mappings
     result.after = current
-    if request.output and not current.unsupported and not saved:
+    if request.output and not saved and (result.kept_best or not current.unsupported):
         result.after = search.export(output=request.output)
     result.whole_model_exports = search.whole_model_exports
     result.node_trials, result.whole_model_trials = search.node_trials, search.whole_model_trials + settings.trials
@@ -363,55 +442,29 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
     return result
 
 
-def _contradicted(chosen: list[tuple[UnsupportedNode, Candidate]], checked: AnalysisResult,
-                  before: AnalysisResult) -> list[tuple[UnsupportedNode, Candidate, str, bool]]:
-    """The node-level choices the whole model disagrees with, how, and whether that choice is
-    surely to blame: the kind still fails there (yes), or the model's numbers now differ from torch
-    (no one choice can be blamed: all of them are tried again)."""
-    still = {problem_key(p): p for p in checked.unsupported}
-    disagreed = []
-    for problem, candidate in chosen:
-        left = still.get(problem_key(problem))
-        if left is not None and (candidate.runs_in_onnxruntime or left.reason != ProblemReason.RUNTIME_ERROR):
-            why = (left.message or str(left.reason)).splitlines()[0][:300]
-            why += _what_the_replay_said(checked, problem.kind)
-            disagreed.append((problem, candidate, why, True))
-    wrong = [p for p in checked.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]
-    if len(wrong) > len([p for p in before.unsupported if p.reason in _WRONG_NUMBERS and not baked_at(p)]):
-        why = f"the whole model's numbers differ from torch with it: {wrong[0].message.splitlines()[0][:300]}"
-        why += "".join(_what_the_replay_said(checked, problem.kind) for problem, _ in chosen)
-        named = {problem_key(problem) for problem, *_ in disagreed}
-        disagreed += [(problem, candidate, why, False) for problem, candidate in chosen
-                      if problem_key(problem) not in named]
-    return disagreed
+def _export_at_opset(search: Search, opset: int) -> AnalysisResult | None:
+    """The whole model at a raised opset; None (the opset stays) when that export crashes."""
+    previous = search.options.get("opset")
+    search.set_options(opset=opset)
+    try:
+        return search.export()
+    except TrialCrashed:
+        search.set_options(opset=previous)
+        return None
 
 
-def _rejected(candidate: Candidate, problem: UnsupportedNode, stage: TrialStage, reason: str) -> RejectedCandidate:
-    return RejectedCandidate(candidate.mapping.template_id, candidate.family, problem.display_kind, stage, reason)
+def _state(search: Search, current: AnalysisResult, result: AutoFixResult, settings: SettingTrials) -> BestState:
+    return BestState(current, list(search.mappings), dict(search.options), list(result.choices),
+                     result.opset_raised, list(settings.chosen))
 
 
-def _what_the_replay_said(analysis: AnalysisResult, kind: str) -> str:
-    """' (aten::median is replayed at the traced sizes: ...)': a replayed decomposition's own word on
-    the sizes it holds for, when the export warned about ``kind``."""
-    said = [text.split(": ", 1)[1] for text in analysis.warnings
-            if text.startswith(REPLAY_WARNING) and ": " in text and f"{kind} is replayed" in text]
-    return f" ({said[0]})" if said else ""
-
-
-def _try_on_the_whole_model(contradicted: list[tuple[UnsupportedNode, Candidate, str, bool]], search: _Search,
-                            result: AutoFixResult, taken: set[ProblemKey]) -> None:
-    """Undo node-level choices the whole model contradicts; their kinds are tried again, on the whole model."""
-    for problem, candidate, why, to_blame in contradicted:
-        key = problem_key(problem)
-        search.mappings.remove(candidate.mapping)
-        search.custom_node_kinds.discard(key)
-        search.whole_model_only.add(key)
-        if to_blame:  # not worth a whole-model trial
-            search.contradicted.add((key, candidate.mapping.template_id))
-        search.samples.undecided[problem.instance] = f"its fix passed on the node alone but not in the model ({why})"
-        result.choices = [c for c in result.choices if (c.kind, c.python_op_name or None) != key]
-        result.rejected.append(_rejected(candidate, problem, TrialStage.CONTRADICTED, why))
-        taken.discard(key)
+def _restore(search: Search, best: BestState, result: AutoFixResult, settings: SettingTrials) -> AnalysisResult:
+    """Go back to ``best``: its mappings, options and choices; its analysis."""
+    search.mappings = list(best.mappings)
+    search.context = search.context.with_overrides(dict(best.overrides))
+    result.choices, result.opset_raised = list(best.choices), best.opset_raised
+    settings.chosen[:] = best.capture_settings
+    return best.analysis
 
 
 def _pending(current: AnalysisResult, taken: set[ProblemKey], exporter: Exporter) -> list[UnsupportedNode]:

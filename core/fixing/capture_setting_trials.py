@@ -53,7 +53,9 @@ class SettingTrials:
             trial_context = context.with_overrides({**context.overrides, "capture_settings": [*self.chosen, setting]})
             trial_request = trial_context.analyze_request(other_shapes=list(other_shapes or []))
             try:
-                trial = run_isolated(partial(analyze_in, trial_context, trial_request))
+                trial = run_isolated(partial(analyze_in, trial_context, trial_request),
+                                     waiting=lambda seconds, tried=setting: report(
+                                         f"still trying the capture setting {tried} ({seconds:.0f} s)"))
             except (TrialCrashed, FixportError) as error:
                 rejected.append(_rejected_setting(setting, f"the export failed: {error}"))
                 continue

@@ -15,6 +15,7 @@ from fixport.core.script_support.inputs import (
     InputStructure,
     StructuredCall,
     UnsupportedInputError,
+    distinct_names,
     flat_model,
     is_plain,
     keyed_output_names,
@@ -25,6 +26,6 @@ from fixport.core.script_support.inputs import (
     structure_of,
 )
 
-__all__ = ["CONSTANT_TYPES", "InputStructure", "StructuredCall", "UnsupportedInputError", "flat_model", "is_plain",
-           "keyed_output_names", "leaf_name", "positional_names", "register_cache_pytrees", "split_inputs",
-           "structure_of"]
+__all__ = ["CONSTANT_TYPES", "InputStructure", "StructuredCall", "UnsupportedInputError", "distinct_names",
+           "flat_model", "is_plain", "keyed_output_names", "leaf_name", "positional_names", "register_cache_pytrees",
+           "split_inputs", "structure_of"]

@@ -21,6 +21,7 @@ from fixport.core.loaders.input_sets import flat_input_sets, proposed_dynamic_ax
 from fixport.core.loaders.input_structure import (
     InputStructure,
     UnsupportedInputError,
+    distinct_names,
     flat_model,
     keyed_output_names,
     positional_names,
@@ -65,9 +66,10 @@ def onnx_output_names(loaded: LoadedModel, given: list[str] | None) -> list[str]
     """The names the export gives the ONNX outputs: the user's, else the keys of a structured model's
     outputs (computed once per model), else None (the exporter's own)."""
     if given:
-        return list(given)
+        return distinct_names(list(given), list(loaded.input_names))
     if "keyed_output_names" not in loaded.memo and loaded.module is not None:
-        loaded.memo["keyed_output_names"] = keyed_output_names(loaded.module, loaded.example_inputs)
+        loaded.memo["keyed_output_names"] = keyed_output_names(loaded.module, loaded.example_inputs,
+                                                               list(loaded.input_names))
     return loaded.memo.get("keyed_output_names")
 
 

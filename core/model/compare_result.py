@@ -5,10 +5,14 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from fixport.core.model.generation_result import GenerationCheck
+from fixport.core.model.internal_error import InternalError
 from fixport.core.model.output_stats import OutputStats, json_number
 from fixport.core.model.runtime_cost import RuntimeCost
 
 MAX_RUNS = 100
+# The example inputs and two random sets like them: a count or branch that depends on the values
+# (keypoints above a threshold) holds at the example and fails at others.
+DEFAULT_RUNS = 3
 CPU_PROVIDER = "CPUExecutionProvider"
 CUDA_PROVIDER = "CUDAExecutionProvider"
 COPY_OP_TYPES = frozenset({"MemcpyToHost", "MemcpyFromHost"})  # ORT's own transfers between devices
@@ -104,6 +108,7 @@ class NodeAnalysis:
     nodes: list[NodeError] = field(default_factory=list)
     first_divergent: NodeError | None = None
     skipped_shape_mismatch: int = 0
+    skipped_not_tensor: int = 0  # matched values where one side is a sequence (a list of tensors), not a tensor
     messages: list[str] = field(default_factory=list)
 
 
@@ -134,6 +139,8 @@ class CompareResult:
     cost: RuntimeCost | None = None  # the compared model's size, node count and median latency
     # a generative checkpoint: greedy decoding through its prefill and decode against torch's
     generation: GenerationCheck | None = None
+    # steps done without because Fixport's own code raised there: bugs to report, never notes
+    internal_errors: list[InternalError] = field(default_factory=list)
 
     @property
     def passed(self) -> bool:
@@ -162,6 +169,9 @@ class CompareResult:
             "provider_requested": self.provider_requested, "providers_used": self.providers_used,
             "messages": self.messages, "runs": self.runs, "pass": self.passed, "baked_inputs": self.baked_inputs,
             "outputs": [output.to_json() for output in self.outputs],
+            "input_sets": [{"label": label, "pass": all(s.passed for s in stats),
+                            "problems": [s.problem for s in stats if s.problem]}
+                           for label, stats in zip(self.run_labels, self.per_run)],
             "generation": self.generation.to_json() if self.generation else None,
             "first_divergent": None if first is None else {
                 "onnx_node": first.onnx_node, "torchscript_kind": first.torchscript_kind, "scope": first.scope,
@@ -175,4 +185,5 @@ class CompareResult:
                           "tolerance_reason": self.tolerance_reason, "summary": self.precision_summary()},
             "placement": None if self.placement is None else self.placement.to_json(self.provider_requested),
             "cost": None if self.cost is None else self.cost.to_json(),
+            "internal_errors": [error.to_json() for error in self.internal_errors],
         }

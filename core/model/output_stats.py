@@ -23,15 +23,16 @@ from fixport.core.script_support.comparison import (
     to_numpy,
 )
 
-__all__ = ["HISTOGRAM_BINS", "SCATTER_MAX_POINTS", "SCATTER_SEED", "SMALLEST_HISTOGRAM_EDGE", "ErrorHistogram",
-           "OutputStats", "ValuePairs", "as_real_layout", "compare_arrays", "compare_output_lists", "cosine_similarity",
-           "difference_metrics", "error_histogram", "flatten_outputs", "json_number", "largest_magnitude",
-           "missing_output", "to_numpy", "value_pairs", "worst_abs", "worst_of_runs"]
+__all__ = ["HISTOGRAM_BINS", "NOT_MEASURED", "SCATTER_MAX_POINTS", "SCATTER_SEED", "SMALLEST_HISTOGRAM_EDGE",
+           "ErrorHistogram", "OutputStats", "ValuePairs", "as_real_layout", "compare_arrays", "compare_output_lists",
+           "cosine_similarity", "difference_metrics", "error_histogram", "flatten_outputs", "json_number",
+           "largest_magnitude", "missing_output", "to_numpy", "value_pairs", "worst_abs", "worst_of_runs"]
 
 HISTOGRAM_BINS = 40
 SMALLEST_HISTOGRAM_EDGE = 1e-12  # differences below this land in the "exactly equal" count
 SCATTER_MAX_POINTS = 5_000
 SCATTER_SEED = 0  # fixed: the same tensors always give the same plot
+NOT_MEASURED = "—"  # shown for a statistic of an output nothing was compared for
 
 
 @dataclass
@@ -74,6 +75,15 @@ class OutputStats:
     passed: bool = False
     problem: str = ""  # shape or dtype mismatch, missing output
     run: int = 0  # which input set these numbers come from
+    # False where ONNX Runtime gave no value for this output (it failed on the input set, or the
+    # model has no output there): ``problem`` says why, and there are no numbers to show.
+    produced: bool = True
+    # False where no element was compared (not produced, or a shape of another size): the NaN
+    # statistics and the mismatch count then only say that, and are not shown as measurements.
+    compared: bool = True
+    # Set where the output passes only once tied elements are put back in torch's order (the
+    # numbers are then those of the reordered output): the sentence saying so (tied_order.py).
+    tied_order: str = ""
     histogram: ErrorHistogram = field(default_factory=ErrorHistogram)
     scatter: ValuePairs = field(default_factory=ValuePairs)
 
@@ -82,13 +92,18 @@ class OutputStats:
         return self.mismatch_count / self.element_count if self.element_count else (0.0 if self.passed else 1.0)
 
     def to_json(self) -> dict[str, Any]:
-        return {
-            "name": self.name, "shape": list(self.shape), "dtype": self.dtype,
+        """The row of `compare --json`; where nothing was compared, the statistics are null, never NaN."""
+        measured = {
             "max_abs": json_number(self.max_abs), "mean_abs": json_number(self.mean_abs),
             "max_rel": json_number(self.max_rel), "rmse": json_number(self.rmse),
             "cosine": json_number(self.cosine), "mismatch_count": self.mismatch_count,
-            "mismatch_fraction": json_number(self.mismatch_fraction), "rtol": self.rtol,
+            "mismatch_fraction": json_number(self.mismatch_fraction),
+        }
+        return {
+            "name": self.name, "shape": list(self.shape), "dtype": self.dtype,
+            **(measured if self.compared else dict.fromkeys(measured)), "rtol": self.rtol,
             "atol": self.atol, "pass": self.passed, "problem": self.problem, "worst_run": self.run,
+            "produced": self.produced, "compared": self.compared, "tied_order": self.tied_order,
         }
 
 
@@ -138,6 +153,7 @@ def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, rtol: fl
         if expected.size != actual.size:
             stats.problem = f"shape differs: torch {list(expected.shape)}, ONNX {list(actual.shape)}"
             stats.mismatch_count = stats.element_count
+            stats.compared = False
             return stats
         stats.problem = f"shape differs: torch {list(expected.shape)}, ONNX {list(actual.shape)} (same size)"
         actual = actual.reshape(expected.shape)
@@ -154,11 +170,14 @@ def compare_arrays(name: str, expected: np.ndarray, actual: np.ndarray, rtol: fl
     return stats
 
 
-def missing_output(name: str, expected: np.ndarray, rtol: float, atol: float, run: int, why: str) -> OutputStats:
-    """A torch output with no ONNX counterpart (or the reverse): always a failure."""
+def missing_output(name: str, expected: np.ndarray, rtol: float, atol: float, run: int, why: str, *,
+                   produced: bool = False) -> OutputStats:
+    """A torch output ONNX Runtime did not produce (``why``), or with ``produced`` an ONNX output
+    torch does not return: always a failure, with nothing compared."""
     return OutputStats(name=name, shape=tuple(expected.shape), dtype=str(expected.dtype), onnx_shape=(),
                        onnx_dtype="", rtol=rtol, atol=atol, problem=why, run=run,
-                       element_count=int(expected.size), mismatch_count=int(expected.size))
+                       element_count=int(expected.size), mismatch_count=int(expected.size),
+                       produced=produced, compared=False)
 
 
 def largest_magnitude(values: np.ndarray) -> float:
@@ -187,8 +206,30 @@ def compare_output_lists(expected: list[tuple[str, np.ndarray]], actual: Sequenc
             stats.append(missing_output(name, reference, rtol, atol, run, "ONNX has no output at this position"))
     for extra in actual[len(expected):]:
         stats.append(missing_output(f"onnx_only[{len(stats)}]", np.asarray(extra), 0.0, 0.0, run,
-                                    "ONNX has an output torch does not return"))
+                                    "ONNX has an output torch does not return", produced=True))
+    _pass_tied_orders(stats, expected, actual, tolerances, run, keep_plot_data)
     return stats
+
+
+def _pass_tied_orders(stats: list[OutputStats], expected: list[tuple[str, np.ndarray]], actual: Sequence[Any],
+                      tolerances: Any, run: int, keep_plot_data: bool) -> None:
+    """Each failing output that matches torch up to the order of tied elements passes, measured in
+    torch's order, with the sentence saying so: a tie is not a mismatch (tied_order.py)."""
+    from fixport.core.model.tied_order import find_tied_order
+
+    def tolerance_for(values: np.ndarray) -> tuple[float, float]:
+        return tolerances.for_values(str(values.dtype), largest_magnitude(values))
+
+    for index, output in enumerate(stats[:min(len(expected), len(actual))]):
+        if output.passed or output.problem:
+            continue
+        tied = find_tied_order(index, expected, [np.asarray(value) for value in actual], tolerance_for)
+        if tied is None:
+            continue
+        reordered = compare_arrays(output.name, expected[index][1], tied.reordered, output.rtol, output.atol, run,
+                                   keep_plot_data)
+        if reordered.passed:
+            stats[index] = replace(reordered, tied_order=tied.sentence())
 
 
 def worst_abs(stats: Iterable[OutputStats]) -> float:

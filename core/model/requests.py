@@ -8,6 +8,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fixport.core.model.compare_result import DEFAULT_RUNS
 from fixport.core.model.project import FixMapping
 from fixport.core.model.results import AnalysisResult, ModelRequest
 from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS
@@ -38,6 +39,18 @@ class AnalyzeRequest:
 
 
 @dataclass
+class BaselineRequest:
+    """``torch.onnx.export`` alone with the same options (exporter, opset, dynamic axes, names) and
+    inputs, none of Fixport's fixes, capture settings or passes; run in ONNX Runtime (CPU) and
+    compared with torch at the example inputs and the other sizes and sets an analysis checks."""
+
+    model: ModelRequest
+    options: dict[str, Any] = field(default_factory=dict)  # as AnalyzeRequest's
+    other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)  # as AnalyzeRequest's
+    at_input_sets: bool = True
+
+
+@dataclass
 class CompareRequest:
     """Compare torch and ONNX Runtime outputs on ``runs`` input sets, then node by node."""
 
@@ -46,7 +59,7 @@ class CompareRequest:
     mappings: list[FixMapping] = field(default_factory=list)
     onnx_path: str | None = None  # compare with this file instead of a fresh export
     provider: str = "cpu"
-    runs: int = 1
+    runs: int = DEFAULT_RUNS
     rtol: float | None = None
     atol: float | None = None
     templates_by_instance: dict[str, str] = field(default_factory=dict)
@@ -97,6 +110,9 @@ class AutoFixRequest:
     # Above 0, the export without the fixes and with them are timed (median of this many ONNX
     # Runtime runs) when the search changed anything: AutoFixResult.cost_before and cost_after.
     latency_runs: int = 0
+    # Seconds the search may take: past them it stops and returns the best state it verified,
+    # listing in AutoFixResult.not_reached the kinds it did not get to (None: no limit).
+    time_limit_s: float | None = None
 
 
 @dataclass

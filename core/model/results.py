@@ -98,6 +98,9 @@ class AutoFixResult:
     # The export without the fixes and with them, timed when asked (None: not asked, or it does not run)
     cost_before: RuntimeCost | None = None
     cost_after: RuntimeCost | None = None
+    stopped_at_time_limit: float | None = None  # the time limit (s) that stopped the search, when one did
+    not_reached: list[str] = field(default_factory=list)  # kinds left that the search did not finish trying
+    kept_best: str = ""  # why the search went back to an earlier state it had verified (its last was worse)
 
     @property
     def changed(self) -> bool:

@@ -16,6 +16,10 @@ integers   0       0       exact
 bool       0       0       exact
 =========  ======  ======  ====================================================
 
+Ties are no mismatch: an output that matches torch once its slices along one axis are put back
+in torch's order, where only slices with an equal sort key moved (top-k over equal scores), passes
+with a note, held to the same row of the table (:mod:`fixport.core.model.tied_order`).
+
 "Deployed" CUDA comparisons (TF32 on, the CUDA provider's default) replace the float32 and
 complex64 rows with :data:`TF32_TOLERANCES`, and let the absolute tolerance grow with the size of the
 output (:data:`TF32_SCALE_ATOL`); see :data:`TF32_REASON`.

@@ -67,3 +67,20 @@ def ort_error_site(error_text: str) -> OrtErrorSite:
     if match:
         return OrtErrorSite(input_name=match["input"])
     return OrtErrorSite()
+
+
+_STATUS_MESSAGE = re.compile(r"Status Message: (?:\S+:\d+ )?(?P<message>.*)", re.S)
+_FAILED_CHECK = " was false. "  # ORT_ENFORCE's wording: what follows is the sentence meant for people
+
+
+def ort_error_summary(error_text: str) -> str:
+    """A failing kernel's error in a person's words: ``Reshape node '/Reshape': The input tensor
+    cannot be reshaped ...``, without ORT's source path, C++ signature and failed condition; ''
+    for an error that is not a running kernel's."""
+    site = ort_error_site(error_text)
+    match = _STATUS_MESSAGE.search(error_text)
+    if not (match and site.node_name and site.op_type):
+        return ""
+    message = match["message"].strip()
+    message = message.split(_FAILED_CHECK, 1)[1] if _FAILED_CHECK in message else message
+    return f"{site.op_type} node '{site.node_name}': {(message.splitlines() or [''])[0]}".rstrip(": ")

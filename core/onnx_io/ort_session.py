@@ -45,6 +45,14 @@ class SessionInfo:
     provider_options: dict[str, str] = field(default_factory=dict)  # set by Fixport on the CUDA provider
 
 
+def quiet_run() -> ort.RunOptions:
+    """Run options that keep ONNX Runtime's own error log off stderr: for runs whose failure
+    Fixport reports itself (a failing input set's row)."""
+    options = ort.RunOptions()
+    options.log_severity_level = ORT_LOG_FATAL_ONLY
+    return options
+
+
 def cuda_available() -> tuple[bool, str]:
     """Whether ORT can run on CUDA here, and if not, why and what to install (tooltips, messages)."""
     why = cuda_unavailable_reason(ort.get_available_providers())

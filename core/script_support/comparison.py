@@ -4,6 +4,7 @@ comparison (``core/model/output_stats.py``, ``tolerances.py``) is built on these
 from __future__ import annotations
 
 import math
+import sys
 from typing import Any
 
 import numpy as np
@@ -55,7 +56,21 @@ def flatten_outputs(value: Any, prefix: str = "out") -> list[tuple[str, np.ndarr
         return items
     if value is None:
         return []
+    children = _pytree_children(value)
+    if children is not None:
+        return [item for index, child in enumerate(children) for item in flatten_outputs(child, f"{prefix}[{index}]")]
     return [(prefix, to_numpy(value))]
+
+
+def _pytree_children(value: Any) -> list[Any] | None:
+    """The children of an object torch's pytree takes apart (a transformers cache returned by
+    forward(), once registered), as torch.export flattens it; None for anything else. torch is
+    looked up, not imported: an output that is a torch object means torch is loaded."""
+    pytree = sys.modules.get("torch.utils._pytree")
+    if pytree is None or hasattr(value, "detach") or isinstance(value, (np.ndarray, np.generic)):
+        return None
+    node = pytree.SUPPORTED_NODES.get(type(value))
+    return list(node.flatten_fn(value)[0]) if node is not None else None
 
 
 def _as_float(array: np.ndarray) -> np.ndarray:

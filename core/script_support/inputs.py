@@ -80,7 +80,13 @@ class StructuredCall(torch.nn.Module):
 
     def forward(self, *tensors: torch.Tensor) -> Any:
         args, kwargs = self.structure.rebuild(tensors)
-        return self.model(*args, **kwargs)
+        output = self.model(*args, **kwargs)
+        if torch.jit.is_tracing() and _holds_cache(output):
+            # The TorchScript tracer takes tensors, tuples, lists and dicts only, not a returned
+            # DynamicCache: its tensors, in the order torch.export flattens them (the output names').
+            register_cache_pytrees(self.model, output)
+            return tuple(leaf for leaf in pytree.tree_leaves(output) if isinstance(leaf, torch.Tensor))
+        return output
 
 
 def split_inputs(given: list[Any]) -> tuple[Any, dict[str, Any]]:
@@ -141,17 +147,19 @@ def structure_of(model: torch.nn.Module, args: tuple[Any, ...], kwargs: dict[str
     return InputStructure(spec, leaves, positions, _unique(names))
 
 
+def _holds_cache(value: Any) -> bool:
+    """Whether a transformers cache object sits anywhere in tuples, lists and dicts (ModelOutputs)."""
+    if isinstance(value, (tuple, list)):
+        return any(_holds_cache(v) for v in value)
+    if isinstance(value, dict):
+        return any(_holds_cache(v) for v in value.values())
+    return type(value).__name__.endswith("Cache")
+
+
 def register_cache_pytrees(model: torch.nn.Module, inputs: Any) -> None:
     """transformers' cache objects as pytrees, registered by transformers' own exporter, where the
     inputs hold one (torch.export does not know them: "Unsupported input type DynamicCache")."""
-    def holds_cache(value: Any) -> bool:
-        if isinstance(value, (tuple, list)):
-            return any(holds_cache(v) for v in value)
-        if isinstance(value, dict):
-            return any(holds_cache(v) for v in value.values())
-        return type(value).__name__.endswith("Cache")
-
-    if not holds_cache(inputs):
+    if not _holds_cache(inputs):
         return
     try:
         from transformers.exporters.exporter_dynamo import register_cache_pytrees_for_model
@@ -198,11 +206,13 @@ def _key_name(key: Any) -> str:
     return str(key).strip(".[]'\"")
 
 
-def keyed_output_names(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...]) -> list[str] | None:
+def keyed_output_names(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...],
+                       input_names: list[str] | tuple[str, ...] = ()) -> list[str] | None:
     """ONNX output names from the keys of what a :class:`StructuredCall` model returns (``logits``,
-    ``last_hidden_state``, ``past_key_values.0.key``), as transformers' exporter names them; None for
-    any other model, for outputs without keys (a tensor, plain tuples), or when forward() fails
-    (the export then says why)."""
+    ``last_hidden_state``), a returned cache's tensors as ``present.0``, ``present.1``, ... (the
+    past comes in as ``past_key_values.*``), each distinct from ``input_names`` (ONNX refuses a
+    model where an input and an output share a name); None for any other model, for outputs without
+    keys (a tensor, plain tuples), or when forward() fails (the export then says why)."""
     if not isinstance(model, StructuredCall):
         return None
     try:
@@ -214,7 +224,46 @@ def keyed_output_names(model: torch.nn.Module, inputs: tuple[torch.Tensor, ...])
     paths = [path for path, leaf in pytree.tree_flatten_with_path(output)[0] if isinstance(leaf, torch.Tensor)]
     if not any(isinstance(key, (pytree.MappingKey, pytree.GetAttrKey)) for path in paths for key in path):
         return None
-    return _unique([".".join(_key_name(key) for key in path) or "output" for path in paths])
+    names = [".".join(_key_name(key) for key in _cache_as_present(output, path)) or "output" for path in paths]
+    return distinct_names(_unique(names), input_names)
+
+
+PRESENT = "present"  # a returned cache's tensors, as transformers' ONNX runners and ORT GenAI name them
+
+
+def _cache_as_present(output: Any, path: tuple[Any, ...]) -> tuple[Any, ...]:
+    """``path`` with its first key replaced by ``present`` where that key holds a cache object."""
+    if not path:
+        return path
+    key = path[0]
+    try:
+        if isinstance(key, pytree.MappingKey):
+            holder = output[key.key]
+        elif isinstance(key, pytree.GetAttrKey):
+            holder = getattr(output, key.name)
+        elif isinstance(key, pytree.SequenceKey):
+            holder = output[key.idx]
+        else:
+            return path
+    except (KeyError, IndexError, AttributeError, TypeError):
+        return path
+    if type(holder).__name__.endswith("Cache"):
+        return (pytree.MappingKey(PRESENT), *path[1:])
+    return path
+
+
+def distinct_names(output_names: list[str], input_names: list[str] | tuple[str, ...]) -> list[str]:
+    """``output_names`` with each one an input also has renamed ``output.<name>`` (then numbered),
+    so no ONNX value is defined twice."""
+    taken = set(input_names)
+    distinct = []
+    for name in output_names:
+        candidate, number = (f"output.{name}" if name in taken else name), 1
+        while candidate in taken:
+            candidate, number = f"output.{name}_{number}", number + 1
+        taken.add(candidate)
+        distinct.append(candidate)
+    return distinct
 
 
 def _unique(names: list[str]) -> list[str]:

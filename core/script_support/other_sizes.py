@@ -18,26 +18,46 @@ def _smaller(size: int) -> int:
     return max(1, smaller - 1 if smaller % 2 == 0 else smaller)  # odd: 8 -> 5, 30 -> 21
 
 
-def random_like(tensor: torch.Tensor, shape: list[int] | torch.Size, generator: torch.Generator) -> torch.Tensor:
+def wider_range(tensor: torch.Tensor) -> tuple[int, int]:
+    """An integer tensor's range, grown by half its width at the top (0..2 -> 0..4): a count the
+    model computes from its values (``int(batch.max()) + 1`` graphs) then changes."""
+    low, high = int(tensor.min()), int(tensor.max())
+    return low, high + max(1, (high - low + 2) // 2)
+
+
+def random_like(tensor: torch.Tensor, shape: list[int] | torch.Size, generator: torch.Generator,
+                wider: bool = False) -> torch.Tensor:
     """Random values like ``tensor``'s at ``shape``: normal for floating and complex dtypes, ints
-    within the tensor's own range (so token ids stay valid)."""
+    within the tensor's own range (so token ids stay valid), or in :func:`wider_range` where
+    ``wider`` (sorted along the last axis where the example is: a batch vector)."""
     if tensor.dtype.is_floating_point or tensor.dtype.is_complex:
         return torch.randn(shape, generator=generator, dtype=tensor.dtype)
     if tensor.dtype == torch.bool:
         return torch.rand(shape, generator=generator) < 0.5
     if tensor.numel() == 0:
         return torch.zeros(shape, dtype=tensor.dtype)
-    low, high = int(tensor.min()), int(tensor.max())
-    return torch.randint(low, high + 1, shape, generator=generator, dtype=tensor.dtype)
+    low, high = wider_range(tensor) if wider else (int(tensor.min()), int(tensor.max()))
+    values = torch.randint(low, high + 1, shape, generator=generator, dtype=tensor.dtype)
+    ordered = tensor.dim() >= 1 and tensor.shape[-1] > 1 and bool((tensor.diff(dim=-1) >= 0).all())
+    return values.sort(dim=-1).values if wider and ordered and values.dim() >= 1 else values
 
 
-def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...]
-                      ) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
+def wider_label(name: str, tensor: torch.Tensor) -> str:
+    """'batch values 0..4': what :func:`random_like` drew ``wider`` for the input ``name``."""
+    low, high = wider_range(tensor)
+    return f"{name} values {low}..{high}"
+
+
+def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...],
+                      wider: dict[int, str] | None = None) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
     """(label, inputs) at a larger and at a smaller size of every dim in ``dims`` (``declared_dims``),
-    the other sizes as traced."""
+    the other sizes as traced; the integer inputs in ``wider`` (position -> name) drawn from a wider
+    range at the larger size (said in its label)."""
+    wider = wider or {}
     if not dims:
         return []
     traced = {name: int(example_inputs[places[0][0]].shape[places[0][1]]) for name, places in dims.items()}
+    sums = traced_sums(dims, traced)
     sets = []
     for resize in (_larger, _smaller):
         sizes = {name: resize(size) for name, size in traced.items()}
@@ -46,6 +66,8 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
             base, _, offset = name.rpartition("_plus_")
             if base in sizes and offset.isdigit() and traced[base] + int(offset) == size:
                 sizes[name] = sizes[base] + int(offset)
+        for name, (first, second) in sums.items():
+            sizes[name] = sizes[first] + sizes[second]
         if sizes == traced:
             continue
         shapes = [list(t.shape) for t in example_inputs]
@@ -53,6 +75,28 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
             for position, axis in places:
                 shapes[position][axis] = sizes[name]
         generator = torch.Generator().manual_seed(SHAPE_SEED)
-        inputs = tuple(random_like(t, shape, generator) for t, shape in zip(example_inputs, shapes))
-        sets.append((", ".join(f"{name}={size}" for name, size in sizes.items()), inputs))
+        widen = wider if resize is _larger else {}  # more values where there is room for them
+        inputs = tuple(random_like(t, shape, generator, position in widen)
+                       for position, (t, shape) in enumerate(zip(example_inputs, shapes)))
+        label = ", ".join([*(f"{name}={size}" for name, size in sizes.items()),
+                           *(wider_label(name, example_inputs[p]) for p, name in widen.items())])
+        sets.append((label, inputs))
     return sets
+
+
+def traced_sums(dims: dict[str, list[tuple[int, int]]], traced: dict[str, int]) -> dict[str, tuple[str, str]]:
+    """Dims whose traced size is the sum of two others' (a KV-cache mask's "total" = "seq" + "past"),
+    each with those two, so the other sizes keep the sum: a mask shorter or longer than the keys is
+    an input the model never takes, and torch.export's own program refuses it (a guard on the sum).
+    Batch-like dims (at axis 0 of some input) are never terms; the largest dims are linked first, and
+    a linked dim is no term of another."""
+    batch_like = {name for name, places in dims.items() if any(axis == 0 for _, axis in places)}
+    linked: dict[str, tuple[str, str]] = {}
+    for name in sorted(traced, key=lambda n: -traced[n]):
+        if name in batch_like or "_plus_" in name:
+            continue
+        terms = [n for n in traced if n not in (name, *batch_like, *linked) and "_plus_" not in n]
+        pairs = [(a, b) for i, a in enumerate(terms) for b in terms[i + 1:] if traced[a] + traced[b] == traced[name]]
+        if pairs and not any(name in pair for pair in linked.values()):
+            linked[name] = pairs[0]
+    return linked

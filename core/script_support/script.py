@@ -197,8 +197,8 @@ def open_export_job(settings: ScriptSettings, fixes: Sequence[ScriptFix], output
                     output=output, opset=resolved_opset(settings, model_file_settings),
                     model_file_options=dict(model_file_settings.get("export_options", {})),
                     export_options=dict(settings.export_options), custom_opsets=dict(settings.custom_opsets),
-                    fixes=list(fixes), output_names=keyed_output_names(model, inputs),
-                    other_input_sets=other_sets)
+                    fixes=list(fixes), other_input_sets=other_sets)
+    job = job._replace(output_names=keyed_output_names(model, inputs, onnx_input_names(job)))
     return job, model_file_settings
 
 

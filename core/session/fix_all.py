@@ -111,6 +111,11 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
                                        by_kind.get((choice.kind, choice.python_op_name))))
     for kind in dict.fromkeys(result.no_template):
         plan.outcomes.append(FixedKind(kind, _why_none_fitted(kind, result), fitted=False))
+    if result.kept_best:  # the search's last state was worse than one it verified: the Log says which it kept
+        plan.notes.append(f"Fix all kept an earlier state: {result.kept_best}")
+    if result.stopped_at_time_limit is not None:
+        plan.notes.append(f"Fix all stopped at its time limit ({result.stopped_at_time_limit:g} s); not reached: "
+                          f"{', '.join(result.not_reached) or 'nothing'}")
     return plan
 
 

@@ -13,7 +13,7 @@ from typing import Any
 
 from fixport.core.exporters.profiles import profile_for, profile_for_graph
 from fixport.core.model.capture_changes import write_changed_copy
-from fixport.core.model.compare_result import CompareResult
+from fixport.core.model.compare_result import DEFAULT_RUNS, CompareResult
 from fixport.core.model.errors import FixportError
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.problems import UnsupportedNode
@@ -48,7 +48,7 @@ from fixport.core.session.jobs import JobPort
 from fixport.core.session.targets import TemplateTarget
 
 SOURCE, ONNX = "source", "onnx"  # the two panes: the source graph (any exporter's) and the ONNX graph
-COMPARE_RUNS = 2  # the example inputs plus one random set: input-dependent bugs show up
+COMPARE_RUNS = DEFAULT_RUNS  # the example inputs and random sets, as `compare`: input-dependent bugs show up
 GraphLookup = Callable[[], Mapping[str, Graph | None]]
 
 

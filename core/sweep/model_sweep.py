@@ -7,11 +7,12 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
+from fixport.core.model.baseline import BaselineResult, fixport_worse
 from fixport.core.model.cancel import CancelCallback
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import FixportError, WorkerCrashed
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
+from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, BaselineRequest, CompareRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.sweep.rows import RowStatus, SweepRow, SweepSettings, Verdict
@@ -44,6 +45,28 @@ def sweep_model(worker: ExportWorker, model: Path, exporter: str, settings: Swee
         finally:
             row.seconds[step] = round(row.seconds.get(step, 0.0) + time.monotonic() - started, 3)
 
+    left = _fixport_row(run, row, request, dict(options), settings)
+    if settings.baseline:
+        row.baseline = _baseline(run, request, options)
+        problems = [(problem.display_kind, problem.reason) for problem in (left.unsupported if left else [])]
+        outcome = "Fixport's export differs from torch" if left else f"Fixport's run ended in an error: {row.message}"
+        row.fixport_worse = fixport_worse(row.baseline, row.passed, problems, outcome)
+    return row
+
+
+def _baseline(run, request: ModelRequest, options: dict[str, Any]) -> BaselineResult:
+    """The plain export of the same call (the options the sweep gave, not those fix --auto chose)."""
+    try:
+        return run("baseline", BaselineRequest(request, options))
+    except FixportError as error:  # the worker could not run it (a crash, a stall): the plain export failed
+        return BaselineResult(options["exporter"], options.get("opset") or 0,
+                              export_error=_first_line(error.message))
+
+
+def _fixport_row(run, row: SweepRow, request: ModelRequest, options: dict[str, Any],
+                 settings: SweepSettings) -> AnalysisResult | None:
+    """check, fix --auto and compare into ``row``; what is left after them (None: an error row)."""
+    left: AnalysisResult | None = None
     try:
         check = _checked(run, request, options)
         row.problems = _problem_lines(check)
@@ -65,13 +88,14 @@ def sweep_model(worker: ExportWorker, model: Path, exporter: str, settings: Swee
             kinds = ", ".join(dict.fromkeys(_problem_line(problem) for problem in blocking))
             row.message = (f"{len(blocking)} problem(s) keep the export from running in ONNX Runtime: {kinds}"
                            + ("" if settings.fix else "; --fix tries the built-in fixes"))
-            return row
+            return left
         compared: CompareResult = run("compare", CompareRequest(request, options, mappings))
         _record_comparison(row, compared)
     except FixportError as error:
         row.verdict = Verdict.ERROR.value  # the status stays what the steps before found
         row.message = _first_line(error.message)
-    return row
+        return None
+    return left
 
 
 def _checked(run, request: ModelRequest, options: dict[str, Any]) -> AnalysisResult:

@@ -16,10 +16,19 @@ SWEEP_FORMAT_VERSION = 1
 JUNIT_SUITES_NAME = "fixport sweep"
 
 
+def worse_first(rows: list[SweepRow]) -> list[SweepRow]:
+    """The rows where Fixport does worse than plain torch.onnx.export first (Fixport defects), then
+    the others, each in their order."""
+    return sorted(rows, key=lambda row: not row.fixport_worse)
+
+
 def sweep_json(rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any]) -> dict[str, Any]:
+    rows = worse_first(rows)
     return {"format": SWEEP_FORMAT, "version": SWEEP_FORMAT_VERSION, "stamp": stamp,
-            "settings": {"exporters": list(settings.exporters), "fix": settings.fix, "opset": settings.opset},
-            "summary": {"rows": len(rows), "passed": sum(row.passed for row in rows)},
+            "settings": {"exporters": list(settings.exporters), "fix": settings.fix, "opset": settings.opset,
+                         "baseline": settings.baseline},
+            "summary": {"rows": len(rows), "passed": sum(row.passed for row in rows),
+                        "fixport_worse": sum(bool(row.fixport_worse) for row in rows)},
             "rows": [row.to_json() for row in rows]}
 
 
@@ -52,20 +61,34 @@ def _error_text(row: SweepRow) -> str:
 
 
 def markdown(rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any]) -> str:
+    rows = worse_first(rows)
     fix = ", with fix --auto" if settings.fix else ""
     opset = f", opset {settings.opset}" if settings.opset is not None else ""
+    baseline = ", against plain torch.onnx.export" if settings.baseline else ""
+    worse = [row for row in rows if row.fixport_worse]
     lines = [f"# Sweep: {len(rows)} row(s), {sum(r.passed for r in rows)} passed",
-             "", stamp_markdown(stamp), "", f"Exporters: {', '.join(settings.exporters)}{fix}{opset}.", "",
-             "| model | exporter | status | problems | fixes chosen | verdict | largest error | time (s) | note |",
-             "|---|---|---|---|---|---|---|---|---|"]
+             "", stamp_markdown(stamp), "", f"Exporters: {', '.join(settings.exporters)}{fix}{opset}{baseline}.", ""]
+    if worse:
+        lines += [f"**Fixport is worse than plain torch.onnx.export in {len(worse)} row(s)** (Fixport defects, "
+                  "listed first):", "", *(f"- {_cell(row.name)} [{row.exporter}]: {_cell(row.fixport_worse)}"
+                                          for row in worse), ""]
+    lines += ["| model | exporter | status | problems | fixes chosen | verdict | largest error | plain torch | "
+              "time (s) | note |", "|---|---|---|---|---|---|---|---|---|---|"]
     for row in rows:
         problems = f"{len(row.problems)}: {', '.join(row.problem_kinds)}" if row.problems else "0"
         note = "; ".join(part for part in (row.first_divergent and f"first divergent {row.first_divergent}",
                                            row.message) if part)
         lines.append(f"| {_cell(row.name)} | {row.exporter} | {row.status} | {_cell(problems)} | "
                      f"{_cell('; '.join(row.fixes))} | **{row.verdict}** | {_error_text(row)} | "
-                     f"{row.total_seconds:.1f} | {_cell(note)} |")
+                     f"{_baseline_cell(row)} | {row.total_seconds:.1f} | {_cell(note)} |")
     return "\n".join(lines) + "\n"
+
+
+def _baseline_cell(row: SweepRow) -> str:
+    """The plain export's verdict, flagged where Fixport does worse ('—' where not run)."""
+    if row.baseline is None:
+        return "—"
+    return f"**{row.baseline.verdict.value}, Fixport worse**" if row.fixport_worse else row.baseline.verdict.value
 
 
 def write_markdown(path: Path, rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any]) -> None:
@@ -75,6 +98,7 @@ def write_markdown(path: Path, rows: list[SweepRow], settings: SweepSettings, st
 def junit_xml(rows: list[SweepRow]) -> bytes:
     """One <testsuite> per exporter, one <testcase> per model: a failure for a fail or a model not
     compared, an error where it could not be loaded or compared; the message says why."""
+    rows = worse_first(rows)
     suites = ElementTree.Element("testsuites", name=JUNIT_SUITES_NAME)
     for exporter in dict.fromkeys(row.exporter for row in rows):
         chosen = [row for row in rows if row.exporter == exporter]
@@ -98,7 +122,7 @@ def junit_xml(rows: list[SweepRow]) -> bytes:
 def _failure_message(row: SweepRow) -> str:
     left = row.left or row.problems
     problems = f"{len(left)} problem(s): {', '.join(dict.fromkeys(left))}" if left else ""
-    return "; ".join(part for part in (f"verdict {row.verdict}", problems, row.first_divergent and
+    return "; ".join(part for part in (row.fixport_worse, f"verdict {row.verdict}", problems, row.first_divergent and
                                        f"first divergent {row.first_divergent}", row.message) if part)
 
 
@@ -107,6 +131,8 @@ def _junit_details(row: SweepRow) -> str:
              f"largest error: {_error_text(row)}"]
     lines += [f"problem: {p}" for p in row.problems] + [f"fix: {f}" for f in row.fixes]
     lines += [f"left: {p}" for p in row.left] + ([f"note: {row.message}"] if row.message else [])
+    lines += [row.baseline.line()] if row.baseline else []
+    lines += [row.fixport_worse] if row.fixport_worse else []
     return "\n".join(lines)
 
 

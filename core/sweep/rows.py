@@ -6,6 +6,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
+from fixport.core.model.baseline import BaselineResult
+
 
 class RowStatus(StrEnum):
     """What check (and fix --auto) found; the values are part of the JSON format."""
@@ -33,10 +35,12 @@ class SweepSettings:
     fix: bool = False
     opset: int | None = None
     timeout_s: float = 120.0
+    baseline: bool = False  # also plain torch.onnx.export with the same options, run at the same sizes
 
     def cache_fields(self, exporter: str) -> dict[str, Any]:
         """What changes a row (the timeout does not: it only stops a stalled job)."""
-        return {"exporter": exporter, "fix": self.fix, "opset": self.opset}
+        return {"exporter": exporter, "fix": self.fix, "opset": self.opset, **({"baseline": True} if self.baseline
+                                                                               else {})}
 
 
 @dataclass
@@ -58,6 +62,8 @@ class SweepRow:
     cached: bool = False  # read back from the cache by this run, not computed
     label: str = ""  # how reports name the model: its path inside the folder swept
     retry: bool = False  # a failure of the sweep itself (a Ray task lost, a Fixport bug), not of the model: not cached
+    baseline: BaselineResult | None = None  # plain torch.onnx.export of the same call (--baseline)
+    fixport_worse: str = ""  # why Fixport does worse here than the plain export ('' when it does not)
 
     @property
     def name(self) -> str:
@@ -77,9 +83,12 @@ class SweepRow:
         return list(dict.fromkeys(self.problems))
 
     def to_json(self) -> dict[str, Any]:
-        return {**asdict(self), "passed": self.passed, "total_seconds": round(self.total_seconds, 3)}
+        return {**asdict(self), "passed": self.passed, "total_seconds": round(self.total_seconds, 3),
+                "baseline": self.baseline.to_json() if self.baseline else None}
 
     @classmethod
     def from_json(cls, data: dict[str, Any]) -> SweepRow:
         known = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        if isinstance(known.get("baseline"), dict):
+            known["baseline"] = BaselineResult.from_json(known["baseline"])
         return cls(**known)

@@ -13,11 +13,13 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
+from fixport.core.model.baseline import BaselineResult
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.exporter_comparison import ExporterComparison
 from fixport.core.model.requests import (
     AnalyzeRequest,
     AutoFixRequest,
+    BaselineRequest,
     CompareExportersRequest,
     CompareRequest,
     OpInfoRequest,
@@ -48,6 +50,7 @@ class Job:
 JOBS: tuple[Job, ...] = (
     Job("ping", PingRequest, "fixport.core.worker.server:ping", WorkerInfo),
     Job("analyze", AnalyzeRequest, "fixport.core.analysis.analysis:analyze", AnalysisResult),
+    Job("baseline", BaselineRequest, "fixport.core.analysis.baseline:plain_baseline", BaselineResult),
     Job("compare", CompareRequest, "fixport.core.comparison.compare_job:compare", CompareResult),
     Job("compare_exporters", CompareExportersRequest, "fixport.core.exporter_comparison.job:compare_exporters",
         ExporterComparison),

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import keyword
 from dataclasses import dataclass
+from functools import lru_cache
 
 import onnx.defs
 import torch
@@ -27,6 +28,7 @@ class StandardOpMatch:
     outputs: int
 
 
+@lru_cache(maxsize=8)
 def _onnx_ops_by_folded_name(opset: int) -> dict[str, onnx.defs.OpSchema]:
     found: dict[str, onnx.defs.OpSchema] = {}
     for schema in onnx.defs.get_all_schemas():
@@ -69,10 +71,46 @@ def find_standard_op(kind: str, opset: int, overload_name: str | None = None) ->
             continue
         if not schema.min_output <= len(overload.returns) <= schema.max_output:
             continue
+        if any(str(r.type) != "Tensor" for r in overload.returns):
+            continue  # aten::size -> int[] is no Size, aten::equal -> bool no elementwise Equal
         names = tuple(a.name if a.name.isidentifier() and not keyword.iskeyword(a.name) else f"input_{i}"
                       for i, a in enumerate(arguments))
         return StandardOpMatch(kind, str(overload), schema.name, schema.since_version, names, len(overload.returns))
     return None
+
+
+def overload_arities(kind: str) -> dict[str, int]:
+    """Each overload of ``kind`` a traced graph can hold (not the ``out=`` ones), by its name
+    (``default`` for the unnamed one), with its argument count: what a TorchScript symbolic, one
+    for every overload of the kind, is called with besides ``g``."""
+    try:
+        overloads = torch._C._jit_get_schemas_for_operator(kind)
+    except RuntimeError:
+        return {}
+    return {overload.overload_name or "default": len(overload.arguments) for overload in overloads
+            if not any(a.is_out for a in overload.arguments)}
+
+
+def _symbolic_source(kind: str, match: StandardOpMatch) -> str:
+    """``def symbolic``: the inputs by name where every overload of ``kind`` has as many arguments as the
+    one matched; else it takes any count and refuses, naming the overload, the ones it does not map
+    (TorchScript gives all of a kind's overloads one symbolic: ``aten::squeeze`` and ``squeeze.dim``)."""
+    arguments = ", ".join(match.argument_names)
+    outputs = f", outputs={match.outputs}" if match.outputs > 1 else ""
+    emit = f'g.op("{match.onnx_op}", {arguments}{outputs})'
+    count = len(match.argument_names)
+    others = sorted(f"{kind}.{name}" for name, arity in overload_arities(kind).items() if arity != count)
+    if not others:
+        return f"def symbolic(g, {arguments}):\n    return {emit}\n"
+    unpack = f"{arguments}," if count == 1 else arguments
+    refusal = (f"this template maps only {match.aten_schema} ({count} input(s)) to {match.onnx_op}; the node "
+               f"has {{len(inputs)}}: another overload ({', '.join(others)}). Pick another fix for it.")
+    return (f"def symbolic(g, *inputs):\n"
+            f"    # TorchScript calls this for every overload of {kind}; only one maps 1:1 to {match.onnx_op}.\n"
+            f"    if len(inputs) != {count}:\n"
+            f"        raise ValueError(f{refusal!r})\n"
+            f"    {unpack} = inputs\n"
+            f"    return {emit}\n")
 
 
 def standard_op_template(kind: str, opset: int) -> str | None:
@@ -81,8 +119,6 @@ def standard_op_template(kind: str, opset: int) -> str | None:
     if match is None:
         return None
     name = kind.partition("::")[2]
-    arguments = ", ".join(match.argument_names)
-    outputs = f", outputs={match.outputs}" if match.outputs > 1 else ""
     return f'''"""{kind} as the standard ONNX op {match.onnx_op}, found by Fixport (generated).
 
 ATen: {match.aten_schema}
@@ -106,9 +142,7 @@ TEMPLATE = {{
 }}
 
 
-def symbolic(g, {arguments}):
-    return g.op("{match.onnx_op}", {arguments}{outputs})
-'''
+{_symbolic_source(kind, match)}'''
 
 
 def standard_op_function_template(kind: str) -> str | None:

@@ -40,6 +40,7 @@ from fixport.core.exporters.base import (
     NodeSample,
     NodeSamples,
     refuse_onnx_files,
+    refuse_unknown_dynamic_axes,
 )
 from fixport.core.exporters.dynamo.candidates import STRATEGIES, candidates_for, fixable
 from fixport.core.exporters.dynamo.capture import FxCapture
@@ -57,6 +58,7 @@ from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.dynamo.script_part import attributes_kept, node_being_translated, shapes_by_parameter
+from fixport.core.exporters.dynamo.size_guards import SizeGuards
 from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.exporters.torch_export.capture_failures import (
@@ -144,6 +146,7 @@ class DynamoExporter(Exporter):
             check_cancelled(cancelled)
             if program is None:
                 return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
+            captured = program  # its guards: the sizes the export holds for
             report(progress, 0.3, "decomposing against the ONNX registry")
             fixes = active_fixes()
             try:
@@ -205,7 +208,8 @@ class DynamoExporter(Exporter):
             if run.error:
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
-        return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs)
+        return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs,
+                            sizes_refused=SizeGuards(captured).refusal)
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
@@ -225,6 +229,18 @@ class DynamoExporter(Exporter):
         assert self.last_program is not None
         return ComparableExport(result.model, result.onnx_graph, result.source_graph, FxCapture(self.last_program),
                                 [i.name for i in result.model.proto.graph.input])
+
+    def plain_export(self, loaded: LoadedModel, options: ExportOptions, path: Path) -> None:
+        refuse_onnx_files(loaded)
+        args, kwargs, dynamic_shapes = export_arguments(loaded, options)  # the axes as torch.export takes them
+        # attributes_kept: the loaded model is the worker's cached one, and a forward() that caches
+        # tensors on its module would keep torch.export's fake ones for the next job
+        with attributes_kept(loaded.module), quiet_torch(), contextlib.redirect_stderr(io.StringIO()), \
+                contextlib.redirect_stdout(io.StringIO()):
+            torch.onnx.export(loaded.module, args, str(path), kwargs=kwargs, dynamic_shapes=dynamic_shapes,
+                              opset_version=options.opset, input_names=options.input_names or loaded.input_names,
+                              output_names=options.output_names, optimize=options.do_constant_folding,
+                              dynamo=True, verbose=False)
 
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:
@@ -338,7 +354,7 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
 
 def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
                                                                    list[UnsupportedNode]]:
-    args, kwargs, dynamic_shapes = _export_arguments(loaded, options)
+    args, kwargs, dynamic_shapes = export_arguments(loaded, options)
     first_error: Exception | None = None
     for strategy_class in capture_strategies(options):
         result = strategy_class(verbose=False)(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
@@ -379,7 +395,8 @@ def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
     return "torch.export still fails: " + (problems[0].message.split(". ")[0] if problems else "no graph")
 
 
-def _export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+def export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
+    """torch.export's ``(args, kwargs, dynamic_shapes)`` for the model's call with ``options``' dynamic axes."""
     args, kwargs, named = _dynamic_shapes_by_name(loaded, options)
     if named is None:
         return args, kwargs, None
@@ -394,13 +411,8 @@ def _dynamic_shapes_by_name(loaded: LoadedModel, options: ExportOptions) -> tupl
     kwargs: dict[str, Any] = {}
     if not options.dynamic_axes:
         return args, kwargs, None
+    refuse_unknown_dynamic_axes(loaded, options, onnx_output_names(loaded, options.output_names))
     input_names = list(options.input_names or loaded.input_names)
-    unknown = sorted(set(options.dynamic_axes) - set(input_names) - set(options.output_names or ()))
-    if unknown:  # torch's conversion would fail with a pytree error that names nothing
-        raise ExportError(f"The dynamic axes name {', '.join(unknown)}, which is not an input of "
-                          f"{loaded.path.name} (its inputs: {', '.join(input_names)}).",
-                          "Name the model's inputs in the dynamic axes, e.g. "
-                          f'{{"{input_names[0] if input_names else "x"}": {{"0": "batch"}}}}.')
     per_input = [dict(options.dynamic_axes.get(name, {})) or None for name in input_names]
     return args, kwargs, shapes_by_parameter(loaded.module, args, per_input)
 

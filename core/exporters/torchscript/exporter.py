@@ -21,6 +21,7 @@ from fixport.core.exporters.base import (
     NodeSample,
     NodeSamples,
     refuse_onnx_files,
+    refuse_unknown_dynamic_axes,
 )
 from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.torchscript.applied_fixes import applied_mappings, validate_mappings
@@ -152,6 +153,18 @@ class TorchScriptExporter(Exporter):
                                 custom_node_references=reference_for(capture) if capture else None,
                                 warnings=list(result.warnings))
 
+    def plain_export(self, loaded: LoadedModel, options: ExportOptions, path: Path) -> None:
+        refuse_onnx_files(loaded)
+        with warnings.catch_warnings(), _torch_onnx_log_silenced():
+            warnings.simplefilter("ignore")
+            torch.onnx.export(loaded.module, loaded.example_inputs, str(path), opset_version=options.opset,
+                              input_names=options.input_names or loaded.input_names or None,
+                              output_names=options.output_names, dynamic_axes=options.dynamic_axes,
+                              do_constant_folding=options.do_constant_folding,
+                              operator_export_type=getattr(torch.onnx.OperatorExportTypes,
+                                                           options.operator_export_type),
+                              autograd_inlining=options.autograd_inlining, dynamo=False)
+
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:
         from fixport.core.exporters.torchscript.node_samples import node_samples
@@ -232,10 +245,12 @@ class TorchScriptExporter(Exporter):
 
     def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path | io.BytesIO, diagnose: bool,
                           on_traced: Callable[[Graph], None] | None = None) -> tuple[ConversionRecord, list[str]]:
+        output_names = onnx_output_names(loaded, options.output_names)
+        refuse_unknown_dynamic_axes(loaded, options, output_names)
         kwargs: dict[str, Any] = dict(
             opset_version=options.opset,
             input_names=options.input_names or loaded.input_names or None,
-            output_names=onnx_output_names(loaded, options.output_names),
+            output_names=output_names,
             dynamic_axes=options.dynamic_axes,
             do_constant_folding=options.do_constant_folding,
             operator_export_type=getattr(torch.onnx.OperatorExportTypes, options.operator_export_type),
@@ -271,7 +286,18 @@ class TorchScriptExporter(Exporter):
         details = traceback.format_exc()
         if not record.conversion_started:
             where = _user_frame(exc, loaded.path)
-            return TraceError(f"Tracing the model failed: {type(exc).__name__}: {trimmed_message(str(exc))}{where}",
+            error = f"{type(exc).__name__}: {trimmed_message(str(exc))}{where}"
+            if _forward_runs(loaded):
+                return TraceError(
+                    f"torch's TorchScript tracer fails on this model, whose forward() runs in eager torch on the "
+                    f"same inputs: {error}",
+                    "The dynamo exporter (torch.export) takes code the tracer cannot: check the model with "
+                    "--exporter dynamo. To keep TorchScript, change the line the tracer stops at.",
+                    details=details,
+                    window_hint="The dynamo exporter (torch.export) takes code the tracer cannot: choose dynamo "
+                                "in the toolbar's Exporter box. To keep TorchScript, change the line the tracer "
+                                "stops at.")
+            return TraceError(f"Tracing the model failed: {error}",
                               "The error comes from the model's forward(); fix it there and open the model again.",
                               details=details)
         hint = ("ONNX has no complex tensors: return torch.view_as_real(...) from forward() (and take real inputs)"
@@ -322,6 +348,17 @@ def _warning_text(caught: warnings.WarningMessage) -> str:
     torch_dir = str(Path(torch.__file__).parent)
     where = "" if caught.filename.startswith(torch_dir) else f" at {Path(caught.filename).name}:{caught.lineno}"
     return f"{caught.category.__name__}{where}: {caught.message}"
+
+
+def _forward_runs(loaded: LoadedModel) -> bool:
+    """Whether forward() runs in eager torch on the example inputs, called as the export calls it:
+    where it does, a trace failure is the tracer's, not the model's."""
+    try:
+        with given_inputs_only(loaded.module, len(loaded.example_inputs)):
+            loaded.module(*loaded.example_inputs)
+    except (Exception, SystemExit):  # the model's own failure: the advice stays on forward()
+        return False
+    return True
 
 
 def _user_frame(exc: BaseException, model_path: Path) -> str:
