@@ -11,6 +11,7 @@ import pytest
 
 from fixport.core.model.project import Project, save_project
 from tests.conftest import run_main
+from tests.test_cli_json_errors import TRACER_REFUSES_MODEL
 
 CHECK_KEYS = {"model", "opset", "exporter", "source_nodes", "onnx_nodes", "unsupported"}
 PROBLEM_KEYS = {"kind", "instance", "reason", "message", "scope", "source", "first_supported_opset"}
@@ -88,22 +89,7 @@ def test_trace_failure_names_the_users_line(cli, model_file) -> None:
 def test_a_trace_failure_where_forward_runs_blames_the_tracer_and_names_dynamo(cli, model_file) -> None:
     """forward() runs in eager torch; torch.jit.trace refuses a plain tensor attribute that requires
     grad. The advice must not send the user to fix forward(): the dynamo exporter takes the model."""
-    path = model_file("tracer_refuses.py", """
-        import torch
-
-        class Model(torch.nn.Module):
-            def __init__(self):
-                super().__init__()
-                self.lin = torch.nn.Linear(4, 4)
-                self.scale = torch.randn(4, requires_grad=True)  # a plain attribute, not a Parameter
-
-            def forward(self, x):
-                return self.lin(x) * self.scale
-
-        def build():
-            torch.manual_seed(0)
-            return Model(), (torch.randn(2, 4),)
-    """)
+    path = model_file("tracer_refuses.py", TRACER_REFUSES_MODEL)
     traced = cli("check", str(path))
     assert traced.returncode == 2
     assert "TorchScript tracer fails on this model, whose forward() runs in eager torch" in traced.stderr
