@@ -102,6 +102,9 @@ def test_bfloat16_arrays_become_torch_tensors_bit_for_bit() -> None:
     assert tensor.dtype == torch.bfloat16
     assert tensor.float().tolist() == values.astype(np.float32).tolist()
     assert tensor_from_array(np.arange(3, dtype=np.int64)).dtype == torch.int64
+    # a scalar constant (a Range bound) stays a scalar, in either format
+    assert tensor_from_array(np.array(7, dtype=np.int64)).shape == ()
+    assert tensor_from_array(np.array(1.5, dtype=ml_dtypes.bfloat16)).shape == ()
 
 
 @pytest.mark.slow

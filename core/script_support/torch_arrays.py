@@ -22,7 +22,9 @@ _ML_DTYPES_IN_TORCH: dict[Any, tuple[Any, torch.dtype]] = {
 
 def tensor_from_array(array: Any) -> torch.Tensor:
     """A torch tensor of ``array``'s values and dtype (a copy-free view where numpy allows)."""
-    array = np.ascontiguousarray(array)
+    array = np.asarray(array)
+    if not array.flags.c_contiguous:  # not np.ascontiguousarray alone: it makes a 0-d array 1-d
+        array = np.ascontiguousarray(array)
     bits = _ML_DTYPES_IN_TORCH.get(array.dtype)
     if bits is None:
         return torch.from_numpy(array)
