@@ -169,18 +169,22 @@ class ComparePlots(QWidget):
         self.per_output.clear()
         if not outputs:
             return
-        errors = [o.max_abs for o in outputs]
-        floor = error_floor(errors, [o.atol for o in outputs])
-        heights = log_errors(errors, floor)
+        # An output never compared (not produced, another shape) has no error to draw: no bar, and its
+        # tick says so with a dash, as the table does, rather than a bar at a made-up height.
+        errors = [o.max_abs if o.compared else math.nan for o in outputs]
+        floor = error_floor([e for e in errors if not math.isnan(e)], [o.atol for o in outputs])
         bottom = math.log10(floor) - LOG_AXIS_MARGIN
+        heights = np.where([o.compared for o in outputs], log_errors(errors, floor), bottom)
         brushes = [pg.mkBrush(PASS_COLOUR if o.passed else FAIL_COLOUR) for o in outputs]
         bars = pg.BarGraphItem(x=np.arange(len(outputs)), height=heights - bottom, y0=bottom, width=0.6,
                                brushes=brushes)
         self.per_output.setLogMode(y=False)
         self.per_output.addItem(bars)
-        self.per_output.plot(np.arange(len(outputs)), heights, pen=None, symbol="o", symbolSize=6)
+        measured = [i for i, o in enumerate(outputs) if o.compared]
+        self.per_output.plot(np.asarray(measured), heights[measured], pen=None, symbol="o", symbolSize=6)
         self.per_output.setLabel("left", "log10 max abs")
-        self.per_output.getAxis("bottom").setTicks([[(i, o.name) for i, o in enumerate(outputs)]])
+        self.per_output.getAxis("bottom").setTicks([[(i, o.name if o.compared else f"{o.name} —")
+                                                     for i, o in enumerate(outputs)]])
         self._mark_exact(self.per_output, errors, floor)
         self.per_output.setXRange(-0.5, len(outputs) - 0.5, padding=0)
         self.per_output.setYRange(*padded_range(bottom, float(heights.max()), MIN_LOG_SPAN, LOG_AXIS_MARGIN),

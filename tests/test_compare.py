@@ -392,6 +392,8 @@ def test_the_compare_dock_shows_no_statistics_for_an_output_never_produced(qtbot
     shown = [dock.table.item(0, column).text() for column in range(dock.table.columnCount())]
     assert shown[3:9] == [NOT_MEASURED] * 6
     assert shown[9] == "FAIL not produced at input set 2: ONNX Runtime fails at x=5x4"
+    plots = dock._ensure_plots()  # max abs per output: no bar at a made-up height, the tick says so
+    assert plots.per_output.getAxis("bottom")._tickLevels[0][0][1] == "out[0] —"
 
 
 @pytest.mark.slow
