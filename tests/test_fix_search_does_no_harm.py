@@ -219,17 +219,22 @@ def test_a_fix_that_crashes_the_process_is_a_rejection_and_the_search_goes_on(wh
     assert crash["stage"] == ("contradicted" if where == "whole_model" else "on_node")
 
 
+def _model_with_a_threshold_fix_that_never_returns(model_file, tmp_path: Path, monkeypatch) -> Path:
+    """hypot then threshold; the user's threshold fix (over the built-in, by its id) sleeps 600 s."""
+    monkeypatch.setenv("HOME", str(tmp_path))
+    _user_template(tmp_path, "decompose.threshold_where", "aten::threshold",
+                   "aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
+                   "self, threshold, value", "    time.sleep(600)\n    return self")
+    return model_file("magnitude.py", MAGNITUDE.format(output="self.threshold(torch.hypot(self.real(x), "
+                                                               "self.imag(x)))"))
+
+
 @pytest.mark.slow
 def test_a_time_limit_returns_the_best_project_so_far_with_what_it_did_not_reach(model_file, tmp_path: Path,
                                                                                  monkeypatch) -> None:
     """hypot is fixed in seconds; the user's threshold fix (over the built-in, by its id) never
     returns. The search says every 5 s what it is still trying, and at the limit saves hypot's fix."""
-    monkeypatch.setenv("HOME", str(tmp_path))
-    _user_template(tmp_path, "decompose.threshold_where", "aten::threshold",
-                   "aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
-                   "self, threshold, value", "    time.sleep(600)\n    return self")
-    model = model_file("magnitude.py", MAGNITUDE.format(output="self.threshold(torch.hypot(self.real(x), "
-                                                               "self.imag(x)))"))
+    model = _model_with_a_threshold_fix_that_never_returns(model_file, tmp_path, monkeypatch)
     project = tmp_path / "magnitude.fixport.json"
     started = time.monotonic()
     ran = run_main("fix", str(model), "--auto", "--time-limit", "20", "-o", str(project), "--json")
@@ -243,7 +248,6 @@ def test_a_time_limit_returns_the_best_project_so_far_with_what_it_did_not_reach
     assert len(still) >= 2 and still[0].endswith("on the node (5 s)")  # a line at least every 10 s while it waits
 
 
-
 @pytest.mark.slow
 def test_the_no_progress_limit_does_not_stop_a_search_that_keeps_reporting(model_file, tmp_path: Path,
                                                                            monkeypatch) -> None:
@@ -251,12 +255,7 @@ def test_the_no_progress_limit_does_not_stop_a_search_that_keeps_reporting(model
     most 10 s apart, as every report of the search) keeps the job alive until the time limit."""
     from fixport.core.worker.client import ExportWorker
 
-    monkeypatch.setenv("HOME", str(tmp_path))
-    _user_template(tmp_path, "decompose.threshold_where", "aten::threshold",
-                   "aten::threshold(Tensor self, Scalar threshold, Scalar value) -> Tensor",
-                   "self, threshold, value", "    time.sleep(600)\n    return self")
-    model = model_file("magnitude.py", MAGNITUDE.format(output="self.threshold(torch.hypot(self.real(x), "
-                                                               "self.imag(x)))"))
+    model = _model_with_a_threshold_fix_that_never_returns(model_file, tmp_path, monkeypatch)
     worker = ExportWorker(job_timeout_s=300)
     try:
         worker.run(PingRequest())  # started and warm: the 8 s below are the search's alone
