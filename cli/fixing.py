@@ -136,6 +136,8 @@ def print_fix_report(result: AutoFixResult, project_path: str, model_name: str) 
         on = "the node alone" if choice.on_node else "the whole model"
         matched = f", max abs {choice.max_abs:.2g} vs torch on {on}" if choice.max_abs is not None else ""
         print(f"  fixed {kind:<40} with {choice.template_id} [{family}]  ({choice.why}{matched})")
+        for rewrite in choice.rewrites:
+            print(f"    rewrote the captured graph's node {rewrite.line()}")
         pinned = _pinned_dims(choice, result)
         if pinned:
             print(f"    {pinned}")

@@ -134,7 +134,7 @@ def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportRe
         input_shapes=[tuple(t.shape) for t in loaded.example_inputs], warnings=result.warnings,
         notes=notes, seconds=seconds, saved_files=saved, output_max_abs=max_abs,
         task=checkpoint.task if checkpoint else "", component=checkpoint.component if checkpoint else "",
-        components=list(checkpoint.components) if checkpoint else [])
+        components=list(checkpoint.components) if checkpoint else [], graph_rewrites=list(result.graph_rewrites))
 
 
 def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dict[str, float]) -> AnalysisResult:

@@ -19,7 +19,7 @@ from fixport.core.model.cancel import CancelCallback, ProgressCallback
 from fixport.core.model.compare_result import ValueKey
 from fixport.core.model.errors import ExportError
 from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.fix_choices import Candidate
+from fixport.core.model.fix_choices import Candidate, GraphRewrite
 from fixport.core.model.fix_strategies import FixStrategy
 from fixport.core.model.graph import Graph
 from fixport.core.model.problems import UnsupportedNode
@@ -47,6 +47,7 @@ class ExportResult:
     # Why an input set is outside the sizes the export holds for ('' inside): the captured program's
     # guards (dynamo); None where the exporter keeps none (the trace assumes its sizes silently).
     sizes_refused: Callable[[Sequence[Any]], str] | None = field(default=None, repr=False, compare=False)
+    graph_rewrites: list[GraphRewrite] = field(default_factory=list)  # what the fixes' graph rewrites changed
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, OnnxModel):

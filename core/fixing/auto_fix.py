@@ -369,7 +369,11 @@ def auto_fix(request: AutoFixRequest, progress: ProgressCallback | None = None,
                     search.mappings.append(candidate.mapping)
                     if not candidate.runs_in_onnxruntime:
                         search.custom_node_kinds.add(problem_key(problem))
-                    result.choices.append(candidate.choice(max_abs, on_node=trial is None))
+                    choice = candidate.choice(max_abs, on_node=trial is None)
+                    if trial is not None:  # a graph rewrite says which nodes it changed
+                        choice.rewrites = [r for r in trial.graph_rewrites
+                                           if r.template_id == candidate.mapping.template_id]
+                    result.choices.append(choice)
                     fixed_any = True
             except OutOfTime:  # what the nodes chose so far is verified on the whole model all the same
                 if chosen_on_node:

@@ -8,7 +8,7 @@ each fix. No torch import: the window and the command line read choices too.
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 from fixport.core.model.project import FixMapping
 
@@ -23,7 +23,21 @@ FAMILY_MATERIALISED = "static_materialisation"  # the constant matrix of a linea
 FAMILY_GENERIC = "generic"  # a template that fits any op
 FAMILY_KERNEL_TYPES = "kernel_types"  # torch's symbolic, inputs cast to types ONNX Runtime has kernels for
 FAMILY_CUSTOM_DOMAIN = "custom_domain"  # a node ONNX Runtime cannot run: the target runtime must
+FAMILY_GRAPH_REWRITE = "graph_rewrite"  # an FX pass on the captured graph before torch.onnx's own passes
 CUSTOM_DOMAIN_WHY = "a custom-domain node: ONNX Runtime cannot run it; the target runtime must implement it"
+
+
+@dataclass(frozen=True)
+class GraphRewrite:
+    """One node a graph-rewrite fix changed in the captured program, and how."""
+
+    template_id: str
+    node: str  # the FX node's name in the captured program
+    target: str  # its op overload, "aten.rsub.Scalar"
+    change: str  # "its torch.int64 operand unsqueeze cast to torch.float32 first"
+
+    def line(self) -> str:
+        return f"{self.node} ({self.target}): {self.change}"
 
 
 @dataclass
@@ -39,6 +53,7 @@ class AutoFixChoice:
     max_abs: float | None = None  # against torch: the node's outputs, or the whole model's
     on_node: bool = False  # decided on the node alone (fixport.core.fixing.node_trials), not the whole model
     shape_specialised: bool = False  # built for the traced sizes (fixport.core.model.traced_sizes names them)
+    rewrites: list[GraphRewrite] = field(default_factory=list)  # a graph rewrite: the nodes it changed
 
 
 @dataclass

@@ -29,6 +29,10 @@ class FixStrategy:
     custom_runtime: bool = False  # its fixes make nodes ONNX Runtime cannot run: tried only when allowed
 
 
+GRAPH_REWRITE = FixStrategy(
+    "graph_rewrite", "for a failure in torch.onnx's own passes over the captured graph: an FX pass at the failing "
+    "node before they run (the integer operand of float arithmetic cast to the float type, so type promotion finds "
+    "an overload)")
 KERNEL_TYPES = FixStrategy(
     "kernel_types", "for a node ONNX Runtime has no kernel for at its types: torch's own conversion with the "
     "inputs cast to the dtypes torch traced them with")
@@ -61,6 +65,7 @@ CUSTOM_DOMAIN = FixStrategy(
     "custom_domain", "a custom-domain node: the target runtime must implement it", custom_runtime=True)
 
 FIX_STRATEGIES: tuple[FixStrategy, ...] = (
+    GRAPH_REWRITE,
     KERNEL_TYPES,
     STANDARD_OP,
     HAND_WRITTEN,

@@ -7,7 +7,7 @@ from typing import Any
 
 from fixport.core.model.errors import WorkerCrashed
 from fixport.core.model.export_options import ExportOptions, resolve_export_options
-from fixport.core.model.fix_choices import AutoFixChoice
+from fixport.core.model.fix_choices import AutoFixChoice, GraphRewrite
 from fixport.core.model.fix_records import RejectedCandidate
 from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.graph import Graph
@@ -67,6 +67,7 @@ class AnalysisResult:
     component: str = ""
     components: list[str] = field(default_factory=list)
     generation: GenerationCheck | None = None  # a generative checkpoint: greedy decoding vs torch
+    graph_rewrites: list[GraphRewrite] = field(default_factory=list)  # what the fixes' graph rewrites changed
 
     @classmethod
     def of_crash(cls, model_path: str, options: dict[str, Any], crash: WorkerCrashed) -> AnalysisResult:

@@ -107,8 +107,11 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
         family = choice.family or "template"
         runtime = "" if choice.runs_in_onnxruntime else " (ONNX Runtime cannot run it)"
         verified = ", verified on the node alone" if choice.on_node else ""
-        plan.outcomes.append(FixedKind(label, f"{family}: {choice.template_id}{runtime}{verified}",
+        rewrote = f", rewrote {'; '.join(r.line() for r in choice.rewrites)}" if choice.rewrites else ""
+        plan.outcomes.append(FixedKind(label, f"{family}: {choice.template_id}{runtime}{verified}{rewrote}",
                                        by_kind.get((choice.kind, choice.python_op_name))))
+        plan.notes += [f"{label}: {choice.template_id} rewrote the captured graph's node {r.line()}"
+                       for r in choice.rewrites]
     for kind in dict.fromkeys(result.no_template):
         plan.outcomes.append(FixedKind(kind, _why_none_fitted(kind, result), fitted=False))
     if result.kept_best:  # the search's last state was worse than one it verified: the Log says which it kept

@@ -23,6 +23,11 @@ Runtime refuses, numbers that differ), the strategies give:
 The TorchScript side implements the same list (:mod:`torchscript_candidates`); this one declines
 what only a TorchScript graph has (torch_lib replay: torch_lib is this exporter's own registry).
 
+For a failure in torch.onnx's own passes over the captured graph (``export_failed``: type
+promotion finds no overload for a float minus an integer tensor), the graph rewrite strategy gives
+an FX pass at the failing line, run on the captured program before those passes; the other
+strategies, which give the op an ONNX function, do not apply to it.
+
 A capture failure has no template: it is reported with what to change in the model.
 """
 from __future__ import annotations
@@ -33,6 +38,7 @@ from fixport.core.model.fix_choices import (
     CUSTOM_DOMAIN_WHY,
     FAMILY_CUSTOM_DOMAIN,
     FAMILY_DECOMPOSITION,
+    FAMILY_GRAPH_REWRITE,
     FAMILY_HAND_WRITTEN,
     FAMILY_INLINED,
     FAMILY_MATERIALISED,
@@ -43,6 +49,7 @@ from fixport.core.model.fix_choices import (
 from fixport.core.model.fix_strategies import (
     CUSTOM_DOMAIN,
     DECOMPOSITION,
+    GRAPH_REWRITE,
     HAND_WRITTEN,
     HAND_WRITTEN_AT_TRACED_SIZES,
     HAND_WRITTEN_CUSTOM_RUNTIME,
@@ -69,11 +76,25 @@ INLINE_TEMPLATE_ID = "dynamo.inline_implementation"
 CUSTOM_DOMAIN_TEMPLATE_ID = "dynamo.custom_domain_node"  # in the dynamo template library
 _FIXABLE = {ProblemReason.NO_ONNX_FUNCTION, ProblemReason.TRANSLATION_FAILED, ProblemReason.RUNTIME_ERROR,
             ProblemReason.MISMATCH}
+_PASS_FAILURE = ProblemReason.EXPORT_FAILED  # torch.onnx's own pass failed at the node: only a graph rewrite
+
+
+def graph_rewrite_offers(kind: str, line: str = "") -> list[RankedTemplate]:
+    """The FX passes that may make torch.onnx's own passes get through a node of ``kind`` at ``line``."""
+    from fixport.symbolics.synthesis.graph_rewrite import ARITHMETIC_KINDS, cast_integer_operand_template
+
+    if kind not in ARITHMETIC_KINDS:
+        return []
+    info = parse_template_source(cast_integer_operand_template(line), f"<generated for {kind}>")
+    return [RankedTemplate(info.id, TIER_EXACT_READY, "an FX pass before torch.onnx's own: the integer operand "
+                           "cast to the float type, so type promotion finds an overload", info)]
 
 
 def fixable(problem) -> bool:
     """Whether a template can fix ``problem``: an op overload's node (not a capture failure)."""
     namespace, sep, _ = problem.kind.partition("::")
+    if problem.reason == _PASS_FAILURE:
+        return bool(graph_rewrite_offers(problem.kind))
     return problem.reason in _FIXABLE and bool(sep) and namespace not in ("onnx", "torch.export", "python")
 
 
@@ -170,6 +191,16 @@ def _prepared(problem: UnsupportedNode, library: TemplateLibrary, sample) -> _Of
                    rewritten_offers(problem.kind, sample, rewritten_implementation_template))
 
 
+def _graph_rewrite(offers: _Offers) -> list[Candidate]:
+    """An FX pass at the line whose node torch.onnx's own pass failed on."""
+    problem = offers.problem
+    if problem.reason != _PASS_FAILURE:
+        return []
+    where = f" at {problem.source}" if problem.source else ""
+    return [Candidate(_mapping(problem.kind, o), FAMILY_GRAPH_REWRITE, f"{o.why}{where}")
+            for o in graph_rewrite_offers(problem.kind, problem.source)]
+
+
 def _standard_op(offers: _Offers) -> list[Candidate]:
     kind = offers.problem.kind
     return [Candidate(_mapping(kind, o), FAMILY_STANDARD_OP, o.why) for o in standard_op_offers(kind)]
@@ -226,6 +257,7 @@ def _custom_domain(offers: _Offers) -> list[Candidate]:
 # is this exporter's own registry), the cast to a node's traced types and generic templates (fits: *),
 # which it never offered.
 STRATEGIES: StrategyTable[_Offers] = {
+    GRAPH_REWRITE: _graph_rewrite,
     STANDARD_OP: _standard_op,
     HAND_WRITTEN: _hand_written,
     HAND_WRITTEN_AT_TRACED_SIZES: _hand_written_at_traced_sizes,
@@ -243,4 +275,7 @@ def candidates_for(problem: UnsupportedNode, library: TemplateLibrary, allow_cus
     """Every fix worth trying for ``problem``'s op overload, in the order of
     :data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES`; ``sample``: the node's values, for
     the fixes made from them."""
+    if problem.reason == _PASS_FAILURE:  # the op has an ONNX function: what failed is torch.onnx's pass
+        offers = _Offers(problem, [], [], [], [])
+        return candidates_in_order({GRAPH_REWRITE: _graph_rewrite}, offers, allow_custom)
     return candidates_in_order(STRATEGIES, _prepared(problem, library, sample), allow_custom)

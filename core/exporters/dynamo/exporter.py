@@ -51,6 +51,7 @@ from fixport.core.exporters.dynamo.fixes import (
     active_fixes,
     applied_dynamo_mappings,
     apply_decompositions,
+    apply_graph_rewrites,
     decompositions_while_preparing,
     register_translations,
 )
@@ -156,6 +157,7 @@ class DynamoExporter(Exporter):
                 return ExportResult(onnx.ModelProto(), fx_graph, Graph("onnx"),
                                     problems or [_preparation_problem(exc, fx_graph)])
             program = apply_decompositions(program, fixes)
+            rewrites = apply_graph_rewrites(program, fixes)
             registry = _registration.ONNXRegistry.from_torchlib(opset_version=registry_opset(options.opset))
             register_translations(registry, fixes)
             try:
@@ -209,7 +211,7 @@ class DynamoExporter(Exporter):
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs,
-                            sizes_refused=SizeGuards(captured).refusal)
+                            sizes_refused=SizeGuards(captured).refusal, graph_rewrites=rewrites)
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
@@ -269,13 +271,19 @@ class DynamoExporter(Exporter):
 
     def generated_offers(self, kind: str, opset: int, cancelled: CancelCallback | None = None
                          ) -> list[RankedTemplate]:
-        """The ONNX op of the same name, torch_lib's function as a starting point (when it has
-        one), the schema stub, and the constant matrix of a linear op."""
-        from fixport.core.exporters.dynamo.candidates import materialised_offers, standard_op_offers
+        """The ONNX op of the same name, for float arithmetic the rewrite of the captured graph that
+        casts an integer operand first (what torch.onnx's type promotion fails on), torch_lib's
+        function as a starting point (when it has one), the schema stub, and the constant matrix of
+        a linear op."""
+        from fixport.core.exporters.dynamo.candidates import (
+            graph_rewrite_offers,
+            materialised_offers,
+            standard_op_offers,
+        )
         from fixport.symbolics.dynamo.offers import stub_offer, torchlib_offer
         from fixport.symbolics.library import TIER_EXACT_READY, parse_template_source
 
-        offers = list(standard_op_offers(kind))
+        offers = list(standard_op_offers(kind)) + graph_rewrite_offers(kind)
         for source in (torchlib_offer(kind), stub_offer(kind)):
             check_cancelled(cancelled)
             if source is not None:
@@ -571,6 +579,10 @@ def _preparation_problem(exc: Exception, fx_graph: Graph) -> UnsupportedNode:
     frames = _SOURCE_FRAME_RE.findall(text.partition("Original traceback:")[2])
     source = f"{Path(frames[-1][0]).name}:{frames[-1][1]}" if frames else ""
     node = next((n for n in fx_graph.nodes if n.kind == kind and source and n.source == source), None)
+    if node is None and source:  # the pass's node came from decomposing the captured one (rsub -> sub)
+        name = kind.partition("::")[2].partition(".")[0]
+        node = next((n for n in fx_graph.nodes if n.source == source and name
+                     and n.kind.partition("::")[2].partition(".")[0].endswith(name)), None)
     if node is not None:
         node.unsupported = True
     first_line = text.splitlines()[0] if text else ""

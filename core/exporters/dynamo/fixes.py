@@ -4,8 +4,10 @@ A dynamo template is a template file (same ``TEMPLATE`` dict as the TorchScript 
 ``symbolic`` is either an onnxscript function in trace mode, registered for the op overload the
 way ``torch.onnx.export(dynamo=True, custom_translation_table={op: fn})`` does (family
 ``dynamo_translation``), or a torch function registered as a decomposition of the op
-(``ep.run_decompositions({op: fn})``, family ``dynamo_decomposition``). A fix for one node
-(``instance`` = its FX node name) dispatches on the FX node being translated.
+(``ep.run_decompositions({op: fn})``, family ``dynamo_decomposition``), or a pass over the
+captured program run before torch.onnx's own passes (``symbolic(program)`` rewrites its graph and
+says what it changed, family ``dynamo_graph_rewrite``). A fix for one node (``instance`` = its FX
+node name) dispatches on the FX node being translated.
 """
 from __future__ import annotations
 
@@ -19,13 +21,15 @@ import torch
 
 from fixport.core.exporters.dynamo.script_part import by_instance
 from fixport.core.model.errors import TemplateValidationError
+from fixport.core.model.fix_choices import GraphRewrite
 from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
+from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, DYNAMO_GRAPH_REWRITE_FAMILY
 from fixport.symbolics.library import for_complex_inputs
 
 FAMILY_TRANSLATION = "dynamo_translation"
 FAMILY_DECOMPOSITION = DYNAMO_DECOMPOSITION_FAMILY
-DYNAMO_FAMILIES = (FAMILY_TRANSLATION, FAMILY_DECOMPOSITION)
+FAMILY_GRAPH_REWRITE = DYNAMO_GRAPH_REWRITE_FAMILY
+DYNAMO_FAMILIES = (FAMILY_TRANSLATION, FAMILY_DECOMPOSITION, FAMILY_GRAPH_REWRITE)
 
 
 @dataclass
@@ -36,10 +40,11 @@ class DynamoFixes:
     translations: dict[Any, dict[str | None, Callable]] = field(default_factory=dict)
     complex_translations: dict[Any, Callable] = field(default_factory=dict)  # for the op on complex values
     decompositions: dict[str, Callable] = field(default_factory=dict)  # by kind: see apply_decompositions
+    graph_rewrites: list[tuple[str, Callable]] = field(default_factory=list)  # (template id, pass), in order
     custom_opsets: dict[str, int] = field(default_factory=dict)
 
     def __bool__(self) -> bool:
-        return bool(self.translations or self.complex_translations or self.decompositions)
+        return bool(self.translations or self.complex_translations or self.decompositions or self.graph_rewrites)
 
 
 _ACTIVE: contextvars.ContextVar[DynamoFixes | None] = contextvars.ContextVar("fixport_dynamo_fixes", default=None)
@@ -92,7 +97,10 @@ def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
     for mapping in mappings:
         function = compile_mapping(mapping)
         fixes.custom_opsets.update(mapping.domain_opsets())
-        if template_family(mapping.source) == FAMILY_DECOMPOSITION:
+        family = template_family(mapping.source)
+        if family == FAMILY_GRAPH_REWRITE:
+            fixes.graph_rewrites.append((mapping.template_id, function))
+        elif family == FAMILY_DECOMPOSITION:
             fixes.decompositions[mapping.replaced_kind] = function
         elif for_complex_inputs(mapping.source):
             fixes.complex_translations[op_overload(mapping.target_kind)] = function
@@ -142,6 +150,24 @@ def apply_decompositions(program: torch.export.ExportedProgram, fixes: DynamoFix
             f"A decomposition fix failed while decomposing: {type(error).__name__}: "
             f"{str(error).splitlines()[0][:300] if str(error) else ''}",
             "Edit the decomposition so it traces with fake tensors (torch ops only).") from error
+
+
+def apply_graph_rewrites(program: torch.export.ExportedProgram, fixes: DynamoFixes) -> list[GraphRewrite]:
+    """Run the fixes' graph rewrites on ``program`` in place (before torch.onnx's own passes); what
+    each changed, node by node."""
+    done: list[GraphRewrite] = []
+    for template_id, rewrite in fixes.graph_rewrites:
+        try:
+            changed = rewrite(program)
+        except Exception as error:
+            raise TemplateValidationError(
+                f"The graph rewrite {template_id} failed: {type(error).__name__}: "
+                f"{str(error).splitlines()[0][:300] if str(error) else ''}",
+                "Edit the rewrite so it changes the captured program's graph in place and returns what it "
+                "changed as (node, op, change) tuples.") from error
+        done += [GraphRewrite(template_id, str(node), str(target), str(change))
+                 for node, target, change in changed or ()]
+    return done
 
 
 @contextmanager

@@ -21,9 +21,13 @@ from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.torch_export.op_alone import OpAlone
 from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.vocabulary import ProblemReason
 
 if TYPE_CHECKING:
     from fixport.core.loaders.loading import LoadedModel
+
+_NOT_CAPTURED = "torch.export could not capture the model as one graph"
+_PASS_FAILED = "torch.onnx's own pass over the captured graph failed, which only the whole model runs"
 
 
 def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedModel,
@@ -34,7 +38,8 @@ def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedMod
     in ``captured``, the program ``program`` was decomposed from: its fix replaces that op."""
     samples = NodeSamples()
     if program is None:
-        samples.undecided = {p.instance: "torch.export could not capture the model as one graph" for p in problems}
+        samples.undecided = {p.instance: _PASS_FAILED if p.reason == ProblemReason.EXPORT_FAILED else _NOT_CAPTURED
+                             for p in problems}
         return samples
     nodes = {node.name: node for node in program.graph.nodes if node.op == "call_function"}
     captured_nodes = {node.name: node for node in captured.graph.nodes} if captured is not None else {}

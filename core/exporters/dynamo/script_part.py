@@ -1,6 +1,7 @@
 """The dynamo exporter's part of the fix script, ``torch.onnx.export(dynamo=True)``: the fixes
-written in onnxscript go in as its ``custom_translation_table``, and those written in torch ops
-are run as decompositions on the captured program first.
+written in onnxscript go in as its ``custom_translation_table``, those written in torch ops
+are run as decompositions on the captured program first, and the rewrites of the captured graph
+(``symbolic(program)``) run on it before torch.onnx's own passes.
 
 The fix-script writer puts this file into the script whole, beside the support package
 (``fixport.core.script_support``), the only Fixport code it imports. What must match Fixport
@@ -25,6 +26,7 @@ NO_GRAD = "no_grad"
 STRICT = "strict"
 CORE_ATEN = "core_aten"
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
+GRAPH_REWRITE_FAMILY = "dynamo_graph_rewrite"  # the fix rewrites the captured program's graph in place
 PASSED_OPTIONS = ("input_names", "output_names")  # what dynamo=True takes of a project's options as they are
 
 
@@ -47,7 +49,7 @@ def translation_table(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
     """Op overload -> the fix's ONNX function (one dispatching by FX node where a fix is for one node)."""
     by_kind: dict[str, list[ScriptFix]] = {}
     for fix in fixes:
-        if fix.family != DECOMPOSITION_FAMILY and not fix.complex_inputs:
+        if fix.family not in (DECOMPOSITION_FAMILY, GRAPH_REWRITE_FAMILY) and not fix.complex_inputs:
             by_kind.setdefault(fix.kind, []).append(fix)
     table: dict[Any, Callable] = {}
     for kind, entries in by_kind.items():
@@ -123,17 +125,23 @@ def dynamicshapes_by_parameter(job: ExportJob, dynamic_axes: dict[str, Any] | No
 
 def captured(job: ExportJob, settings: Sequence[str], dynamic_shapes: Any = None) -> Any:
     """What torch.onnx.export is given: the model, or the program captured as the settings and the
-    fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions),
+    fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions,
+    the rewrites of its graph),
     its named dynamic dims taken as ``Dim.DYNAMIC`` (the names are torch.onnx.export's to keep)."""
     replaced = decompositions(job.fixes)
-    if not replaced and STRICT not in settings and CORE_ATEN not in settings:
+    rewrites = [fix.function for fix in job.fixes if fix.family == GRAPH_REWRITE_FAMILY]
+    if not replaced and not rewrites and STRICT not in settings and CORE_ATEN not in settings:
         return job.model
     dims = torch.utils._pytree.tree_map(lambda dim: torch.export.Dim.DYNAMIC if isinstance(dim, str) else dim,
                                         dynamic_shapes)
     program = torch.export.export(job.model, job.inputs, dynamic_shapes=dims, strict=STRICT in settings)
     if CORE_ATEN in settings:
         program = program.run_decompositions()
-    return program.run_decompositions(replaced) if replaced else program
+    program = program.run_decompositions(replaced) if replaced else program
+    for rewrite in rewrites:  # as Fixport runs them: after the decompositions, before torch.onnx's passes
+        for node, target, change in rewrite(program):
+            print(f"rewrote the captured graph's node {node} ({target}): {change}")
+    return program
 
 
 def shapes_by_parameter(module: Any, args: tuple, per_input: list[dict[int, str] | None]) -> Any:

@@ -217,7 +217,8 @@ def _custom_domain(offers: _Offers) -> list[Candidate]:
                       runs_in_onnxruntime=False)]
 
 
-# Every strategy of FIX_STRATEGIES: the TorchScript exporter declines none.
+# The strategies of FIX_STRATEGIES: the TorchScript exporter declines only the rewrite of a captured
+# FX graph (its graph is TorchScript's, and torch.onnx runs no pass over an FX graph for it).
 STRATEGIES: StrategyTable[_Offers] = {
     KERNEL_TYPES: _kernel_types,
     STANDARD_OP: _standard_op,
