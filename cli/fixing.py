@@ -111,7 +111,7 @@ def _pinned_dims(choice, result) -> str:
 
 
 def _choice_json(choice, result) -> dict:
-    return {**vars(choice), "pinned_dims": _pinned_dims(choice, result)}
+    return {**vars(choice), "rewrites": [vars(r) for r in choice.rewrites], "pinned_dims": _pinned_dims(choice, result)}
 
 
 def unfixed_advice(result: AutoFixResult, model_name: str) -> dict[str, str]:

@@ -7,7 +7,6 @@ from __future__ import annotations
 import ast
 import builtins
 import inspect
-import re
 import textwrap
 
 import torch
@@ -16,7 +15,6 @@ from fixport.symbolics.api import op_schema
 
 TORCHLIB_TEMPLATE_ID = "dynamo.torchlib_start"
 STUB_TEMPLATE_ID = "dynamo.stub"
-_DECORATOR_RE = re.compile(r"^@.*\n", re.MULTILINE)
 
 
 def _template_source(docstring: str, imports: str, meta: dict, body: str) -> str:
@@ -54,8 +52,7 @@ def torchlib_offer(kind: str) -> str | None:
         source = textwrap.dedent(inspect.getsource(function))
     except (OSError, TypeError):
         return None
-    body = _DECORATOR_RE.sub("", source, count=source.count("\n@") + 1).replace(
-        f"def {function.__name__}(", "def symbolic(", 1)
+    body = _without_decorators(source).replace(f"def {function.__name__}(", "def symbolic(", 1)
     imports = ("from onnxscript import ir  # noqa: F401\n"
                "from onnxscript.onnx_opset import opset18 as op  # noqa: F401\n"
                + _helper_imports(body, function))
@@ -64,6 +61,13 @@ def torchlib_offer(kind: str) -> str | None:
                  "torch_lib's own function: change what fails (a type ONNX Runtime lacks, an attribute).")
     return _template_source(f"{kind}: torch_lib's {function.__name__} as a starting point.\n\n"
                             f"Copied from {function.__module__}; edit it, then apply.\n", imports, meta, body)
+
+
+def _without_decorators(source: str) -> str:
+    """A function's source from its ``def`` line: decorators dropped, those over several lines too
+    (torch_lib's ``@torch_op((...), trace_only=True)``)."""
+    definition = ast.parse(source).body[0]
+    return "".join(source.splitlines(keepends=True)[definition.lineno - 1:])
 
 
 def _helper_imports(body: str, function: object) -> str:
