@@ -31,7 +31,13 @@ from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.trace_warnings import TraceWarning, constants_into, nodes_it_produced, trace_warnings
+from fixport.core.model.trace_warnings import (
+    TraceWarning,
+    constants_into,
+    kept_reads,
+    nodes_it_produced,
+    trace_warnings,
+)
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
@@ -86,7 +92,7 @@ def suspect_inputs(loaded: LoadedModel, options: ExportOptions, onnx_inputs: lis
     fewer = len(taken) < len(names) and any(name in taken for name in names)
     dropped = [position for position, name in enumerate(names) if fewer and name not in taken]
     traced = options.exporter == TORCHSCRIPT.name
-    warned = {warning.line for warning in trace_warnings(warnings)}
+    warned = {warning.line for warning in trace_warnings(warnings)} | kept_reads(warnings)  # kept: checked too
     if not (dropped or (warned if traced else any(_integer_or_bool(t) for t in example))):
         return []
     reads = {position: [line for line in lines if line in warned] if traced else lines
@@ -125,12 +131,15 @@ def other_values(tensor: torch.Tensor) -> Iterator[tuple[torch.Tensor, str]]:
         yield tensor * 2, ""
     if tensor.dtype == torch.bool:
         yield ~tensor, ""
+    if tensor.dtype.is_floating_point and tensor.numel() <= MAX_LABELLED_ELEMENTS:
+        yield tensor + 1, ""  # a factor or a threshold: random values are often ones torch refuses (a scale below 0)
     yield random_like(tensor, tensor.shape, torch.Generator().manual_seed(SHAPE_SEED)), f"seed {SHAPE_SEED}"
 
 
 def value_label(name: str, tensor: torch.Tensor, how: str) -> str:
     """'sizes=[[3, 2], [2, 3]]', or 'ids=other random values (seed 7)' for a big tensor."""
-    if tensor.numel() <= MAX_LABELLED_ELEMENTS and not (tensor.dtype.is_floating_point or tensor.dtype.is_complex):
+    made = not (tensor.dtype.is_floating_point or tensor.dtype.is_complex) or not how  # not random floats
+    if tensor.numel() <= MAX_LABELLED_ELEMENTS and made:
         return f"{name}={tensor.tolist()}"
     return f"{name}=other {'random ' if how else ''}values" + (f" ({how})" if how else "")
 

@@ -24,6 +24,7 @@ FAMILY_GENERIC = "generic"  # a template that fits any op
 FAMILY_KERNEL_TYPES = "kernel_types"  # torch's symbolic, inputs cast to types ONNX Runtime has kernels for
 FAMILY_CUSTOM_DOMAIN = "custom_domain"  # a node ONNX Runtime cannot run: the target runtime must
 FAMILY_GRAPH_REWRITE = "graph_rewrite"  # an FX pass on the captured graph before torch.onnx's own passes
+FAMILY_TRACED_VALUE_INPUT = "traced_value_input"  # a value the trace baked, kept an input by a generated Function
 CUSTOM_DOMAIN_WHY = "a custom-domain node: ONNX Runtime cannot run it; the target runtime must implement it"
 
 

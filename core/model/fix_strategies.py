@@ -33,6 +33,9 @@ GRAPH_REWRITE = FixStrategy(
     "graph_rewrite", "for a failure in torch.onnx's own passes over the captured graph: an FX pass at the failing "
     "node before they run (the integer operand of float arithmetic cast to the float type, so type promotion finds "
     "an overload)")
+TRACED_VALUE_INPUT = FixStrategy(
+    "traced_value_input", "for an input whose value the trace bakes into a resize (float(scale)): a generated "
+    "autograd.Function whose symbolic passes the runtime value to Resize, so the input stays an input")
 KERNEL_TYPES = FixStrategy(
     "kernel_types", "for a node ONNX Runtime has no kernel for at its types: torch's own conversion with the "
     "inputs cast to the dtypes torch traced them with")
@@ -66,6 +69,7 @@ CUSTOM_DOMAIN = FixStrategy(
 
 FIX_STRATEGIES: tuple[FixStrategy, ...] = (
     GRAPH_REWRITE,
+    TRACED_VALUE_INPUT,
     KERNEL_TYPES,
     STANDARD_OP,
     HAND_WRITTEN,

@@ -13,6 +13,9 @@ from dataclasses import dataclass
 from fixport.core.model.graph import Graph, Node
 
 _TRACED_AT_RE = re.compile(r"^TracerWarning at ([^:]+:\d+): (.*)$", re.S)
+# Said by a fix that keeps a value the trace would bake an input (symbolics/synthesis/runtime_scale.py):
+# the line still reads the input's values, which the value check tries at other values.
+KEPT_AT_RE = re.compile(r"^TracedValueKept at ([^:]+:\d+): ")
 CONSTANT_KINDS = ("prim::Constant", "onnx::Constant")
 
 
@@ -36,6 +39,11 @@ def trace_warning(text: str) -> TraceWarning | None:
 
 def trace_warnings(texts: list[str]) -> list[TraceWarning]:
     return [w for w in map(trace_warning, texts) if w is not None]
+
+
+def kept_reads(texts: list[str]) -> set[str]:
+    """The lines ('file.py:12') whose values a fix kept inputs of the traced graph."""
+    return {match[1] for text in texts if (match := KEPT_AT_RE.match(text))}
 
 
 def _place(source: str) -> tuple[str, int] | None:

@@ -25,6 +25,7 @@ CHECKPOINT_TASKS = ("text-generation", "text2text-generation", "automatic-speech
 UNPLACED_KIND = "onnx::?"  # a failure that names no node of the export (nor an op of the model)
 DYNAMO_DECOMPOSITION_FAMILY = "dynamo_decomposition"  # a dynamo fix written in torch ops, run as a decomposition
 DYNAMO_GRAPH_REWRITE_FAMILY = "dynamo_graph_rewrite"  # a dynamo fix that rewrites the captured graph before torch.onnx
+TRACED_VALUE_FAMILY = "torchscript_traced_value"  # a TorchScript fix: the context the model is traced in
 
 
 class ProblemReason(StrEnum):

@@ -12,6 +12,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fixport.core.model.fix_choices import FAMILY_TRACED_VALUE_INPUT
 from fixport.core.model.fix_records import last_rejection_for
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
@@ -112,6 +113,8 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
                                        by_kind.get((choice.kind, choice.python_op_name))))
         plan.notes += [f"{label}: {choice.template_id} rewrote the captured graph's node {r.line()}"
                        for r in choice.rewrites]
+        if choice.family == FAMILY_TRACED_VALUE_INPUT:  # what it changed: the node the trace makes instead
+            plan.notes.append(f"{label}: {choice.template_id}: {choice.why}")
     for kind in dict.fromkeys(result.no_template):
         plan.outcomes.append(FixedKind(kind, _why_none_fitted(kind, result), fitted=False))
     if result.kept_best:  # the search's last state was worse than one it verified: the Log says which it kept

@@ -1,12 +1,22 @@
-"""Applying fixes: a project's mappings -> symbolics registered with the exporter for one export."""
+"""Applying fixes: a project's mappings -> symbolics registered with the exporter for one export,
+and the contexts the model is traced in (a fix that keeps a traced value an input)."""
 from __future__ import annotations
 
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import ExitStack, contextmanager
 
 from fixport.core.model.errors import TemplateValidationError
 from fixport.core.model.project import FixMapping
-from fixport.symbolics.library import TemplateLibrary
+from fixport.core.model.vocabulary import TRACED_VALUE_FAMILY
+from fixport.symbolics.library import TemplateFormatError, TemplateLibrary, parse_template_source
+
+
+def traced_in(mapping: FixMapping) -> bool:
+    """Whether the fix is a context the model is traced in, not a symbolic (its TEMPLATE's family)."""
+    try:
+        return parse_template_source(mapping.source).family == TRACED_VALUE_FAMILY
+    except TemplateFormatError:
+        return False
 
 
 def mapping_specs(mappings: list[FixMapping], library: TemplateLibrary | None = None):
@@ -30,6 +40,7 @@ def validate_mappings(mappings: list[FixMapping], opset: int, specs: list | None
     """Raise TemplateValidationError for the first mapping that cannot work at ``opset``."""
     from fixport.core.exporters.torchscript.symbolic_registration import validate_mapping
 
+    mappings = [m for m in mappings if not traced_in(m)]  # a context to trace in is no symbolic to check
     for mapping, spec in zip(mappings, specs if specs is not None else mapping_specs(mappings)):
         problems = validate_mapping(spec, opset)
         if problems:
@@ -45,14 +56,19 @@ def applied_mappings(mappings: list[FixMapping], opset: int) -> Iterator[dict[st
     if not mappings:
         yield {}
         return
-    from fixport.core.exporters.template_compiler import TemplateError
+    from fixport.core.exporters.template_compiler import TemplateError, compile_template_source
     from fixport.core.exporters.torchscript.conversion_hooks import current_instance_key
     from fixport.core.exporters.torchscript.symbolic_registration import registered_mappings
 
-    specs = mapping_specs(mappings)
-    validate_mappings(mappings, opset, specs)
+    contexts = [m for m in mappings if traced_in(m)]
+    symbolics = [m for m in mappings if not traced_in(m)]
+    specs = mapping_specs(symbolics)
+    validate_mappings(symbolics, opset, specs)
     try:
-        with registered_mappings(specs, opset, current_instance_key) as custom_opsets:
-            yield custom_opsets
+        with ExitStack() as stack:
+            for mapping in contexts:
+                stack.enter_context(compile_template_source(mapping.source, dict(mapping.params),
+                                                            f"<template {mapping.template_id}>")())
+            yield stack.enter_context(registered_mappings(specs, opset, current_instance_key))
     except TemplateError as error:
         raise TemplateValidationError(str(error), "Fix the template source.", line=error.line) from error

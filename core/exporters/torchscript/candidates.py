@@ -20,6 +20,12 @@ runs in plain ONNX Runtime and matches torch. In TorchScript's words, the strate
 6. generic templates (``fits: *``) that run in ONNX Runtime;
 7. a custom-domain node, only when allowed: ONNX Runtime cannot run it.
 
+For an input whose value the trace bakes into a resize (``baked_input``: ``float(scale)`` handed to
+``F.interpolate``), the traced-value strategy gives the one fix that keeps it an input: the model
+traced with that interpolate run as a generated ``autograd.Function`` whose symbolic passes the
+runtime scale to ``Resize`` (:mod:`fixport.symbolics.synthesis.runtime_scale`). No conversion of
+the node changes a constant the trace made, so the other strategies do not apply to it.
+
 The opset is kept; only when no candidate works for what is left does ``opset_that_fixes``
 name a higher opset where torch or a template handles it.
 """
@@ -38,6 +44,7 @@ from fixport.core.model.fix_choices import (
     FAMILY_KERNEL_TYPES,
     FAMILY_MATERIALISED,
     FAMILY_STANDARD_OP,
+    FAMILY_TRACED_VALUE_INPUT,
     Candidate,
     custom_domain_params,
 )
@@ -54,21 +61,24 @@ from fixport.core.model.fix_strategies import (
     REWRITTEN_IMPLEMENTATION,
     STANDARD_OP,
     TORCHLIB_BRIDGE,
+    TRACED_VALUE_INPUT,
     StrategyTable,
     candidates_in_order,
 )
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import COMPLEX_TENSORS_NOTE
+from fixport.core.model.vocabulary import COMPLEX_TENSORS_NOTE, ProblemReason
 from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.symbolics.library import (
     BRIDGE_TEMPLATE_ID,
     STUB_TEMPLATE_ID,
     TIER_EXACT_OPSET,
+    TIER_EXACT_READY,
     TIER_GENERIC,
     RankedTemplate,
     TemplateLibrary,
     params_for,
+    parse_template_source,
 )
 
 CUSTOM_DOMAIN_TEMPLATE_ID = "custom_domain.custom_op"  # in the TorchScript template library
@@ -217,9 +227,30 @@ def _custom_domain(offers: _Offers) -> list[Candidate]:
                       runs_in_onnxruntime=False)]
 
 
+def traced_value_offers(kind: str) -> list[RankedTemplate]:
+    """The fix that keeps a scale factor read from an input (``float(scale)``) an input of ``kind``'s resize."""
+    from fixport.symbolics.synthesis.runtime_scale import RESIZE_KINDS, runtime_scale_template
+
+    if kind not in RESIZE_KINDS:
+        return []
+    info = parse_template_source(runtime_scale_template(), f"<generated for {kind}>")
+    return [RankedTemplate(info.id, TIER_EXACT_READY, "the resize as a generated autograd.Function whose symbolic "
+                           "passes the runtime scale to Resize: the scale stays an input", info)]
+
+
+def _traced_value_input(offers: _Offers) -> list[Candidate]:
+    problem = offers.problem
+    if problem.reason != ProblemReason.BAKED_INPUT:
+        return []
+    where = f" at {problem.source}" if problem.source else ""
+    return [Candidate(_mapping(problem, o), FAMILY_TRACED_VALUE_INPUT, f"{o.why} ({problem.kind}{where} traced as "
+                      "RuntimeScaleResize)") for o in traced_value_offers(problem.kind)]
+
+
 # The strategies of FIX_STRATEGIES: the TorchScript exporter declines only the rewrite of a captured
 # FX graph (its graph is TorchScript's, and torch.onnx runs no pass over an FX graph for it).
 STRATEGIES: StrategyTable[_Offers] = {
+    TRACED_VALUE_INPUT: _traced_value_input,
     KERNEL_TYPES: _kernel_types,
     STANDARD_OP: _standard_op,
     HAND_WRITTEN: _hand_written,
@@ -240,6 +271,8 @@ def candidates_for(problem: UnsupportedNode, opset: int, library: TemplateLibrar
     """Every fix worth trying for ``problem`` at ``opset``, in the order of
     :data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES`; ``sample``: the node's values, for
     the fixes made from them."""
+    if problem.reason == ProblemReason.BAKED_INPUT:  # a constant the trace made: no conversion changes it
+        return _traced_value_input(_Offers(problem, opset, library, [], [], [], [], []))
     return candidates_in_order(STRATEGIES, _prepared(problem, opset, library, sample), allow_custom)
 
 

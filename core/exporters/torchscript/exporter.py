@@ -25,7 +25,12 @@ from fixport.core.exporters.base import (
 )
 from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.torchscript.applied_fixes import applied_mappings, validate_mappings
-from fixport.core.exporters.torchscript.candidates import STRATEGIES, candidates_for, opset_that_fixes
+from fixport.core.exporters.torchscript.candidates import (
+    STRATEGIES,
+    candidates_for,
+    opset_that_fixes,
+    traced_value_offers,
+)
 from fixport.core.exporters.torchscript.capture import TorchCaptureError, TorchGraphRecorder
 from fixport.core.exporters.torchscript.conversion_hooks import ConversionRecord, conversion_hooks
 from fixport.core.exporters.torchscript.failure_reasons import classify_failure
@@ -181,6 +186,8 @@ class TorchScriptExporter(Exporter):
             return False  # an ONNX node ORT refuses with no TorchScript op to re-convert
         if problem.reason == ProblemReason.EXPORT_FAILED and not problem.instance:
             return False  # the export itself failed, no node named: no op to give a fix to
+        if problem.reason == ProblemReason.BAKED_INPUT:  # a scale read with float(): kept an input by a Function
+            return bool(traced_value_offers(problem.kind))
         # The model's own randomness, sizes or input values its code turned into constants: no conversion changes that.
         return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED,
                                       ProblemReason.BAKED_INPUT)
@@ -195,7 +202,8 @@ class TorchScriptExporter(Exporter):
     def generated_offers(self, kind: str, opset: int, cancelled: CancelCallback | None = None
                          ) -> list[RankedTemplate]:
         """The ONNX op of the same name, torch's decomposition replayed, a torch.library op's own
-        code inlined, the constant matrix of a linear op (``symbolics/synthesis/``)."""
+        code inlined, the constant matrix of a linear op (``symbolics/synthesis/``); for a resize, the
+        fix that keeps a scale read with ``float(scale)`` an input."""
         from fixport.symbolics.synthesis.offers import (
             decomposition_offer,
             inlined_offer,
@@ -212,7 +220,7 @@ class TorchScriptExporter(Exporter):
                 offer = None
             if offer is not None:
                 offers.append(offer)
-        return offers
+        return offers + traced_value_offers(kind)
 
     def op_info(self, kind: str) -> OpInfo:
         """The op's TorchScript schemas and the opsets torch has a built-in symbolic at."""

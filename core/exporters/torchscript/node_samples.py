@@ -28,6 +28,7 @@ from fixport.core.exporters.torchscript.capture import (
 from fixport.core.exporters.torchscript.source_graph import all_nodes, instance_keys
 from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.vocabulary import ProblemReason
 
 if TYPE_CHECKING:
     from fixport.core.loaders.loading import LoadedModel
@@ -66,7 +67,10 @@ def node_samples(run_export: Callable[[], object], loaded: LoadedModel,
     wanted: dict[str, torch._C.Node] = {}
     for problem in problems:
         node = by_key.get(problem.instance)
-        if node is None:
+        if problem.reason == ProblemReason.BAKED_INPUT:
+            samples.undecided[problem.instance] = ("the input's values reach the node through the model's Python, "
+                                                   "which only the whole model runs")
+        elif node is None:
             samples.undecided[problem.instance] = "the node is not in the graph the exporter converts"
         elif node.owningBlock() != graph.block():
             samples.undecided[problem.instance] = "the node sits inside a control-flow block"

@@ -29,6 +29,7 @@ from fixport.core.script_support.scopes import module_scope
 from fixport.core.script_support.script import ExportJob, ScriptFix
 
 PYTHON_OP_KIND = "prim::PythonOp"  # every autograd.Function's node
+TRACED_VALUE_FAMILY = "torchscript_traced_value"  # a fix whose symbolic() is the context the model is traced in
 INSTANCE_KEY_SEPARATOR = "|"
 _FRAME_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
 _STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
@@ -284,8 +285,13 @@ def fixes_by_kind(fixes: Sequence[ScriptFix]) -> dict[str, list[ScriptFix]]:
 
 @contextmanager
 def fixes_registered(fixes: Sequence[ScriptFix], opset: int) -> Iterator[None]:
-    """Every fix registered with the TorchScript exporter for the exports run inside; undone after."""
+    """Every fix registered with the TorchScript exporter for the exports run inside, and the contexts
+    the model is traced in entered (a value the trace would bake kept an input); undone after."""
     with ExitStack() as undo:
+        for fix in fixes:
+            if fix.family == TRACED_VALUE_FAMILY:  # the context the model is traced in, not a symbolic
+                undo.enter_context(fix.function())
+        fixes = [fix for fix in fixes if fix.family != TRACED_VALUE_FAMILY]
         if any(fix.instance for fix in fixes):
             undo.enter_context(_nodes_keyed_before_conversion())
         for kind, entries in fixes_by_kind(fixes).items():
