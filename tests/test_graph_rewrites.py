@@ -134,3 +134,26 @@ def test_the_project_and_the_fix_script_keep_the_rewrite(cli, model_file, tmp_pa
     assert "batch=" in ran.stdout  # the script checked the other sizes too
     session = ort.InferenceSession(str(output))  # and the mask stays an integer input of the ONNX graph
     assert [i.type for i in session.get_inputs()] == ["tensor(float)", "tensor(int64)"]
+
+
+@pytest.mark.slow
+def test_the_windows_fix_all_names_the_node_it_rewrote(worker, model_file, tmp_path: Path, monkeypatch) -> None:
+    """The session behind the window: Fix all's row for the kind and its Log say which node changed how."""
+    from fixport.core.session import events
+    from fixport.core.session.jobs import QueuedJobs
+    from fixport.core.session.session import Session
+
+    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+    jobs = QueuedJobs(worker, on_failed=lambda request, error: pytest.fail(f"{type(request).__name__}: {error}"))
+    session = Session(jobs)
+    assert session.open(model_file("masked_attention.py", MASKED_ATTENTION), dict(DYNAMO))
+    jobs.run_all()
+    recorded = session.events.record()
+    session.start_fix_all()
+    jobs.run_all()
+    assert session.workbench.analysis is not None and session.workbench.analysis.unsupported == []
+    assert [m.template_id for m in session.workbench.project.mappings] == [CAST_INTEGER_OPERAND_ID]
+    (row,) = session.fix_outcomes
+    assert row.fitted and "rewrote rsub (aten.rsub.Scalar): its torch.int64 operand" in row.how, row.how
+    log = [event for event in recorded if isinstance(event, events.Logged)]
+    assert any("rewrote the captured graph's node rsub" in event.details for event in log), log
