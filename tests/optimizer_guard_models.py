@@ -66,3 +66,31 @@ def layer_norm_export(path: str) -> onnx.ModelProto:
     torch.onnx.export(LayerNormByHand(), (layer_norm_input(),), path, input_names=["x"], output_names=["out"],
                       opset_version=16, dynamo=False)
     return onnx.load(path)
+
+
+# The same layer norm as a model file `compare` opens (build() and the opset that exports the pattern).
+LAYER_NORM_MODEL_FILE = f'''
+    import torch
+
+    FIXPORT_EXAMPLE = {{"opset": 16}}
+    WIDTH = {LAYER_NORM_WIDTH}
+
+
+    class LayerNormByHand(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.weight = torch.nn.Parameter(torch.ones(WIDTH))
+            self.bias = torch.nn.Parameter(torch.zeros(WIDTH))
+
+        def forward(self, x):
+            if torch.onnx.is_in_onnx_export():
+                centred = x - x.mean(-1, keepdim=True)
+                return centred / torch.sqrt(centred.pow(2).mean(-1, keepdim=True) + 1e-5) * self.weight + self.bias
+            return torch.nn.functional.layer_norm(x, (WIDTH,), self.weight, self.bias)
+
+
+    def build():
+        generator = torch.Generator().manual_seed({LAYER_NORM_SEED})
+        x = {LAYER_NORM_OFFSET} + torch.randn(2, WIDTH, generator=generator) * {LAYER_NORM_SPREAD}
+        return LayerNormByHand().eval(), (x,)
+'''

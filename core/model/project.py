@@ -16,6 +16,7 @@ from fixport.core.model.errors import ExportError, ProjectError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Node
 from fixport.core.model.inputs import InputOptions, parse_input_spec
+from fixport.core.model.optimizer_guard import OptimizerFix
 from fixport.core.model.shape_sets import ShapeSet, parse_shape_lines
 
 FORMAT_VERSION = 3
@@ -98,6 +99,15 @@ class Project:
     # task, the first component). Optional keys, so files without them read as before (no version bump).
     task: str | None = None
     component: str | None = None
+    # The settings that avoid an optimizer pass `compare --optimize` found breaking the export
+    # (OptimizerFix.to_json each); an optional key like task's.
+    optimizer_fixes: list[dict[str, Any]] = field(default_factory=list)
+
+    def set_optimizer_fixes(self, fixes: list[OptimizerFix]) -> None:
+        """Keep ``fixes``, each replacing a saved one for the same variant."""
+        found = {fix.variant for fix in fixes}
+        kept = [f for f in self.optimizer_fixes if OptimizerFix.from_json(f).variant not in found]
+        self.optimizer_fixes = kept + [fix.to_json() for fix in fixes]
 
     def input_options(self) -> InputOptions:
         return InputOptions(specs=[parse_input_spec(s) for s in self.input_specs],
