@@ -104,10 +104,7 @@ class Project:
     optimizer_fixes: list[dict[str, Any]] = field(default_factory=list)
 
     def set_optimizer_fixes(self, fixes: list[OptimizerFix]) -> None:
-        """Keep ``fixes``, each replacing a saved one for the same variant."""
-        found = {fix.variant for fix in fixes}
-        kept = [f for f in self.optimizer_fixes if OptimizerFix.from_json(f).variant not in found]
-        self.optimizer_fixes = kept + [fix.to_json() for fix in fixes]
+        self.optimizer_fixes = merged_optimizer_fixes(self.optimizer_fixes, fixes)
 
     def input_options(self) -> InputOptions:
         return InputOptions(specs=[parse_input_spec(s) for s in self.input_specs],
@@ -137,6 +134,13 @@ class Project:
         if project_path is not None:
             data["model_path"] = _relative_if_possible(Path(self.model_path), Path(project_path).resolve().parent)
         return {"format_version": FORMAT_VERSION, "app": "fixport", **data}
+
+
+def merged_optimizer_fixes(saved: list[dict[str, Any]], fixes: list[OptimizerFix]) -> list[dict[str, Any]]:
+    """``saved`` (a project's optimizer_fixes) with ``fixes`` added, each replacing one for the same variant."""
+    found = {fix.variant for fix in fixes}
+    kept = [f for f in saved if OptimizerFix.from_json(f).variant not in found]
+    return kept + [fix.to_json() for fix in fixes]
 
 
 def _relative_if_possible(path: Path, base: Path) -> str:
