@@ -5,20 +5,30 @@
   from the basic level up ONNX Runtime refuses to load it (DivMulFusion rewires the Mul's input,
   then CastElimination removes the Cast its new Div still reads).
 * ``LayerNormByHand``: a layer norm written out in the export (torch's side is ``layer_norm``
-  itself), the pattern ONNX Runtime's LayerNormFusion (level extended and up) fuses. On this
-  input far from zero (offset 1000, spread 0.1) the fused kernel's outputs leave torch's tolerance
-  (relative error 39x the float32 tolerance; unfused 0.05x), as onnxruntime#4293 reported in kind.
-  Measured on ONNX Runtime 1.32's CPU kernels here; other inputs go either way.
+  itself), the pattern ONNX Runtime's LayerNormFusion (level extended and up) replaces with its
+  fused kernel. On inputs far from zero (offset 1000, spread 0.1) float32 holds the variance
+  poorly, and the fused kernel rounds differently from the unfused graph: on some inputs the
+  fused outputs leave torch's tolerance where the unfused ones stay in it (on this machine, seed 1:
+  39x the float32 tolerance fused, 0.05x unfused), as onnxruntime#4293 reported in kind. Which
+  inputs do depends on the CPU's kernels, so the tests take the first seed where it happens here
+  (:func:`fusion_changing_seed`), found with plain ONNX Runtime sessions, not with the guard.
 """
 from __future__ import annotations
 
+import functools
+import tempfile
+from pathlib import Path
+
 import numpy as np
 import onnx
+import onnxruntime as ort
 import torch
 from onnx import TensorProto, helper
 
 LAYER_NORM_WIDTH = 64
-LAYER_NORM_OFFSET, LAYER_NORM_SPREAD, LAYER_NORM_SEED = 1000.0, 0.1, 1
+LAYER_NORM_OFFSET, LAYER_NORM_SPREAD = 1000.0, 0.1
+SEEDS_TRIED = 200
+FLOAT32_RTOL, FLOAT32_ATOL = 1e-3, 1e-5  # the default tolerance table's float32 row
 
 
 def refused_at_basic() -> onnx.ModelProto:
@@ -56,20 +66,44 @@ class LayerNormByHand(torch.nn.Module):
         return torch.nn.functional.layer_norm(x, (LAYER_NORM_WIDTH,), self.weight, self.bias)
 
 
-def layer_norm_input() -> torch.Tensor:
-    generator = torch.Generator().manual_seed(LAYER_NORM_SEED)
+def layer_norm_input(seed: int) -> torch.Tensor:
+    generator = torch.Generator().manual_seed(seed)
     return LAYER_NORM_OFFSET + torch.randn(2, LAYER_NORM_WIDTH, generator=generator) * LAYER_NORM_SPREAD
 
 
 def layer_norm_export(path: str) -> onnx.ModelProto:
     """``LayerNormByHand`` exported by the TorchScript exporter at opset 16 (the pattern ORT fuses)."""
-    torch.onnx.export(LayerNormByHand(), (layer_norm_input(),), path, input_names=["x"], output_names=["out"],
+    torch.onnx.export(LayerNormByHand(), (layer_norm_input(0),), path, input_names=["x"], output_names=["out"],
                       opset_version=16, dynamo=False)
     return onnx.load(path)
 
 
-# The same layer norm as a model file `compare` opens (build() and the opset that exports the pattern).
-LAYER_NORM_MODEL_FILE = f'''
+@functools.lru_cache(maxsize=1)
+def fusion_changing_seed() -> int:
+    """The first input seed where ONNX Runtime's basic level matches torch and its extended level
+    (the layer norm fused) does not, with plain sessions at the default float32 tolerance."""
+    with tempfile.TemporaryDirectory() as folder:
+        data = layer_norm_export(str(Path(folder) / "layer_norm.onnx")).SerializeToString()
+    sessions = []
+    for level in (ort.GraphOptimizationLevel.ORT_ENABLE_BASIC, ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED):
+        options = ort.SessionOptions()
+        options.graph_optimization_level = level
+        sessions.append(ort.InferenceSession(data, options, providers=["CPUExecutionProvider"]))
+    module = LayerNormByHand()
+    for seed in range(SEEDS_TRIED):
+        x = layer_norm_input(seed)
+        with torch.no_grad():
+            expected = module(x).numpy()
+        unfused, fused = (np.allclose(s.run(None, {"x": x.numpy()})[0], expected, rtol=FLOAT32_RTOL,
+                                      atol=FLOAT32_ATOL) for s in sessions)
+        if unfused and not fused:
+            return seed
+    raise AssertionError(f"No input of {SEEDS_TRIED} where ONNX Runtime's LayerNormFusion changes the verdict")
+
+
+def layer_norm_model_file(seed: int) -> str:
+    """The same layer norm as a model file `compare` opens (build() and the opset that exports the pattern)."""
+    return f'''
     import torch
 
     FIXPORT_EXAMPLE = {{"opset": 16}}
@@ -90,7 +124,7 @@ LAYER_NORM_MODEL_FILE = f'''
 
 
     def build():
-        generator = torch.Generator().manual_seed({LAYER_NORM_SEED})
+        generator = torch.Generator().manual_seed({seed})
         x = {LAYER_NORM_OFFSET} + torch.randn(2, WIDTH, generator=generator) * {LAYER_NORM_SPREAD}
         return LayerNormByHand().eval(), (x,)
 '''

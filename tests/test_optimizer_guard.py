@@ -19,6 +19,7 @@ from fixport.core.model.optimizer_guard import (
 from fixport.core.model.tolerances import ToleranceTable
 from tests.optimizer_guard_models import (
     LayerNormByHand,
+    fusion_changing_seed,
     layer_norm_export,
     layer_norm_input,
     refused_at_basic,
@@ -52,7 +53,7 @@ def test_a_model_basic_refuses_is_caught_and_the_pass_named() -> None:
 
 def test_a_fusion_that_changes_outputs_is_caught_and_the_fix_matches(tmp_path) -> None:
     model = layer_norm_export(str(tmp_path / "layer_norm.onnx"))
-    x = layer_norm_input()
+    x = layer_norm_input(fusion_changing_seed())
     with torch.no_grad():
         expected = LayerNormByHand()(x).numpy()  # torch's layer_norm
     reference = Reference(0, {"x": x.numpy()}, [("out", expected)])

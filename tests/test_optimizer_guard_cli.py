@@ -3,14 +3,17 @@ from __future__ import annotations
 
 import json
 
+import pytest
+
 from fixport.core.model.project import Project, load_project, save_project
-from tests.optimizer_guard_models import LAYER_NORM_MODEL_FILE
+from tests.optimizer_guard_models import fusion_changing_seed, layer_norm_model_file
 
 GUARDED = ("--runs", "1", "--no-node-analysis", "--latency-runs", "1", "--optimize", "ort:basic,ort:extended")
 
 
+@pytest.mark.slow  # the JSON test below covers the same run in the fast tier
 def test_compare_optimize_names_the_fusion_and_saves_its_fix(cli, model_file, tmp_path) -> None:
-    model = model_file("layer_norm_by_hand.py", LAYER_NORM_MODEL_FILE)
+    model = model_file("layer_norm_by_hand.py", layer_norm_model_file(fusion_changing_seed()))
     project_path = tmp_path / "layer_norm.fixport.json"
     save_project(Project(model_path=str(model)), project_path)
 
@@ -30,7 +33,7 @@ def test_compare_optimize_names_the_fusion_and_saves_its_fix(cli, model_file, tm
 
 
 def test_compare_optimize_json_and_a_bad_name(cli, model_file) -> None:
-    model = model_file("layer_norm_by_hand.py", LAYER_NORM_MODEL_FILE)
+    model = model_file("layer_norm_by_hand.py", layer_norm_model_file(fusion_changing_seed()))
     completed = cli("compare", str(model), *GUARDED, "--json")
     report = json.loads(completed.stdout)["optimizers"]
     assert [v["variant"] for v in report["variants"]] == ["ort:basic", "ort:extended"]

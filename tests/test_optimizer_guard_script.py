@@ -10,13 +10,14 @@ import pytest
 from fixport.core.deployment.optimizer_tools import switches_of
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.project import Project
-from tests.optimizer_guard_models import LAYER_NORM_MODEL_FILE, refused_at_basic, refused_at_basic_inputs
+from tests.optimizer_guard_models import layer_norm_model_file, refused_at_basic, refused_at_basic_inputs
 
 
 def test_the_fix_scripts_deployed_session_avoids_the_pass(model_file, tmp_path) -> None:
     model_path = tmp_path / "refused.onnx"
     onnx.save(refused_at_basic(), model_path)
-    project = Project(model_path=str(model_file("layer_norm_by_hand.py", LAYER_NORM_MODEL_FILE)),
+    model = model_file("layer_norm_by_hand.py", layer_norm_model_file(0))  # the script's model; not exported here
+    project = Project(model_path=str(model),
                       optimizer_fixes=[{"tool": "ort", "level": "basic", "disabled": ["DivMulFusion"]}])
     script = write_fix_script(project, tmp_path / "fix_export.py", str(tmp_path / "out.onnx"))
     text = script.read_text()
@@ -33,7 +34,8 @@ def test_the_fix_scripts_deployed_session_avoids_the_pass(model_file, tmp_path) 
 
 def test_the_script_names_onnxscripts_rules_as_the_guard_does(model_file, tmp_path) -> None:
     pytest.importorskip("onnxscript")
-    project = Project(model_path=str(model_file("layer_norm_by_hand.py", LAYER_NORM_MODEL_FILE)),
+    model = model_file("layer_norm_by_hand.py", layer_norm_model_file(0))  # the script's model; not exported here
+    project = Project(model_path=str(model),
                       optimizer_fixes=[{"tool": "onnxscript", "level": "", "disabled": ["CastCast"]}])
     script = write_fix_script(project, tmp_path / "fix_export.py", str(tmp_path / "out.onnx"))
     namespace = runpy.run_path(str(script), run_name="not_main")

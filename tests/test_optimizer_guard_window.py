@@ -3,12 +3,12 @@ pass named, and the fix saved in the project."""
 from __future__ import annotations
 
 from fixport.gui.main_window import MainWindow
-from tests.optimizer_guard_models import LAYER_NORM_MODEL_FILE
+from tests.optimizer_guard_models import fusion_changing_seed, layer_norm_model_file
 from tests.test_gui_flow import run_job
 
 
 def test_the_compare_dock_shows_the_optimizer_table(qtbot, window: MainWindow, model_file) -> None:
-    path = model_file("layer_norm_by_hand.py", LAYER_NORM_MODEL_FILE)
+    path = model_file("layer_norm_by_hand.py", layer_norm_model_file(fusion_changing_seed()))
     run_job(qtbot, window, lambda: window.open_path(path))
     window.compare.optimizers.optimize.setText("ort:basic,ort:extended")
     assert window.session.compare_optimize == "ort:basic,ort:extended"
