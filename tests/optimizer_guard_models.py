@@ -128,3 +128,28 @@ def layer_norm_model_file(seed: int) -> str:
         x = {LAYER_NORM_OFFSET} + torch.randn(2, WIDTH, generator=generator) * {LAYER_NORM_SPREAD}
         return LayerNormByHand().eval(), (x,)
 '''
+
+
+def conv_batchnorm() -> tuple[onnx.ModelProto, np.ndarray, np.ndarray]:
+    """Conv then BatchNormalization (statistics far from identity), its input, and torch's output:
+    the optimizers fold the normalization into the convolution's weights, which rounds differently."""
+    rng = np.random.RandomState(0)
+    weight = rng.randn(8, 3, 3, 3).astype(np.float32)
+    scale, shift = (rng.rand(8) * 4 + 0.5).astype(np.float32), rng.randn(8).astype(np.float32)
+    mean, var = rng.randn(8).astype(np.float32) * 3, (rng.rand(8) * 0.1 + 0.01).astype(np.float32)
+    initializers = [onnx.numpy_helper.from_array(a, n) for a, n in
+                    ((weight, "W"), (scale, "scale"), (shift, "shift"), (mean, "mean"), (var, "var"))]
+    nodes = [helper.make_node("Conv", ["x", "W"], ["c"], pads=[1, 1, 1, 1], name="conv"),
+             helper.make_node("BatchNormalization", ["c", "scale", "shift", "mean", "var"], ["out"], name="bn")]
+    graph = helper.make_graph(nodes, "conv_batchnorm", [helper.make_tensor_value_info("x", TensorProto.FLOAT,
+                                                                                       [1, 3, 8, 8])],
+                              [helper.make_tensor_value_info("out", TensorProto.FLOAT, [1, 8, 8, 8])], initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+    model.ir_version = 8
+    x = rng.randn(1, 3, 8, 8).astype(np.float32)
+    with torch.no_grad():
+        expected = torch.nn.functional.batch_norm(
+            torch.nn.functional.conv2d(torch.from_numpy(x), torch.from_numpy(weight), padding=1),
+            torch.from_numpy(mean), torch.from_numpy(var), torch.from_numpy(scale), torch.from_numpy(shift),
+            eps=1e-5).numpy()
+    return model, x, expected

@@ -19,6 +19,7 @@ from fixport.core.model.optimizer_guard import (
 from fixport.core.model.tolerances import ToleranceTable
 from tests.optimizer_guard_models import (
     LayerNormByHand,
+    conv_batchnorm,
     fusion_changing_seed,
     layer_norm_export,
     layer_norm_input,
@@ -85,3 +86,26 @@ def test_optimize_names_parse_and_bad_ones_say_what_to_use() -> None:
         parse_optimize("tensorrt")
     assert OptimizerFix.from_json({"tool": "ort", "level": "all", "disabled": ["X"], "new": 1}) == \
         OptimizerFix("ort", "all", ["X"])
+
+
+def test_each_optimizer_is_bisected_with_its_own_switches() -> None:
+    """Held to a tolerance between the unfused and the folded error (a user's tight --atol), each tool's
+    BatchNorm folding is the pass named, by the name its own switch takes, and turning it off passes."""
+    model, x, expected = conv_batchnorm()
+    unfused = float(np.abs(ort_session(model, "disabled").run(None, {"x": x})[0] - expected).max())
+    folded = float(np.abs(ort_session(model, "basic").run(None, {"x": x})[0] - expected).max())
+    assert folded > unfused  # folding the statistics into the weights rounds differently
+    tolerances = ToleranceTable(rtol=0.0, atol=(unfused + folded) / 2)
+    report = guard_optimizers(model, parse_optimize("ort:disabled,ort:basic,onnxscript,onnxslim,onnxsim"),
+                              [Reference(0, {"x": x}, [("out", expected)])], tolerances)
+    by_name = {o.variant: o for o in report.outcomes}
+    assert by_name["ort:disabled"].status == PASSED
+    expected_culprits = {"ort:basic": ["ConvBNFusion"], "onnxscript": ["FuseBatchNormIntoConv"],
+                         "onnxslim": ["FusionConvBN"],
+                         "onnxsim": ["optimization"]}  # 0.8.1 folds it even with skip_fuse_bn: only this avoids it
+    for variant, culprits in expected_culprits.items():
+        outcome = by_name[variant]
+        assert outcome.status == CHANGED, (variant, outcome.message)
+        assert outcome.culprits == culprits, (variant, outcome.message)
+        assert outcome.first_divergent_kind == "Conv"
+        assert outcome.node_count == 2  # measured as fixed: Conv and BatchNormalization stay apart
