@@ -18,6 +18,7 @@ from fixport.cli.error_log import report_internal_errors
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
 from fixport.core.model.compare_result import DEFAULT_RUNS, MAX_RUNS, CompareResult
+from fixport.core.model.errors import FixportError
 from fixport.core.model.optimizer_guard import OPTIMIZE_HELP, OptimizerReport
 from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
 from fixport.core.model.project import load_project, save_project
@@ -67,6 +68,9 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.exporters:
         from fixport.cli.compare_exporters import run_compare_exporters
 
+        if args.optimize:
+            raise FixportError("--optimize and --exporters cannot be used together: the guard checks one export.",
+                               "Compare one exporter's export with --optimize (--exporter torchscript or dynamo).")
         return run_compare_exporters(args)
     request, options, mappings = job_arguments(args)
     with command_worker(args.timeout) as worker:

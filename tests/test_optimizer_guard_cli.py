@@ -42,3 +42,5 @@ def test_compare_optimize_json_and_a_bad_name(cli, model_file) -> None:
     refused = cli("compare", str(model), "--runs", "1", "--optimize", "tensorrt")
     assert refused.returncode == 2
     assert "unknown optimizer 'tensorrt'" in refused.stderr + refused.stdout and "Traceback" not in refused.stderr
+    both = cli("compare", str(model), "--exporters", "torchscript,dynamo", "--optimize", "ort")
+    assert both.returncode == 2 and "--optimize and --exporters cannot be used together" in both.stderr + both.stdout
