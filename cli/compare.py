@@ -18,9 +18,12 @@ from fixport.cli.error_log import report_internal_errors
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
 from fixport.core.model.compare_result import DEFAULT_RUNS, MAX_RUNS, CompareResult
+from fixport.core.model.errors import FixportError
+from fixport.core.model.optimizer_guard import OPTIMIZE_HELP, OptimizerReport
 from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
+from fixport.core.model.project import load_project, save_project
 from fixport.core.model.requests import CompareRequest
-from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS
+from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS, readable_bytes
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, PRECISION_HELP, PRECISION_MODES
 
 MESSAGE_WIDTH = 100
@@ -49,6 +52,7 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--latency-runs", type=int, default=DEFAULT_LATENCY_RUNS, metavar="N",
                         help=f"time the export in ONNX Runtime: the median of N runs on the example inputs "
                              f"(0-{MAX_LATENCY_RUNS}; 0: not timed)")
+    parser.add_argument("--optimize", metavar="NAME,NAME", default="", help=OPTIMIZE_HELP)
     parser.add_argument("--exporters", metavar="NAME,NAME",
                         help="compare the exports of both exporters (torchscript,dynamo): each against torch and "
                              "against the other, node by node through the source lines, with what each needed, "
@@ -64,6 +68,9 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.exporters:
         from fixport.cli.compare_exporters import run_compare_exporters
 
+        if args.optimize:
+            raise FixportError("--optimize and --exporters cannot be used together: the guard checks one export.",
+                               "Compare one exporter's export with --optimize (--exporter torchscript or dynamo).")
         return run_compare_exporters(args)
     request, options, mappings = job_arguments(args)
     with command_worker(args.timeout) as worker:
@@ -71,12 +78,17 @@ def run_compare(args: argparse.Namespace) -> int:
             request, options, mappings, onnx_path=args.onnx, provider=args.provider, runs=args.runs,
             rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
             torch_device=args.torch_device, other_shapes=shape_sets(args) or project_shapes(args),
-            from_project=bool(args.project), latency_runs=args.latency_runs),
+            from_project=bool(args.project), latency_runs=args.latency_runs, optimize=args.optimize),
             progress=progress_printer(args.json))
     clear_progress(args.json)
     print_json(result.to_json()) if args.json else print_comparison(result)
+    if result.optimizers is not None:
+        if not args.json:
+            print_optimizer_table(result.optimizers)
+        save_optimizer_fixes(args.project, result.optimizers, args.json)
     report_internal_errors(result.internal_errors)
-    return EXIT_OK if result.passed else EXIT_PROBLEMS
+    deployed = result.optimizers is None or result.optimizers.passed
+    return EXIT_OK if result.passed and deployed else EXIT_PROBLEMS
 
 
 def _number(value: float) -> str:
@@ -151,3 +163,34 @@ def _output_row(output: OutputStats) -> str:
         numbers = (f"{_number(output.max_abs):>9} {_number(output.mean_abs):>9} {_number(output.max_rel):>9} "
                    f"{_number(output.rmse):>9} {_number(output.cosine):>9} {output.mismatch_fraction:>8.2%}")
     return f"{output.name:<16} {shape:<18} {output.dtype:<8} {numbers}  {verdict}"
+
+
+def print_optimizer_table(report: OptimizerReport) -> None:
+    """The export as deployed: one row per variant, its cost where it passes, the passes to turn off."""
+    print(f"\n{'variant':<14} {'result':<16} {'max abs':>9} {'size':>9} {'nodes':>6} {'latency':>10}  turn off")
+    for o in report.outcomes:
+        size = readable_bytes(o.file_bytes) if o.file_bytes is not None else "-"
+        latency = f"{o.latency_ms:.3g} ms" if o.latency_ms is not None else "-"
+        max_abs = _number(o.max_abs) if o.max_abs is not None and o.max_abs >= 0 else "-"
+        nodes = "-" if o.node_count is None else str(o.node_count)
+        print(f"{o.variant:<14} {o.status:<16} {max_abs:>9} {size:>9} {nodes:>6} {latency:>10}  "
+              f"{', '.join(o.culprits) or '-'}")
+    for o in report.outcomes:
+        if o.passed:
+            continue
+        where = f" First divergent node: {o.first_divergent_node} ({o.first_divergent_kind})." \
+            if o.first_divergent_node else ""
+        fix = f" Fix: {o.fix.summary()} (verified against torch)." if o.fix else ""
+        for index, line in enumerate(textwrap.wrap(f"{o.message}{where}{fix}", MESSAGE_WIDTH)):
+            print(("  - " if index == 0 else "    ") + line)
+
+
+def save_optimizer_fixes(project_path: str | None, report: OptimizerReport, quiet: bool) -> None:
+    """With --project, the settings that avoid each failing pass go into the project (and its fix script)."""
+    if not project_path or not report.fixes:
+        return
+    project = load_project(project_path)
+    project.set_optimizer_fixes(report.fixes)
+    save_project(project, project_path)
+    if not quiet:
+        print(f"Saved {len(report.fixes)} optimizer fix(es) in {project_path}.")

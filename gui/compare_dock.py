@@ -24,6 +24,7 @@ from PySide6.QtWidgets import (
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
 from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR, WARN_COLOUR
+from fixport.gui.optimizer_table import OptimizerGuardView
 
 if TYPE_CHECKING:
     from fixport.gui.compare_plots import ComparePlots
@@ -86,6 +87,9 @@ class CompareDock(QDockWidget):
         self.table.setHorizontalHeaderLabels(TABLE_COLUMNS)
         self.table.verticalHeader().setVisible(False)
         layout.addWidget(self.table, 1)
+        self.optimizers = OptimizerGuardView()  # --optimize in the window: the field and the variants' table
+        self.optimizers.node_picked.connect(self.node_picked)
+        layout.addWidget(self.optimizers)
         self.plots: ComparePlots | None = None  # built with the first result: pyqtgraph loads late
         self._plots_layout = layout
         self.setWidget(body)
@@ -95,6 +99,7 @@ class CompareDock(QDockWidget):
         self.result = None
         self.summary.setText("Press Compare (F6) to run torch and ONNX Runtime on the same inputs.")
         self.table.setRowCount(0)
+        self.optimizers.clear()
         for label in (self.settings_label, self.placement_label):
             label.clear()
             label.setToolTip("")
@@ -135,6 +140,7 @@ class CompareDock(QDockWidget):
                              f"ONNX Runtime on {providers}{divergent}{messages}")
         self._show_settings(result)
         self._fill_table(result.outputs)
+        self.optimizers.show_report(result.optimizers)
         self.output_choice.blockSignals(True)
         self.output_choice.addItems([o.name for o in result.outputs])
         self.output_choice.blockSignals(False)

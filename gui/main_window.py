@@ -155,6 +155,7 @@ class MainWindow(QMainWindow):
         self.template.remove_requested.connect(self.session.remove_mapping)
         self.template.stub_requested.connect(self.session.request_stub)
         self.compare.node_picked.connect(lambda node_id: self.select_node("onnx", node_id))
+        self.compare.optimizers.optimize_changed.connect(self._on_optimize_changed)
         self.exporter_comparison.node_picked.connect(lambda node: select_aligned_node(self, node))
         self.restore_bar.restore_clicked.connect(self._on_restore_autosave)
         self.inspector.changed_copy_requested.connect(self.open_changed_copy)
@@ -367,6 +368,9 @@ class MainWindow(QMainWindow):
     def start_compare_exporters(self, provider: str = "cpu") -> SubmittedJob | None:
         """Both exporters' exports compared with torch and with each other (off the UI thread)."""
         return start_compare_exporters(self, provider)
+
+    def _on_optimize_changed(self, text: str) -> None:
+        self.session.compare_optimize = text
 
     def _on_compare_arrived(self, event: events.CompareArrived) -> None:
         result = event.result

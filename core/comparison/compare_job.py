@@ -36,6 +36,7 @@ from fixport.core.comparison.intermediates import (
     NodeAnalysis,
     analyze_nodes,
 )
+from fixport.core.deployment.optimizer_guard import Reference, guard_optimizers
 from fixport.core.exporters.base import ComparableExport, Exporter
 from fixport.core.loaders.input_sets import SETS_ONLY_NOTE
 from fixport.core.loaders.loading import LoadedModel
@@ -57,6 +58,7 @@ from fixport.core.model.errors import (
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
 from fixport.core.model.internal_error import InternalError, internal_error, raised_in_fixport
+from fixport.core.model.optimizer_guard import OptimizerReport, parse_optimize
 from fixport.core.model.output_stats import (
     OutputStats,
     compare_output_lists,
@@ -138,6 +140,10 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         raise FixportError(str(exc), "Give --latency-runs a small count such as 5.") from exc
     if request.torch_device not in TORCH_DEVICES:
         raise FixportError(f"Unknown torch device {request.torch_device!r}.", "Use --torch-device cpu or cuda.")
+    try:
+        parse_optimize(request.optimize) if request.optimize else None
+    except ValueError as exc:
+        raise FixportError(str(exc), "Use for example --optimize ort,onnxscript.") from exc
     templates = dict(request.templates_by_instance)
     report(progress, 0.0, LOADING_STAGE)
     context = open_job(request.model, request.options, mappings)
@@ -207,6 +213,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     rounding_checks: list[RoundingCheck] = []
     runtime_failed: set[int] = set()  # runs (indices into per_run) ONNX Runtime could not run
     placement = None
+    references: list[Reference] = []  # torch's outputs per input set, for the optimizer guard
     module, device = _module_on(loaded.module, loaded.example_inputs, device, messages)
     try:
         with torch_tf32_off(device):
@@ -238,6 +245,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                     rounding_checks += [check] if check.failing else []
                     if check.runtime_failed:
                         runtime_failed.add(len(per_run))
+                    elif request.optimize:
+                        references.append(_reference(session, loaded.input_names, check))
                 if stats:
                     per_run.append(stats)
                     compared.append((label, inputs))
@@ -248,6 +257,11 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     providers_used, provider_options = list(session_info.providers_used), dict(session_info.provider_options)
     report(progress, 0.62, f"timing {latency_runs} ONNX Runtime run(s)")
     cost = _cost(comparable.model, session, loaded, latency_runs, providers_used, messages)
+    optimizers = None
+    if request.optimize:
+        variants = parse_optimize(request.optimize)
+        report(progress, 0.63, f"checking {len(variants)} optimized variant(s)")
+        optimizers = _guard(comparable.model, variants, references, tolerances, latency_runs, messages, cancelled)
     # The per-node analysis exports and opens its own model, and the half-precision check runs the
     # model in float32: at real size, keeping this model and its session as well would hold the
     # weights twice more.
@@ -296,7 +310,27 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
         node_analysis=analysis, messages=messages, tolerances=tolerances.effective(), seconds=seconds,
         precision=precision, provider_options=provider_options, torch_device=device,
         tolerance_name=tolerances.name, tolerance_reason=tolerances.reason, placement=placement,
-        baked_inputs=[problem.message for problem in values.problems], cost=cost, internal_errors=internal_errors)
+        baked_inputs=[problem.message for problem in values.problems], cost=cost, internal_errors=internal_errors,
+        optimizers=optimizers)
+
+
+def _reference(session: Any, input_names: list[str], check: RoundingCheck) -> Reference:
+    """One compared input set as the optimizer guard holds variants to it (torch's outputs, as numpy)."""
+    feeds = feeds_for(session, input_names, [to_numpy(t) for t in check.inputs])
+    return Reference(check.run, feeds, [(name, to_numpy(value)) for name, value in check.expected])
+
+
+def _guard(model: OnnxModel, variants: list[Any], references: list[Reference], tolerances: ToleranceTable,
+           latency_runs: int, messages: list[str], cancelled: CancelCallback | None) -> OptimizerReport:
+    """The optimizer guard on the compared export (weights read into memory: the optimizers need them)."""
+    proto = model.proto
+    if model.weights_on_disk:
+        proto = onnx.ModelProto()
+        proto.CopyFrom(model.proto)
+        onnx.external_data_helper.load_external_data_for_model(proto, str(model.base_dir))
+    result = guard_optimizers(proto, variants, references, tolerances, latency_runs, None, cancelled)
+    messages += result.notes
+    return result
 
 
 def _cost(model: OnnxModel, session: Any, loaded: LoadedModel, runs: int, providers: list[str],

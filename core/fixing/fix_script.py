@@ -27,6 +27,7 @@ import time
 from pathlib import Path
 from typing import Any
 
+from fixport.core.deployment.optimizer_script import deployment_section
 from fixport.core.exporters.profiles import ExporterProfile, profile_for
 from fixport.core.fixing.carried_source import (
     EMBEDDED_MODULES_LOADER,
@@ -257,7 +258,7 @@ def fix_script_text(project: Project, script_path: str | Path, output_onnx: str,
     sections = [_settings(project, script_path, output_onnx, opset), _carried_code(profile.fix_script_part),
                 carried_modules(project.mappings)]
     sections += [_fix_function(i, m) for i, m in enumerate(project.mappings, 1)]
-    sections += [_fix_table(project.mappings), "\n\n" + _last_lines()]
+    sections += [_fix_table(project.mappings), deployment_section(project.optimizer_fixes), "\n\n" + _last_lines()]
     old_form_names = set().union(*(injected_names_used(m.source) for m in project.mappings))
     imports = [*SETTINGS_IMPORTS, *(Import(name) for name in LOADER_IMPORTS),
                *module_imports(ast.parse(import_block(old_form_names - {"torch"})))]

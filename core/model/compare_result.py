@@ -6,6 +6,7 @@ from typing import Any
 
 from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.internal_error import InternalError
+from fixport.core.model.optimizer_guard import OptimizerReport
 from fixport.core.model.output_stats import OutputStats, json_number
 from fixport.core.model.runtime_cost import RuntimeCost
 
@@ -141,6 +142,8 @@ class CompareResult:
     generation: GenerationCheck | None = None
     # steps done without because Fixport's own code raised there: bugs to report, never notes
     internal_errors: list[InternalError] = field(default_factory=list)
+    # --optimize: the export as deployed (ONNX Runtime levels, post-export optimizers) against torch
+    optimizers: OptimizerReport | None = None
 
     @property
     def passed(self) -> bool:
@@ -186,4 +189,5 @@ class CompareResult:
             "placement": None if self.placement is None else self.placement.to_json(self.provider_requested),
             "cost": None if self.cost is None else self.cost.to_json(),
             "internal_errors": [error.to_json() for error in self.internal_errors],
+            "optimizers": None if self.optimizers is None else self.optimizers.to_json(),
         }

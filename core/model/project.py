@@ -16,6 +16,7 @@ from fixport.core.model.errors import ExportError, ProjectError
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Node
 from fixport.core.model.inputs import InputOptions, parse_input_spec
+from fixport.core.model.optimizer_guard import OptimizerFix
 from fixport.core.model.shape_sets import ShapeSet, parse_shape_lines
 
 FORMAT_VERSION = 3
@@ -98,6 +99,12 @@ class Project:
     # task, the first component). Optional keys, so files without them read as before (no version bump).
     task: str | None = None
     component: str | None = None
+    # The settings that avoid an optimizer pass `compare --optimize` found breaking the export
+    # (OptimizerFix.to_json each); an optional key like task's.
+    optimizer_fixes: list[dict[str, Any]] = field(default_factory=list)
+
+    def set_optimizer_fixes(self, fixes: list[OptimizerFix]) -> None:
+        self.optimizer_fixes = merged_optimizer_fixes(self.optimizer_fixes, fixes)
 
     def input_options(self) -> InputOptions:
         return InputOptions(specs=[parse_input_spec(s) for s in self.input_specs],
@@ -127,6 +134,13 @@ class Project:
         if project_path is not None:
             data["model_path"] = _relative_if_possible(Path(self.model_path), Path(project_path).resolve().parent)
         return {"format_version": FORMAT_VERSION, "app": "fixport", **data}
+
+
+def merged_optimizer_fixes(saved: list[dict[str, Any]], fixes: list[OptimizerFix]) -> list[dict[str, Any]]:
+    """``saved`` (a project's optimizer_fixes) with ``fixes`` added, each replacing one for the same variant."""
+    found = {fix.variant for fix in fixes}
+    kept = [f for f in saved if OptimizerFix.from_json(f).variant not in found]
+    return kept + [fix.to_json() for fix in fixes]
 
 
 def _relative_if_possible(path: Path, base: Path) -> str:

@@ -71,6 +71,7 @@ class CompareRequest:
     # The fixes come from a project `fix` saved (compare --project): advice never says to run fix again.
     from_project: bool = False
     latency_runs: int = DEFAULT_LATENCY_RUNS  # ONNX Runtime runs timed on the example inputs (0: not timed)
+    optimize: str = ""  # --optimize: "ort,onnxscript", ... (core/model/optimizer_guard.py); "" checks none
 
 
 @dataclass

@@ -17,7 +17,7 @@ from fixport.core.model.compare_result import DEFAULT_RUNS, CompareResult
 from fixport.core.model.errors import FixportError
 from fixport.core.model.graph import Graph, Node
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import PROJECT_SUFFIX, FixMapping
+from fixport.core.model.project import PROJECT_SUFFIX, FixMapping, merged_optimizer_fixes
 from fixport.core.model.requests import (
     AnalyzeRequest,
     AutoFixRequest,
@@ -66,6 +66,7 @@ class Session:
         self.selected: tuple[str, str] | None = None  # (graph kind, node id)
         self.keep_view = False  # the running export keeps the current view
         self.compare_tolerances: dict[str, float | None] = {"rtol": None, "atol": None}
+        self.compare_optimize = ""  # the optimizer guard's variants, as `compare --optimize` takes them
         self.highlight_after_export: set[str] = set()  # source nodes whose ONNX nodes the fix just made
         self.fix_outcomes: list[FixedKind] | None = None  # what the last Fix all chose per kind
         # What the worker said about an op kind depends on torch only: asked once per kind, not again
@@ -281,10 +282,16 @@ class Session:
         return self.jobs.submit(CompareRequest(
             self.workbench.model_request(), dict(project.export_options), list(project.mappings), provider=provider,
             runs=runs, rtol=self.compare_tolerances.get("rtol"), atol=self.compare_tolerances.get("atol"),
-            precision=precision, other_shapes=other_shapes))
+            precision=precision, other_shapes=other_shapes, optimize=self.compare_optimize))
 
     def _compare_finished(self, result: CompareResult) -> None:
         self.workbench.comparison = result
+        fixes = result.optimizers.fixes if result.optimizers is not None else []
+        if fixes and self.workbench.project is not None:  # saved as `compare --project --optimize` saves them
+            merged = merged_optimizer_fixes(self.workbench.project.optimizer_fixes, fixes)
+            self.set_project_field("optimizer_fixes", merged, "optimizer fixes")
+            self._log(f"Compare: {len(fixes)} optimizer fix(es) saved in the project: "
+                      + "; ".join(fix.summary() for fix in fixes))
         self.events.emit(events.CompareArrived(result))
 
     def start_suggest_dynamic(self) -> Any:
