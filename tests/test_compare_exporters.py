@@ -210,3 +210,22 @@ def test_values_pair_by_place_then_closest_value() -> None:
     assert pairs == [("a", "y"), ("b", "x"), ("c", "z")]
     assert [n.differ for n in nodes] == [False, False, True] and unaligned == {"torchscript": 0, "dynamo": 0}
     assert scope_path("mlp/mlp/0") == scope_path("mlp.0") == "mlp/0"
+
+CHOOSES_DYNAMO = '\n    FIXPORT_EXAMPLE = {"export_options": {"exporter": "dynamo"}}\n'
+
+
+def test_the_window_files_the_fixes_under_the_exporter_a_model_file_chooses(worker, model_file) -> None:
+    """A model file that chooses dynamo for itself: the window's graphs show its dynamo export, so the
+    project's fixes are dynamo's and its export is the one shown (they were filed under TorchScript)."""
+    from fixport.core.model.project import FixMapping
+    from fixport.core.model.workbench import Workbench
+    from fixport.gui.compare_exporters import exporters_request, shown_exporter
+
+    workbench = Workbench()
+    workbench.open_model(model_file("chooses_dynamo.py", PLAIN_MODEL + CHOOSES_DYNAMO))
+    workbench.analysis = worker.run(workbench.analyze_request())
+    assert workbench.analysis.options.exporter == "dynamo"
+    workbench.project.mappings.append(FixMapping("aten::softmax.int", "dynamo.some_fix", "TEMPLATE = {}"))
+    request = exporters_request(workbench, "cpu", {})
+    assert shown_exporter(workbench) == "dynamo" and request.exporters == ["dynamo", "torchscript"]
+    assert list(request.mappings_by_exporter) == ["dynamo"]
