@@ -12,9 +12,9 @@ from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.errors import (
     FixportError,
     MissingInputsError,
-    ModelLoadError,
     ShapeNamesError,
     TemplateValidationError,
+    UntrustedFileError,
 )
 from fixport.core.model.graph import Graph
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES, is_checkpoint_folder
@@ -247,7 +247,7 @@ class MainWindow(QMainWindow):
         self.graphs.stop_waiting()
         if isinstance(error, MissingInputsError):
             self.ask_for_inputs(error.message)
-        elif isinstance(error, ModelLoadError) and "--trust" in error.hint and not project.trust:
+        elif isinstance(error, UntrustedFileError) and not project.trust:
             if ask_trust(self, Path(project.model_path).name):
                 self.session.set_project_field("trust", True)
                 self.reexport(keep_view=False)
