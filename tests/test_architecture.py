@@ -216,3 +216,13 @@ def test_the_private_name_check_sees_imports_and_attribute_reads(tmp_path: Path)
     module.write_text("from fixport.core.loaders import loading as ld\nfrom fixport.core.x import _y, z\n"
                       "a = ld._private_thing\nb = ld.public\n")
     assert _private_fixport_names(module) == ["fixport.core.x._y", "ld._private_thing"]
+
+
+MAIN_WINDOW_MAX_LINES = 400
+
+
+def test_the_main_window_stays_a_thin_view() -> None:
+    """gui/main_window.py wires widgets to the session; what grows goes to a module of its own
+    (the export's drawing, the jobs' reports, the actions)."""
+    lines = len((REPO / "gui" / "main_window.py").read_text(encoding="utf-8").splitlines())
+    assert lines <= MAIN_WINDOW_MAX_LINES, f"gui/main_window.py has {lines} lines"
