@@ -76,3 +76,28 @@ def test_a_sweep_row_compares_an_export_whose_custom_node_runs_on_its_reference(
     assert row.problems == ["aten::threshold (runtime_error)"] and row.status == "problems"
     assert (row.verdict, row.message) == ("pass", ""), row
     assert steps == ["check", "compare"] and set(row.seconds) == {"check", "compare"}
+
+
+UNFOLD_EMPTY_BATCH = """
+    import torch
+
+    class Unfold(torch.nn.Module):
+        def forward(self, x):
+            return torch.nn.functional.unfold(x, 2, 1, 0, 1)
+
+    def build():
+        return Unfold().eval(), (torch.zeros(0, 1, 5, 5),)
+"""
+
+
+@pytest.mark.slow
+def test_a_crash_while_converting_is_the_problem_a_sweep_row_lists(worker, model_file) -> None:
+    """torch dies converting unfold on an empty batch: the one job's crash comes while check converts
+    (its StepStarted piece says so), so the row lists it as check does, and the run goes on from there."""
+    from fixport.core.sweep.model_sweep import sweep_model
+    from fixport.core.sweep.rows import SweepSettings
+
+    row = sweep_model(worker, model_file("unfold_empty_batch.py", UNFOLD_EMPTY_BATCH), "torchscript",
+                      SweepSettings())
+    assert row.problems == ["(export) (worker_crash)"] and row.status == "problems", row
+    assert row.verdict == "not compared" and "worker_crash" in row.message and "check" in row.seconds
