@@ -100,14 +100,7 @@ def _recorded_into(text: str, result: AnalysisResult) -> str:
     return f"\n  recorded as a constant into: {named}"
 
 
-def _run_analysis(args: argparse.Namespace, output: str | None = None) -> tuple[AnalysisResult, int]:
-    """The analysis, and how many fixes (from --project) it applied."""
-    results, fix_count = _run_analyses(args, output, every_component=False)
-    return results[0], fix_count
-
-
-def _run_analyses(args: argparse.Namespace, output: str | None = None, *,
-                  every_component: bool = True) -> tuple[list[AnalysisResult], int]:
+def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[list[AnalysisResult], int]:
     """One analysis per component of a checkpoint folder (only the one --component names, where it
     does), one for anything else; and how many fixes (from --project) each applied."""
     request, options, mappings = job_arguments(args)
@@ -124,7 +117,7 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None, *,
                 result = AnalysisResult.of_crash(request.path, options, crash)
             results.append(result)
             left = [name for name in result.components if name not in {r.component for r in results}]
-            if not every_component or args.component or not left:
+            if args.component or not left:
                 break
             request.component = left[0]
     return results, len(mappings)

@@ -135,7 +135,7 @@ def print_comparison(result: CompareResult) -> None:
               f"({len(analysis.nodes)} nodes compared).")
         return
     print(f"\nFirst divergent node (input set {analysis.run + 1}): {first.onnx_node} ({first.onnx_kind})")
-    print(f"  from {first.torchscript_kind}" + (f" in {first.scope}" if first.scope else "")
+    print(f"  from {first.source_kind}" + (f" in {first.scope}" if first.scope else "")
           + (f" at {first.source}" if first.source else "")
           + (f", template {first.template}" if first.template else ""))
     introduced = ("" if first.introduced_max_abs is None
@@ -146,7 +146,7 @@ def print_comparison(result: CompareResult) -> None:
         print(f"\nLargest node errors ({len(worst)} of {sum(n.exceeds for n in analysis.nodes)} out of tolerance):")
         for node in worst:
             alone = "-" if node.introduced_max_abs is None else _number(node.introduced_max_abs)
-            print(f"  {node.onnx_node:<40} {node.torchscript_kind:<28} max abs {_number(node.max_abs):>9}  "
+            print(f"  {node.onnx_node:<40} {node.source_kind:<28} max abs {_number(node.max_abs):>9}  "
                   f"alone {alone}")
 
 

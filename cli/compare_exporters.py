@@ -98,7 +98,7 @@ def _print_run(run: ExporterRun) -> None:
     if first is not None:
         where = "".join([f" in {first.scope}" if first.scope else "", f" at {first.source}" if first.source else ""])
         _wrapped("  first diverges from torch: ", f"{first.onnx_node} ({first.onnx_kind}) from "
-                                                  f"{first.torchscript_kind}{where}, max abs {_number(first.max_abs)}")
+                                                  f"{first.source_kind}{where}, max abs {_number(first.max_abs)}")
     elif run.nodes_compared:
         print(f"  node by node: no node departs from torch ({run.nodes_compared} values compared)")
 

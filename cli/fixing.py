@@ -29,7 +29,7 @@ from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AutoFixResult, ModelRequest
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
-from fixport.core.session.fix_all import fix_all_options, plan_from
+from fixport.core.session.fix_all import plan_from
 
 
 def _project_for(args: argparse.Namespace, request: ModelRequest, mappings=None) -> Project:
@@ -87,7 +87,7 @@ def run_fix(args: argparse.Namespace) -> int:
         return EXIT_OK
     # The same decisions as the window's Fix all: which mappings the project gets, which options.
     project = _project_for(args, request, plan_from(result, []).new_mappings)
-    project.export_options.update(fix_all_options(result, project.export_options, pin_opset=True))
+    project.export_options.update(result.option_edits(project.export_options, pin_opset=True))
     save_project(project, args.output)
     if args.json:
         print_json({"changed": True, "project": args.output, "opset_raised": result.opset_raised,

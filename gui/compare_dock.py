@@ -134,7 +134,7 @@ class CompareDock(QDockWidget):
             messages += "".join(f"<br>&nbsp;&nbsp;{html.escape(line.strip())}" for line in runs)
         first = result.node_analysis.first_divergent if result.node_analysis else None
         divergent = (f"<br>First divergent node: <b>{first.onnx_node}</b> ({first.onnx_kind}) from "
-                     f"{first.torchscript_kind} {first.scope} {first.source}"
+                     f"{first.source_kind} {first.scope} {first.source}"
                      + (f", template {first.template}" if first.template else "")) if first else ""
         self.summary.setText(f"{verdict} — {len(result.outputs)} output(s), {result.runs} input set(s), "
                              f"ONNX Runtime on {providers}{divergent}{messages}")

@@ -18,9 +18,9 @@ EXPORTER_REPORT_SHARE = 0.45  # of the window's height: the report's three table
 
 
 def shown_exporter(workbench: Workbench) -> str:
-    """The exporter whose export the graph panes show: the project's."""
-    project = workbench.project
-    return (project.export_options.get("exporter") if project else None) or DEFAULT_EXPORTER
+    """The exporter whose export the graph panes show: the project's, else the one the model file
+    chooses for itself (the workbench's one answer), else the default."""
+    return workbench.exporter_name or DEFAULT_EXPORTER
 
 
 def exporters_request(workbench: Workbench, provider: str, tolerances: dict[str, float | None]

@@ -236,7 +236,7 @@ class ComparePlots(QWidget):
 
     def _node_tip(self, index: int) -> str:
         node = self._nodes[index]
-        return f"{node.onnx_node} ({node.onnx_kind})\nfrom {node.torchscript_kind}\nmax abs {node.max_abs:.3g}"
+        return f"{node.onnx_node} ({node.onnx_kind})\nfrom {node.source_kind}\nmax abs {node.max_abs:.3g}"
 
     def _on_node_point_clicked(self, _item, points, _event=None) -> None:
         if len(points):

@@ -162,7 +162,7 @@ class ExporterComparisonDock(QDockWidget):
         for row, run in enumerate(runs):
             cost = run.comparison.cost if run.comparison else None
             first = run.first_divergent
-            where = "" if first is None else f"{first.onnx_node} ({first.torchscript_kind}"
+            where = "" if first is None else f"{first.onnx_node} ({first.source_kind}"
             where += "" if first is None else (f" at {first.source})" if first.source else ")")
             fixes = ", ".join(run.fixes) or run.fixes_from
             cells = [run.exporter, run.status(), "" if run.opset is None else str(run.opset),

@@ -12,15 +12,13 @@ from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.errors import (
     FixportError,
     MissingInputsError,
-    ModelLoadError,
     ShapeNamesError,
     TemplateValidationError,
+    UntrustedFileError,
 )
-from fixport.core.model.graph import Graph
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES, is_checkpoint_folder
 from fixport.core.model.project import FixMapping
 from fixport.core.model.requests import AnalyzeRequest, CompareExportersRequest, PingRequest
-from fixport.core.model.results import ExportedGraph, TracedGraph
 from fixport.core.model.shape_sets import for_the_window
 from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import onnx_ops_in_source
@@ -29,9 +27,11 @@ from fixport.core.session.session import COMPARE_RUNS, Session
 from fixport.gui.checkpoint_bar import CheckpointBar
 from fixport.gui.compare_dock import CompareDock
 from fixport.gui.compare_exporters import select_aligned_node, show_exporter_comparison, start_compare_exporters
+from fixport.gui.export_drawing import ExportDrawing
 from fixport.gui.exporter_comparison_dock import ExporterComparisonDock
-from fixport.gui.graph_panes import ONNX_FILE_NO_SOURCE, SideBySideGraphs
+from fixport.gui.graph_panes import SideBySideGraphs
 from fixport.gui.inspector_dock import InspectorDock
+from fixport.gui.job_reports import report_dims_suggested, show_compare
 from fixport.gui.job_runner import JobRunner, SubmittedJob
 from fixport.gui.log_dock import LogDock
 from fixport.gui.model_questions import ask_input_specs, ask_trust
@@ -70,9 +70,8 @@ class MainWindow(QMainWindow):
         self.graphs = SideBySideGraphs()
         self.session = Session(self.runner, shown_graphs=lambda: self.graphs.graphs)
         self.onnx_preview = OnnxPreview(self)
-        self._previewed_onnx: str | None = None  # the .onnx file drawn before its analysis arrived
-        self._traced: Graph | None = None  # the running export's traced graph, drawn before it ends
-        self._exported: Graph | None = None  # its ONNX graph, drawn while ONNX Runtime checks it
+        self.drawing = ExportDrawing(self.graphs, self.session,
+                                     lambda text: self.statusBar().showMessage(text, STATUS_TIMEOUT_MS))
         self._closed = False
         # The docks follow a new analysis once its graphs have painted; a job started before then
         # brings them up to date first, so its own outcome (a template's error) is not cleared after.
@@ -138,10 +137,10 @@ class MainWindow(QMainWindow):
 
     # ---- wiring ----
     def _connect(self) -> None:
-        self.onnx_preview.ready.connect(self._on_onnx_preview_ready)
+        self.onnx_preview.ready.connect(self.drawing.preview_ready)
         self.runner.started.connect(self._on_job_started)
         self.runner.progress.connect(self._on_job_progress)
-        self.runner.partial.connect(self._on_job_partial)
+        self.runner.partial.connect(self.drawing.partial)
         self.runner.finished.connect(self._on_job_finished)
         self.runner.on_finished(CompareExportersRequest, lambda result: show_exporter_comparison(self, result))
         self.runner.failed.connect(self._on_job_failed)
@@ -162,7 +161,7 @@ class MainWindow(QMainWindow):
         self.restore_bar.discard_clicked.connect(self._on_discard_autosave)
         on = self.session.events.subscribe
         on(events.Opened, self._on_opened)
-        on(events.ExportStarted, self._on_export_started)
+        on(events.ExportStarted, lambda event: self.drawing.export_started())
         on(events.AnalysisArrived, self._on_analysis_arrived)
         on(events.NodeSelected, self._on_node_selected)
         on(events.SelectionCleared, self._on_selection_cleared)
@@ -172,9 +171,9 @@ class MainWindow(QMainWindow):
         on(events.ProblemShown, lambda event: self.inspector.show_problem(event.problem))
         on(events.ProjectEdited, lambda event: self.actions.sync_from_project())
         on(events.FixAllApplied, lambda event: self.statusBar().showMessage(event.plan.summary(), STATUS_TIMEOUT_MS))
-        on(events.CompareArrived, self._on_compare_arrived)
+        on(events.CompareArrived, lambda event: show_compare(self, event.result))
         on(events.StubReady, lambda event: self.template.show_stub(event.source))
-        on(events.DimsSuggested, self._on_dims_suggested)
+        on(events.DimsSuggested, lambda event: report_dims_suggested(self, event.verdicts))
         on(events.WorkerReady, lambda event: self.actions.set_available_providers(event.info.providers))
         on(events.Logged, lambda event: self.log.log(event.text, event.details))
         on(events.ErrorRaised, lambda event: self.show_error(event.error))
@@ -190,7 +189,7 @@ class MainWindow(QMainWindow):
         self.setWindowTitle(f"{event.path.name} — {WINDOW_TITLE}")
         onnx_file = event.model_path.suffix == ".onnx"
         self.graphs.show_opening(onnx_file=onnx_file, exporter=profile_for(self.session.workbench.exporter_name))
-        self._previewed_onnx = None
+        self.drawing.previewed_onnx = None
         if onnx_file:
             self.onnx_preview.read(event.model_path)  # drawn before the worker's check arrives
         self.problems.set_problems([])
@@ -219,9 +218,6 @@ class MainWindow(QMainWindow):
     def reexport(self, keep_view: bool = True, output: str | None = None) -> SubmittedJob | None:
         return self.session.reexport(keep_view, output)
 
-    def _on_export_started(self, event: events.ExportStarted) -> None:
-        self._traced = self._exported = None
-
     # ---- job progress and failures ----
     def _on_job_started(self, submitted: SubmittedJob) -> None:
         if self._reselect_timer.isActive():
@@ -248,7 +244,7 @@ class MainWindow(QMainWindow):
         self.graphs.stop_waiting()
         if isinstance(error, MissingInputsError):
             self.ask_for_inputs(error.message)
-        elif isinstance(error, ModelLoadError) and "--trust" in error.hint and not project.trust:
+        elif isinstance(error, UntrustedFileError) and not project.trust:
             if ask_trust(self, Path(project.model_path).name):
                 self.session.set_project_field("trust", True)
                 self.reexport(keep_view=False)
@@ -268,54 +264,10 @@ class MainWindow(QMainWindow):
         self.statusBar().showMessage(f"Cancelled {submitted.job.name}.", STATUS_TIMEOUT_MS)
         self.log.log(f"Cancelled {submitted.job.name}.")
 
-    # ---- drawing an export ----
-    def _on_job_partial(self, submitted: SubmittedJob, piece: object) -> None:
-        """The traced graph arrives before the export ends, the ONNX graph before ONNX Runtime's
-        check and the comparison with torch: draw each at once."""
-        keep_view = self.session.keep_view
-        if isinstance(piece, ExportedGraph) and isinstance(submitted.request, AnalyzeRequest):
-            self._exported = piece.graph
-            traced = self._traced or self.graphs.graphs["source"]
-            self.graphs.set_graphs(traced, piece.graph, keep_view=keep_view,
-                                   onnx_title="ONNX (exported; checking it in ONNX Runtime…)")
-            self.graphs.pane("source").set_marks(unsupported=set())
-            created = {n.id for n in piece.graph.nodes if self.session.highlight_after_export & set(n.origin)}
-            self.graphs.pane("onnx").set_marks(unsupported=set(), highlighted=created)
-        if isinstance(piece, TracedGraph) and isinstance(submitted.request, AnalyzeRequest):
-            shown = self.graphs.graphs["source"]
-            if _same_nodes(shown, piece.graph):  # a re-export traced the same graph: keep the drawing
-                self._traced = shown
-                return
-            self._traced = piece.graph
-            self.graphs.show_traced(piece.graph, keep_view=keep_view)
-
-    def _on_onnx_preview_ready(self, path: str, graph: Graph) -> None:
-        """An .onnx file's graph, read in this process: draw it while the worker checks the file."""
-        project, analysis = self.workbench.project, self.workbench.analysis
-        if project is None or Path(project.model_path) != Path(path) or (
-                analysis is not None and Path(analysis.model_path) == Path(path)):
-            return  # another file was opened meanwhile, or the worker was faster
-        self._previewed_onnx = path
-        self.graphs.set_graphs(None, graph, keep_view=False, onnx_title="ONNX (file)", no_source=ONNX_FILE_NO_SOURCE)
-        self.statusBar().showMessage(f"{Path(path).name}: {len(graph.nodes):,} nodes; checking every node "
-                                     "in ONNX Runtime…", STATUS_TIMEOUT_MS)
-
+    # ---- an export's outcome ----
     def _on_analysis_arrived(self, event: events.AnalysisArrived) -> None:
         result = event.result
-        onnx_nodes = result.onnx_graph.nodes if result.onnx_graph is not None else []
-        placeholders = result.source_kind != "onnx" and any(node.unsupported for node in onnx_nodes)
-        title = "ONNX (placeholders where export fails)" if placeholders else "ONNX (exported)"
-        previewed = self._previewed_onnx is not None and Path(self._previewed_onnx) == Path(result.model_path)
-        if result.source_kind == "onnx" and previewed:
-            self.graphs.adopt_graphs(None, result.onnx_graph, onnx_title="ONNX (file)")
-        else:
-            traced = self._traced if _same_nodes(self._traced, result.source_graph) else result.source_graph
-            exported = self._exported if _same_drawing(self._exported, result.onnx_graph) else result.onnx_graph
-            self.graphs.set_graphs(traced, exported, keep_view=event.keep_view, onnx_title=title)
-        self.graphs.pane("source").set_marks(unsupported={p.instance for p in result.unsupported})
-        if result.onnx_graph is not None:
-            bad = {n.id for n in result.onnx_graph.nodes if n.unsupported}
-            self.graphs.pane("onnx").set_marks(unsupported=bad, highlighted=set(event.highlighted))
+        self.drawing.analysis_arrived(event)
         self.problems.set_problems(result.unsupported, event.fixed, event.outcomes)
         self.actions.sync_from_analysis(result)
         self.checkpoint_bar.show_analysis(result)
@@ -347,19 +299,6 @@ class MainWindow(QMainWindow):
         """Which input dims could be declared dynamic (one export per dim, off the UI thread)."""
         return self.session.start_suggest_dynamic()
 
-    def _on_dims_suggested(self, event: events.DimsSuggested) -> None:
-        """One Log line per dim; the status bar names the ones that can be dynamic."""
-        words = {True: "can be dynamic", False: "blocked", None: "cannot tell"}
-        details = "\n".join(f"{v.label}: {words[v.generalises]}" + (f" at {v.source}" if v.source else "")
-                            + (f" — {v.why}" if v.why else "") for v in event.verdicts)
-        dynamic = [v.label for v in event.verdicts if v.generalises]
-        summary = (f"Can be declared dynamic: {', '.join(dynamic)}." if dynamic
-                   else "No input dim can be declared dynamic as the model stands.")
-        self.log.log(f"Suggest dynamic dims: {summary}", details)
-        self.log.show()
-        self.log.raise_()  # the Log shares its place with the Compare dock
-        self.statusBar().showMessage(f"{summary} Details in the Log.", STATUS_TIMEOUT_MS)
-
     def start_compare(self, provider: str = "cpu", runs: int = COMPARE_RUNS,
                       precision: str = "strict") -> SubmittedJob | None:
         """Compare torch and ONNX Runtime with the current fixes (off the UI thread)."""
@@ -371,26 +310,6 @@ class MainWindow(QMainWindow):
 
     def _on_optimize_changed(self, text: str) -> None:
         self.session.compare_optimize = text
-
-    def _on_compare_arrived(self, event: events.CompareArrived) -> None:
-        result = event.result
-        self.compare.show_result(result)
-        self.compare.raise_()
-        self.make_room_for(self.compare)
-        analysis = result.node_analysis
-        first = analysis.first_divergent.onnx_node if analysis and analysis.first_divergent else None
-        onnx_graph = self.workbench.analysis.onnx_graph if self.workbench.analysis else None
-        unsupported = {n.id for n in onnx_graph.nodes if n.unsupported} if onnx_graph else set()
-        self.graphs.pane("onnx").set_marks(unsupported=unsupported, errors=self.compare.node_errors_for_marks(),
-                                           first_divergent=first)
-        verdict = "pass" if result.passed else "FAIL"
-        worst = max((o.max_abs for o in result.outputs), default=float("nan"))
-        self.log.log(f"Compare ({', '.join(result.providers_used)}): {verdict}, max abs {worst:.3g}"
-                     + (f", first divergent node {first}" if first else ""),
-                     "\n".join([*result.baked_inputs, *result.messages]))
-        for error in result.internal_errors:  # a bug of ours: said as one, its traceback in the Log
-            self.log.log(error.sentence(), error.details)
-        self.statusBar().showMessage(f"Compare: {verdict}", STATUS_TIMEOUT_MS)
 
     # ---- selection ----
     def select_node(self, kind: str, node_id: str) -> None:
@@ -471,13 +390,3 @@ class MainWindow(QMainWindow):
         self.runner.shutdown()
         super().closeEvent(event)
 
-
-def _same_drawing(drawn: Graph | None, analysed: Graph | None) -> bool:
-    """Whether the ONNX graph drawn early is the analysed one, flags included (a runtime error marks a node)."""
-    return drawn is not None and analysed is not None and (
-        [(n.id, n.kind, n.unsupported) for n in drawn.nodes] == [(n.id, n.kind, n.unsupported) for n in analysed.nodes])
-
-
-def _same_nodes(drawn: Graph | None, analysed: Graph | None) -> bool:
-    """Whether the graph already drawn is the analysed one (same nodes), so it needs no new layout."""
-    return drawn is not None and analysed is not None and [n.id for n in drawn.nodes] == [n.id for n in analysed.nodes]

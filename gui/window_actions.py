@@ -43,6 +43,7 @@ from fixport.gui.tolerance_dialog import ToleranceDialog
 
 if TYPE_CHECKING:
     from fixport.core.model.workbench import Workbench
+    from fixport.core.session.session import Session
     from fixport.gui.graph_panes import SideBySideGraphs
     from fixport.gui.job_runner import JobRunner
     from fixport.gui.log_dock import LogDock
@@ -62,6 +63,7 @@ class ActionWindow(Protocol):
     """What the actions use of the main window."""
 
     workbench: Workbench
+    session: Session  # every edit goes through it: a ProjectEdited event, one autosave
     runner: JobRunner
     settings: QSettings
     log: LogDock
@@ -217,7 +219,7 @@ def edit_shapes(window: ActionWindow) -> None:
 
 def set_shapes_to_check(window: ActionWindow, lines: list[str]) -> None:
     """The project's shapes to check (one input set a line; none: the derived sizes), then a re-analysis."""
-    window.workbench.set_project_field("shapes_to_check", list(lines))
+    window.session.set_project_field("shapes_to_check", list(lines))
     checked = "; ".join(lines) if lines else "the sizes derived from the dynamic axes"
     window.log.log(f"Shapes to check: {checked}; analysing again.")
     window.reexport(keep_view=True)
@@ -248,7 +250,7 @@ def set_dynamic_shapes(window: ActionWindow, axes: dict[str, dict[int, str]]) ->
         options["dynamic_axes"] = {name: dict(dims) for name, dims in axes.items()}
     else:
         options.pop("dynamic_axes", None)
-    window.workbench.set_project_field("export_options", options)
+    window.session.set_project_field("export_options", options, "dynamic shapes")
     declared = shapes_argument(axes) if axes else "none (traced shapes)"
     window.log.log(f"Dynamic shapes: {declared}; exporting again.")
     window.reexport(keep_view=True)
@@ -476,8 +478,8 @@ class WindowActions:
         project = self.window.workbench.project
         if project is None:
             return
-        self._set_exporter_quietly(project.export_options.get("exporter", DEFAULT_EXPORTER))
-        self._set_quietly(self.opset, project.export_options.get("opset"))
+        self._set_exporter_quietly(self.window.workbench.exporter_name or DEFAULT_EXPORTER)  # the file's own too
+        self._set_quietly(self.opset, self.window.workbench.opset)
         self._set_quietly(self.export_type, project.export_options.get("operator_export_type", "ONNX"))
 
     def sync_from_analysis(self, result: AnalysisResult) -> None:
@@ -506,18 +508,18 @@ class WindowActions:
     # ---- slots ----
     def _on_opset_changed(self, value: int) -> None:
         if self.window.workbench.project is not None:
-            self.window.workbench.set_export_option("opset", value)
+            self.window.session.set_export_option("opset", value)
             self.window.reexport(keep_view=True)
 
     def _on_exporter_changed(self, value: str) -> None:
         self.opset.setRange(*profile_for(value).opsets)  # the opset kept if it is in the new range
         if self.window.workbench.project is not None:
-            self.window.workbench.set_export_option("exporter", value)
+            self.window.session.set_export_option("exporter", value)
             self.window.reexport(keep_view=True)
 
     def _on_export_type_changed(self, value: str) -> None:
         if self.window.workbench.project is not None:
-            self.window.workbench.set_export_option("operator_export_type", value)
+            self.window.session.set_export_option("operator_export_type", value)
             self.window.reexport(keep_view=True)
 
     # ---- recent files ----

@@ -1,11 +1,11 @@
 """Fixes written once, as ONNX functions, for both exporters.
 
-A shared template (``symbolics/shared/``, family ``onnx_function``) defines its ``symbolic`` as an
-onnxscript function in trace mode (``op.TopK(...)``), taking the op's ATen arguments in schema
-order, and decorates it with :func:`for_both_exporters`. The dynamo exporter registers it as it
-is (``custom_translation_table``); the TorchScript exporter calls it with a graph context first,
-and the function is then recorded and re-emitted into that graph as standard ONNX nodes by the
-torch_lib bridge, at the export's opset.
+A shared template (family ``onnx_function``, filed by op namespace: ``symbolics/aten/``, ...)
+defines its ``symbolic`` as an onnxscript function in trace mode (``op.TopK(...)``), taking the
+op's ATen arguments in schema order, and decorates it with :func:`for_both_exporters`. The dynamo
+exporter registers it as it is (``custom_translation_table``); the TorchScript exporter calls it
+with a graph context first, and the function is then recorded and re-emitted into that graph as
+standard ONNX nodes by the torch_lib bridge, at the export's opset.
 """
 from __future__ import annotations
 

@@ -71,13 +71,33 @@ def _exporter_words() -> re.Pattern[str]:
     return re.compile(rf"(?<![A-Za-z])(?:{alternatives})(?![A-Za-z])", re.IGNORECASE)
 
 
-def _exporter_name_comparisons(tree: ast.AST, names: set[str]) -> list[int]:
-    """Lines of ``tree`` that compare a value with an exporter's name, alone or in a literal
-    collection (``x == "dynamo"``, ``kind in ("torchscript", "onnx")``), or match one in a case."""
+def _profile_constants() -> set[str]:
+    """The module-level names of core/exporters/profiles.py that hold an exporter's profile."""
+    from fixport.core.exporters import profiles
+
+    return {name for name, value in vars(profiles).items() if isinstance(value, profiles.ExporterProfile)}
+
+
+def _exporter_name_comparisons(tree: ast.AST, names: set[str], profiles: set[str] | None = None) -> list[int]:
+    """Lines of ``tree`` that compare a value with an exporter's name or profile, in any spelling: a
+    literal alone or in a literal collection (``x == "dynamo"``, ``kind in ("torchscript", "onnx")``),
+    a profile or anything read off one (``options.exporter == TORCHSCRIPT.name``, ``p is DYNAMO``,
+    ``kind != profiles.DYNAMO.source_graph.kind``, under any alias), or a match case on one."""
+    constants = _profile_constants() if profiles is None else profiles
+    aliases = set(constants)
+    for node in ast.walk(tree):
+        if isinstance(node, ast.ImportFrom) and node.module and node.module.endswith("exporters.profiles"):
+            aliases |= {alias.asname or alias.name for alias in node.names if alias.name in constants}
+
     def names_one(side: ast.expr) -> bool:
         if isinstance(side, (ast.Tuple, ast.List, ast.Set)):
             return any(names_one(element) for element in side.elts)
-        return isinstance(side, ast.Constant) and side.value in names
+        while isinstance(side, ast.Attribute):  # TORCHSCRIPT.name, profiles.DYNAMO.source_graph.kind
+            if side.attr in constants:
+                return True
+            side = side.value
+        return (isinstance(side, ast.Constant) and side.value in names) or (
+            isinstance(side, ast.Name) and side.id in aliases)
 
     lines = []
     for node in ast.walk(tree):
@@ -86,6 +106,23 @@ def _exporter_name_comparisons(tree: ast.AST, names: set[str]) -> list[int]:
         elif isinstance(node, ast.MatchValue) and names_one(node.value):
             lines.append(node.lineno)
     return lines
+
+
+def test_the_exporter_name_check_sees_every_spelling() -> None:
+    """The check itself: each way of asking an exporter's name is caught, asking its profile is not."""
+    asked = [
+        'options.exporter == "dynamo"', 'kind in ("torchscript", "onnx")', "options.exporter == TORCHSCRIPT.name",
+        "name != T.name", "profile is DYNAMO", "kind == profiles.DYNAMO.source_graph.kind",
+        "exporter in {TORCHSCRIPT.name, 'x'}", "match e:\n    case 'dynamo':\n        pass",
+    ]
+    fine = ["profile.keeps_process_state", "profile_for(options.exporter).default_opset is None",
+            "node.name == EXPORT_FUNCTION", "options.exporter == run.exporter"]
+    imports = "from fixport.core.exporters.profiles import DYNAMO, TORCHSCRIPT, TORCHSCRIPT as T\n"
+    names = {"torchscript", "dynamo", "fx"}
+    for source in asked:
+        assert _exporter_name_comparisons(ast.parse(imports + source), names), source
+    for source in fine:
+        assert not _exporter_name_comparisons(ast.parse(imports + source), names), source
 
 
 def test_only_the_exporters_ask_which_exporter_it_is() -> None:
@@ -179,3 +216,13 @@ def test_the_private_name_check_sees_imports_and_attribute_reads(tmp_path: Path)
     module.write_text("from fixport.core.loaders import loading as ld\nfrom fixport.core.x import _y, z\n"
                       "a = ld._private_thing\nb = ld.public\n")
     assert _private_fixport_names(module) == ["fixport.core.x._y", "ld._private_thing"]
+
+
+MAIN_WINDOW_MAX_LINES = 400
+
+
+def test_the_main_window_stays_a_thin_view() -> None:
+    """gui/main_window.py wires widgets to the session; what grows goes to a module of its own
+    (the export's drawing, the jobs' reports, the actions)."""
+    lines = len((REPO / "gui" / "main_window.py").read_text(encoding="utf-8").splitlines())
+    assert lines <= MAIN_WINDOW_MAX_LINES, f"gui/main_window.py has {lines} lines"

@@ -155,7 +155,7 @@ def test_wrong_symbolic_fails_and_is_named_first_divergent(worker, model_file) -
     analysis = result.node_analysis
     assert analysis is not None and analysis.first_divergent is not None
     first = analysis.first_divergent
-    assert first.onnx_kind == "onnx::HardSigmoid" and first.torchscript_kind == "aten::sigmoid"
+    assert first.onnx_kind == "onnx::HardSigmoid" and first.source_kind == "aten::sigmoid"
     sigmoid_line = path.read_text().splitlines().index("        y = torch.sigmoid(self.bn(self.conv(x)) * 3.0)") + 1
     assert first.source == f"wrong_sigmoid.py:{sigmoid_line}"
     assert first.introduced_max_abs is not None and first.introduced_max_abs > 1e-3
@@ -185,7 +185,7 @@ def test_per_node_analysis_runs_where_the_exporter_rewrites_the_trace(worker, mo
                 if m.startswith(("Per-node analysis failed", "Per-node analysis skipped"))], result.messages
     analysis = result.node_analysis
     assert analysis is not None and analysis.first_divergent is None
-    compared = {n.torchscript_kind for n in analysis.nodes}
+    compared = {n.source_kind for n in analysis.nodes}
     assert {"aten::index", "aten::mul", "aten::matmul"} <= compared, compared
     assert not any(n.exceeds for n in analysis.nodes)  # slices renumbered by the rewrite are not paired wrongly
 
@@ -210,7 +210,7 @@ def test_custom_domain_op_runs_on_the_torch_reference(worker, model_file) -> Non
     result = _compare(worker, model_file("custom_threshold.py", CUSTOM_DOMAIN_MODEL), runs=2)
     assert result.passed, result.to_json()
     assert any("onnxruntime-extensions" in m and "cstThreshold" in m for m in result.messages)
-    nodes = {n.torchscript_kind: n for n in result.node_analysis.nodes}
+    nodes = {n.source_kind: n for n in result.node_analysis.nodes}
     assert not nodes["aten::threshold"].exceeds
 
 
@@ -231,8 +231,11 @@ def test_cli_json_contract_and_exit_codes(model_file) -> None:
                    "mismatch_fraction", "pass"}
     assert output_keys <= set(payload["outputs"][0])
     first = payload["first_divergent"]
-    assert {"onnx_node", "torchscript_kind", "scope", "source", "template", "max_abs"} <= set(first)
+    assert {"onnx_node", "source_kind", "scope", "source", "template", "max_abs"} <= set(first)
+    assert first["source_kind"] == "aten::sigmoid"
+    # the names before source_*, still written for one release
     assert first["torchscript_kind"] == "aten::sigmoid"
+    assert all(node["torchscript_node"] == node["source_node"] for node in payload["nodes"])
 
 
 @pytest.mark.skipif("CUDAExecutionProvider" in onnxruntime.get_available_providers(),
@@ -460,8 +463,8 @@ def test_per_node_analysis_takes_a_decoder_whose_values_hold_a_list(worker, mode
     assert not result.internal_errors, result.internal_errors
     analysis = result.node_analysis
     assert analysis is not None and analysis.first_divergent is not None
-    assert analysis.first_divergent.torchscript_kind == "aten::sigmoid"
+    assert analysis.first_divergent.source_kind == "aten::sigmoid"
     # the cat reads the sequence: torch keeps no value for it, so it is not re-run alone, and says so
-    cat = [n for n in analysis.nodes if n.torchscript_kind == "aten::cat"]
+    cat = [n for n in analysis.nodes if n.source_kind == "aten::cat"]
     assert cat and cat[0].exceeds and cat[0].introduced_max_abs is None
     assert "is a sequence" in cat[0].note

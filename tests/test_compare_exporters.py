@@ -144,7 +144,8 @@ def test_without_auto_fix_only_the_projects_fixes_apply(worker, model_file) -> N
     unfixed = _compare(worker, path, auto_fix=False)
     torchscript, dynamo = unfixed.runs
     assert torchscript.fixes_from == NO_AUTO_FIX and not torchscript.compared
-    assert "still has nodes torch.onnx.export cannot convert" in torchscript.error and "fix" in torchscript.hint
+    assert torchscript.error == ("1 problem(s) keep the export from running in ONNX Runtime: "
+                                 "aten::threshold (symbolic_rejected)") and "fix --auto" in torchscript.hint
     assert dynamo.passed and not unfixed.agree and "Not comparable: torchscript" in unfixed.verdict()
 
     fixes = worker.run(AutoFixRequest(ModelRequest(str(path)))).mappings  # as a project saved by `fix --auto`
@@ -209,3 +210,22 @@ def test_values_pair_by_place_then_closest_value() -> None:
     assert pairs == [("a", "y"), ("b", "x"), ("c", "z")]
     assert [n.differ for n in nodes] == [False, False, True] and unaligned == {"torchscript": 0, "dynamo": 0}
     assert scope_path("mlp/mlp/0") == scope_path("mlp.0") == "mlp/0"
+
+CHOOSES_DYNAMO = '\n    FIXPORT_EXAMPLE = {"export_options": {"exporter": "dynamo"}}\n'
+
+
+def test_the_window_files_the_fixes_under_the_exporter_a_model_file_chooses(worker, model_file) -> None:
+    """A model file that chooses dynamo for itself: the window's graphs show its dynamo export, so the
+    project's fixes are dynamo's and its export is the one shown (they were filed under TorchScript)."""
+    from fixport.core.model.project import FixMapping
+    from fixport.core.model.workbench import Workbench
+    from fixport.gui.compare_exporters import exporters_request, shown_exporter
+
+    workbench = Workbench()
+    workbench.open_model(model_file("chooses_dynamo.py", PLAIN_MODEL + CHOOSES_DYNAMO))
+    workbench.analysis = worker.run(workbench.analyze_request())
+    assert workbench.analysis.options.exporter == "dynamo"
+    workbench.project.mappings.append(FixMapping("aten::softmax.int", "dynamo.some_fix", "TEMPLATE = {}"))
+    request = exporters_request(workbench, "cpu", {})
+    assert shown_exporter(workbench) == "dynamo" and request.exporters == ["dynamo", "torchscript"]
+    assert list(request.mappings_by_exporter) == ["dynamo"]

@@ -69,11 +69,11 @@ def test_fix_auto_chooses_no_grad_where_only_it_exports(worker, model_file) -> N
     assert compared.outputs and all(output.passed for output in compared.outputs)
 
     # the window's Fix all and `fix --auto` set the option from the same result, by the same rule
-    from fixport.core.session.fix_all import fix_all_options, plan_from
+    from fixport.core.session.fix_all import plan_from
 
     plan = plan_from(fixed, [])
     assert plan.capture_settings == [NO_GRAD] and plan.changes_anything
-    assert fix_all_options(fixed, DYNAMO, pin_opset=False) == {"capture_settings": [NO_GRAD]}
+    assert fixed.option_edits(DYNAMO, pin_opset=False) == {"capture_settings": [NO_GRAD]}
     assert [(o.label, o.how) for o in plan.outcomes] == [("aten::view.default", "capture setting no_grad")]
     assert "captured with no_grad" in plan.summary()
 

@@ -112,7 +112,7 @@ def test_compare_names_the_first_divergent_fx_node(worker) -> None:
     result = worker.run(CompareRequest(ModelRequest(str(example_path("nan_gap_max_dynamo"))), dict(DYNAMO)))
     assert not all(output.passed for output in result.outputs)
     first = result.node_analysis.first_divergent
-    assert first is not None and first.torchscript_node == "amax" and first.onnx_kind == "onnx::ReduceMax"
+    assert first is not None and first.source_node == "amax" and first.onnx_kind == "onnx::ReduceMax"
     assert first.source.startswith("nan_gap_max_dynamo.py:")
     assert any("node metadata" in message for message in result.messages)
 

@@ -168,3 +168,15 @@ def test_a_fix_importing_fixport_is_carried_with_its_module(tmp_path: Path) -> N
     text = fix_script_text(project, tmp_path / "fix.py", "out.onnx")
     assert "carry_module('fixport.core.model.vocabulary'" in text
     assert "ScriptFix(fix_1, 'aten::relu', instance=None" in text
+
+
+def test_the_profile_says_which_op_a_fix_is_registered_for() -> None:
+    """A dynamo decomposition replaces the op it names; every other fix, and every TorchScript fix, is
+    registered for the op it was fitted to (the fix script asks the profile, not the exporter's name)."""
+    from fixport.core.exporters.profiles import DYNAMO, TORCHSCRIPT
+    from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
+
+    assert DYNAMO.registered_kind(DYNAMO_DECOMPOSITION_FAMILY, "prims::lgamma", "aten::lgamma") == "aten::lgamma"
+    assert DYNAMO.registered_kind("dynamo_translation", "prims::lgamma", "aten::lgamma") == "prims::lgamma"
+    assert TORCHSCRIPT.registered_kind(DYNAMO_DECOMPOSITION_FAMILY, "aten::x", "aten::y") == "aten::x"
+    assert TORCHSCRIPT.warns_of_baked_values and not DYNAMO.warns_of_baked_values

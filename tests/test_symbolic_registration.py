@@ -214,8 +214,8 @@ def test_user_override_is_what_fix_auto_exports_and_reset_brings_the_builtin_bac
     source, ops = fix_auto("overridden")
     assert source == library.get("decompose.threshold_where").source and {"LessOrEqual", "Not"} <= ops
     assert "Greater" not in ops
-    (spec,) = mapping_specs(load_project(tmp_path / "overridden.fixport.json").mappings, library)
-    assert spec.min_opset == 12  # the user's template's metadata, not the built-in's
+    (spec,) = mapping_specs(load_project(tmp_path / "overridden.fixport.json").mappings)
+    assert spec.min_opset == 12  # the user's template's metadata, kept by the saved fix, not the built-in's
 
     library.reset("decompose.threshold_where")
     source, ops = fix_auto("reset")
@@ -269,3 +269,23 @@ def test_a_re_export_reuses_the_traced_graph_only_for_the_same_module_and_option
     assert again is not first
     constants = [n.attributes.get("value") for n in again.nodes if n.kind == "prim::Constant"]
     assert 7.5 in constants and 2.5 not in constants
+
+
+def test_a_saved_fix_keeps_its_templates_opsets_without_a_library(monkeypatch):
+    """The TorchScript export reads each fix's opset range from the saved fix's own metadata: no
+    template library is built per export; an edited fix is tried at any opset."""
+    from dataclasses import replace
+
+    from fixport.core.exporters.torchscript.applied_fixes import mapping_specs
+    from fixport.core.model.project import FixMapping
+
+    template = TemplateLibrary().get("decompose.threshold_where")
+    saved = FixMapping("aten::threshold", template.id, template.source)
+
+    def no_library(*args, **kwargs):
+        raise AssertionError("a TemplateLibrary was built for an export")
+
+    monkeypatch.setattr(TemplateLibrary, "__init__", no_library)
+    spec, edited = mapping_specs([saved, replace(saved, edited=True)])
+    assert (spec.min_opset, spec.max_opset) == (template.min_opset, template.max_opset) and template.min_opset > 1
+    assert (edited.min_opset, edited.max_opset) == (1, None)

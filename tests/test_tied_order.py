@@ -84,7 +84,7 @@ def test_tied_boxes_in_another_order_pass_check_and_compare_with_a_note(cli, mod
     assert any(m.startswith("Input set 1: out matches torch up to the order of tied elements")
                for m in payload["messages"]), payload["messages"]
     assert payload["first_divergent"] is None
-    topk = [node for node in payload["nodes"] if "topk" in node["torchscript_kind"] and node["dtype"] == "int64"]
+    topk = [node for node in payload["nodes"] if "topk" in node["source_kind"] and node["dtype"] == "int64"]
     assert topk and not topk[0]["exceeds"]  # its indices: a permutation among the tied values beside them
 
 

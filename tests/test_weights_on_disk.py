@@ -115,8 +115,8 @@ def test_copies_and_parts_of_the_graph_read_the_same_weights(small_threshold: Pa
     values = dict(zip([o.name for o in all_outputs.get_outputs()],
                       all_outputs.run(None, {"x": np.zeros(SIZE, dtype=np.float32)})))
     np.testing.assert_array_equal(values["sum"], np.arange(SIZE, dtype=np.float32))
-    error = NodeError(onnx_node="add", onnx_kind="onnx::Add", output="sum", torchscript_node="add_key",
-                      torchscript_kind="aten::add", scope="", source="", template="", shape=(SIZE,),
+    error = NodeError(onnx_node="add", onnx_kind="onnx::Add", output="sum", source_node="add_key",
+                      source_kind="aten::add", scope="", source="", template="", shape=(SIZE,),
                       dtype="float32", max_abs=0.0, mean_abs=0.0, max_rel=0.0, rtol=0.0, atol=0.0, exceeds=True)
     submodel, feeds = group_submodel(exported, onnx_to_graph(_model(tagged=True)), error,
                                      {"x": np.ones(SIZE, dtype=np.float32)})
@@ -206,8 +206,8 @@ def test_values_made_from_the_weights_alone_are_not_fetched_but_made_where_a_gro
     tagged.CopyFrom(model)
     for node, origin in zip(tagged.graph.node, ["t_key", "mm_key"]):
         node.attribute.append(helper.make_attribute(PROVENANCE_ATTRIBUTE, origin))
-    error = NodeError(onnx_node="mm", onnx_kind="onnx::MatMul", output="y", torchscript_node="mm_key",
-                      torchscript_kind="aten::matmul", scope="", source="", template="", shape=(2, 32),
+    error = NodeError(onnx_node="mm", onnx_kind="onnx::MatMul", output="y", source_node="mm_key",
+                      source_kind="aten::matmul", scope="", source="", template="", shape=(2, 32),
                       dtype="float32", max_abs=0.0, mean_abs=0.0, max_rel=0.0, rtol=0.0, atol=0.0, exceeds=True)
     x = np.ones((2, 32), dtype=np.float32)
     submodel, feeds = group_submodel(exported, onnx_to_graph(tagged), error, {"x": x})

@@ -4,7 +4,8 @@ The analyze job calls :func:`mismatched_outputs` once nothing is left unsupporte
 never gives a clean bill of health to a model whose ONNX computes something else. It reuses the
 comparison's pieces (``flatten_outputs``, ``compare_arrays``, the per-dtype tolerance table), as
 `compare` does; `compare` then finds the first divergent node. A model file's ``fix_tolerance``
-replaces the absolute tolerance, as in ``core/fixing/verification.py``.
+replaces the absolute tolerance, as `fix --auto`'s verification holds its fixes to it
+(:func:`tolerances_for`, which ``core/fixing/node_trials.py`` uses too).
 """
 from __future__ import annotations
 

@@ -25,7 +25,7 @@ from fixport.core.checks.low_precision import rounding_only
 from fixport.core.checks.output_check import tolerances_for
 from fixport.core.checks.shape_check import SHAPE_SEED, first_line, random_like
 from fixport.core.checks.value_reads import input_value_reads
-from fixport.core.exporters.profiles import TORCHSCRIPT
+from fixport.core.exporters.profiles import profile_for
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.model.export_options import ExportOptions
 from fixport.core.model.graph import Graph
@@ -91,7 +91,7 @@ def suspect_inputs(loaded: LoadedModel, options: ExportOptions, onnx_inputs: lis
     # inputs it was given no name for are not missing ones)
     fewer = len(taken) < len(names) and any(name in taken for name in names)
     dropped = [position for position, name in enumerate(names) if fewer and name not in taken]
-    traced = options.exporter == TORCHSCRIPT.name
+    traced = profile_for(options.exporter).warns_of_baked_values
     warned = {warning.line for warning in trace_warnings(warnings)} | kept_reads(warnings)  # kept: checked too
     if not (dropped or (warned if traced else any(_integer_or_bool(t) for t in example))):
         return []
@@ -246,9 +246,9 @@ def _what_to_do(suspect: SuspectInput, exporter: str) -> str:
                   "torch.where for a branch)")
     constants = ("" if suspect.floating else
                  "; or, if its values never change, drop it from forward() and make them constants there")
-    if exporter == TORCHSCRIPT.name:
-        return (f"Try the dynamo exporter (--exporter dynamo): torch.export keeps values read with .item() or "
-                f".tolist() symbolic, and names a branch on them as a capture failure; or {tensor_ops}{constants}.")
+    remedy = profile_for(exporter).baked_input_remedy
+    if remedy:
+        return f"{remedy}; or {tensor_ops}{constants}."
     return f"Make the export follow it: {tensor_ops}{constants}."
 
 

@@ -147,7 +147,7 @@ def node_errors(onnx_graph: Graph, matches: list[ValueMatch], torch_values: dict
         kind, scope, source = _torchscript_details(match.key, source_graph)
         analysis.nodes.append(NodeError(
             onnx_node=match.onnx_node.id, onnx_kind=match.onnx_node.kind, output=match.onnx_value,
-            torchscript_node=match.key, torchscript_kind=kind, scope=scope, source=source,
+            source_node=match.key, source_kind=kind, scope=scope, source=source,
             template=templates_by_instance.get(match.key, ""), shape=tuple(expected.shape),
             dtype=str(expected.dtype), max_abs=metrics["max_abs"], mean_abs=metrics["mean_abs"],
             max_rel=metrics["max_rel"], rtol=rtol, atol=atol, exceeds=metrics["mismatch_count"] > 0, note=note))
@@ -199,7 +199,7 @@ def group_submodel(model: OnnxModel, onnx_graph: Graph, error: NodeError,
         producer = node_by_output.get(name)
         if producer is None or producer in members:
             continue
-        in_group = bool(producer.origin) and producer.origin[0] == error.torchscript_node
+        in_group = bool(producer.origin) and producer.origin[0] == error.source_node
         if not in_group and not (name in constant and name not in feeds):
             continue
         members.append(producer)
@@ -240,7 +240,7 @@ def measure_introduced_errors(model: OnnxModel, onnx_graph: Graph, analysis: Nod
     candidates = sorted(exceeding, key=lambda error: error.inputs_exceed)[:MAX_INTRODUCED_RERUNS]
     if not candidates:
         return
-    names = names_read_by_groups(onnx_graph, {error.torchscript_node for error in candidates})
+    names = names_read_by_groups(onnx_graph, {error.source_node for error in candidates})
     onnx_values = fetch_onnx_values(names)
     matches = [match for match in matches if match.onnx_value in names]
     torch_values = fetch_torch_values({(match.key, match.output_index) for match in matches})

@@ -63,7 +63,7 @@ def _pairs(first: list[NodeError], second: list[NodeError], first_ops: dict[str,
         return True
 
     def same_op(a: NodeError, b: NodeError) -> bool:
-        return op_name(first_ops.get(a.torchscript_node, "")) == op_name(second_ops.get(b.torchscript_node, "")) != ""
+        return op_name(first_ops.get(a.source_node, "")) == op_name(second_ops.get(b.source_node, "")) != ""
 
     unpaired = [error for error in first if not take(error, same_op)]
     unpaired = [error for error in unpaired if not take(error, lambda a, b: a.onnx_kind == b.onnx_kind)]
@@ -129,7 +129,7 @@ def _groups(errors: list[NodeError], place: Callable[[NodeError], Any]) -> dict[
 
 def _aligned(a: NodeError, b: NodeError, first: NodeSide, second: NodeSide, tolerances: ToleranceTable) -> AlignedNode:
     node = AlignedNode(
-        scope=a.scope, source=a.source, op=first.source_ops.get(a.torchscript_node, a.torchscript_kind),
+        scope=a.scope, source=a.source, op=first.source_ops.get(a.source_node, a.source_kind),
         onnx_nodes={first.exporter: a.onnx_node, second.exporter: b.onnx_node},
         onnx_kinds={first.exporter: a.onnx_kind, second.exporter: b.onnx_kind}, shape=a.shape,
         vs_torch={first.exporter: a.max_abs, second.exporter: b.max_abs},

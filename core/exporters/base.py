@@ -1,7 +1,7 @@
 """One contract for every exporter: what an export returns and how it is called.
 
-The TorchScript exporter (``torchscript.py``) is the first; the torch.export-based one
-(``dynamo.py``) is the second, beside it, with the same :class:`Exporter` protocol. Callers get
+The TorchScript exporter (``torchscript/``) is the first; the torch.export-based one
+(``dynamo/``) is the second, beside it, with the same :class:`Exporter` protocol. Callers get
 one with :func:`fixport.core.exporters.choice.exporter_for` and never ask which one it is.
 """
 from __future__ import annotations

@@ -15,7 +15,7 @@ from typing import TYPE_CHECKING
 from fixport.core.model.capture_settings import CAPTURE_SETTINGS
 from fixport.core.model.errors import ExportError
 from fixport.core.model.graph import GraphKind
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
+from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, DYNAMO_DECOMPOSITION_FAMILY, EXPORTERS
 
 if TYPE_CHECKING:
     from fixport.symbolics.library import TemplateLibrary
@@ -82,6 +82,19 @@ class ExporterProfile:
     opsets: tuple[int, int] = (7, 20)
     # Whether its Exporter keeps process-global state between exports (Exporter.process_state)
     keeps_process_state: bool = False
+    # Whether its capture is a trace that warns (TracerWarning) of each value it bakes into a constant:
+    # then only a read it warns of bakes an input (torch.export warns of none)
+    warns_of_baked_values: bool = False
+    # What else to try for an input whose values the export does not follow ('' where nothing but the
+    # model's code can change it)
+    baked_input_remedy: str = ""
+    # Template families whose fixes the exporter registers for the op they replace (a decomposition
+    # written in torch ops), not for the op they are fitted to
+    replacing_families: frozenset[str] = frozenset()
+
+    def registered_kind(self, family: str | None, target_kind: str, replaced_kind: str) -> str:
+        """The op this exporter registers a fix of ``family`` for (the fix script's table says it)."""
+        return replaced_kind if family in self.replacing_families else target_kind
 
     def template_library(self) -> TemplateLibrary:
         return self.make_library()
@@ -96,6 +109,9 @@ TORCHSCRIPT = ExporterProfile(
     stub_calls="g.op(...) calls",
     make_library=_torchscript_library,
     keeps_process_state=True,
+    warns_of_baked_values=True,
+    baked_input_remedy=("Try the dynamo exporter (--exporter dynamo): torch.export keeps values read with .item() or "
+                        ".tolist() symbolic, and names a branch on them as a capture failure"),
     source_graph=SourceGraphWords(kind="torchscript", pane_title="TorchScript graph (traced)",
                                   in_progress="TorchScript graph — tracing…", nodes="TorchScript nodes",
                                   node_id="instance key", builtin_conversion="built-in symbolic"),
@@ -115,6 +131,7 @@ DYNAMO = ExporterProfile(
     default_opset=None,
     capture_settings=tuple(CAPTURE_SETTINGS),
     opsets=(7, 23),
+    replacing_families=frozenset({DYNAMO_DECOMPOSITION_FAMILY}),
 )
 
 PROFILES: dict[str, ExporterProfile] = {profile.name: profile for profile in (TORCHSCRIPT, DYNAMO)}

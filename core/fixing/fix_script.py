@@ -46,7 +46,6 @@ from fixport.core.fixing.carried_source import (
 from fixport.core.model.atomic_files import atomic_write_text
 from fixport.core.model.inputs import InputSpec, parse_input_spec
 from fixport.core.model.project import FixMapping, Project
-from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
 from fixport.symbolics.library import TemplateFormatError, for_complex_inputs, parse_template_source
 from fixport.symbolics.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
 
@@ -217,17 +216,13 @@ def template_family(source: str) -> str | None:
         return None
 
 
-def _registered_kind(mapping: FixMapping) -> str:
-    """The op the exporter registers the fix for: a dynamo decomposition replaces the op it names."""
-    if template_family(mapping.source) == DYNAMO_DECOMPOSITION_FAMILY:
-        return mapping.replaced_kind
-    return mapping.target_kind
-
-
-def _fix_table(mappings: list[FixMapping]) -> str:
+def _fix_table(mappings: list[FixMapping], profile: ExporterProfile) -> str:
     """FIXES: each fix and what it is for, which the exporter's part registers."""
+    def registered(mapping: FixMapping) -> str:
+        return profile.registered_kind(template_family(mapping.source), mapping.target_kind, mapping.replaced_kind)
+
     rows = "".join(
-        f"    ScriptFix(fix_{index}, {python_literal(_registered_kind(m))}, instance={python_literal(m.instance)}, "
+        f"    ScriptFix(fix_{index}, {python_literal(registered(m))}, instance={python_literal(m.instance)}, "
         f"python_op_name={python_literal(m.python_op_name)}, family={python_literal(template_family(m.source))}"
         f"{', complex_inputs=True' if for_complex_inputs(m.source) else ''}),\n"
         for index, m in enumerate(mappings, 1))
@@ -258,7 +253,8 @@ def fix_script_text(project: Project, script_path: str | Path, output_onnx: str,
     sections = [_settings(project, script_path, output_onnx, opset), _carried_code(profile.fix_script_part),
                 carried_modules(project.mappings)]
     sections += [_fix_function(i, m) for i, m in enumerate(project.mappings, 1)]
-    sections += [_fix_table(project.mappings), deployment_section(project.optimizer_fixes), "\n\n" + _last_lines()]
+    sections += [_fix_table(project.mappings, profile), deployment_section(project.optimizer_fixes),
+                 "\n\n" + _last_lines()]
     old_form_names = set().union(*(injected_names_used(m.source) for m in project.mappings))
     imports = [*SETTINGS_IMPORTS, *(Import(name) for name in LOADER_IMPORTS),
                *module_imports(ast.parse(import_block(old_form_names - {"torch"})))]

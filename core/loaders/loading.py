@@ -29,7 +29,13 @@ from fixport.core.loaders.input_structure import (
 )
 from fixport.core.loaders.input_tensors import load_input_file, random_inputs
 from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
-from fixport.core.model.errors import ExportError, InputSpecError, MissingInputsError, ModelLoadError
+from fixport.core.model.errors import (
+    ExportError,
+    InputSpecError,
+    MissingInputsError,
+    ModelLoadError,
+    UntrustedFileError,
+)
 from fixport.core.model.inputs import InputOptions, InputSpec
 from fixport.core.model.model_files import (
     EXPORTED_PROGRAM_SUFFIXES,
@@ -290,7 +296,7 @@ def _load_torch_archive(path: Path, trust: bool) -> LoadedModel:
         raise ModelLoadError(f"{path.name} holds a {type(safe).__name__}, not a model.",
                              "Save the model itself with torch.save(model, path).")
     if not trust:
-        raise ModelLoadError(
+        raise UntrustedFileError(
             f"{path.name} is a pickled file (torch.save). Unpickling it runs code stored in the file.",
             "If you trust where it came from, open it again with --trust "
             "(and --path DIR if its classes live in your own source folder).")

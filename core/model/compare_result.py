@@ -64,15 +64,22 @@ class NodePlacement:
                 "cpu_fallback": bool(on_cpu)}
 
 
+def legacy_source_keys(node: str | None, kind: str) -> dict[str, str]:
+    """The names the `--json` contract gave ``source_node``/``source_kind`` before they held FX nodes
+    too: still written for one release, so a reader of the old names keeps working."""
+    return {**({} if node is None else {"torchscript_node": node}), "torchscript_kind": kind}
+
+
 @dataclass
 class NodeError:
-    """How far one ONNX node's output is from its TorchScript counterpart's."""
+    """How far one ONNX node's output is from its source-graph counterpart's (a TorchScript node or an
+    FX node: ``source_node`` is its id, ``source_kind`` its op)."""
 
     onnx_node: str
     onnx_kind: str
     output: str
-    torchscript_node: str
-    torchscript_kind: str
+    source_node: str
+    source_kind: str
     scope: str
     source: str
     template: str
@@ -92,7 +99,8 @@ class NodeError:
     def to_json(self) -> dict[str, Any]:
         return {
             "onnx_node": self.onnx_node, "onnx_kind": self.onnx_kind, "output": self.output,
-            "torchscript_node": self.torchscript_node, "torchscript_kind": self.torchscript_kind,
+            "source_node": self.source_node, "source_kind": self.source_kind,
+            **legacy_source_keys(self.source_node, self.source_kind),
             "scope": self.scope, "source": self.source, "template": self.template, "shape": list(self.shape),
             "dtype": self.dtype, "max_abs": json_number(self.max_abs), "mean_abs": json_number(self.mean_abs),
             "max_rel": json_number(self.max_rel), "exceeds": self.exceeds, "inputs_exceed": self.inputs_exceed,
@@ -177,7 +185,8 @@ class CompareResult:
                            for label, stats in zip(self.run_labels, self.per_run)],
             "generation": self.generation.to_json() if self.generation else None,
             "first_divergent": None if first is None else {
-                "onnx_node": first.onnx_node, "torchscript_kind": first.torchscript_kind, "scope": first.scope,
+                "onnx_node": first.onnx_node, "source_kind": first.source_kind,
+                **legacy_source_keys(None, first.source_kind), "scope": first.scope,
                 "source": first.source, "template": first.template, "max_abs": first.to_json()["max_abs"],
                 "introduced_max_abs": first.to_json()["introduced_max_abs"], "run": analysis.run},
             "nodes": [node.to_json() for node in analysis.nodes] if analysis else [],

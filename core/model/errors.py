@@ -7,7 +7,8 @@ from fixport.core.script_support.errors import FixportError, InputSpecError, Mis
 
 __all__ = ["MAX_PRINTED_MESSAGE_CHARS", "MAX_SHOWN_MESSAGE_CHARS", "ExportError", "FixportError", "InputSpecError",
            "MissingInputsError", "ModelLoadError", "NothingToCompareError", "ProjectError", "ShapeNamesError",
-           "TemplateValidationError", "TraceError", "WorkerCrashed", "WorkerError", "trimmed_message"]
+           "TemplateValidationError", "TraceError", "UntrustedFileError", "WorkerCrashed", "WorkerError",
+           "trimmed_message"]
 
 # An exporter's error text can hold a whole TorchScript graph (100 kB and more): what a person is
 # shown is cut to this many characters; the details (the log) keep it whole.
@@ -35,6 +36,11 @@ class ShapeNamesError(InputSpecError):
         self.unknown = list(unknown or [])
         self.input_names = list(input_names or [])
         self.example = example
+
+
+class UntrustedFileError(ModelLoadError):
+    """A pickled model file opened without trusting it (unpickling runs code stored in the file): the
+    window asks the user, the command line's hint says --trust."""
 
 
 class TraceError(FixportError):

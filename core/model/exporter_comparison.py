@@ -7,11 +7,16 @@ exports link a value to the same source line, module scope and op.
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from enum import StrEnum
 from typing import Any
 
 from fixport.core.model.compare_result import CompareResult, NodeError
 from fixport.core.model.graph import Graph
 from fixport.core.model.output_stats import json_number
+from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.project import FixMapping
+from fixport.core.model.results import AutoFixResult
+from fixport.core.model.vocabulary import keeps_compare_from_running
 
 EXPORTER_SEPARATOR = ","
 # Where an export's fixes came from (ExporterRun.fixes_from)
@@ -21,20 +26,45 @@ NO_FIXES_NEEDED = "none needed"
 NO_AUTO_FIX = "none (the plain export fails; --no-auto-fix)"
 
 
+class RunStep(StrEnum):
+    """The steps of one exporter's run, in order; the values name them in sweep rows and timings."""
+
+    CHECK = "check"
+    FIX = "fix"
+    COMPARE = "compare"
+
+
+# How a step's failure is introduced in ExporterRun.error (compare's error speaks for itself)
+_FAILED_STEP_PREFIX = {RunStep.CHECK: "the plain export failed: ", RunStep.FIX: "fix --auto failed: ",
+                       RunStep.COMPARE: ""}
+
+
+def problem_line(problem: UnsupportedNode, *, with_source: bool = True) -> str:
+    """``aten::threshold (symbolic_rejected) at model.py:12`` (without the place: sweep rows)."""
+    where = f" at {problem.source}" if problem.source and with_source else ""
+    return f"{problem.display_kind} ({problem.reason}){where}"
+
+
 @dataclass
 class ExporterRun:
-    """One exporter's part: what its plain export needed, and its fixed export against torch."""
+    """One exporter's run (the worker's "run one exporter" job): what its plain export needed, the
+    fixes its compared export applied, and that export against torch. Sweep rows and each side of
+    `compare --exporters` are built from it."""
 
     exporter: str
     opset: int | None = None  # the opset compared (raised by fix --auto where it had to)
-    problems: list[str] = field(default_factory=list)  # the plain export's, one line each
-    fixes: list[str] = field(default_factory=list)  # the fixes the compared export applied, one line each
+    found: list[UnsupportedNode] = field(default_factory=list)  # the plain export's problems
+    auto_fix: AutoFixResult | None = None  # fix --auto's search, when it ran
+    mappings: list[FixMapping] = field(default_factory=list)  # the fixes the compared export applied
+    options: dict[str, Any] = field(default_factory=dict)  # the options it was compared with (after fix --auto's)
     fixes_from: str = ""  # "none needed", "the project", "fix --auto (not saved)"
-    left_unfixed: list[str] = field(default_factory=list)  # problems no fix removed
+    # problems known to be left for compare (after fix --auto; none known with the project's fixes)
+    left: list[UnsupportedNode] = field(default_factory=list)
     comparison: CompareResult | None = None  # its outputs against torch, its size and latency
     first_divergent: NodeError | None = None  # its first node out of tolerance against torch
     nodes_compared: int = 0
-    error: str = ""  # why it was not compared ('' when it was)
+    failed_step: str = ""  # the RunStep that raised ('' when none did)
+    failure: str = ""  # what it raised
     hint: str = ""  # what to do about ``error``
     # the ONNX graph compared node by node (no constant folding), for the window's side-by-side panes
     onnx_graph: Graph | None = None
@@ -46,6 +76,46 @@ class ExporterRun:
     @property
     def passed(self) -> bool:
         return self.comparison is not None and self.comparison.passed
+
+    @property
+    def blocking(self) -> list[UnsupportedNode]:
+        """The problems left that keep compare from running (the one rule: keeps_compare_from_running)."""
+        return [problem for problem in self.left if keeps_compare_from_running(problem.reason)]
+
+    @property
+    def problems(self) -> list[str]:
+        """The plain export's problems, one line each."""
+        return [problem_line(problem) for problem in self.found]
+
+    @property
+    def left_unfixed(self) -> list[str]:
+        """The problems fix --auto left, one line each."""
+        return [] if self.auto_fix is None else [problem_line(p) for p in self.auto_fix.after.unsupported]
+
+    @property
+    def fixes(self) -> list[str]:
+        """The fixes the compared export applied, one line each, then what else fix --auto changed."""
+        lines = [f"{mapping.label} -> {mapping.template_id}" for mapping in self.mappings]
+        if self.auto_fix is not None and self.auto_fix.opset_raised:
+            lines.append("opset raised from {} to {}".format(*self.auto_fix.opset_raised))
+        return lines + [f"captured with {setting}" for setting in (self.auto_fix.capture_settings
+                                                                   if self.auto_fix else [])]
+
+    @property
+    def error(self) -> str:
+        """Why it was not compared ('' when it was)."""
+        if self.failed_step:
+            return _FAILED_STEP_PREFIX[RunStep(self.failed_step)] + self.failure
+        blocking = self.blocking
+        if blocking and self.comparison is None:
+            kinds = ", ".join(dict.fromkeys(problem_line(problem, with_source=False) for problem in blocking))
+            return f"{len(blocking)} problem(s) keep the export from running in ONNX Runtime: {kinds}"
+        return ""
+
+    def failed(self, step: RunStep, message: str, hint: str = "") -> ExporterRun:
+        """This run, stopped by ``step`` raising ``message``."""
+        self.failed_step, self.failure, self.hint = step.value, message, hint
+        return self
 
     def status(self) -> str:
         """``PASS``, ``FAIL`` or ``not compared``, as the report's table shows it."""
@@ -60,6 +130,14 @@ class ExporterRun:
                 "error": self.error, "hint": self.hint, "nodes_compared": self.nodes_compared,
                 "first_divergent": None if first is None else first.to_json(),
                 "comparison": None if self.comparison is None else self.comparison.to_json()}
+
+
+@dataclass
+class StepStarted:
+    """A partial piece of the "run one exporter" job: ``step`` starts, after ``run`` so far."""
+
+    step: str
+    run: ExporterRun
 
 
 @dataclass

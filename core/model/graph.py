@@ -207,22 +207,22 @@ def display_graph(graph: Graph) -> Graph:
 class GraphMapping:
     """Many-to-many correspondence between a source graph and its ONNX graph."""
 
-    onnx_to_torchscript: dict[str, list[str]] = field(default_factory=dict)
+    onnx_to_source: dict[str, list[str]] = field(default_factory=dict)
 
     @classmethod
     def from_onnx_graph(cls, onnx_graph: Graph) -> GraphMapping:
         return cls({node.id: list(node.origin) for node in onnx_graph.nodes if node.origin})
 
     @cached_property
-    def torchscript_to_onnx(self) -> dict[str, list[str]]:
+    def source_to_onnx(self) -> dict[str, list[str]]:
         reverse: dict[str, list[str]] = {}
-        for onnx_id, ts_ids in self.onnx_to_torchscript.items():
-            for ts_id in ts_ids:
-                reverse.setdefault(ts_id, []).append(onnx_id)
+        for onnx_id, source_ids in self.onnx_to_source.items():
+            for source_id in source_ids:
+                reverse.setdefault(source_id, []).append(onnx_id)
         return reverse
 
     def counterparts(self, side: GraphSide, node_id: str) -> list[str]:
         """Ids in the other graph that correspond to ``node_id`` on ``side``."""
         if side == "onnx":
-            return list(self.onnx_to_torchscript.get(node_id, []))
-        return list(self.torchscript_to_onnx.get(node_id, []))
+            return list(self.onnx_to_source.get(node_id, []))
+        return list(self.source_to_onnx.get(node_id, []))

@@ -75,6 +75,22 @@ class CompareRequest:
 
 
 @dataclass
+class RunExporterRequest:
+    """One exporter's run: check, then fix --auto where asked and the check found problems (never
+    with the project's fixes), then compare with torch where the problems left let it run."""
+
+    model: ModelRequest
+    options: dict[str, Any]  # with "exporter"
+    mappings: list[FixMapping] = field(default_factory=list)  # the project's fixes for this exporter
+    auto_fix: bool = False
+    other_shapes: list[dict[str, tuple[int, ...]]] = field(default_factory=list)  # as AnalyzeRequest's
+    # The check's analysis, when the caller holds it (a crash the caller caught): not run again.
+    analysis: AnalysisResult | None = None
+    # compare's settings (its model, options, mappings and other shapes are the run's); None: the defaults
+    compare: CompareRequest | None = None
+
+
+@dataclass
 class CompareExportersRequest:
     """Export with each of ``exporters`` (its fixes from ``mappings_by_exporter``, else found by
     fix --auto where the plain export fails), compare each with torch and the two with each other."""

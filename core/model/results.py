@@ -1,6 +1,7 @@
 """What worker jobs return across the process boundary (no torch import)."""
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -106,6 +107,19 @@ class AutoFixResult:
     @property
     def changed(self) -> bool:
         return bool(self.mappings)
+
+    def option_edits(self, options: Mapping[str, Any], *, pin_opset: bool) -> dict[str, Any]:
+        """The export options the fixes were chosen under, as edits to ``options`` (the one rule for
+        Fix all, `fix --auto`, sweep rows and `compare --exporters`): the opset when the search raised
+        it, and the capture settings it chose. ``pin_opset`` also records the opset the search exported
+        at when ``options`` name none (a saved project file reproduces the export; the window's project
+        keeps following the exporter's default until the user picks one)."""
+        edits: dict[str, Any] = {}
+        if self.opset_raised is not None or (pin_opset and "opset" not in options):
+            edits["opset"] = self.after.options.opset
+        if self.capture_settings:  # what the export needs to be reproduced, as the opset
+            edits["capture_settings"] = list(self.after.options.capture_settings)
+        return edits
 
 
 @dataclass

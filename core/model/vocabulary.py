@@ -80,8 +80,16 @@ OPSET_DEPENDENT_REASONS = frozenset({ProblemReason.NO_SYMBOLIC, ProblemReason.SY
 IN_THE_MODELS_CODE_REASONS = frozenset({ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED,
                                         ProblemReason.BAKED_INPUT})
 # Problems of a model that exported: what it computes, not whether it converts (Compare explains them).
+# A node ONNX Runtime cannot run is one: compare runs it on a reference kernel (the TorchScript
+# exporter's torch node), or says why it cannot.
 AFTER_EXPORT_REASONS = frozenset({ProblemReason.RUNTIME_ERROR, ProblemReason.MISMATCH, ProblemReason.RANDOM_OUTPUT,
                                   ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT})
+
+
+def keeps_compare_from_running(reason: str) -> bool:
+    """Whether a problem with ``reason`` leaves no export to compare (the one rule for the window's
+    Compare, sweep rows and `compare --exporters`)."""
+    return reason not in AFTER_EXPORT_REASONS
 
 
 def describe_reason(reason: str) -> str:

@@ -37,8 +37,3 @@ def check_precision(precision: str) -> str:
 def cuda_provider_options(precision: str) -> dict[str, str]:
     """The CUDA provider options Fixport sets for ``precision`` (deployed: none, the defaults)."""
     return dict(STRICT_CUDA_OPTIONS) if check_precision(precision) == STRICT else {}
-
-
-def options_text(options: dict[str, str]) -> str:
-    """``use_tf32=0, enable_...=1``, or "the provider's defaults" when there are none."""
-    return ", ".join(f"{name}={value}" for name, value in options.items()) or "the provider's defaults"

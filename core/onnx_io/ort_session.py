@@ -154,11 +154,6 @@ def applied_cuda_options(session: ort.InferenceSession, asked: Sequence[Any]) ->
     return {name: str(reported.get(name, value)) for name, value in wanted.items()}
 
 
-def run_once(model: OnnxModel | onnx.ModelProto, input_names: Sequence[str], inputs: Sequence) -> str | None:
-    """Load and run ``model`` on CPU once; the ORT error text, or None when it runs."""
-    return run_on_cpu(model, input_names, inputs).error
-
-
 @dataclass
 class CpuRun:
     """One CPU run of a model: its outputs, or ORT's error text."""

@@ -2,15 +2,13 @@
 
 The search itself is the worker's AutoFixRequest job (``core/fixing/auto_fix.py``); this module
 decides what the session and the command line do with its result: which mappings the project
-gets, the export options it moves to, and one line per op kind saying which fix was chosen (its
-family) or why none fitted. Nothing here touches the project until the job has finished, so
-Cancel leaves it as it was.
+gets, and one line per op kind saying which fix was chosen (its family) or why none fitted. The
+export options it moves to are :meth:`~fixport.core.model.results.AutoFixResult.option_edits` (the
+one rule). Nothing here touches the project until the job has finished, so Cancel leaves it as it was.
 """
 from __future__ import annotations
 
-from collections.abc import Mapping
 from dataclasses import dataclass, field
-from typing import Any
 
 from fixport.core.model.fix_choices import FAMILY_TRACED_VALUE_INPUT
 from fixport.core.model.fix_records import last_rejection_for
@@ -37,19 +35,6 @@ def opset_that_works(problem: UnsupportedNode, opset: int) -> int | None:
     on the worker side), when it is above ``opset``; None otherwise."""
     advice = problem.opset_advice
     return advice if advice is not None and advice > opset else None
-
-
-def fix_all_options(result: AutoFixResult, options: Mapping[str, Any], *, pin_opset: bool) -> dict[str, Any]:
-    """The export options Fix all (window) and `fix --auto` (command line) set from one search: the
-    opset when the search raised it, and the capture settings it chose. ``pin_opset`` also records
-    the opset the search exported at when ``options`` name none (a saved project file reproduces the
-    export; the window's project keeps following the exporter's default until the user picks one)."""
-    edits: dict[str, Any] = {}
-    if result.opset_raised is not None or (pin_opset and "opset" not in options):
-        edits["opset"] = result.after.options.opset
-    if result.capture_settings:  # what the export needs to be reproduced, as the opset
-        edits["capture_settings"] = list(result.after.options.capture_settings)
-    return edits
 
 
 @dataclass

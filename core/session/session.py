@@ -33,16 +33,16 @@ from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS
 from fixport.core.model.trace_warnings import baked_here
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import (
-    AFTER_EXPORT_REASONS,
     DEFAULT_OPSET,
     IN_THE_MODELS_CODE_REASONS,
     PYTHON_OP_KIND,
     ProblemReason,
+    keeps_compare_from_running,
 )
 from fixport.core.model.workbench import Workbench
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.session import events
-from fixport.core.session.fix_all import FixedKind, fix_all_options, opset_that_works, plan_from
+from fixport.core.session.fix_all import FixedKind, opset_that_works, plan_from
 from fixport.core.session.hub import EventHub
 from fixport.core.session.jobs import JobPort
 from fixport.core.session.targets import TemplateTarget
@@ -251,7 +251,7 @@ class Session:
         with self.workbench.batched_edits():
             for mapping in plan.new_mappings:
                 self.workbench.apply_mapping(mapping)
-            for name, value in fix_all_options(result, project.export_options, pin_opset=False).items():
+            for name, value in result.option_edits(project.export_options, pin_opset=False).items():
                 self.workbench.set_export_option(name, value)
         self.fix_outcomes = plan.outcomes
         self._log(plan.summary(), "\n".join([*plan.notes, *(r.line() for r in result.rejected),
@@ -270,7 +270,7 @@ class Session:
             return None
         # Nodes ONNX Runtime cannot run (custom domains) still compare, through reference kernels.
         # A mismatch is what Compare explains: it never blocks it.
-        blocking = [p for p in analysis.unsupported if p.reason not in AFTER_EXPORT_REASONS] if analysis else []
+        blocking = [p for p in analysis.unsupported if keeps_compare_from_running(p.reason)] if analysis else []
         try:
             if blocking and analysis.source_kind != "onnx":
                 raise FixportError(f"Nothing to compare yet: {len(blocking)} node(s) are still unsupported.",

@@ -15,7 +15,7 @@ from typing import Any
 
 from fixport.core.model.baseline import BaselineResult
 from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.exporter_comparison import ExporterComparison
+from fixport.core.model.exporter_comparison import ExporterComparison, ExporterRun
 from fixport.core.model.requests import (
     AnalyzeRequest,
     AutoFixRequest,
@@ -24,6 +24,7 @@ from fixport.core.model.requests import (
     CompareRequest,
     OpInfoRequest,
     PingRequest,
+    RunExporterRequest,
     StubRequest,
     SuggestDynamicRequest,
     SynthesizeRequest,
@@ -52,6 +53,8 @@ JOBS: tuple[Job, ...] = (
     Job("analyze", AnalyzeRequest, "fixport.core.analysis.analysis:analyze", AnalysisResult),
     Job("baseline", BaselineRequest, "fixport.core.analysis.baseline:plain_baseline", BaselineResult),
     Job("compare", CompareRequest, "fixport.core.comparison.compare_job:compare", CompareResult),
+    Job("run_exporter", RunExporterRequest, "fixport.core.exporter_comparison.exporter_run:run_exporter",
+        ExporterRun),
     Job("compare_exporters", CompareExportersRequest, "fixport.core.exporter_comparison.job:compare_exporters",
         ExporterComparison),
     Job("auto_fix", AutoFixRequest, "fixport.core.fixing.auto_fix:auto_fix", AutoFixResult),

@@ -24,7 +24,6 @@ from fixport.core.model.errors import TemplateValidationError
 from fixport.core.model.fix_choices import GraphRewrite
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, DYNAMO_GRAPH_REWRITE_FAMILY
-from fixport.symbolics.library import for_complex_inputs
 
 FAMILY_TRANSLATION = "dynamo_translation"
 FAMILY_DECOMPOSITION = DYNAMO_DECOMPOSITION_FAMILY
@@ -68,14 +67,16 @@ def op_overload(kind: str) -> torch._ops.OpOverload:
                                       "Fix the mapping's kind, or import the module that defines the op.") from error
 
 
-def template_family(source: str) -> str:
-    """The TEMPLATE's family, read with ast (a fix without one is a translation)."""
+def _declared(source: str) -> tuple[str, bool]:
+    """The fix's family and whether it is for the op on complex values, from one reading of its
+    metadata (a fix without readable metadata is a translation)."""
     from fixport.symbolics.library import TemplateFormatError, parse_template_source
 
     try:
-        return parse_template_source(source).family
+        info = parse_template_source(source)
     except TemplateFormatError:
-        return FAMILY_TRANSLATION
+        return FAMILY_TRANSLATION, False
+    return info.family, info.complex_inputs
 
 
 def compile_mapping(mapping: FixMapping) -> Callable:
@@ -97,12 +98,12 @@ def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
     for mapping in mappings:
         function = compile_mapping(mapping)
         fixes.custom_opsets.update(mapping.domain_opsets())
-        family = template_family(mapping.source)
+        family, complex_inputs = _declared(mapping.source)  # the source is read once per fix
         if family == FAMILY_GRAPH_REWRITE:
             fixes.graph_rewrites.append((mapping.template_id, function))
         elif family == FAMILY_DECOMPOSITION:
             fixes.decompositions[mapping.replaced_kind] = function
-        elif for_complex_inputs(mapping.source):
+        elif complex_inputs:
             fixes.complex_translations[op_overload(mapping.target_kind)] = function
         else:
             fixes.translations.setdefault(op_overload(mapping.target_kind), {})[mapping.instance] = function

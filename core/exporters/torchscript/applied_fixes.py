@@ -8,7 +8,7 @@ from contextlib import ExitStack, contextmanager
 from fixport.core.model.errors import TemplateValidationError
 from fixport.core.model.project import FixMapping
 from fixport.core.model.vocabulary import TRACED_VALUE_FAMILY
-from fixport.symbolics.library import TemplateFormatError, TemplateLibrary, parse_template_source
+from fixport.symbolics.library import TemplateFormatError, parse_template_source
 
 
 def traced_in(mapping: FixMapping) -> bool:
@@ -19,21 +19,31 @@ def traced_in(mapping: FixMapping) -> bool:
         return False
 
 
-def mapping_specs(mappings: list[FixMapping], library: TemplateLibrary | None = None):
+def mapping_specs(mappings: list[FixMapping]):
     """Registration specs (symbolic_registration.MappingSpec) for project mappings."""
     from fixport.core.exporters.torchscript.symbolic_registration import MappingSpec
 
-    library = library or TemplateLibrary()
     specs = []
     for mapping in mappings:
-        template = library.get(mapping.template_id) if mapping.template_id in library else None
+        min_opset, max_opset = _declared_opsets(mapping)
         specs.append(MappingSpec(
             target_kind=mapping.target_kind, instance=mapping.instance, template_id=mapping.template_id,
             source=mapping.source, params=dict(mapping.params), python_op_name=mapping.python_op_name,
-            custom_opsets=mapping.domain_opsets(),
-            min_opset=template.min_opset if template and not mapping.edited else 1,
-            max_opset=template.max_opset if template and not mapping.edited else None))
+            custom_opsets=mapping.domain_opsets(), min_opset=min_opset, max_opset=max_opset))
     return specs
+
+
+def _declared_opsets(mapping: FixMapping) -> tuple[int, int | None]:
+    """The opsets the fix's template declares, read from the saved fix itself (it keeps its
+    template's metadata: no library is built per export); an edited fix, or one whose metadata
+    cannot be read, is tried at any opset."""
+    if mapping.edited:
+        return 1, None
+    try:
+        info = parse_template_source(mapping.source, f"<template {mapping.template_id}>")
+    except TemplateFormatError:
+        return 1, None
+    return info.min_opset, info.max_opset
 
 
 def validate_mappings(mappings: list[FixMapping], opset: int, specs: list | None = None) -> None:

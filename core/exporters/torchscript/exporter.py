@@ -267,7 +267,7 @@ class TorchScriptExporter(Exporter):
             dynamo=False,
         )
         # A file export keeps its weights in the folder's weights file: written there from torch's
-        # tensors, never encoded into the proto torch serialises (see torchscript_weights.py).
+        # tensors, never encoded into the proto torch serialises (see weights.py).
         weights = nullcontext() if isinstance(path, io.BytesIO) else weights_written_to(path.parent / WEIGHTS_FILE)
         with warnings.catch_warnings(record=True) as caught, weights, conversion_hooks(
                 diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining,
