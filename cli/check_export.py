@@ -19,6 +19,7 @@ from fixport.cli.arguments import (
     shape_sets,
 )
 from fixport.cli.output import print_json, progress_printer
+from fixport.cli.runtime_arguments import add_runtime_argument, checked_runtime
 from fixport.cli.workers import command_worker, lending_worker
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.advice import Step, advice_for
@@ -116,7 +117,8 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None, *,
         while True:
             try:
                 result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args),
-                                                   generation_check=not any(r.generation for r in results)),
+                                                   generation_check=not any(r.generation for r in results),
+                                                   runtime=checked_runtime(args)),
                                     progress=progress_printer(args.json))
             except WorkerCrashed as crash:
                 if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
@@ -144,6 +146,7 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
                         help="instead: export with each input dim dynamic in turn, check it at other sizes, and "
                              "say which dims generalise and what (which line) blocks the others")
     parser.add_argument("--project", help="check with this project's fixes applied (a .fixport.json file)")
+    add_runtime_argument(parser)
     parser.add_argument("--baseline", action="store_true",
                         help="also export with plain torch.onnx.export (same exporter, opset, dynamic axes and "
                              "inputs; none of Fixport's fixes or settings), run it in ONNX Runtime at the same sizes "

@@ -70,8 +70,9 @@ def run_compare(args: argparse.Namespace) -> int:
     request, options, mappings = job_arguments(args)
     with command_worker(args.timeout) as worker:
         result: CompareResult = worker.run(CompareRequest(
-            request, options, mappings, onnx_path=args.onnx, provider=runtime_provider(args, args.provider), runs=args.runs,
-            rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
+            request, options, mappings, onnx_path=args.onnx, provider=runtime_provider(args, args.provider),
+            runs=args.runs, rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis,
+            precision=args.precision,
             torch_device=args.torch_device, other_shapes=shape_sets(args) or project_shapes(args),
             from_project=bool(args.project), latency_runs=args.latency_runs),
             progress=progress_printer(args.json))

@@ -5,8 +5,13 @@ from __future__ import annotations
 
 import argparse
 
-from fixport.core.model.runtimes import DEFAULT_RUNTIME, OPENVINO_PRECISION_HELP, RUNTIMES, provider_for, \
-    refuse_missing_runtime
+from fixport.core.model.runtimes import (
+    DEFAULT_RUNTIME,
+    OPENVINO_PRECISION_HELP,
+    RUNTIMES,
+    provider_for,
+    refuse_missing_runtime,
+)
 
 
 def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
@@ -22,3 +27,11 @@ def runtime_provider(args: argparse.Namespace, provider: str = "cpu") -> str:
     chosen = provider_for(args.runtime, provider)
     refuse_missing_runtime(chosen)
     return chosen
+
+
+def checked_runtime(args: argparse.Namespace) -> str:
+    """The runtime a command that may take ``--runtime`` checks the outputs in (ort where it has none);
+    a FixportError saying what to install when OpenVINO is asked for and missing."""
+    runtime = getattr(args, "runtime", DEFAULT_RUNTIME)  # `export` shares the analysis and has no --runtime
+    refuse_missing_runtime(provider_for(runtime, "cpu"))
+    return runtime

@@ -67,7 +67,7 @@ from fixport.core.model.output_stats import (
 )
 from fixport.core.model.project import FixMapping, mapping_for_node
 from fixport.core.model.runtime_cost import RuntimeCost, validate_latency_runs
-from fixport.core.model.runtimes import OPENVINO_NAME, refuse_missing_runtime
+from fixport.core.model.runtimes import OPENVINO, OPENVINO_NAME, ORT, RUNTIME_TITLES, refuse_missing_runtime
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
@@ -75,6 +75,7 @@ from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
+from fixport.core.onnx_io.openvino_errors import openvino_error_problem, openvino_error_summary
 from fixport.core.onnx_io.openvino_session import INFERENCE_PRECISION, openvino_tolerances
 from fixport.core.onnx_io.ort_errors import ort_error_summary
 from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for, quiet_run
@@ -546,17 +547,21 @@ def _comparison_session(plan: ReferencePlan, provider: str, precision: str, load
         return plan.create_session(provider=provider, precision=precision, profile=True)
     except FixportError:
         raise
-    except Exception as exc:  # ONNX Runtime's own exception types
+    except Exception as exc:  # ONNX Runtime's (or OpenVINO's) own exception types
+        in_openvino = provider == OPENVINO
+        runtime = RUNTIME_TITLES[OPENVINO if in_openvino else ORT]
         reason = str(exc).strip().splitlines()[0][:400] if str(exc).strip() else type(exc).__name__
+        reason = openvino_error_summary(str(exc)) if in_openvino else reason
         if onnx_path is not None:
-            raise ExportError(f"ONNX Runtime cannot load {Path(onnx_path).name}: {reason}",
+            raise ExportError(f"{runtime} cannot load {Path(onnx_path).name}: {reason}",
                               "Check that the file is the one exported from this model, with its weights file "
                               "beside it, or compare the export Fixport makes (leave out --onnx).") from exc
         name = loaded.path.name
-        refused = runtime_error_problem(str(exc), comparable.onnx_graph, comparable.source_graph, mark=False)
+        problem_of = openvino_error_problem if in_openvino else runtime_error_problem
+        refused = problem_of(str(exc), comparable.onnx_graph, comparable.source_graph, mark=False)
         where = f" ({refused.display_kind} at {refused.source})" if refused.source else ""
         advice = advice_for(refused, exporter.profile.name, name, done)
-        raise ExportError(f"The export of {name} does not load in ONNX Runtime, so there is nothing to compare: "
+        raise ExportError(f"The export of {name} does not load in {runtime}, so there is nothing to compare: "
                           f"{reason}{where}",
                           sentence(advice),
                           window_hint="Fix all, or pick the node Problems lists and a fix for it, then Compare "

@@ -14,6 +14,7 @@ from fixport.core.model.errors import FixportError, WorkerCrashed
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, BaselineRequest, CompareRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
+from fixport.core.model.runtimes import provider_for
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE, ProblemReason
 from fixport.core.sweep.rows import RowStatus, SweepRow, SweepSettings, Verdict
 from fixport.core.worker.client import ExportWorker
@@ -89,7 +90,8 @@ def _fixport_row(run, row: SweepRow, request: ModelRequest, options: dict[str, A
             row.message = (f"{len(blocking)} problem(s) keep the export from running in ONNX Runtime: {kinds}"
                            + ("" if settings.fix else "; --fix tries the built-in fixes"))
             return left
-        compared: CompareResult = run("compare", CompareRequest(request, options, mappings))
+        compared: CompareResult = run("compare", CompareRequest(request, options, mappings,
+                                                                provider=provider_for(settings.runtime, "cpu")))
         _record_comparison(row, compared)
     except FixportError as error:
         row.verdict = Verdict.ERROR.value  # the status stays what the steps before found
