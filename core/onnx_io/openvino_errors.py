@@ -19,10 +19,9 @@ from fixport.core.onnx_io.ort_errors import OrtErrorSite
 
 _NODE = re.compile(r"<Node\((?P<op>[\w.\-]+)\): (?P<name>[^>]*)>")
 _NO_CONVERSION = re.compile(r"No conversion rule found for operations: (?P<op>[\w.]+?)-\d+")
-_SUMMARY_LINES = (re.compile(r"No conversion rule found for operations: .*"),
-                  re.compile(r"While validating ONNX node .*"),
-                  re.compile(r"-- \S+ with a message: .*"))
-_SOURCE_PREFIX = re.compile(r"^(Exception from |Check '.*' failed at )?\S+\.cpp:\d+:?\s*")
+_NO_CONVERSION_LINE = re.compile(r"No conversion rule found for operations: .*")
+# lines that say where in OpenVINO's C++ a check failed, not what failed
+_MACHINERY = re.compile(r"\.cpp:\d+|^FrontEnd API failed|^Summary:|^-- |Model wasn't fully converted")
 
 
 def openvino_error_site(error_text: str) -> OrtErrorSite:
@@ -38,13 +37,20 @@ def openvino_error_site(error_text: str) -> OrtErrorSite:
 
 
 def openvino_error_summary(error_text: str) -> str:
-    """The line of an OpenVINO error meant for people (not its C++ source paths); its first line otherwise."""
-    for pattern in _SUMMARY_LINES:
-        match = pattern.search(error_text)
-        if match:
-            return match.group(0).strip().rstrip(":")
+    """An OpenVINO error in a person's words: ``No conversion rule found for operations: Det-18``,
+    or ``MeanVarianceNormalization node '/mvn': Parameter axis 2 out of tensor range``, without its C++
+    source paths and failed checks; its first useful line otherwise."""
+    node = _NODE.search(error_text)
+    if node:
+        after = [line.strip() for line in error_text[node.end():].splitlines()[1:]]
+        said = next((line for line in after if line and not _MACHINERY.search(line)), "")
+        said = said[len(node["name"]):].strip() if said.startswith(node["name"]) else said
+        return f"{node['op']} node '{node['name']}': {said or 'its conversion failed'}"
+    match = _NO_CONVERSION_LINE.search(error_text)
+    if match:
+        return match.group(0).strip()
     lines = [line.strip() for line in error_text.splitlines() if line.strip()]
-    useful = [line for line in lines if not _SOURCE_PREFIX.match(line)]
+    useful = [line for line in lines if not _MACHINERY.search(line)]
     return (useful or lines or ["unknown error"])[0][:400]
 
 
