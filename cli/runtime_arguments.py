@@ -21,6 +21,13 @@ def add_runtime_argument(parser: argparse.ArgumentParser) -> None:
                              f"an optional extra); {OPENVINO_PRECISION_HELP}")
 
 
+def add_runtimes_argument(parser: argparse.ArgumentParser) -> None:
+    """``--runtimes ort,openvino`` (compare)."""
+    parser.add_argument("--runtimes", metavar="NAME,NAME",
+                        help="compare the export with torch in both runtimes (ort,openvino), and the two runtimes "
+                             "with each other node by node: the first node where they differ, and its source line")
+
+
 def runtime_provider(args: argparse.Namespace, provider: str = "cpu") -> str:
     """The provider value of the job: ``provider`` in ONNX Runtime, "openvino" in OpenVINO; a
     FixportError saying what to install when OpenVINO is asked for and missing."""

@@ -14,7 +14,6 @@ from fixport.core.model.errors import FixportError
 from fixport.core.model.requests import CompareRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.tolerances import BF16_COMPUTE_TABLE_NAME, DEFAULT_TABLE_NAME
-from tests.conftest import REPO
 
 ov = pytest.importorskip("openvino")
 
@@ -152,6 +151,31 @@ def test_cli_check_and_compare_take_runtime_openvino(cli, model_file) -> None:
     assert compared.returncode == 0, compared.stderr
     precision = json.loads(compared.stdout)["precision"]
     assert precision["mode"] == "deployed" and "OpenVINO" in precision["summary"]
+
+
+def test_runtimes_shows_both_against_torch_and_where_they_first_differ(cli, model_file) -> None:
+    """OpenVINO's bf16 default against ONNX Runtime at a float32-tight tolerance: they part at the
+    first MatMul, named with its torch op; with the f32 hint they agree at every node."""
+    encoder = str(model_file("encoder.py", ENCODER_MODEL))
+    tight = cli("compare", encoder, "--runtimes", "ort,openvino", "--precision", "deployed", "--runs", "1",
+                "--no-node-analysis", "--rtol", "0", "--atol", "1e-5", "--json")
+    assert tight.returncode == 1, tight.stderr
+    payload = json.loads(tight.stdout)
+    assert payload["results"]["ort"]["pass"] and list(payload["results"]) == ["ort", "openvino"]
+    first = payload["first_difference"]
+    bf16 = "bfloat16" in payload["results"]["openvino"]["precision"]["summary"]
+    if bf16:  # a CPU with bfloat16 instructions
+        assert not payload["results"]["openvino"]["pass"]
+        assert (first["onnx_kind"], first["torch_kind"]) == ("onnx::MatMul", "aten::linear"), first
+        assert first["scope"] == "layers/0/self_attn" and first["max_abs"] > 1e-5
+        assert payload["between"].startswith("ONNX Runtime and OpenVINO first differ at /layers.0/self_attn/")
+    strict = cli("compare", encoder, "--runtimes", "ort,openvino", "--runs", "1", "--no-node-analysis")
+    assert strict.returncode == 0, strict.stderr
+    assert "=== OpenVINO against torch ===" in strict.stdout
+    assert "ONNX Runtime and OpenVINO agree at every one of" in strict.stdout
+    refused = cli("compare", str(model_file("det.py", DET_MODEL)), "--runtimes", "ort,openvino", "--runs", "1")
+    assert refused.returncode == 1 and "ERROR: The export of det.py does not load in OpenVINO" in refused.stdout
+    assert cli("compare", encoder, "--runtimes", "ort,tensorrt").returncode == 2
 
 
 def test_without_openvino_the_option_says_what_to_install(cli, model_file, monkeypatch) -> None:
