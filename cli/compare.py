@@ -71,7 +71,7 @@ def run_compare(args: argparse.Namespace) -> int:
     if args.runtimes:
         from fixport.cli.compare_runtimes import run_compare_runtimes
 
-        return run_compare_runtimes(args)
+        return run_compare_runtimes(args, print_comparison)
     request, options, mappings = job_arguments(args)
     with command_worker(args.timeout) as worker:
         result: CompareResult = worker.run(CompareRequest(

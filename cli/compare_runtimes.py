@@ -4,10 +4,12 @@ from __future__ import annotations
 
 import argparse
 import textwrap
+from collections.abc import Callable
 
 from fixport.cli.arguments import EXIT_OK, EXIT_PROBLEMS, job_arguments
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
+from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import FixportError
 from fixport.core.model.runtime_pair import RuntimesCompareRequest, RuntimesComparison
 from fixport.core.model.runtimes import RUNTIME_TITLES, RUNTIMES
@@ -24,10 +26,9 @@ def runtimes_of(text: str) -> list[str]:
     return names
 
 
-def run_compare_runtimes(args: argparse.Namespace) -> int:
-    """Both runtimes against torch, then against each other (exit 0 both pass, 1 either fails)."""
-    from fixport.cli.compare import print_comparison
-
+def run_compare_runtimes(args: argparse.Namespace, print_comparison: Callable[[CompareResult], None]) -> int:
+    """Both runtimes against torch (each printed by ``print_comparison``, compare's own report), then
+    against each other (exit 0 both pass, 1 either fails)."""
     if args.onnx:
         raise FixportError("--runtimes compares a fresh export node by node; it does not take --onnx.",
                            "Leave out --onnx (the export is made from MODEL), or compare the file with --runtime.")

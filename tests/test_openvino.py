@@ -225,3 +225,17 @@ def test_provider_box_offers_openvino_and_compare_runs_there(qtbot, window, mode
     assert result is not None and result.passed and result.providers_used == ["OpenVINO (CPU)"]
     assert "OpenVINO on OpenVINO (CPU)" in window.compare.summary.text()
     assert "INFERENCE_PRECISION_HINT=f32" in window.compare.settings_label.text()
+
+
+@pytest.mark.slow
+def test_a_node_openvinos_cpu_plugin_cannot_compile_is_named_in_the_sweep_row(worker) -> None:
+    """kornia's FFT convolution, fixed by fix --auto, converts, but OpenVINO's CPU plugin refuses its
+    RDFT ("Node /DFT_2 of type RDFT", then the reason): the row names the node, the reason and the line."""
+    from fixport.core.sweep.model_sweep import sweep_model
+    from fixport.core.sweep.rows import SweepSettings
+
+    row = sweep_model(worker, REPO / "examples" / "corpus" / "fft_conv_kornia.py", "torchscript",
+                      SweepSettings(fix=True, runtime="openvino"))
+    assert row.status == "fixed" and row.verdict == "error", row
+    assert "does not load in OpenVINO" in row.message and "RDFT node '/DFT_2': Signal size greater" in row.message
+    assert "aten::fft_irfftn" in row.message or "aten::fft_rfftn" in row.message, row.message
