@@ -239,3 +239,33 @@ def test_a_node_openvinos_cpu_plugin_cannot_compile_is_named_in_the_sweep_row(wo
     assert row.status == "fixed" and row.verdict == "error", row
     assert "does not load in OpenVINO" in row.message and "RDFT node '/DFT_2': Signal size greater" in row.message
     assert "aten::fft_irfftn" in row.message or "aten::fft_rfftn" in row.message, row.message
+
+
+def test_an_export_with_its_weights_on_disk_runs_in_openvino_and_leaves_no_file(small_threshold, model_file) -> None:
+    """A big export keeps its weights in a folder: OpenVINO reads them through a graph file written
+    there for the moment, which is gone once the model is compiled."""
+    import torch
+
+    from fixport.core.exporters.base import ExportOptions
+    from fixport.core.exporters.choice import exporter_for
+    from fixport.core.loaders.loading import load_model
+    from fixport.core.onnx_io.ort_session import create_session
+
+    source = """
+        import torch
+
+        def build():
+            torch.manual_seed(0)
+            return torch.nn.Sequential(torch.nn.Linear(64, 64), torch.nn.GELU(), torch.nn.Linear(64, 8)).eval(), \\
+                (torch.randn(2, 64),)
+    """
+    loaded = load_model(model_file("wide.py", source), trust=True)
+    model = exporter_for("torchscript").export(loaded, ExportOptions(opset=17)).model
+    assert model.weights_on_disk
+    before = sorted(model.base_dir.iterdir())
+    session = create_session(model, "openvino").session
+    (actual,) = session.run(None, {session.get_inputs()[0].name: loaded.example_inputs[0].numpy()})
+    with torch.no_grad():
+        expected = loaded.module(*loaded.example_inputs).numpy()
+    np.testing.assert_allclose(actual, expected, rtol=1e-5, atol=1e-6)
+    assert sorted(model.base_dir.iterdir()) == before
