@@ -4,6 +4,7 @@ from __future__ import annotations
 import io
 import json
 from importlib import metadata
+from pathlib import Path
 
 import numpy as np
 import onnx
@@ -14,6 +15,7 @@ from fixport.core.model.errors import FixportError
 from fixport.core.model.requests import CompareRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.tolerances import BF16_COMPUTE_TABLE_NAME, DEFAULT_TABLE_NAME
+from tests.conftest import REPO
 
 ov = pytest.importorskip("openvino")
 
@@ -146,7 +148,14 @@ def test_cli_check_and_compare_take_runtime_openvino(cli, model_file) -> None:
     assert [(p["kind"], p["reason"]) for p in problems] == [("aten::linalg_det", "runtime_error")]
     assert "Det-17" in problems[0]["message"] and problems[0]["onnx_node"]
     assert cli("check", det, "--json").returncode == 0  # clean in ONNX Runtime
-    compared = cli("compare", str(model_file("encoder.py", ENCODER_MODEL)), "--runtime", "openvino",
+    exported = str(Path(det).with_suffix(".onnx"))
+    assert cli("export", det, "-o", exported).returncode == 0
+    from_file = cli("check", exported, "--runtime", "openvino")  # an ONNX file: compiled in OpenVINO
+    assert from_file.returncode == 1 and "onnx::Det  [runtime_error]" in from_file.stdout, from_file.stdout
+    encoder = str(model_file("encoder.py", ENCODER_MODEL))
+    clean = cli("check", encoder, "--runtime", "openvino")
+    assert clean.returncode == 0 and "runs in OpenVINO (f32) and matches torch" in clean.stdout, clean.stdout
+    compared = cli("compare", encoder, "--runtime", "openvino",
                    "--precision", "deployed", "--runs", "1", "--no-node-analysis", "--json")
     assert compared.returncode == 0, compared.stderr
     precision = json.loads(compared.stdout)["precision"]

@@ -27,3 +27,13 @@ def openvino_outputs(loaded: LoadedModel, model: OnnxModel, onnx_graph: Graph, s
                                            [to_numpy(t) for t in loaded.example_inputs])), None
     except Exception as exc:  # OpenVINO's own exception types: the problem is the export's, on its node
         return None, openvino_error_problem(str(exc), onnx_graph, source_graph)
+
+
+def openvino_refusal(model_path: str, onnx_graph: Graph) -> UnsupportedNode | None:
+    """For an ONNX file (no torch model to compare with): the problem on the node OpenVINO refuses
+    to read or compile, or None when it compiles."""
+    try:
+        create_session(model_path, "openvino", precision=STRICT)
+    except Exception as exc:  # OpenVINO's own exception types
+        return openvino_error_problem(str(exc), onnx_graph, None)
+    return None
