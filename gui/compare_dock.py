@@ -39,10 +39,10 @@ def _number(value: float) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3g}"
 
 
-
 def runtime_words(providers_used: list[str]) -> str:
     """Which runtime the export ran in, for the summary line."""
     return RUNTIME_TITLES[OPENVINO] if OPENVINO_NAME in providers_used else RUNTIME_TITLES[ORT]
+
 
 class CompareDock(QDockWidget):
     node_picked = Signal(str)  # ONNX node id
