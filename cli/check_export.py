@@ -19,6 +19,7 @@ from fixport.cli.arguments import (
     shape_sets,
 )
 from fixport.cli.output import print_json, progress_printer
+from fixport.cli.runtime_arguments import add_runtime_argument, checked_runtime
 from fixport.cli.workers import command_worker, lending_worker
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.advice import Step, advice_for
@@ -27,6 +28,7 @@ from fixport.core.model.capture_changes import write_changed_copy
 from fixport.core.model.errors import FixportError, WorkerCrashed
 from fixport.core.model.requests import AnalyzeRequest, BaselineRequest, SuggestDynamicRequest
 from fixport.core.model.results import AnalysisResult
+from fixport.core.model.runtimes import OPENVINO, ORT
 from fixport.core.model.trace_warnings import nodes_it_produced, trace_warning
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
 from fixport.core.worker.client import ExportWorker
@@ -46,12 +48,17 @@ def analysis_json(result: AnalysisResult) -> dict[str, Any]:
         "unsupported": [problem.to_json() for problem in result.unsupported],
         "warnings": result.warnings,
         "notes": result.notes,
+        **({"runtime": result.runtime} if result.runtime != ORT else {}),
         "seconds": {k: round(v, 3) for k, v in result.seconds.items()},
         "saved_files": result.saved_files,
         "proposed_dynamic_shapes": result.proposed_dynamic_shapes,
         **({"task": result.task, "component": result.component} if result.component else {}),
         **({"generation": result.generation.to_json()} if result.generation else {}),
     }
+
+
+def _runtime_words(result: AnalysisResult) -> str:
+    return "OpenVINO (f32)" if result.runtime == OPENVINO else "ONNX Runtime"
 
 
 def print_analysis(result: AnalysisResult) -> None:
@@ -67,8 +74,10 @@ def print_analysis(result: AnalysisResult) -> None:
         print("  dynamic shapes inferred from build()'s input sets (to paste): "
               f"--dynamic-shapes '{json.dumps(result.proposed_dynamic_shapes)}'")
     if not result.unsupported:
-        print("OK: ONNX Runtime has a kernel for every node." if result.source_kind == "onnx"
-              else "OK: the model exports, runs in ONNX Runtime and matches torch on the example inputs"
+        onnx_file = result.source_kind == "onnx"
+        print("OK: OpenVINO compiles every node." if onnx_file and result.runtime == OPENVINO
+              else "OK: ONNX Runtime has a kernel for every node." if onnx_file
+              else f"OK: the model exports, runs in {_runtime_words(result)} and matches torch on the example inputs"
               + (f" and at {len(result.other_sizes_checked)} other size(s)." if result.other_sizes_checked else "."))
     else:
         print(f"{len(result.unsupported)} unsupported node(s):")
@@ -109,7 +118,8 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[
         while True:
             try:
                 result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args),
-                                                   generation_check=not any(r.generation for r in results)),
+                                                   generation_check=not any(r.generation for r in results),
+                                                   runtime=checked_runtime(args)),
                                     progress=progress_printer(args.json))
             except WorkerCrashed as crash:
                 if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):
@@ -137,6 +147,7 @@ def _configure_check(parser: argparse.ArgumentParser) -> None:
                         help="instead: export with each input dim dynamic in turn, check it at other sizes, and "
                              "say which dims generalise and what (which line) blocks the others")
     parser.add_argument("--project", help="check with this project's fixes applied (a .fixport.json file)")
+    add_runtime_argument(parser)
     parser.add_argument("--baseline", action="store_true",
                         help="also export with plain torch.onnx.export (same exporter, opset, dynamic axes and "
                              "inputs; none of Fixport's fixes or settings), run it in ONNX Runtime at the same sizes "

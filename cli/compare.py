@@ -16,6 +16,7 @@ from fixport.cli.arguments import (
 )
 from fixport.cli.error_log import report_internal_errors
 from fixport.cli.output import clear_progress, print_json, progress_printer
+from fixport.cli.runtime_arguments import add_runtime_argument, add_runtimes_argument, runtime_provider
 from fixport.cli.workers import command_worker
 from fixport.core.model.compare_result import DEFAULT_RUNS, MAX_RUNS, CompareResult
 from fixport.core.model.errors import FixportError
@@ -38,6 +39,8 @@ def _configure_compare(parser: argparse.ArgumentParser) -> None:
     source.add_argument("--onnx", metavar="FILE", help="compare against this ONNX file instead of exporting")
     parser.add_argument("--provider", choices=("cpu", "cuda"), default="cpu",
                         help="ONNX Runtime provider; cuda falls back to cpu (with a message) when absent")
+    add_runtime_argument(parser)
+    add_runtimes_argument(parser)
     parser.add_argument("--precision", choices=PRECISION_MODES, default=DEFAULT_PRECISION,
                         help="; ".join(f"{mode}: {text}" for mode, text in PRECISION_HELP.items()))
     parser.add_argument("--torch-device", choices=("cpu", "cuda"), default="cpu",
@@ -72,12 +75,17 @@ def run_compare(args: argparse.Namespace) -> int:
             raise FixportError("--optimize and --exporters cannot be used together: the guard checks one export.",
                                "Compare one exporter's export with --optimize (--exporter torchscript or dynamo).")
         return run_compare_exporters(args)
+    if args.runtimes:
+        from fixport.cli.compare_runtimes import run_compare_runtimes
+
+        return run_compare_runtimes(args, print_comparison)
     request, options, mappings = job_arguments(args)
     with command_worker(args.timeout) as worker:
         result: CompareResult = worker.run(CompareRequest(
-            request, options, mappings, onnx_path=args.onnx, provider=args.provider, runs=args.runs,
-            rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis, precision=args.precision,
-            torch_device=args.torch_device, other_shapes=shape_sets(args) or project_shapes(args),
+            request, options, mappings, onnx_path=args.onnx, provider=runtime_provider(args, args.provider),
+            runs=args.runs, rtol=args.rtol, atol=args.atol, analyze_nodes=not args.no_node_analysis,
+            precision=args.precision, torch_device=args.torch_device,
+            other_shapes=shape_sets(args) or project_shapes(args),
             from_project=bool(args.project), latency_runs=args.latency_runs, optimize=args.optimize),
             progress=progress_printer(args.json))
     clear_progress(args.json)

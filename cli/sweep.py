@@ -8,6 +8,7 @@ import time
 from pathlib import Path
 
 from fixport.cli.arguments import EXIT_OK, EXIT_PROBLEMS, command, positive_seconds
+from fixport.cli.runtime_arguments import add_runtime_argument, checked_runtime
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.model.errors import FixportError
 from fixport.core.model.vocabulary import EXPORTERS
@@ -29,6 +30,7 @@ def _configure_sweep(parser: argparse.ArgumentParser) -> None:
                         help="model files, checkpoint folders (with config.json), or folders to search for them")
     parser.add_argument("--exporters", default=DEFAULT_EXPORTERS, metavar="NAME[,NAME]",
                         help=f"comma-separated, from {', '.join(EXPORTERS)} (default: {DEFAULT_EXPORTERS})")
+    add_runtime_argument(parser)
     parser.add_argument("--fix", action="store_true", help="run fix --auto on every model with problems")
     parser.add_argument("--opset", type=int, help="ONNX opset for every model (default: each model's own)")
     parser.add_argument("--baseline", action="store_true",
@@ -67,7 +69,7 @@ def _settings(args: argparse.Namespace) -> SweepSettings:
     if args.jobs < 1:
         raise FixportError(f"--jobs {args.jobs}: give at least 1.", "E.g. --jobs 2 runs two models at a time.")
     return SweepSettings(exporters=exporters, fix=args.fix, opset=args.opset, timeout_s=args.timeout,
-                         baseline=args.baseline)
+                         baseline=args.baseline, runtime=checked_runtime(args))
 
 
 def _cache_folder(args: argparse.Namespace) -> Path:

@@ -23,6 +23,7 @@ from PySide6.QtWidgets import (
 
 from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
+from fixport.core.model.runtimes import OPENVINO, OPENVINO_NAME, ORT, RUNTIME_TITLES
 from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR, WARN_COLOUR
 from fixport.gui.optimizer_table import OptimizerGuardView
 
@@ -37,6 +38,11 @@ SUMMARY_MAX_HEIGHT = 120  # px; longer summaries scroll
 
 def _number(value: float) -> str:
     return "–" if value is None or (isinstance(value, float) and math.isnan(value)) else f"{value:.3g}"
+
+
+def runtime_words(providers_used: list[str]) -> str:
+    """Which runtime the export ran in, for the summary line."""
+    return RUNTIME_TITLES[OPENVINO] if OPENVINO_NAME in providers_used else RUNTIME_TITLES[ORT]
 
 
 class CompareDock(QDockWidget):
@@ -137,7 +143,7 @@ class CompareDock(QDockWidget):
                      f"{first.source_kind} {first.scope} {first.source}"
                      + (f", template {first.template}" if first.template else "")) if first else ""
         self.summary.setText(f"{verdict} — {len(result.outputs)} output(s), {result.runs} input set(s), "
-                             f"ONNX Runtime on {providers}{divergent}{messages}")
+                             f"{runtime_words(result.providers_used)} on {providers}{divergent}{messages}")
         self._show_settings(result)
         self._fill_table(result.outputs)
         self.optimizers.show_report(result.optimizers)

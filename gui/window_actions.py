@@ -32,6 +32,7 @@ from fixport.core.model.export_options import EXPORT_TYPES
 from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
 from fixport.core.model.project import PROJECT_SUFFIX
 from fixport.core.model.results import AnalysisResult
+from fixport.core.model.runtimes import OPENVINO_PRECISION_HELP, openvino_unavailable_reason
 from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
 from fixport.core.onnx_io.cuda_precision import PRECISION_HELP, PRECISION_MODES
 from fixport.core.onnx_io.runtime_check import cuda_unavailable_reason
@@ -40,6 +41,10 @@ from fixport.gui.example_gallery import ExampleGallery
 from fixport.gui.shapes_dialog import ask_shapes_to_check
 from fixport.gui.sweep_results import open_sweep_results
 from fixport.gui.tolerance_dialog import ToleranceDialog
+
+# The Provider box: its text, lower-cased, is the provider value the compare jobs take.
+PROVIDER_CHOICES = ("CPU", "CUDA", "OpenVINO")
+CUDA_CHOICE, OPENVINO_CHOICE = 1, 2
 
 if TYPE_CHECKING:
     from fixport.core.model.workbench import Workbench
@@ -365,25 +370,31 @@ class WindowActions:
         bar.addWidget(self.export_type)
         bar.addWidget(QLabel(" Provider "))
         self.provider = QComboBox()
-        self.provider.addItems(["CPU", "CUDA"])
+        self.provider.addItems(PROVIDER_CHOICES)  # CPU and CUDA in ONNX Runtime; OpenVINO, a second runtime
         self.set_available_providers(None)  # known once the worker reports (the window loads no onnxruntime)
         bar.addWidget(self.provider)
         self.precision = QComboBox()  # strict / deployed: what the CUDA provider may trade (cuda_precision.py)
         self.precision.addItems(PRECISION_MODES)
         for index, mode in enumerate(PRECISION_MODES):
             self.precision.setItemData(index, PRECISION_HELP[mode], Qt.ItemDataRole.ToolTipRole)
-        self.precision.setToolTip("Precision on CUDA: " + "; ".join(f"{m}: {t}" for m, t in PRECISION_HELP.items()))
+        self.precision.setToolTip("Precision on CUDA: " + "; ".join(f"{m}: {t}" for m, t in PRECISION_HELP.items())
+                                  + f"; {OPENVINO_PRECISION_HELP}")
         bar.addWidget(self.precision)
         bar.addSeparator()
         for action_id in RUN_TOOLBAR_ACTIONS:
             bar.addAction(self[action_id])
 
     def set_available_providers(self, providers: list[str] | None) -> None:
-        """Enable CUDA in the provider choice when ONNX Runtime (in the worker) has it; say why not."""
+        """Enable CUDA in the provider choice when ONNX Runtime (in the worker) has it, OpenVINO when it
+        is installed; say why not."""
         why = "Checking ONNX Runtime's providers…" if providers is None else cuda_unavailable_reason(providers)
-        self.provider.model().item(1).setEnabled(not why)
-        self.provider.setItemData(1, why or None, Qt.ItemDataRole.ToolTipRole)
-        self.provider.setToolTip(why or "ONNX Runtime execution provider for Compare")
+        self.provider.model().item(CUDA_CHOICE).setEnabled(not why)
+        self.provider.setItemData(CUDA_CHOICE, why or None, Qt.ItemDataRole.ToolTipRole)
+        self.provider.setToolTip(why or "Where Compare runs the export: ONNX Runtime's CPU or CUDA provider, or "
+                                        "OpenVINO (CPU)")
+        no_openvino = openvino_unavailable_reason()  # the window's environment is the worker's
+        self.provider.model().item(OPENVINO_CHOICE).setEnabled(not no_openvino)
+        self.provider.setItemData(OPENVINO_CHOICE, no_openvino or OPENVINO_PRECISION_HELP, Qt.ItemDataRole.ToolTipRole)
 
     def _build_menus(self, docks: list[Any]) -> None:
         menus = self._qt_window.menuBar()

@@ -11,6 +11,7 @@ from fixport.core.checks.generation_check import (
     generation_with_other_component,
 )
 from fixport.core.checks.output_check import mismatched_outputs
+from fixport.core.checks.runtime_outputs import OPENVINO_CHECK_NOTE, openvino_outputs, openvino_refusal
 from fixport.core.checks.shape_check import check_other_shapes, shape_label_note
 from fixport.core.checks.value_check import check_input_values
 from fixport.core.exporters.base import ExportResult
@@ -26,6 +27,7 @@ from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.proposed_shapes import proposal_notes, proposed_shapes
 from fixport.core.model.requests import AnalyzeRequest
 from fixport.core.model.results import AnalysisResult
+from fixport.core.model.runtimes import OPENVINO, ORT
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.diagnosis import nodes_without_runtime_kernel
 from fixport.core.onnx_io.onnx_files import save_model
@@ -50,7 +52,7 @@ def analyze_in(context: JobContext, request: AnalyzeRequest, progress: ProgressC
     options and fixes, and says what to check and where to save)."""
     loaded, export_options, exporter = context.loaded, context.export_options(), context.exporter
     if loaded.module is None:
-        return _analyze_onnx_file(loaded, export_options, {"load": load_seconds})
+        return _analyze_onnx_file(loaded, export_options, {"load": load_seconds}, request.runtime)
     export_started = time.perf_counter()
     with exporter.fixes_applied(list(context.mappings), export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
@@ -74,10 +76,15 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
                      and (request.options or {}).get("dynamic_axes") is None)
     notes = [*loaded.notes, *proposal_notes(loaded.proposed_dynamic_axes, export_options.dynamic_axes,
                                             1 + len(loaded.other_input_sets), proposal_used)]
+    runtime_outputs, refused = result.runtime_outputs, None
+    if request.run_check and result.ok and request.runtime == OPENVINO:  # the numbers as OpenVINO computes them
+        runtime_outputs, refused = openvino_outputs(loaded, result.model, result.onnx_graph, result.source_graph)
+        notes.append(OPENVINO_CHECK_NOTE)
+        result.unsupported += [refused] if refused is not None else []
     if request.run_check and result.ok:  # it runs: do the numbers match torch's?
         report(progress, 0.9, "comparing ONNX Runtime with torch")
         mismatches, max_abs, rounding_notes = mismatched_outputs(loaded, result.model, result.onnx_graph,
-                                                                 result.source_graph, result.runtime_outputs)
+                                                                 result.source_graph, runtime_outputs)
         notes += rounding_notes
         result.unsupported += mismatches
         if not mismatches:  # inputs it dropped, or whose values the trace baked: right at other values?
@@ -117,6 +124,7 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
         analysis.cost = session_cost(result.model, list(loaded.input_names),
                                      [to_numpy(t) for t in loaded.example_inputs], request.latency_runs)
     analysis.generation = generation
+    analysis.runtime = request.runtime
     return analysis
 
 
@@ -137,7 +145,8 @@ def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportRe
         components=list(checkpoint.components) if checkpoint else [], graph_rewrites=list(result.graph_rewrites))
 
 
-def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dict[str, float]) -> AnalysisResult:
+def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dict[str, float],
+                       runtime: str = ORT) -> AnalysisResult:
     import onnx
 
     from fixport.core.onnx_io.onnx_graph import onnx_to_graph
@@ -146,9 +155,11 @@ def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dic
     graph = onnx_to_graph(model)
     local_functions = {(f.domain, f.name) for f in model.functions}
     problems = nodes_without_runtime_kernel(graph, local_functions, None)
+    refused = openvino_refusal(str(loaded.path), graph) if runtime == OPENVINO else None
+    problems += [refused] if refused is not None else []
     opsets = {o.domain or "onnx": o.version for o in model.opset_import}
     options.opset = opsets.get("onnx", options.opset)
     return AnalysisResult(str(loaded.path), "onnx", options, None, graph, problems,
-                          list(graph.inputs), [], notes=list(loaded.notes), seconds=seconds)
+                          list(graph.inputs), [], notes=list(loaded.notes), seconds=seconds, runtime=runtime)
 
 

@@ -69,6 +69,7 @@ from fixport.core.model.output_stats import (
 )
 from fixport.core.model.project import FixMapping, mapping_for_node
 from fixport.core.model.runtime_cost import RuntimeCost, validate_latency_runs
+from fixport.core.model.runtimes import OPENVINO, OPENVINO_NAME, ORT, RUNTIME_TITLES, refuse_missing_runtime
 from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
@@ -76,6 +77,8 @@ from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_files import read_model_file
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
+from fixport.core.onnx_io.openvino_errors import openvino_error_problem, openvino_error_summary
+from fixport.core.onnx_io.openvino_session import INFERENCE_PRECISION, openvino_tolerances
 from fixport.core.onnx_io.ort_errors import ort_error_summary
 from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for, quiet_run
 from fixport.core.onnx_io.placement import collect_placement
@@ -138,6 +141,7 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         validate_latency_runs(request.latency_runs)
     except ValueError as exc:
         raise FixportError(str(exc), "Give --latency-runs a small count such as 5.") from exc
+    refuse_missing_runtime(request.provider)
     if request.torch_device not in TORCH_DEVICES:
         raise FixportError(f"Unknown torch device {request.torch_device!r}.", "Use --torch-device cpu or cuda.")
     try:
@@ -189,7 +193,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     session_info = _comparison_session(plan, provider, precision, loaded, exporter, onnx_path, comparable, done)
     messages += session_info.messages
     session = session_info.session
-    tolerances = _tolerances_for(tolerances, precision, session_info.providers_used, messages)
+    tolerances = _tolerances_for(tolerances, precision, session_info.providers_used, messages,
+                                 session_info.provider_options.get(INFERENCE_PRECISION, ""))
     check_cancelled(cancelled)
 
     run_started = time.perf_counter()
@@ -460,10 +465,13 @@ def torch_tf32_off(device: str) -> Iterator[None]:
 
 
 def _tolerances_for(tolerances: ToleranceTable, precision: str, providers_used: list[str],
-                    messages: list[str]) -> ToleranceTable:
-    """The TF32 rows for a deployed comparison that really runs on CUDA; the table as it is otherwise."""
+                    messages: list[str], inference_precision: str = "") -> ToleranceTable:
+    """The TF32 rows for a deployed comparison that really runs on CUDA, bfloat16's for one OpenVINO
+    computes in bfloat16; the table as it is otherwise."""
     if precision != DEPLOYED:
         return tolerances
+    if OPENVINO_NAME in providers_used:
+        return openvino_tolerances(tolerances, inference_precision, messages)
     if CUDA_PROVIDER not in providers_used:
         messages.append("Precision 'deployed' changes nothing on CPU (the CPU provider has no TF32): "
                         "the default tolerances apply.")
@@ -573,17 +581,21 @@ def _comparison_session(plan: ReferencePlan, provider: str, precision: str, load
         return plan.create_session(provider=provider, precision=precision, profile=True)
     except FixportError:
         raise
-    except Exception as exc:  # ONNX Runtime's own exception types
+    except Exception as exc:  # ONNX Runtime's (or OpenVINO's) own exception types
+        in_openvino = provider == OPENVINO
+        runtime = RUNTIME_TITLES[OPENVINO if in_openvino else ORT]
         reason = str(exc).strip().splitlines()[0][:400] if str(exc).strip() else type(exc).__name__
+        reason = openvino_error_summary(str(exc)) if in_openvino else reason
         if onnx_path is not None:
-            raise ExportError(f"ONNX Runtime cannot load {Path(onnx_path).name}: {reason}",
+            raise ExportError(f"{runtime} cannot load {Path(onnx_path).name}: {reason}",
                               "Check that the file is the one exported from this model, with its weights file "
                               "beside it, or compare the export Fixport makes (leave out --onnx).") from exc
         name = loaded.path.name
-        refused = runtime_error_problem(str(exc), comparable.onnx_graph, comparable.source_graph, mark=False)
+        problem_of = openvino_error_problem if in_openvino else runtime_error_problem
+        refused = problem_of(str(exc), comparable.onnx_graph, comparable.source_graph, mark=False)
         where = f" ({refused.display_kind} at {refused.source})" if refused.source else ""
         advice = advice_for(refused, exporter.profile.name, name, done)
-        raise ExportError(f"The export of {name} does not load in ONNX Runtime, so there is nothing to compare: "
+        raise ExportError(f"The export of {name} does not load in {runtime}, so there is nothing to compare: "
                           f"{reason}{where}",
                           sentence(advice),
                           window_hint="Fix all, or pick the node Problems lists and a fix for it, then Compare "

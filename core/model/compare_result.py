@@ -9,6 +9,7 @@ from fixport.core.model.internal_error import InternalError
 from fixport.core.model.optimizer_guard import OptimizerReport
 from fixport.core.model.output_stats import OutputStats, json_number
 from fixport.core.model.runtime_cost import RuntimeCost
+from fixport.core.model.runtimes import OPENVINO_NAME
 
 MAX_RUNS = 100
 # The example inputs and two random sets like them: a count or branch that depends on the values
@@ -163,7 +164,9 @@ class CompareResult:
         """One sentence: the mode, the provider options set, where torch ran and the tolerance table."""
         cuda = CUDA_PROVIDER in self.providers_used
         options = ", ".join(f"{name}={value}" for name, value in self.provider_options.items())
-        if cuda:
+        if OPENVINO_NAME in self.providers_used:  # the hint Fixport set, and what OpenVINO computes in
+            settings = f"OpenVINO, {options}"
+        elif cuda:
             settings = f"CUDA options {options}" if options else "the CUDA provider's defaults (TF32 on)"
         else:
             settings = "CPU provider (no precision options)"

@@ -36,6 +36,7 @@ class AnalyzeRequest:
     # A generative checkpoint's prefill or decode: greedy decoding through both exported components
     # against torch's (one component's analysis runs it for both).
     generation_check: bool = True
+    runtime: str = "ort"  # "openvino": the outputs compared in OpenVINO (core/model/runtimes.py)
 
 
 @dataclass

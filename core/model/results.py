@@ -59,6 +59,7 @@ class AnalysisResult:
     seconds: dict[str, float] = field(default_factory=dict)
     saved_files: list[str] = field(default_factory=list)
     output_max_abs: float | None = None  # ONNX Runtime against torch on the example inputs, when compared
+    runtime: str = "ort"  # where the outputs were compared: "ort", or "openvino" (check --runtime openvino)
     other_sizes_checked: list[str] = field(default_factory=list)  # e.g. "batch=3, len=12": where it also matched
     # the dims that vary between build()'s input sets, as --dynamic-shapes JSON (None: one set given)
     proposed_dynamic_shapes: dict[str, Any] | None = None

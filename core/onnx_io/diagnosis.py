@@ -67,18 +67,20 @@ def nodes_without_kernel_for_their_types(onnx_graph: Graph, model: onnx.ModelPro
 
 
 def runtime_error_problem(error_text: str, onnx_graph: Graph, source_graph: Graph | None,
-                          mark: bool = True, model: onnx.ModelProto | None = None) -> UnsupportedNode:
+                          mark: bool = True, model: onnx.ModelProto | None = None,
+                          site: OrtErrorSite | None = None, runtime: str = "ONNX Runtime") -> UnsupportedNode:
     """Place an ONNX Runtime error on the ONNX node it names (:func:`ort_error_site`, every phrasing)
     and, through the export's mapping, on that node's origin; ``mark`` flags that node as one that
     cannot run (not for a node that runs at the traced shapes). With ``model``, a node ONNX Runtime
     has no kernel for at its types says why in the kernel table's words, and which types
-    (``kernel_gap``) where the exporter promoted them past torch's: a cast back can fix it."""
+    (``kernel_gap``) where the exporter promoted them past torch's: a cast back can fix it. Another
+    runtime's error (OpenVINO's) comes with its ``site`` already read and the ``runtime``'s name."""
     gaps = {gap.node.id: gap for gap in kernel_gaps(onnx_graph, model)} if model is not None else {}
-    node = _node_named_in(ort_error_site(error_text), onnx_graph, gaps)
+    node = _node_named_in(ort_error_site(error_text) if site is None else site, onnx_graph, gaps)
     short = error_text.strip().splitlines()[0] if error_text.strip() else "unknown error"
     if node is None:
         return UnsupportedNode(kind=UNPLACED_KIND, instance="", reason=ProblemReason.RUNTIME_ERROR,
-                               message=f"ONNX Runtime failed: {short}", scope="", source="")
+                               message=f"{runtime} failed: {short}", scope="", source="")
     gap = gaps.get(node.id)
     node.unsupported = node.unsupported or mark
     problem = _runtime_problem(node, source_graph, f"{gap.lacking()}. {short}" if gap else short)

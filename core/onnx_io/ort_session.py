@@ -10,6 +10,7 @@ import onnx
 import onnxruntime as ort
 
 from fixport.core.model.output_stats import to_numpy
+from fixport.core.model.runtimes import OPENVINO
 from fixport.core.onnx_io.bfloat16_runs import (
     WIDENED_ON_CPU_NOTE,
     Bfloat16Session,
@@ -21,6 +22,7 @@ from fixport.core.onnx_io.bfloat16_runs import (
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, cuda_provider_options
 from fixport.core.onnx_io.external_data import session_source
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
+from fixport.core.onnx_io.openvino_session import OpenVinoSession, create_openvino_session
 from fixport.core.onnx_io.placement import enable_profiling
 from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
 from fixport.core.onnx_io.shared_weights import shared_initializers
@@ -37,12 +39,12 @@ EXTERNAL_DATA_FOLDER_KEY = "session.model_external_initializers_file_folder_path
 class SessionInfo:
     """A session plus what the user asked for and what ORT actually used."""
 
-    session: ort.InferenceSession | Bfloat16Session
+    session: ort.InferenceSession | Bfloat16Session | OpenVinoSession
     provider_requested: str
     providers_used: list[str]
     messages: list[str] = field(default_factory=list)
     precision: str = DEFAULT_PRECISION
-    provider_options: dict[str, str] = field(default_factory=dict)  # set by Fixport on the CUDA provider
+    provider_options: dict[str, str] = field(default_factory=dict)  # set by Fixport on CUDA or OpenVINO
 
 
 def quiet_run() -> ort.RunOptions:
@@ -80,8 +82,11 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
     """
     messages: list[str] = []
     provider = provider.lower()
+    if provider == OPENVINO:  # a second runtime, not an ONNX Runtime provider (openvino_session.py)
+        session, config = create_openvino_session(model, precision)
+        return SessionInfo(session, provider, session.get_providers(), messages, precision, config)
     if provider not in PROVIDERS:
-        raise ValueError(f"Unknown provider {provider!r}; use one of {', '.join(PROVIDERS)}.")
+        raise ValueError(f"Unknown provider {provider!r}; use one of {', '.join([*PROVIDERS, OPENVINO])}.")
     runs_on = provider
     if provider == "cuda":
         available, why = cuda_available()

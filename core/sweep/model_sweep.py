@@ -15,8 +15,9 @@ from fixport.core.model.compare_result import CompareResult
 from fixport.core.model.errors import FixportError, WorkerCrashed
 from fixport.core.model.exporter_comparison import ExporterRun, RunStep, StepStarted, problem_line
 from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.requests import BaselineRequest, RunExporterRequest
+from fixport.core.model.requests import BaselineRequest, CompareRequest, RunExporterRequest
 from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
+from fixport.core.model.runtimes import provider_for
 from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
 from fixport.core.sweep.rows import RowStatus, SweepRow, SweepSettings, Verdict
 from fixport.core.worker.client import ExportWorker
@@ -37,7 +38,9 @@ def sweep_model(worker: ExportWorker, model: Path, exporter: str, settings: Swee
         options["opset"] = settings.opset
     clock = _StepClock(row, on_step)
     request = ModelRequest(str(model))
-    run = _run(worker, RunExporterRequest(request, options, auto_fix=settings.fix), settings, clock, cancelled)
+    compare_settings = CompareRequest(request, provider=provider_for(settings.runtime, "cpu"))
+    run = _run(worker, RunExporterRequest(request, options, auto_fix=settings.fix, compare=compare_settings),
+               settings, clock, cancelled)
     _fill_row(row, run, settings)
     if settings.baseline:
         clock.start("baseline")

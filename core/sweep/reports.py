@@ -8,6 +8,7 @@ from typing import Any
 
 from fixport.core.model.atomic_files import atomic_write_bytes
 from fixport.core.model.errors import FixportError
+from fixport.core.model.runtimes import OPENVINO
 from fixport.core.sweep.rows import SweepRow, SweepSettings, Verdict
 from fixport.core.sweep.stamp import stamp_markdown
 
@@ -26,7 +27,7 @@ def sweep_json(rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, A
     rows = worse_first(rows)
     return {"format": SWEEP_FORMAT, "version": SWEEP_FORMAT_VERSION, "stamp": stamp,
             "settings": {"exporters": list(settings.exporters), "fix": settings.fix, "opset": settings.opset,
-                         "baseline": settings.baseline},
+                         "baseline": settings.baseline, "runtime": settings.runtime},
             "summary": {"rows": len(rows), "passed": sum(row.passed for row in rows),
                         "fixport_worse": sum(bool(row.fixport_worse) for row in rows)},
             "rows": [row.to_json() for row in rows]}
@@ -65,6 +66,7 @@ def markdown(rows: list[SweepRow], settings: SweepSettings, stamp: dict[str, Any
     fix = ", with fix --auto" if settings.fix else ""
     opset = f", opset {settings.opset}" if settings.opset is not None else ""
     baseline = ", against plain torch.onnx.export" if settings.baseline else ""
+    baseline += ", compared in OpenVINO (f32)" if settings.runtime == OPENVINO else ""
     worse = [row for row in rows if row.fixport_worse]
     lines = [f"# Sweep: {len(rows)} row(s), {sum(r.passed for r in rows)} passed",
              "", stamp_markdown(stamp), "", f"Exporters: {', '.join(settings.exporters)}{fix}{opset}{baseline}.", ""]

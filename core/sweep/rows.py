@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.model.baseline import BaselineResult
+from fixport.core.model.runtimes import ORT
 
 
 class RowStatus(StrEnum):
@@ -36,11 +37,14 @@ class SweepSettings:
     opset: int | None = None
     timeout_s: float = 120.0
     baseline: bool = False  # also plain torch.onnx.export with the same options, run at the same sizes
+    # "openvino": compare in OpenVINO, f32 (check still finds the export's problems in ONNX Runtime)
+    runtime: str = "ort"
 
     def cache_fields(self, exporter: str) -> dict[str, Any]:
         """What changes a row (the timeout does not: it only stops a stalled job)."""
         return {"exporter": exporter, "fix": self.fix, "opset": self.opset, **({"baseline": True} if self.baseline
-                                                                               else {})}
+                                                                               else {}),
+                **({"runtime": self.runtime} if self.runtime != ORT else {})}
 
 
 @dataclass

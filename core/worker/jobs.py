@@ -30,6 +30,7 @@ from fixport.core.model.requests import (
     SynthesizeRequest,
 )
 from fixport.core.model.results import AnalysisResult, AutoFixResult, WorkerInfo
+from fixport.core.model.runtime_pair import RuntimesCompareRequest, RuntimesComparison
 from fixport.core.onnx_io.op_docs import OpInfo
 
 
@@ -62,6 +63,8 @@ JOBS: tuple[Job, ...] = (
     Job("op_info", OpInfoRequest, "fixport.core.analysis.op_info:op_info", OpInfo),
     Job("suggest_dynamic", SuggestDynamicRequest, "fixport.core.analysis.dim_suggestions:suggest_dynamic_dims", list),
     Job("synthesize", SynthesizeRequest, "fixport.core.fixing.generated_fixes:generated_offers", list),
+    Job("compare_runtimes", RuntimesCompareRequest, "fixport.core.comparison.runtime_pair:compare_runtimes",
+        RuntimesComparison),
 )
 
 _JOB_BY_REQUEST_TYPE = {job.request_type: job for job in JOBS}
