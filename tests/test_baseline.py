@@ -2,13 +2,11 @@
 
 `check --baseline` and `sweep --baseline` export the same call with plain torch.onnx.export, run it
 in ONNX Runtime at the sizes Fixport's check used, and flag a model the plain export gets right and
-Fixport does not. The corpus runs through it with both exporters and must find no such model.
+Fixport does not. tests/test_guard_sweep.py runs the corpus and the held-out models through it.
 """
 from __future__ import annotations
 
-import importlib.util
 import json
-import time
 import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 
@@ -22,7 +20,7 @@ from fixport.core.model.baseline import (
     fixport_worse,
 )
 from fixport.core.model.project import FixMapping, Project, save_project
-from fixport.core.model.requests import AnalyzeRequest, BaselineRequest
+from fixport.core.model.requests import BaselineRequest
 from fixport.core.model.results import ModelRequest
 from fixport.core.model.vocabulary import EXPORTERS
 from fixport.core.sweep.cache import SweepCache
@@ -30,7 +28,6 @@ from fixport.core.sweep.model_sweep import sweep_model
 from fixport.core.sweep.reports import junit_xml, markdown, sweep_json
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.stamp import machine_stamp
-from fixport.examples.corpus import list_corpus
 from tests.conftest import slow_but_one
 
 TINY = '''
@@ -182,26 +179,3 @@ def build():
 ''')
     result = worker.run(BaselineRequest(ModelRequest(str(path))))
     assert result.verdict == BaselineVerdict.FAILED and not result.exported and result.export_error
-
-
-CORPUS = [pytest.param(case, exporter, id=f"{case.name}-{exporter}", marks=[
-    pytest.mark.skipif(importlib.util.find_spec(case.library) is None, reason=f"{case.library} is not installed"),
-    pytest.mark.timeout(600)]) for case in list_corpus() for exporter in EXPORTERS]
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize(("case", "exporter"), CORPUS)
-def test_fixport_is_never_worse_than_plain_torch_on_the_corpus(worker, case, exporter: str) -> None:
-    """check's analysis against the plain export of the same call; with both exporters, no corpus
-    model the plain export gets right may be flagged, wrong or missing in Fixport's."""
-    started = time.monotonic()
-    request, options = ModelRequest(str(case.info.path)), {"exporter": exporter}
-    baseline = worker.run(BaselineRequest(request, options))
-    worse = ""
-    if baseline.right:  # where torch alone fails or is wrong, Fixport cannot be worse: check's export is skipped
-        analysis = worker.run(AnalyzeRequest(request, options))
-        worse = fixport_worse(baseline, not analysis.unsupported,
-                              [(problem.display_kind, problem.reason) for problem in analysis.unsupported])
-    print(f"{case.name} [{exporter}]: {baseline.line()} (baseline {baseline.seconds:.1f} s of "
-          f"{time.monotonic() - started:.1f} s)")
-    assert worse == "", worse

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from fixport.cli.output import progress_printer
+from fixport.core.fixing.heartbeat import reporting_while
 from fixport.core.fixing.isolation import TrialStopped, run_isolated
 from fixport.core.fixing.search_standing import harm, is_worse, more_kinds_or_worse
 from fixport.core.model.cancel import Cancelled
@@ -153,6 +154,19 @@ def test_a_waiting_trial_reports_and_the_deadline_and_cancel_stop_it(monkeypatch
     with pytest.raises(Cancelled):
         run_isolated(lambda: time.sleep(60), cancelled=lambda: time.monotonic() - started > 1.0)
     assert time.monotonic() - started < 10  # both children were killed, not waited for
+
+
+def test_a_step_that_blocks_in_the_process_reports_until_it_ends(monkeypatch) -> None:
+    """Capturing the values for the failing nodes took 54 s in silence on the held-out Qwen3-Next
+    (dynamo): a heartbeat says what is still running, and stops with the step."""
+    monkeypatch.setattr("fixport.core.fixing.heartbeat.HEARTBEAT_S", 0.2)
+    reported: list[str] = []
+    with reporting_while(lambda _fraction, message: reported.append(message), 0.5, "capturing values"):
+        time.sleep(0.9)
+    ended = len(reported)
+    time.sleep(0.5)
+    assert reported[0] == "capturing values" and len(reported) == ended >= 4
+    assert all(line.startswith("still capturing values (") and line.endswith(" s)") for line in reported[1:])
 
 
 def test_progress_goes_to_stderr_as_plain_lines_when_it_is_not_a_terminal(capsys) -> None:

@@ -63,6 +63,7 @@ from fixport.core.checks.shape_check import baked_at
 from fixport.core.exporters.base import Exporter, NodeSample, NodeSamples
 from fixport.core.fixing.capture_setting_trials import SettingTrials
 from fixport.core.fixing.fix_costs import time_both_exports
+from fixport.core.fixing.heartbeat import reporting_while
 from fixport.core.fixing.isolation import TrialCrashed, TrialStopped, run_isolated
 from fixport.core.fixing.node_trials import OtherOpsLeft, verdict_on_node
 from fixport.core.fixing.round_check import (
@@ -180,8 +181,10 @@ class Search:
                and p.instance not in self.samples.undecided and problem_key(p) not in self.whole_model_only]
         if not new:
             return
-        report(self.progress, self.fraction, "capturing the values that flow into the failing nodes")
-        with self.exporter.fixes_applied(list(self.mappings), options) as custom_opsets:  # as the problems were found
+        capturing = "capturing the values that flow into the failing nodes"
+        # the fixes as the problems were found
+        with reporting_while(self.progress, self.fraction, capturing), \
+                self.exporter.fixes_applied(list(self.mappings), options) as custom_opsets:
             sampled = replace(options, custom_opsets={**custom_opsets, **options.custom_opsets})
             taken = self.exporter.node_samples(self.loaded, sampled, new, self.cancelled)
         self.samples.samples.update(taken.samples)

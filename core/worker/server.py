@@ -110,12 +110,15 @@ class ProgressToCaller:
 
     def __init__(self, connection: Connection) -> None:
         self.connection = connection
+        self.sending = threading.Lock()  # a heartbeat thread reports too: one message at a time on the pipe
 
     def __call__(self, fraction: float, message: str = "") -> None:
-        self.connection.send(("progress", (fraction, message)))
+        with self.sending:
+            self.connection.send(("progress", (fraction, message)))
 
     def partial(self, piece: Any) -> None:
-        self.connection.send(("partial", piece))
+        with self.sending:
+            self.connection.send(("partial", piece))
 
 
 def _run_job(connection: Connection, functions: dict[type, Any], request: object) -> None:
