@@ -13,6 +13,7 @@ from fixport.core.model.fix_choices import (
     Candidate,
 )
 from fixport.core.model.fix_strategies import (
+    CAPTURE_CODE_CHANGE,
     CUSTOM_DOMAIN,
     FIX_STRATEGIES,
     GENERIC,
@@ -43,7 +44,7 @@ def test_candidates_follow_the_list_whatever_order_an_exporter_writes_its_table_
         candidates_in_order({FixStrategy("not_listed", ""): lambda offers: []}, None, allow_custom=False)
 
 
-@pytest.mark.parametrize("name, declined", [("torchscript", set()),
+@pytest.mark.parametrize("name, declined", [("torchscript", {CAPTURE_CODE_CHANGE}),
                                             ("dynamo", {KERNEL_TYPES, TORCHLIB_BRIDGE, GENERIC})])
 def test_each_exporter_implements_strategies_of_the_one_list_or_declines_them(name: str, declined: set) -> None:
     implemented = exporter_for(name).fix_strategies

@@ -24,6 +24,7 @@ CHECKPOINT_TASKS = ("text-generation", "text2text-generation", "automatic-speech
                     "feature-extraction", "image-feature-extraction")
 UNPLACED_KIND = "onnx::?"  # a failure that names no node of the export (nor an op of the model)
 DYNAMO_DECOMPOSITION_FAMILY = "dynamo_decomposition"  # a dynamo fix written in torch ops, run as a decomposition
+DYNAMO_CODE_CHANGE_FAMILY = "dynamo_code_change"  # a dynamo fix that changes the model's methods while captured
 
 
 class ProblemReason(StrEnum):

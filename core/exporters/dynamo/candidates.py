@@ -23,14 +23,17 @@ Runtime refuses, numbers that differ), the strategies give:
 The TorchScript side implements the same list (:mod:`torchscript_candidates`); this one declines
 what only a TorchScript graph has (torch_lib replay: torch_lib is this exporter's own registry).
 
-A capture failure has no template: it is reported with what to change in the model.
+A capture failure has no template: its lines changed for the capture (``CAPTURE_CODE_CHANGE``,
+tried on the loaded model while it was analysed) are its one candidate; the rest is advice.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fixport.core.model.capture_change_fix import CODE_CHANGE_TEMPLATE_ID
 from fixport.core.model.fix_choices import (
     CUSTOM_DOMAIN_WHY,
+    FAMILY_CODE_CHANGE,
     FAMILY_CUSTOM_DOMAIN,
     FAMILY_DECOMPOSITION,
     FAMILY_HAND_WRITTEN,
@@ -41,6 +44,7 @@ from fixport.core.model.fix_choices import (
     custom_domain_params,
 )
 from fixport.core.model.fix_strategies import (
+    CAPTURE_CODE_CHANGE,
     CUSTOM_DOMAIN,
     DECOMPOSITION,
     HAND_WRITTEN,
@@ -72,7 +76,10 @@ _FIXABLE = {ProblemReason.NO_ONNX_FUNCTION, ProblemReason.TRANSLATION_FAILED, Pr
 
 
 def fixable(problem) -> bool:
-    """Whether a template can fix ``problem``: an op overload's node (not a capture failure)."""
+    """Whether a template can fix ``problem``: an op overload's node, or a capture failure whose
+    code change was tried and holds (``code_change_fix``)."""
+    if problem.reason == ProblemReason.CAPTURE_FAILED:
+        return bool(problem.code_change_fix)
     namespace, sep, _ = problem.kind.partition("::")
     return problem.reason in _FIXABLE and bool(sep) and namespace not in ("onnx", "torch.export", "python")
 
@@ -162,12 +169,25 @@ def _prepared(problem: UnsupportedNode, library: TemplateLibrary, sample) -> _Of
     from fixport.core.exporters.torch_export.implementation_rewrite import rewritten_offers
     from fixport.symbolics.synthesis.rewritten_implementation import rewritten_implementation_template
 
+    if problem.reason == ProblemReason.CAPTURE_FAILED:  # no op: only its code change
+        return _Offers(problem, [], [], [], [])
     offers = [o for o in library.templates_for(problem.kind, 18) if o.template is not None]
     made_for_op = [o for o in offers if "*" not in o.template.fits and o.tier < TIER_EXACT_OPSET
                    and o.template.complex_inputs == problem.complex_inputs]
     inline = [o for o in offers if o.template_id == INLINE_TEMPLATE_ID]
     return _Offers(problem, offers, made_for_op, inline,
                    rewritten_offers(problem.kind, sample, rewritten_implementation_template))
+
+
+def _capture_code_change(offers: _Offers) -> list[Candidate]:
+    """The capture failure's lines changed for the capture (:mod:`fixport.core.model.capture_change_fix`)."""
+    problem = offers.problem
+    if not problem.code_change_fix:
+        return []
+    mapping = FixMapping(target_kind=problem.kind, template_id=CODE_CHANGE_TEMPLATE_ID, source=problem.code_change_fix)
+    description = parse_template_source(problem.code_change_fix).description.rstrip(".")
+    return [Candidate(mapping, FAMILY_CODE_CHANGE, f"{description[0].lower()}{description[1:]} (the diff is in the "
+                      "fix's source; it holds for every value: the check ran the model at other values too)")]
 
 
 def _standard_op(offers: _Offers) -> list[Candidate]:
@@ -226,6 +246,7 @@ def _custom_domain(offers: _Offers) -> list[Candidate]:
 # is this exporter's own registry), the cast to a node's traced types and generic templates (fits: *),
 # which it never offered.
 STRATEGIES: StrategyTable[_Offers] = {
+    CAPTURE_CODE_CHANGE: _capture_code_change,
     STANDARD_OP: _standard_op,
     HAND_WRITTEN: _hand_written,
     HAND_WRITTEN_AT_TRACED_SIZES: _hand_written_at_traced_sizes,

@@ -21,6 +21,7 @@ from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.torch_export.op_alone import OpAlone
 from fixport.core.model.output_stats import to_numpy
 from fixport.core.model.problems import UnsupportedNode
+from fixport.core.model.vocabulary import ProblemReason
 
 if TYPE_CHECKING:
     from fixport.core.loaders.loading import LoadedModel
@@ -45,6 +46,8 @@ def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedMod
                   if problem.decomposed_from and captured is not None else None)
         if origin is not None:
             wanted_captured[problem.instance] = captured_nodes[origin[1]]
+        elif problem.reason == ProblemReason.CAPTURE_FAILED:
+            samples.undecided[problem.instance] = "a capture failure is fixed by capturing the whole model again"
         elif problem.instance in nodes:
             wanted[problem.instance] = nodes[problem.instance]
         else:

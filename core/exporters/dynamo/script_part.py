@@ -12,6 +12,9 @@ from __future__ import annotations
 
 import contextvars
 import inspect
+import os
+import sys
+import types
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
@@ -25,6 +28,7 @@ NO_GRAD = "no_grad"
 STRICT = "strict"
 CORE_ATEN = "core_aten"
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
+CODE_CHANGE_FAMILY = "dynamo_code_change"  # the fix changes methods of the model's code while it is captured
 PASSED_OPTIONS = ("input_names", "output_names")  # what dynamo=True takes of a project's options as they are
 
 
@@ -47,7 +51,7 @@ def translation_table(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
     """Op overload -> the fix's ONNX function (one dispatching by FX node where a fix is for one node)."""
     by_kind: dict[str, list[ScriptFix]] = {}
     for fix in fixes:
-        if fix.family != DECOMPOSITION_FAMILY and not fix.complex_inputs:
+        if fix.family not in (DECOMPOSITION_FAMILY, CODE_CHANGE_FAMILY) and not fix.complex_inputs:
             by_kind.setdefault(fix.kind, []).append(fix)
     table: dict[Any, Callable] = {}
     for kind, entries in by_kind.items():
@@ -100,7 +104,9 @@ def export_with_fixes(job: ExportJob) -> None:
     dynamic_shapes = dynamicshapes_by_parameter(job, given.get("dynamic_axes"), options["input_names"])
     settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
     # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
-    with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext():
+    changed = [patch for fix in job.fixes if fix.family == CODE_CHANGE_FAMILY for patch in fix.function()]
+    with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext(), \
+            methods_changed(job.model, changed):
         target = captured(job, settings, dynamic_shapes)
         per_node = any(fix.instance for fix in job.fixes)
         with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
@@ -157,6 +163,65 @@ def shapes_by_parameter(module: Any, args: tuple, per_input: list[dict[int, str]
             shapes.append(per_input[index])
             index += 1
     return tuple(shapes)
+
+
+# One changed method of a capture fix: (class name, the file its class is defined in, method name, the
+# changed function). The class may be the model's or a library's (its base classes are searched too).
+ChangedMethod = tuple[str, str, str, Callable[..., Any]]
+
+
+def _defining_class(instance: Any, class_name: str, file_name: str, method: str) -> type | None:
+    """The class of ``instance`` (or a base class) named ``class_name`` in ``file_name`` that
+    defines ``method``, where ``instance`` runs that definition (a subclass may override it)."""
+    for owner in type(instance).__mro__:
+        if owner.__name__ != class_name or method not in vars(owner):
+            continue
+        try:
+            defined_in = os.path.basename(inspect.getsourcefile(owner) or "")
+        except TypeError:  # a builtin class
+            continue
+        if defined_in == file_name and getattr(type(instance), method, None) is vars(owner)[method]:
+            return owner
+    return None
+
+
+def _bound_like(function: Callable[..., Any], owner: type) -> Callable[..., Any]:
+    """``function`` reading the names of the module ``owner`` is defined in, as its method does."""
+    module = sys.modules.get(owner.__module__)
+    names = dict(vars(module)) if module is not None else {}
+    names.setdefault("torch", torch)
+    names[owner.__name__] = owner  # super(Class, self) in a changed method names it
+    return types.FunctionType(function.__code__, names, function.__name__, function.__defaults__,
+                              function.__closure__)
+
+
+@contextmanager
+def methods_changed(model: torch.nn.Module, changed: Sequence[ChangedMethod]) -> Iterator[None]:
+    """Every submodule of ``model`` runs the changed version of each method in ``changed`` while
+    the block runs (set on the instances, taken off after): the model's files and classes stay
+    as they are, as transformers' exporters patch modules for the export only. A change that
+    reaches no submodule raises LookupError, naming it."""
+    patched: list[tuple[Any, str, Any]] = []  # (instance, method, what its __dict__ held before)
+    missing = object()
+    try:
+        for class_name, file_name, method, function in changed:
+            reached = 0
+            for instance in model.modules():
+                owner = _defining_class(instance, class_name, file_name, method)
+                if owner is not None:
+                    patched.append((instance, method, instance.__dict__.get(method, missing)))
+                    instance.__dict__[method] = types.MethodType(_bound_like(function, owner), instance)
+                    reached += 1
+            if not reached:
+                raise LookupError(f"no part of the model runs {class_name}.{method} of {file_name}: the change "
+                                  "is for another model or another version of its code")
+        yield
+    finally:
+        for instance, method, before in reversed(patched):
+            if before is missing:
+                instance.__dict__.pop(method, None)
+            else:
+                instance.__dict__[method] = before
 
 
 TRANSLATING = contextvars.ContextVar("translating_node", default="")  # the FX node's name

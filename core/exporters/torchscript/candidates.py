@@ -217,7 +217,8 @@ def _custom_domain(offers: _Offers) -> list[Candidate]:
                       runs_in_onnxruntime=False)]
 
 
-# Every strategy of FIX_STRATEGIES: the TorchScript exporter declines none.
+# Every strategy of FIX_STRATEGIES but the capture's code change: the TorchScript exporter traces, and a
+# trace never stops on a tensor's value (it records the branch taken; the check at other values says so).
 STRATEGIES: StrategyTable[_Offers] = {
     KERNEL_TYPES: _kernel_types,
     STANDARD_OP: _standard_op,
