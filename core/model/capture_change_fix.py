@@ -19,6 +19,7 @@ from fixport.core.model.capture_changes import ChangedSource, CodeChange
 from fixport.core.model.vocabulary import DYNAMO_CODE_CHANGE_FAMILY
 
 CODE_CHANGE_TEMPLATE_ID = "dynamo.capture_code_change"
+DIFF_HEADING = "# The change, as a diff of the code:"
 _SUPER_RE = re.compile(r"\bsuper\(\)")
 _PLAIN_DECORATORS = frozenset({"staticmethod", "classmethod", "property"})  # not a method bound to an instance
 
@@ -97,7 +98,7 @@ TEMPLATE = {{
 # Why each line changed:
 {why}
 #
-# The change, as a diff of the code:
+{DIFF_HEADING}
 {diff}
 
 {chr(10).join(functions)}
@@ -108,3 +109,16 @@ def symbolic():
 {chr(10).join(rows)}
     ]
 '''
+
+
+def diff_in(template: str) -> str:
+    """The diff a code-change fix's source shows ('' where it shows none, or the user removed it)."""
+    lines = template.splitlines()
+    if DIFF_HEADING not in lines:
+        return ""
+    shown = []
+    for line in lines[lines.index(DIFF_HEADING) + 1:]:
+        if not line.startswith("#"):
+            break
+        shown.append(line[2:] if line.startswith("# ") else "")
+    return "\n".join(shown)

@@ -12,6 +12,8 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
+from fixport.core.model.capture_change_fix import diff_in
+from fixport.core.model.fix_choices import FAMILY_CODE_CHANGE
 from fixport.core.model.fix_records import last_rejection_for
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
@@ -104,11 +106,14 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
         label = python_op_kind(choice.python_op_name) if choice.python_op_name else choice.kind
         if choice.shape_specialised and pinned:
             plan.notes.append(f"{label}: {choice.template_id} is shape-specialised. {pinned}")
+        mapping = by_kind.get((choice.kind, choice.python_op_name))
+        if choice.family == FAMILY_CODE_CHANGE and mapping is not None:  # what it changed, for the Log
+            plan.notes.append(f"{label}: {choice.why}\n{diff_in(mapping.source)}".rstrip())
         family = choice.family or "template"
         runtime = "" if choice.runs_in_onnxruntime else " (ONNX Runtime cannot run it)"
         verified = ", verified on the node alone" if choice.on_node else ""
         plan.outcomes.append(FixedKind(label, f"{family}: {choice.template_id}{runtime}{verified}",
-                                       by_kind.get((choice.kind, choice.python_op_name))))
+                                       mapping))
     for kind in dict.fromkeys(result.no_template):
         plan.outcomes.append(FixedKind(kind, _why_none_fitted(kind, result), fitted=False))
     if result.kept_best:  # the search's last state was worse than one it verified: the Log says which it kept
