@@ -197,8 +197,8 @@ def test_a_change_right_at_the_example_values_only_is_wrong_at_other_values(work
 def test_fix_all_in_the_window_logs_the_diff_and_the_row_shows_the_fix(qtbot, window, tmp_path: Path) -> None:
     from PySide6.QtCore import Qt
 
-    from tests.test_gui_flow import run_job
     from tests.test_fix_all import toolbar_button
+    from tests.test_gui_flow import run_job
 
     model = _write(tmp_path)
     run_job(qtbot, window, lambda: window.open_path(model))
