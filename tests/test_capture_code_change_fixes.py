@@ -213,3 +213,75 @@ def test_fix_all_in_the_window_logs_the_diff_and_the_row_shows_the_fix(qtbot, wi
     window.problems._on_item_clicked(row)  # no node stands for it: the Template dock shows its source
     assert "fixed by <b>dynamo.capture_code_change</b>" in window.template.heading.text()
     assert "count = (scores > 0).sum().item()" in window.template.editor.source()
+
+
+# Lines no code change fits (a module-level function: no method to run changed for the capture).
+CHECK_IN_A_FUNCTION = '''
+import torch
+from torch import nn
+
+FIXPORT_EXAMPLE = {"opset": 18, "export_options": {"exporter": "dynamo"}}
+
+
+def finite(x):
+    if torch.isnan(x).any():
+        raise ValueError("NaN in the scores")
+    return x
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(8, 8)
+
+    def forward(self, x):
+        return finite(self.linear(x)) * 2
+
+
+def build():
+    torch.manual_seed(0)
+    return Model().eval(), (torch.randn(2, 8),)
+'''
+
+BRANCH_IN_A_FUNCTION = '''
+import torch
+from torch import nn
+
+FIXPORT_EXAMPLE = {"opset": 18, "export_options": {"exporter": "dynamo"}}
+
+
+def scaled(x):
+    if x.sum() > 15.9:
+        return x * 2
+    return x - 1
+
+
+class Model(nn.Module):
+    def forward(self, x):
+        return scaled(x) + 1
+
+
+def build():
+    return Model().eval(), (torch.ones(2, 8),)
+'''
+
+
+@pytest.mark.slow
+def test_where_no_change_fits_draft_export_is_tried_and_kept_only_where_other_values_match(
+        worker, tmp_path: Path) -> None:
+    from fixport.core.model.capture_settings import DEFERRED_ASSERTS, DRAFT_EXPORT
+
+    check = tmp_path / "check.py"
+    check.write_text(CHECK_IN_A_FUNCTION, encoding="utf-8")
+    result = worker.run(AutoFixRequest(ModelRequest(str(check))))
+    assert result.after.unsupported == [] and result.capture_settings == [DRAFT_EXPORT], result.rejected
+    assert [r.candidate for r in result.rejected] == [DEFERRED_ASSERTS]  # tried first: a guard stays a guard
+    assert any(note.startswith("Input x: its values are read at check.py:9") for note in result.after.notes), \
+        result.after.notes
+
+    branch = tmp_path / "branch.py"  # draft_export takes the example's branch: wrong at other values
+    branch.write_text(BRANCH_IN_A_FUNCTION, encoding="utf-8")
+    refused = worker.run(AutoFixRequest(ModelRequest(str(branch))))
+    assert refused.capture_settings == [] and refused.after.options.capture_settings == []
+    (why,) = [r.reason for r in refused.rejected if r.candidate == DRAFT_EXPORT]
+    assert why.startswith("the numbers differ from torch with it: Input x") and "example values only" in why

@@ -23,7 +23,9 @@ from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import ProblemReason
 
-_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED)
+# At the traced shapes, at another declared one, or at other values: a setting that decides at the
+# capture what the code leaves to values (draft_export) holds for the example's values only.
+_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT)
 
 
 @dataclass

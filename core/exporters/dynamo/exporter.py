@@ -74,6 +74,7 @@ from fixport.core.exporters.torch_export.capture_failures import (
     stopping_line_first,
 )
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
+from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
 from fixport.core.model.errors import (
     ExportError,
@@ -215,7 +216,8 @@ class DynamoExporter(Exporter):
         report(progress, 1.0, "done")
         return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs,
                             sizes_refused=SizeGuards(captured).refusal,
-                            check_every_input=bool(active_fixes().code_changes))
+                            check_every_input=bool(active_fixes().code_changes)
+                            or bool(DECIDED_AT_CAPTURE & set(options.capture_settings)))
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
@@ -387,6 +389,8 @@ def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.
         draft = torch.export.draft_export(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
     except Exception:
         return None, [_capture_problem_from_exception(first_error)]
+    if DRAFT_EXPORT in options.capture_settings:  # asked for: what torch.export could not decide, the example decides
+        return draft, []
     problems = capture_problems_from_report(draft)
     if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
         return draft, [_constraint_problem(first_error, problems, loaded, options)]

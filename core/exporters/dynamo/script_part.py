@@ -27,6 +27,8 @@ from fixport.core.script_support.script import ExportJob, ScriptFix
 NO_GRAD = "no_grad"
 STRICT = "strict"
 CORE_ATEN = "core_aten"
+DEFERRED_ASSERTS = "deferred_asserts"
+DRAFT_EXPORT = "draft_export"
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
 CODE_CHANGE_FAMILY = "dynamo_code_change"  # the fix changes methods of the model's code while it is captured
 PASSED_OPTIONS = ("input_names", "output_names")  # what dynamo=True takes of a project's options as they are
@@ -132,11 +134,15 @@ def captured(job: ExportJob, settings: Sequence[str], dynamic_shapes: Any = None
     fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions),
     its named dynamic dims taken as ``Dim.DYNAMIC`` (the names are torch.onnx.export's to keep)."""
     replaced = decompositions(job.fixes)
-    if not replaced and STRICT not in settings and CORE_ATEN not in settings:
+    if not replaced and not {STRICT, CORE_ATEN, DEFERRED_ASSERTS, DRAFT_EXPORT} & set(settings):
         return job.model
     dims = torch.utils._pytree.tree_map(lambda dim: torch.export.Dim.DYNAMIC if isinstance(dim, str) else dim,
                                         dynamic_shapes)
-    program = torch.export.export(job.model, job.inputs, dynamic_shapes=dims, strict=STRICT in settings)
+    if DRAFT_EXPORT in settings:  # what torch.export cannot decide, decided by the example's values
+        program = torch.export.draft_export(job.model, job.inputs, dynamic_shapes=dims, strict=STRICT in settings)
+    else:
+        program = torch.export.export(job.model, job.inputs, dynamic_shapes=dims, strict=STRICT in settings,
+                                      prefer_deferred_runtime_asserts_over_guards=DEFERRED_ASSERTS in settings)
     if CORE_ATEN in settings:
         program = program.run_decompositions()
     return program.run_decompositions(replaced) if replaced else program
