@@ -74,8 +74,8 @@ from fixport.core.exporters.torch_export.capture_failures import (
     stopping_line_first,
 )
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
-from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
+from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT
 from fixport.core.model.errors import (
     ExportError,
     NothingToCompareError,
