@@ -18,6 +18,7 @@ STRICT = "strict"
 CORE_ATEN = "core_aten"
 DEFERRED_ASSERTS = "deferred_asserts"
 DRAFT_EXPORT = "draft_export"
+SUGGESTED_DIMS = "suggested_dims"
 # Each setting and what it does, in the order fix --auto tries them (the smallest change first).
 CAPTURE_SETTINGS: dict[str, str] = {
     NO_GRAD: "the whole export under torch.no_grad(): capture and decompose as inference, without autograd",
@@ -28,6 +29,9 @@ CAPTURE_SETTINGS: dict[str, str] = {
                       "(prefer_deferred_runtime_asserts_over_guards=True)",
     DRAFT_EXPORT: "the program torch.export.draft_export captures where torch.export stops: what it cannot decide is "
                   "decided by the example's values, so the export is checked at other values of every input",
+    SUGGESTED_DIMS: "each declared dynamic dim a torch.export.Dim with the range and relations torch.export's own "
+                    "suggested fixes give (a guard on a size becomes the range the export declares; sizes outside it "
+                    "are not the export's); refused where a suggested fix makes a declared dim static",
 }
 # What a capture setting may cure: the capture itself, torch.onnx's own passes, an op's translation.
 SETTING_REASONS = frozenset({ProblemReason.CAPTURE_FAILED, ProblemReason.EXPORT_FAILED,
@@ -41,7 +45,8 @@ FOR_CODE_FAILURES = (DEFERRED_ASSERTS, DRAFT_EXPORT)
 CAPTURE_ONLY = frozenset({ProblemReason.CAPTURE_FAILED})
 TRIED_FOR: dict[str, frozenset[ProblemReason]] = {NO_GRAD: SETTING_REASONS, STRICT: AFTER_CAPTURE,
                                                   CORE_ATEN: AFTER_CAPTURE, DEFERRED_ASSERTS: CAPTURE_ONLY,
-                                                  DRAFT_EXPORT: CAPTURE_ONLY}
+                                                  DRAFT_EXPORT: CAPTURE_ONLY,
+                                                  SUGGESTED_DIMS: frozenset({ProblemReason.SHAPE_SPECIALISED})}
 # Settings that decide at the capture what the model's code leaves to values: their export is
 # checked at other values of every input.
 DECIDED_AT_CAPTURE = frozenset(FOR_CODE_FAILURES)

@@ -62,6 +62,7 @@ from fixport.core.exporters.dynamo.script_part import (
     methods_changed,
     node_being_translated,
     shapes_by_parameter,
+    suggested_dynamic_shapes,
 )
 from fixport.core.exporters.dynamo.size_guards import SizeGuards
 from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
@@ -75,7 +76,7 @@ from fixport.core.exporters.torch_export.capture_failures import (
 )
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
-from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT
+from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT, SUGGESTED_DIMS
 from fixport.core.model.errors import (
     ExportError,
     NothingToCompareError,
@@ -215,7 +216,7 @@ class DynamoExporter(Exporter):
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs,
-                            sizes_refused=SizeGuards(captured).refusal,
+                            sizes_refused=SizeGuards(captured, SUGGESTED_DIMS in options.capture_settings).refusal,
                             check_every_input=bool(active_fixes().code_changes)
                             or bool(DECIDED_AT_CAPTURE & set(options.capture_settings)))
 
@@ -424,6 +425,13 @@ def export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple
     args, kwargs, named = _dynamic_shapes_by_name(loaded, options)
     if named is None:
         return args, kwargs, None
+    if SUGGESTED_DIMS in options.capture_settings:  # the dims as torch.export's own suggested fixes give them
+        try:
+            with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):
+                return args, kwargs, suggested_dynamic_shapes(loaded.module, args, kwargs, named)
+        except ValueError as error:
+            raise ExportError(f"The capture setting {SUGGESTED_DIMS} does not fit: {error}.",
+                              f"Drop {SUGGESTED_DIMS} from the capture settings, or keep that dim static.") from error
     dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(named)
     return args, kwargs, dynamic_shapes
 

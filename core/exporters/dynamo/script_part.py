@@ -29,6 +29,8 @@ STRICT = "strict"
 CORE_ATEN = "core_aten"
 DEFERRED_ASSERTS = "deferred_asserts"
 DRAFT_EXPORT = "draft_export"
+SUGGESTED_DIMS = "suggested_dims"
+MAX_SUGGESTION_ROUNDS = 4  # each capture that fails on the dims gives torch's suggested fixes for what it met
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
 CODE_CHANGE_FAMILY = "dynamo_code_change"  # the fix changes methods of the model's code while it is captured
 PASSED_OPTIONS = ("input_names", "output_names")  # what dynamo=True takes of a project's options as they are
@@ -105,6 +107,11 @@ def export_with_fixes(job: ExportJob) -> None:
     options = {**named, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
     dynamic_shapes = dynamicshapes_by_parameter(job, given.get("dynamic_axes"), options["input_names"])
     settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
+    if SUGGESTED_DIMS in settings and dynamic_shapes is not None:  # the dims as torch.export suggests them
+        dynamic_shapes = suggested_dynamic_shapes(job.model, tuple(job.inputs), {}, dynamic_shapes)
+        guarded = torch.export.export(job.model, tuple(job.inputs), dynamic_shapes=dynamic_shapes).module()
+        if job.size_checks is not None:  # the sizes outside the declared ranges are not the export's
+            job.size_checks.append(lambda inputs: _refused(guarded, inputs))
     # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
     changed = [patch for fix in job.fixes if fix.family == CODE_CHANGE_FAMILY for patch in fix.function()]
     with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext(), \
@@ -127,6 +134,54 @@ def dynamicshapes_by_parameter(job: ExportJob, dynamic_axes: dict[str, Any] | No
         return None
     per_input = [{int(axis): dim for axis, dim in dynamic_axes.get(name, {}).items()} or None for name in names]
     return shapes_by_parameter(job.model, tuple(job.inputs), per_input)
+
+
+def suggested_dynamic_shapes(model: Any, args: tuple, kwargs: dict[str, Any], dynamic_shapes: Any) -> Any:
+    """``dynamic_shapes`` (dims by name) with each named dim a ``torch.export.Dim`` of that name,
+    refined by torch.export's own suggested fixes until the model captures (a range such as
+    ``Dim('len', min=7)``, a relation such as ``len_y = len_x``). Raises ValueError where a
+    suggested fix makes a declared dim static: no range keeps it."""
+    dims: dict[str, Any] = {}
+
+    def named(dim: Any) -> Any:
+        if not isinstance(dim, str):
+            return dim
+        if not dim.isidentifier():
+            raise ValueError(f"the dim name {dim!r} is not a Python identifier, which torch.export.Dim needs")
+        return dims.setdefault(dim, torch.export.Dim(dim))
+
+    shapes = torch.utils._pytree.tree_map(named, dynamic_shapes)
+    for _ in range(MAX_SUGGESTION_ROUNDS):
+        try:
+            torch.export.export(model, args, kwargs, dynamic_shapes=shapes)
+            return shapes
+        except torch._dynamo.exc.UserError as error:
+            if "Suggested fixes" not in str(error):
+                raise
+            refined = torch.export.dynamic_shapes.refine_dynamic_shapes_from_suggested_fixes(error.msg, shapes)
+        static = [name for name, dim in zip(_leaves(shapes), _leaves(refined))
+                  if isinstance(name, str) and isinstance(dim, int)]
+        if static:
+            raise ValueError(f"torch.export's suggested fixes make {', '.join(static)} static: no range keeps "
+                             f"{'them' if len(static) > 1 else 'it'} dynamic")
+        shapes = refined
+    raise ValueError(f"the model still does not capture after {MAX_SUGGESTION_ROUNDS} rounds of suggested fixes")
+
+
+def _refused(program_module: Any, inputs: Sequence[Any]) -> str:
+    """Why the captured program refuses ``inputs`` (a guard on a declared dim's range), '' where it runs."""
+    try:
+        with torch.no_grad():
+            program_module(*inputs)
+    except Exception as exc:  # noqa: BLE001 -- torch raises AssertionError or RuntimeError for a guard
+        text = str(exc).strip()
+        return text.splitlines()[0] if "Guard failed" in text or "Runtime assertion" in text else ""
+    return ""
+
+
+def _leaves(shapes: Any) -> list[Any]:
+    """The dims of a dynamic_shapes structure in order, named by their Dim's name (None elsewhere)."""
+    return [getattr(dim, "__name__", dim) for dim in torch.utils._pytree.tree_leaves(shapes)]
 
 
 def captured(job: ExportJob, settings: Sequence[str], dynamic_shapes: Any = None) -> Any:
