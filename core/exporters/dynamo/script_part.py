@@ -107,15 +107,16 @@ def export_with_fixes(job: ExportJob) -> None:
     options = {**named, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
     dynamic_shapes = dynamicshapes_by_parameter(job, given.get("dynamic_axes"), options["input_names"])
     settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
-    if SUGGESTED_DIMS in settings and dynamic_shapes is not None:  # the dims as torch.export suggests them
-        dynamic_shapes = suggested_dynamic_shapes(job.model, tuple(job.inputs), {}, dynamic_shapes)
-        guarded = torch.export.export(job.model, tuple(job.inputs), dynamic_shapes=dynamic_shapes).module()
-        if job.size_checks is not None:  # the sizes outside the declared ranges are not the export's
-            job.size_checks.append(lambda inputs: _refused(guarded, inputs))
-    # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
+    # the model as it was after the export: a forward() that caches tensors on it would keep fake ones;
+    # the methods a code-change fix changes run changed while it is captured
     changed = [patch for fix in job.fixes if fix.family == CODE_CHANGE_FAMILY for patch in fix.function()]
     with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext(), \
             methods_changed(job.model, changed):
+        if SUGGESTED_DIMS in settings and dynamic_shapes is not None:  # the dims as torch.export suggests them
+            dynamic_shapes = suggested_dynamic_shapes(job.model, tuple(job.inputs), {}, dynamic_shapes)
+            guarded = torch.export.export(job.model, tuple(job.inputs), dynamic_shapes=dynamic_shapes).module()
+            if job.size_checks is not None:  # the sizes outside the declared ranges are not the export's
+                job.size_checks.append(lambda inputs: _refused(guarded, inputs))
         target = captured(job, settings, dynamic_shapes)
         per_node = any(fix.instance for fix in job.fixes)
         with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
@@ -186,8 +187,9 @@ def _leaves(shapes: Any) -> list[Any]:
 
 def captured(job: ExportJob, settings: Sequence[str], dynamic_shapes: Any = None) -> Any:
     """What torch.onnx.export is given: the model, or the program captured as the settings and the
-    fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions),
-    its named dynamic dims taken as ``Dim.DYNAMIC`` (the names are torch.onnx.export's to keep)."""
+    fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions,
+    runtime assertions in place of guards, draft_export's program), its named dynamic dims taken as
+    ``Dim.DYNAMIC`` (the names are torch.onnx.export's to keep)."""
     replaced = decompositions(job.fixes)
     if not replaced and not {STRICT, CORE_ATEN, DEFERRED_ASSERTS, DRAFT_EXPORT} & set(settings):
         return job.model
