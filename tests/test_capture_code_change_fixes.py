@@ -283,3 +283,25 @@ def test_where_no_change_fits_draft_export_is_tried_and_kept_only_where_other_va
     assert refused.capture_settings == [] and refused.after.options.capture_settings == []
     (why,) = [r.reason for r in refused.rejected if r.candidate == DRAFT_EXPORT]
     assert why.startswith("the numbers differ from torch with it: Input x") and "example values only" in why
+
+
+@pytest.mark.slow
+def test_fix_all_in_the_window_logs_the_diff_and_the_row_shows_the_fix(qtbot, window, tmp_path: Path) -> None:
+    from PySide6.QtCore import Qt
+
+    from tests.test_fix_all import toolbar_button
+    from tests.test_gui_flow import run_job
+
+    model = _write(tmp_path)
+    run_job(qtbot, window, lambda: window.open_path(model))
+    assert window.workbench.analysis.options.exporter == "dynamo"
+    run_job(qtbot, window, lambda: qtbot.mouseClick(toolbar_button(window, "fix_all"), Qt.MouseButton.LeftButton))
+    assert window.workbench.analysis.unsupported == [], window.log.contents()
+    assert "+        x = torch.where(x.max() > 0.5, x * 2.0, x)" in window.log.contents()  # what it changed
+    (mapping,) = window.workbench.project.mappings
+    assert mapping.template_id == CODE_CHANGE_TEMPLATE_ID
+    row = window.problems.tree.topLevelItem(0)
+    assert "capture_code_change: dynamo.capture_code_change" in row.text(0), row.text(0)
+    window.problems._on_item_clicked(row)  # no node stands for it: the Template dock shows its source
+    assert "fixed by <b>dynamo.capture_code_change</b>" in window.template.heading.text()
+    assert "count = (scores > 0).sum().item()" in window.template.editor.source()
