@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import textwrap
 from pathlib import Path
 
 from fixport.cli.arguments import (
@@ -22,8 +23,10 @@ from fixport.cli.workers import command_worker
 from fixport.core.exporters.profiles import profile_for, profile_for_kind
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.model.advice import Step, advice_for
+from fixport.core.model.capture_change_fix import diff_in
 from fixport.core.model.capture_settings import describe_setting
 from fixport.core.model.errors import FixportError
+from fixport.core.model.fix_choices import FAMILY_CODE_CHANGE
 from fixport.core.model.project import Project, load_project, save_project
 from fixport.core.model.requests import AutoFixRequest
 from fixport.core.model.results import AutoFixResult, ModelRequest
@@ -110,6 +113,14 @@ def _pinned_dims(choice, result) -> str:
     return pinned_dims_note(result.after, fix_applied=True) if getattr(choice, "shape_specialised", False) else ""
 
 
+def _code_change_diff(choice, result: AutoFixResult) -> str:
+    """What a code-change fix changed, as the diff its source shows ('' for other fixes)."""
+    if getattr(choice, "family", "") != FAMILY_CODE_CHANGE:
+        return ""
+    mapping = next((m for m in result.mappings if m.target_kind == choice.kind), None)
+    return diff_in(mapping.source) if mapping is not None else ""
+
+
 def _choice_json(choice, result) -> dict:
     return {**vars(choice), "rewrites": [vars(r) for r in choice.rewrites], "pinned_dims": _pinned_dims(choice, result)}
 
@@ -138,6 +149,9 @@ def print_fix_report(result: AutoFixResult, project_path: str, model_name: str) 
         print(f"  fixed {kind:<40} with {choice.template_id} [{family}]  ({choice.why}{matched})")
         for rewrite in choice.rewrites:
             print(f"    rewrote the captured graph's node {rewrite.line()}")
+        changed = _code_change_diff(choice, result)
+        if changed:
+            print(textwrap.indent(changed, "      "))
         pinned = _pinned_dims(choice, result)
         if pinned:
             print(f"    {pinned}")

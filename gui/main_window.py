@@ -338,6 +338,8 @@ class MainWindow(QMainWindow):
         node = self.session.node_for_mapping(mapping) if isinstance(mapping, FixMapping) else None
         if node is not None:
             self.select_node("source", node.id)
+        elif isinstance(mapping, FixMapping):  # a code change for the capture: no node stands for it
+            self.session.show_fix_without_node(mapping)
 
     # ---- fixes ----
     def apply_mapping(self, mapping: FixMapping) -> None:

@@ -13,6 +13,7 @@ from fixport.core.model.fix_choices import (
     Candidate,
 )
 from fixport.core.model.fix_strategies import (
+    CAPTURE_CODE_CHANGE,
     CUSTOM_DOMAIN,
     FIX_STRATEGIES,
     GENERIC,
@@ -45,9 +46,9 @@ def test_candidates_follow_the_list_whatever_order_an_exporter_writes_its_table_
         candidates_in_order({FixStrategy("not_listed", ""): lambda offers: []}, None, allow_custom=False)
 
 
-@pytest.mark.parametrize("name, declined", [("torchscript", {GRAPH_REWRITE}),
+@pytest.mark.parametrize("name, declined", [("torchscript", {GRAPH_REWRITE, CAPTURE_CODE_CHANGE}),
                                             ("dynamo", {KERNEL_TYPES, TORCHLIB_BRIDGE, GENERIC,
-                                                                       TRACED_VALUE_INPUT})])
+                                                        TRACED_VALUE_INPUT})])
 def test_each_exporter_implements_strategies_of_the_one_list_or_declines_them(name: str, declined: set) -> None:
     implemented = exporter_for(name).fix_strategies
     assert list(implemented) == [s for s in FIX_STRATEGIES if s in implemented]  # the list's order

@@ -89,7 +89,7 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
         result.unsupported += mismatches
         if not mismatches:  # inputs it dropped, or whose values the trace baked: right at other values?
             values = check_input_values(loaded, export_options, result.model, result.onnx_graph,
-                                        result.source_graph, result.warnings)
+                                        result.source_graph, result.warnings, every_input=result.check_every_input)
             result.unsupported += values.problems
             notes += values.notes
         other_sets = export_options.dynamic_axes or request.other_shapes or (request.at_input_sets

@@ -78,12 +78,13 @@ class InputValueCheck:
 
 
 def suspect_inputs(loaded: LoadedModel, options: ExportOptions, onnx_inputs: list[str],
-                   warnings: list[str]) -> list[SuspectInput]:
+                   warnings: list[str], every_input: bool = False) -> list[SuspectInput]:
     """The inputs the ONNX model does not take, and those whose values forward() reads into Python.
 
     A trace (the TorchScript exporter) bakes exactly the reads it warns about, so there only the
     lines with a TracerWarning count (a read behind ``torch.jit.is_tracing()`` is not traced);
-    torch.export warns of none, so there every read of an integer or boolean input does."""
+    torch.export warns of none, so there every read of an integer or boolean input does, and
+    with ``every_input`` (a capture that ran code changed for it) every read of any input."""
     names = feed_names(loaded, options)
     example = list(loaded.example_inputs)
     taken = set(onnx_inputs)
@@ -93,7 +94,7 @@ def suspect_inputs(loaded: LoadedModel, options: ExportOptions, onnx_inputs: lis
     dropped = [position for position, name in enumerate(names) if fewer and name not in taken]
     traced = profile_for(options.exporter).warns_of_baked_values
     warned = {warning.line for warning in trace_warnings(warnings)} | kept_reads(warnings)  # kept: checked too
-    if not (dropped or (warned if traced else any(_integer_or_bool(t) for t in example))):
+    if not (dropped or (warned if traced else every_input or any(_integer_or_bool(t) for t in example))):
         return []
     reads = {position: [line for line in lines if line in warned] if traced else lines
              for position, lines in input_value_reads(loaded.module, example).items()}
@@ -145,11 +146,11 @@ def value_label(name: str, tensor: torch.Tensor, how: str) -> str:
 
 
 def check_input_values(loaded: LoadedModel, options: ExportOptions, model: OnnxModel, onnx_graph: Graph,
-                       source_graph: Graph | None, warnings: list[str]) -> InputValueCheck:
-    """Each suspect input (:func:`suspect_inputs`) at other values in torch and ONNX Runtime; see
-    the module docstring for what is a problem."""
+                       source_graph: Graph | None, warnings: list[str], every_input: bool = False) -> InputValueCheck:
+    """Each suspect input (:func:`suspect_inputs`, ``every_input`` passed on) at other values in
+    torch and ONNX Runtime; see the module docstring for what is a problem."""
     check = InputValueCheck()
-    suspects = suspect_inputs(loaded, options, list(onnx_graph.inputs), warnings)
+    suspects = suspect_inputs(loaded, options, list(onnx_graph.inputs), warnings, every_input)
     if not suspects:
         return check
     session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session

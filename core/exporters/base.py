@@ -48,6 +48,9 @@ class ExportResult:
     # guards (dynamo); None where the exporter keeps none (the trace assumes its sizes silently).
     sizes_refused: Callable[[Sequence[Any]], str] | None = field(default=None, repr=False, compare=False)
     graph_rewrites: list[GraphRewrite] = field(default_factory=list)  # what the fixes' graph rewrites changed
+    # The capture ran code changed for it, or settled what it could not decide with the example's values
+    # (dynamo's code-change fixes): every input is checked at other values, floats too.
+    check_every_input: bool = False
 
     def __post_init__(self) -> None:
         if not isinstance(self.model, OnnxModel):

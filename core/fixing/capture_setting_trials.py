@@ -16,14 +16,16 @@ from fixport.core.analysis.analysis import analyze_in
 from fixport.core.analysis.job_context import JobContext
 from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
-from fixport.core.model.capture_settings import SETTING_REASONS, describe_setting, may_cure
+from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, SETTING_REASONS, describe_setting, may_cure
 from fixport.core.model.errors import FixportError
 from fixport.core.model.fix_records import FAMILY_CAPTURE_SETTING, RejectedCandidate, TrialStage
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.results import AnalysisResult
 from fixport.core.model.vocabulary import ProblemReason
 
-_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED)
+# At the traced shapes, at another declared one, or at other values: a setting that decides at the
+# capture what the code leaves to values (draft_export) holds for the example's values only.
+_WRONG_NUMBERS = (ProblemReason.MISMATCH, ProblemReason.SHAPE_SPECIALISED, ProblemReason.BAKED_INPUT)
 
 
 @dataclass
@@ -62,7 +64,7 @@ class SettingTrials:
             except Exception as error:  # torch itself, under a setting it does not often run with
                 rejected.append(_rejected_setting(setting, f"the export failed: {type(error).__name__}: {error}"))
                 continue
-            why_not = _why_not_kept(trial, current, targets, can_fix)
+            why_not = _why_not_kept(trial, current, targets, can_fix, setting)
             if why_not:
                 rejected.append(_rejected_setting(setting, why_not, describe_setting(setting)))
                 continue
@@ -80,13 +82,16 @@ def _key(problem: UnsupportedNode) -> tuple[str, str, str]:
 
 
 def _why_not_kept(trial: AnalysisResult, current: AnalysisResult, targets: list[UnsupportedNode],
-                  can_fix: Callable[[UnsupportedNode], bool]) -> str:
+                  can_fix: Callable[[UnsupportedNode], bool], setting: str = "") -> str:
     """'' when the trial is better than ``current``; else why not. Problems a template can fix
     (ops a capture that now works reaches) are the next round's."""
     left = {_key(p) for p in trial.unsupported}
     still = [p for p in targets if _key(p) in left]
     if still:
         return f"{still[0].display_kind} still fails: {_first_line(still[0])}"
+    after = [p for p in trial.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]
+    if setting in DECIDED_AT_CAPTURE and after:  # the capture failures say more than a pass failing on its graph
+        return f"it captures, but the export then fails: {_first_line(after[0])}"
     stuck = [p for p in trial.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]
     if len(stuck) > len([p for p in current.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]):
         return f"it fails elsewhere instead: {_first_line(stuck[0])}"

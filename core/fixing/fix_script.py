@@ -103,7 +103,7 @@ def _settings(project: Project, script_path: Path, output_onnx: str, opset: int 
     for mapping in project.mappings:
         custom_opsets.update(mapping.domain_opsets())
     options = {k: v for k, v in project.export_options.items() if k not in SCRIPT_LEVEL_OPTIONS}
-    profile = profile_for(project.export_options.get("exporter"))
+    profile = script_profile(project)
     return "\n".join([
         "\n# ---- what Fixport chose ----",
         f"MODEL_PATH = os.path.join(os.path.dirname(os.path.abspath(__file__)), {python_literal(model_path)})",
@@ -144,6 +144,13 @@ def model_file_export_options(model_path: str) -> dict[str, Any]:
             options = value.get("export_options") if isinstance(value, dict) else None
             return dict(options) if isinstance(options, dict) else {}
     return {}
+
+
+def script_profile(project: Project) -> ExporterProfile:
+    """The exporter the script exports with: the project's, else the model file's own
+    (``FIXPORT_EXAMPLE``), as Fixport resolves it."""
+    return profile_for(project.export_options.get("exporter")
+                       or model_file_export_options(project.model_path).get("exporter"))
 
 
 def _model_file_options_comment(model_path: str, options: dict[str, Any]) -> list[str]:
@@ -249,7 +256,7 @@ def _carried_code(part_module: str) -> str:
 def fix_script_text(project: Project, script_path: str | Path, output_onnx: str, opset: int | None = None) -> str:
     """The script's text; ``opset`` is the resolved one when the project does not set it."""
     script_path = Path(script_path).resolve()
-    profile = profile_for(project.export_options.get("exporter"))
+    profile = script_profile(project)
     sections = [_settings(project, script_path, output_onnx, opset), _carried_code(profile.fix_script_part),
                 carried_modules(project.mappings)]
     sections += [_fix_function(i, m) for i, m in enumerate(project.mappings, 1)]

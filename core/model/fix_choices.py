@@ -22,6 +22,7 @@ FAMILY_INLINED = "inlined_implementation"  # a custom op's own Python implementa
 FAMILY_MATERIALISED = "static_materialisation"  # the constant matrix of a linear op at static shapes
 FAMILY_GENERIC = "generic"  # a template that fits any op
 FAMILY_KERNEL_TYPES = "kernel_types"  # torch's symbolic, inputs cast to types ONNX Runtime has kernels for
+FAMILY_CODE_CHANGE = "capture_code_change"  # the model's code changed for the capture (core.model.capture_change_fix)
 FAMILY_CUSTOM_DOMAIN = "custom_domain"  # a node ONNX Runtime cannot run: the target runtime must
 FAMILY_GRAPH_REWRITE = "graph_rewrite"  # an FX pass on the captured graph before torch.onnx's own passes
 FAMILY_TRACED_VALUE_INPUT = "traced_value_input"  # a value the trace baked, kept an input by a generated Function

@@ -5,8 +5,9 @@ torch.onnx tries its capture strategies as an ordered list of objects
 problem, each strategy in :data:`FIX_STRATEGIES` gives its candidates in turn, and ``fix --auto``
 keeps the first candidate whose trial passes. Each exporter implements a strategy (a function
 giving that strategy's candidates for one problem) or declines it (it has no entry): the
-TorchScript exporter declines nothing, the dynamo exporter declines what only a TorchScript
-graph has (torch_lib replay: torch_lib is its own registry). A new strategy is added here, in its
+TorchScript exporter declines only what only torch.export has (a capture that stops on a value), the
+dynamo exporter declines what only a TorchScript graph has (torch_lib replay: torch_lib is its own
+registry). A new strategy is added here, in its
 place, and implemented by the exporters that can.
 
 No torch import: the front ends and the worker read the same list.
@@ -36,6 +37,9 @@ GRAPH_REWRITE = FixStrategy(
 TRACED_VALUE_INPUT = FixStrategy(
     "traced_value_input", "for an input whose value the trace bakes into a resize (float(scale)): a generated "
     "autograd.Function whose symbolic passes the runtime value to Resize, so the input stays an input")
+CAPTURE_CODE_CHANGE = FixStrategy(
+    "capture_code_change", "for a capture that stops where the code depends on a tensor's value: the line changed "
+    "mechanically (torch.where, torch._check, .item()) in the model's code or a library's, for the capture only")
 KERNEL_TYPES = FixStrategy(
     "kernel_types", "for a node ONNX Runtime has no kernel for at its types: torch's own conversion with the "
     "inputs cast to the dtypes torch traced them with")
@@ -70,6 +74,7 @@ CUSTOM_DOMAIN = FixStrategy(
 FIX_STRATEGIES: tuple[FixStrategy, ...] = (
     GRAPH_REWRITE,
     TRACED_VALUE_INPUT,
+    CAPTURE_CODE_CHANGE,
     KERNEL_TYPES,
     STANDARD_OP,
     HAND_WRITTEN,

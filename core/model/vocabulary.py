@@ -26,6 +26,7 @@ UNPLACED_KIND = "onnx::?"  # a failure that names no node of the export (nor an 
 DYNAMO_DECOMPOSITION_FAMILY = "dynamo_decomposition"  # a dynamo fix written in torch ops, run as a decomposition
 DYNAMO_GRAPH_REWRITE_FAMILY = "dynamo_graph_rewrite"  # a dynamo fix that rewrites the captured graph before torch.onnx
 TRACED_VALUE_FAMILY = "torchscript_traced_value"  # a TorchScript fix: the context the model is traced in
+DYNAMO_CODE_CHANGE_FAMILY = "dynamo_code_change"  # a dynamo fix that changes the model's methods while captured
 
 
 class ProblemReason(StrEnum):

@@ -10,7 +10,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fixport.core.model.fix_choices import FAMILY_TRACED_VALUE_INPUT
+from fixport.core.model.capture_change_fix import diff_in
+from fixport.core.model.fix_choices import FAMILY_CODE_CHANGE, FAMILY_TRACED_VALUE_INPUT
 from fixport.core.model.fix_records import last_rejection_for
 from fixport.core.model.problems import UnsupportedNode
 from fixport.core.model.project import FixMapping
@@ -90,12 +91,15 @@ def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
         label = python_op_kind(choice.python_op_name) if choice.python_op_name else choice.kind
         if choice.shape_specialised and pinned:
             plan.notes.append(f"{label}: {choice.template_id} is shape-specialised. {pinned}")
+        mapping = by_kind.get((choice.kind, choice.python_op_name))
+        if choice.family == FAMILY_CODE_CHANGE and mapping is not None:  # what it changed, for the Log
+            plan.notes.append(f"{label}: {choice.why}\n{diff_in(mapping.source)}".rstrip())
         family = choice.family or "template"
         runtime = "" if choice.runs_in_onnxruntime else " (ONNX Runtime cannot run it)"
         verified = ", verified on the node alone" if choice.on_node else ""
         rewrote = f", rewrote {'; '.join(r.line() for r in choice.rewrites)}" if choice.rewrites else ""
         plan.outcomes.append(FixedKind(label, f"{family}: {choice.template_id}{runtime}{verified}{rewrote}",
-                                       by_kind.get((choice.kind, choice.python_op_name))))
+                                       mapping))
         plan.notes += [f"{label}: {choice.template_id} rewrote the captured graph's node {r.line()}"
                        for r in choice.rewrites]
         if choice.family == FAMILY_TRACED_VALUE_INPUT:  # what it changed: the node the trace makes instead

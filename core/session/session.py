@@ -360,6 +360,13 @@ class Session:
             (n for n in graph.nodes if n.kind == mapping.target_kind and (mapping.python_op_name or None)
              in (None, n.attributes.get("name"))), None)
 
+    def show_fix_without_node(self, mapping: FixMapping) -> None:
+        """A fix no node of the graph stands for (the model's code changed for the capture): the
+        Template dock shows it, its source with the diff of what it changes."""
+        target = TemplateTarget(mapping.target_kind, mapping.instance or "", mapping.python_op_name, self.opset, [],
+                                exporter=profile_for(self.workbench.exporter_name))
+        self.events.emit(events.TargetChanged(target, mapping))
+
     def origin_node(self, onnx_node: Node) -> Node | None:
         graph = self.graph(SOURCE)
         if graph is None or not onnx_node.origin:

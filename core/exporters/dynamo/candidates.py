@@ -28,14 +28,17 @@ promotion finds no overload for a float minus an integer tensor), the graph rewr
 an FX pass at the failing line, run on the captured program before those passes; the other
 strategies, which give the op an ONNX function, do not apply to it.
 
-A capture failure has no template: it is reported with what to change in the model.
+A capture failure has no template: its lines changed for the capture (``CAPTURE_CODE_CHANGE``,
+tried on the loaded model while it was analysed) are its one candidate; the rest is advice.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fixport.core.model.capture_change_fix import CODE_CHANGE_TEMPLATE_ID
 from fixport.core.model.fix_choices import (
     CUSTOM_DOMAIN_WHY,
+    FAMILY_CODE_CHANGE,
     FAMILY_CUSTOM_DOMAIN,
     FAMILY_DECOMPOSITION,
     FAMILY_GRAPH_REWRITE,
@@ -47,6 +50,7 @@ from fixport.core.model.fix_choices import (
     custom_domain_params,
 )
 from fixport.core.model.fix_strategies import (
+    CAPTURE_CODE_CHANGE,
     CUSTOM_DOMAIN,
     DECOMPOSITION,
     GRAPH_REWRITE,
@@ -91,7 +95,10 @@ def graph_rewrite_offers(kind: str, line: str = "") -> list[RankedTemplate]:
 
 
 def fixable(problem) -> bool:
-    """Whether a template can fix ``problem``: an op overload's node (not a capture failure)."""
+    """Whether a template can fix ``problem``: an op overload's node, or a capture failure whose
+    code change was tried and holds (``code_change_fix``)."""
+    if problem.reason == ProblemReason.CAPTURE_FAILED:
+        return bool(problem.code_change_fix)
     namespace, sep, _ = problem.kind.partition("::")
     if problem.reason == _PASS_FAILURE:
         return bool(graph_rewrite_offers(problem.kind))
@@ -183,6 +190,8 @@ def _prepared(problem: UnsupportedNode, library: TemplateLibrary, sample) -> _Of
     from fixport.core.exporters.torch_export.implementation_rewrite import rewritten_offers
     from fixport.symbolics.synthesis.rewritten_implementation import rewritten_implementation_template
 
+    if problem.reason == ProblemReason.CAPTURE_FAILED:  # no op: only its code change
+        return _Offers(problem, [], [], [], [])
     offers = [o for o in library.templates_for(problem.kind, 18) if o.template is not None]
     made_for_op = [o for o in offers if "*" not in o.template.fits and o.tier < TIER_EXACT_OPSET
                    and o.template.complex_inputs == problem.complex_inputs]
@@ -199,6 +208,17 @@ def _graph_rewrite(offers: _Offers) -> list[Candidate]:
     where = f" at {problem.source}" if problem.source else ""
     return [Candidate(_mapping(problem.kind, o), FAMILY_GRAPH_REWRITE, f"{o.why}{where}")
             for o in graph_rewrite_offers(problem.kind, problem.source)]
+
+
+def _capture_code_change(offers: _Offers) -> list[Candidate]:
+    """The capture failure's lines changed for the capture (:mod:`fixport.core.model.capture_change_fix`)."""
+    problem = offers.problem
+    if not problem.code_change_fix:
+        return []
+    mapping = FixMapping(target_kind=problem.kind, template_id=CODE_CHANGE_TEMPLATE_ID, source=problem.code_change_fix)
+    description = parse_template_source(problem.code_change_fix).description.rstrip(".")
+    return [Candidate(mapping, FAMILY_CODE_CHANGE, f"{description[0].lower()}{description[1:]} (the diff is in the "
+                      "fix's source; it holds for every value: the check ran the model at other values too)")]
 
 
 def _standard_op(offers: _Offers) -> list[Candidate]:
@@ -258,6 +278,7 @@ def _custom_domain(offers: _Offers) -> list[Candidate]:
 # which it never offered.
 STRATEGIES: StrategyTable[_Offers] = {
     GRAPH_REWRITE: _graph_rewrite,
+    CAPTURE_CODE_CHANGE: _capture_code_change,
     STANDARD_OP: _standard_op,
     HAND_WRITTEN: _hand_written,
     HAND_WRITTEN_AT_TRACED_SIZES: _hand_written_at_traced_sizes,

@@ -1,23 +1,29 @@
 """Capture failures answered with a code change, tried on the loaded model before it is proposed.
 
-For each capture failure at a line of the model file, :func:`fixport.core.model.capture_changes.propose_change`
-reads the statement there. The changes are then tried together without reloading the weights:
-the changed file is run as a module, and its version of each changed method is bound to the
-loaded model's instances of that class. The change holds when torch gives the same outputs as
-before and torch.export captures the model; each problem then carries its diff and says so.
+For each capture failure at a line of the model's code -- its own file, or a library's a part of
+it is an instance of (transformers, torchvision) -- :func:`fixport.core.model.capture_changes.propose_change`
+reads the statement there. The changes are tried together without reloading the weights, the way
+the fix that keeps them runs (:mod:`fixport.core.model.capture_change_fix`): the model's parts run
+the changed methods while it is captured (``script_part.methods_changed``). The change holds when
+torch gives the same outputs as before and torch.export captures the model; each problem then
+carries its diff, and the fix `fix --auto` tries (``code_change_fix``).
 """
 from __future__ import annotations
 
-import sys
-import types
-from collections.abc import Callable, Iterator
-from contextlib import contextmanager
+import inspect
+import os
+from collections.abc import Callable
 from dataclasses import replace
+from pathlib import Path
 
 import torch
 
+from fixport.core.exporters.dynamo.script_part import methods_changed
+from fixport.core.exporters.template_compiler import compile_template_source
 from fixport.core.exporters.torch_export.same_outputs import same_outputs
 from fixport.core.loaders.loading import LoadedModel
+from fixport.core.loaders.source_frames import is_library_frame
+from fixport.core.model.capture_change_fix import code_change_template
 from fixport.core.model.capture_changes import ChangedSource, CodeChange, proposals_for
 from fixport.core.model.problems import UnsupportedNode
 
@@ -26,72 +32,69 @@ CHANGE_HOLDS = ("Tried on the loaded model: with the change below torch.export c
 CHANGE_UNTRIED = "The change below may answer it"
 
 
-def _changed_module(loaded: LoadedModel, changed: ChangedSource) -> types.ModuleType:
-    """The changed model file run as a module of its own (its folder importable, as when loaded)."""
-    module = types.ModuleType("fixport_changed_model")
-    module.__file__ = str(loaded.path)
-    sys.path.insert(0, str(loaded.path.parent))
-    try:
-        exec(compile(changed.after, str(loaded.path), "exec"), module.__dict__)
-    finally:
-        sys.path.remove(str(loaded.path.parent))
-    return module
+def code_files(loaded: LoadedModel) -> dict[str, Path]:
+    """File name -> path of the model's code: its own file, and the file of every class (and base
+    class) its parts are instances of, outside torch (a library's: transformers, torchvision)."""
+    files = {loaded.path.name: loaded.path} if loaded.path.is_file() else {}
+    for part in loaded.module.modules():
+        for owner in type(part).__mro__:
+            try:
+                path = inspect.getsourcefile(owner)
+            except TypeError:  # a builtin class
+                continue
+            if path and not is_library_frame(path):
+                files.setdefault(os.path.basename(path), Path(path))
+    return files
 
 
-@contextmanager
-def _methods_replaced(model: torch.nn.Module, module: types.ModuleType, changes: list[CodeChange]) -> Iterator[None]:
-    """The loaded model's instances of each changed class run the changed method (weights untouched)."""
-    patched: list[tuple[torch.nn.Module, str]] = []
-    try:
-        for change in changes:
-            function = getattr(getattr(module, change.class_name, None), change.method_name, None)
-            if function is None:
-                raise LookupError(f"{change.class_name}.{change.method_name} is not in the changed file")
-            for instance in model.modules():
-                if type(instance).__name__ == change.class_name:
-                    setattr(instance, change.method_name, types.MethodType(function, instance))
-                    patched.append((instance, change.method_name))
-        yield
-    finally:
-        for instance, name in patched:
-            instance.__dict__.pop(name, None)
-
-
-def _try(loaded: LoadedModel, changed: ChangedSource, recaptured: Callable[[], str]) -> str:
+def _try(loaded: LoadedModel, template: str, recaptured: Callable[[], str]) -> str:
     """'' when the changes hold (same torch outputs, and the capture succeeds), else why not."""
-    if any(not change.class_name for change in changed.changes):
-        return "not tried: the line is not in a method of a class"
     try:
-        module = _changed_module(loaded, changed)
+        changed = compile_template_source(template, {}, "<capture code change>")()
         with torch.no_grad():
             expected = loaded.module(*loaded.example_inputs)
-        with _methods_replaced(loaded.module, module, changed.changes):
+        with methods_changed(loaded.module, changed):
             with torch.no_grad():
                 got = loaded.module(*loaded.example_inputs)
             if not same_outputs(expected, got):
                 return "torch's outputs change with it, so it is not the same model"
             return recaptured()
-    except Exception as error:  # noqa: BLE001 -- the user's changed code can raise anything
+    except Exception as error:  # noqa: BLE001 -- the changed code can raise anything
         return f"it raises {type(error).__name__}: {str(error).splitlines()[0][:200] if str(error) else ''}"
 
 
 def with_code_changes(loaded: LoadedModel, problems: list[UnsupportedNode],
                       recaptured: Callable[[], str]) -> list[UnsupportedNode]:
     """``problems`` with a proposed change (``code_change``, a diff) on each capture failure that has
-    one; ``recaptured()`` captures the model again and says what still fails ('' when nothing)."""
-    if loaded.source_kind != "python" or loaded.module is None or not loaded.path.is_file():
+    one, and the fix that makes them all for the capture (``code_change_fix``) where they hold;
+    ``recaptured()`` captures the model again and says what still fails ('' when nothing)."""
+    if loaded.source_kind != "python" or loaded.module is None:
         return problems
-    before = loaded.path.read_text(encoding="utf-8")
-    proposals = proposals_for(before, loaded.path.name, problems)
-    if not proposals:
+    found: dict[int, tuple[ChangedSource, CodeChange]] = {}
+    changed_files: list[ChangedSource] = []
+    for name, path in code_files(loaded).items():
+        if not any(p.source.rpartition(":")[0] == name for p in problems):
+            continue
+        try:
+            before = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        proposals = proposals_for(before, name, problems)
+        if proposals:
+            changed_files.append(ChangedSource(name, before, list(dict.fromkeys(proposals.values()))))
+            found.update({index: (changed_files[-1], change) for index, change in proposals.items()})
+    if not found:
         return problems
-    outcome = _try(loaded, ChangedSource(loaded.path.name, before, list(proposals.values())), recaptured)
+    template = code_change_template(changed_files, [problems[index].kind for index in found])
+    outcome = (_try(loaded, template, recaptured) if template is not None
+               else "not tried: a line is not in a method of a class")
     updated = list(problems)
-    for index, change in proposals.items():
+    for index, (changed, change) in found.items():
         problem = problems[index]
-        together = f" (with the {len(proposals)} changes proposed here)" if len(proposals) > 1 else ""
+        together = f" (with the {len(found)} changes proposed here)" if len(found) > 1 else ""
         verdict = f"{CHANGE_HOLDS}{together}." if not outcome else f"{CHANGE_UNTRIED} ({outcome})."
         what = problem.message.partition("`. ")[0] + "`."  # what torch could not decide, at which line
         updated[index] = replace(problem, message=f"{what} {change.why} {verdict}",
-                                 code_change=ChangedSource(loaded.path.name, before, [change]).diff())
+                                 code_change=ChangedSource(changed.path_name, changed.before, [change]).diff(),
+                                 code_change_fix=template if not outcome and template else "")
     return updated

@@ -14,7 +14,7 @@ import operator
 import re
 import traceback
 import warnings
-from collections.abc import Mapping, Sequence
+from collections.abc import Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
@@ -58,7 +58,13 @@ from fixport.core.exporters.dynamo.fixes import (
 from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file, weight_sources
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
-from fixport.core.exporters.dynamo.script_part import attributes_kept, node_being_translated, shapes_by_parameter
+from fixport.core.exporters.dynamo.script_part import (
+    attributes_kept,
+    methods_changed,
+    node_being_translated,
+    shapes_by_parameter,
+    suggested_dynamic_shapes,
+)
 from fixport.core.exporters.dynamo.size_guards import SizeGuards
 from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
 from fixport.core.exporters.profiles import DYNAMO
@@ -71,6 +77,7 @@ from fixport.core.exporters.torch_export.capture_failures import (
 )
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
+from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT, SUGGESTED_DIMS
 from fixport.core.model.errors import (
     ExportError,
     NothingToCompareError,
@@ -211,7 +218,9 @@ class DynamoExporter(Exporter):
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs,
-                            sizes_refused=SizeGuards(captured).refusal, graph_rewrites=rewrites)
+                            sizes_refused=SizeGuards(captured, SUGGESTED_DIMS in options.capture_settings).refusal,
+                            graph_rewrites=rewrites, check_every_input=bool(active_fixes().code_changes)
+                            or bool(DECIDED_AT_CAPTURE & set(options.capture_settings)))
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
@@ -237,8 +246,8 @@ class DynamoExporter(Exporter):
         args, kwargs, dynamic_shapes = export_arguments(loaded, options)  # the axes as torch.export takes them
         # attributes_kept: the loaded model is the worker's cached one, and a forward() that caches
         # tensors on its module would keep torch.export's fake ones for the next job
-        with attributes_kept(loaded.module), quiet_torch(), contextlib.redirect_stderr(io.StringIO()), \
-                contextlib.redirect_stdout(io.StringIO()):
+        with attributes_kept(loaded.module), code_changes_applied(loaded), quiet_torch(), \
+                contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             torch.onnx.export(loaded.module, args, str(path), kwargs=kwargs, dynamic_shapes=dynamic_shapes,
                               opset_version=options.opset, input_names=options.input_names or loaded.input_names,
                               output_names=options.output_names, optimize=options.do_constant_folding,
@@ -355,9 +364,23 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     """torch's capture strategies in torch's order (non-strict, then strict; strict alone when the
     options ask: ``capture_strategies``); when all fail, ``draft_export`` lists every failure and
     still gives a graph to show (or None). The model's
-    attributes are kept as they were: forward() may cache fake tensors on it while captured."""
-    with attributes_kept(loaded.module):
+    attributes are kept as they were: forward() may cache fake tensors on it while captured. The
+    methods a code-change fix changes run changed while it is captured."""
+    with attributes_kept(loaded.module), code_changes_applied(loaded):
         return _capture(loaded, options)
+
+
+@contextlib.contextmanager
+def code_changes_applied(loaded: LoadedModel) -> Iterator[None]:
+    """The active code-change fixes' methods set on the model's parts (``methods_changed``) while
+    the block runs; a change for a method the model does not run is the fix's error."""
+    with contextlib.ExitStack() as stack:
+        try:
+            stack.enter_context(methods_changed(loaded.module, active_fixes().code_changes))
+        except LookupError as error:
+            raise TemplateValidationError(f"A code-change fix does not fit this model: {error}.",
+                                          "Remove the fix and run fix --auto again.") from error
+        yield
 
 
 def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.ExportedProgram | None,
@@ -375,6 +398,8 @@ def _capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.
         draft = torch.export.draft_export(loaded.module, args, kwargs, dynamic_shapes=dynamic_shapes)
     except Exception:
         return None, [_capture_problem_from_exception(first_error)]
+    if DRAFT_EXPORT in options.capture_settings:  # asked for: what torch.export could not decide, the example decides
+        return draft, []
     problems = capture_problems_from_report(draft)
     if any(marker in str(first_error) for marker in _DIMS_DO_NOT_HOLD):  # torch says which dims and why
         return draft, [_constraint_problem(first_error, problems, loaded, options)]
@@ -408,6 +433,13 @@ def export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple
     args, kwargs, named = _dynamic_shapes_by_name(loaded, options)
     if named is None:
         return args, kwargs, None
+    if SUGGESTED_DIMS in options.capture_settings:  # the dims as torch.export's own suggested fixes give them
+        try:
+            with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):
+                return args, kwargs, suggested_dynamic_shapes(loaded.module, args, kwargs, named)
+        except ValueError as error:
+            raise ExportError(f"The capture setting {SUGGESTED_DIMS} does not fit: {error}.",
+                              f"Drop {SUGGESTED_DIMS} from the capture settings, or keep that dim static.") from error
     dynamic_shapes, _ = _dynamic_shapes.convert_str_to_export_dim(named)
     return args, kwargs, dynamic_shapes
 

@@ -19,16 +19,21 @@ from typing import Any
 
 import torch
 
-from fixport.core.exporters.dynamo.script_part import by_instance
+from fixport.core.exporters.dynamo.script_part import ChangedMethod, by_instance
 from fixport.core.model.errors import TemplateValidationError
 from fixport.core.model.fix_choices import GraphRewrite
 from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, DYNAMO_GRAPH_REWRITE_FAMILY
+from fixport.core.model.vocabulary import (
+    DYNAMO_CODE_CHANGE_FAMILY,
+    DYNAMO_DECOMPOSITION_FAMILY,
+    DYNAMO_GRAPH_REWRITE_FAMILY,
+)
 
 FAMILY_TRANSLATION = "dynamo_translation"
 FAMILY_DECOMPOSITION = DYNAMO_DECOMPOSITION_FAMILY
 FAMILY_GRAPH_REWRITE = DYNAMO_GRAPH_REWRITE_FAMILY
-DYNAMO_FAMILIES = (FAMILY_TRANSLATION, FAMILY_DECOMPOSITION, FAMILY_GRAPH_REWRITE)
+FAMILY_CODE_CHANGE = DYNAMO_CODE_CHANGE_FAMILY
+DYNAMO_FAMILIES = (FAMILY_TRANSLATION, FAMILY_DECOMPOSITION, FAMILY_GRAPH_REWRITE, FAMILY_CODE_CHANGE)
 
 
 @dataclass
@@ -41,9 +46,12 @@ class DynamoFixes:
     decompositions: dict[str, Callable] = field(default_factory=dict)  # by kind: see apply_decompositions
     graph_rewrites: list[tuple[str, Callable]] = field(default_factory=list)  # (template id, pass), in order
     custom_opsets: dict[str, int] = field(default_factory=dict)
+    # methods the model runs changed while it is captured (script_part.methods_changed)
+    code_changes: list[ChangedMethod] = field(default_factory=list)
 
     def __bool__(self) -> bool:
-        return bool(self.translations or self.complex_translations or self.decompositions or self.graph_rewrites)
+        return bool(self.translations or self.complex_translations or self.decompositions or self.graph_rewrites
+                    or self.code_changes)
 
 
 _ACTIVE: contextvars.ContextVar[DynamoFixes | None] = contextvars.ContextVar("fixport_dynamo_fixes", default=None)
@@ -92,6 +100,20 @@ def compile_mapping(mapping: FixMapping) -> Callable:
                                       target=mapping.label) from error
 
 
+def code_changes_of(mapping: FixMapping, function: Callable) -> list[ChangedMethod]:
+    """The changed methods a code-change fix's ``symbolic()`` lists, checked for their form."""
+    try:
+        changed = list(function())
+        if not all(isinstance(row, tuple) and len(row) == 4 and callable(row[3]) for row in changed):
+            raise TypeError("each entry must be (class name, file name, method name, function)")
+    except Exception as error:
+        raise TemplateValidationError(f"The fix for {mapping.label} ({mapping.template_id}) lists no changed "
+                                      f"methods: {type(error).__name__}: {error}",
+                                      "symbolic() must return [(class, file, method, function), ...].",
+                                      target=mapping.label) from error
+    return changed
+
+
 def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
     """Compile every mapping into what the dynamo exporter registers."""
     fixes = DynamoFixes()
@@ -101,6 +123,8 @@ def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
         family, complex_inputs = _declared(mapping.source)  # the source is read once per fix
         if family == FAMILY_GRAPH_REWRITE:
             fixes.graph_rewrites.append((mapping.template_id, function))
+        elif family == FAMILY_CODE_CHANGE:
+            fixes.code_changes += code_changes_of(mapping, function)
         elif family == FAMILY_DECOMPOSITION:
             fixes.decompositions[mapping.replaced_kind] = function
         elif complex_inputs:

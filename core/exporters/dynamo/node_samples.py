@@ -50,6 +50,8 @@ def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedMod
                   if problem.decomposed_from and captured is not None else None)
         if origin is not None:
             wanted_captured[problem.instance] = captured_nodes[origin[1]]
+        elif problem.reason == ProblemReason.CAPTURE_FAILED:
+            samples.undecided[problem.instance] = "a capture failure is fixed by capturing the whole model again"
         elif problem.instance in nodes:
             wanted[problem.instance] = nodes[problem.instance]
         else:

@@ -13,6 +13,9 @@ from __future__ import annotations
 
 import contextvars
 import inspect
+import os
+import sys
+import types
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
@@ -25,8 +28,13 @@ from fixport.core.script_support.script import ExportJob, ScriptFix
 NO_GRAD = "no_grad"
 STRICT = "strict"
 CORE_ATEN = "core_aten"
+DEFERRED_ASSERTS = "deferred_asserts"
+DRAFT_EXPORT = "draft_export"
+SUGGESTED_DIMS = "suggested_dims"
+MAX_SUGGESTION_ROUNDS = 4  # each capture that fails on the dims gives torch's suggested fixes for what it met
 DECOMPOSITION_FAMILY = "dynamo_decomposition"  # the fix is a torch function that replaces the op
 GRAPH_REWRITE_FAMILY = "dynamo_graph_rewrite"  # the fix rewrites the captured program's graph in place
+CODE_CHANGE_FAMILY = "dynamo_code_change"  # the fix changes methods of the model's code while it is captured
 PASSED_OPTIONS = ("input_names", "output_names")  # what dynamo=True takes of a project's options as they are
 
 
@@ -49,7 +57,8 @@ def translation_table(fixes: Sequence[ScriptFix]) -> dict[Any, Callable]:
     """Op overload -> the fix's ONNX function (one dispatching by FX node where a fix is for one node)."""
     by_kind: dict[str, list[ScriptFix]] = {}
     for fix in fixes:
-        if fix.family not in (DECOMPOSITION_FAMILY, GRAPH_REWRITE_FAMILY) and not fix.complex_inputs:
+        if fix.family not in (DECOMPOSITION_FAMILY, GRAPH_REWRITE_FAMILY, CODE_CHANGE_FAMILY) \
+                and not fix.complex_inputs:
             by_kind.setdefault(fix.kind, []).append(fix)
     table: dict[Any, Callable] = {}
     for kind, entries in by_kind.items():
@@ -101,8 +110,16 @@ def export_with_fixes(job: ExportJob) -> None:
     options = {**named, **{key: value for key, value in given.items() if key in PASSED_OPTIONS}}
     dynamic_shapes = dynamicshapes_by_parameter(job, given.get("dynamic_axes"), options["input_names"])
     settings = list(given.get("capture_settings", []))  # torch's capture settings Fixport chose
-    # the model as it was after the export: a forward() that caches tensors on it would keep fake ones
-    with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext():
+    # the model as it was after the export: a forward() that caches tensors on it would keep fake ones;
+    # the methods a code-change fix changes run changed while it is captured
+    changed = [patch for fix in job.fixes if fix.family == CODE_CHANGE_FAMILY for patch in fix.function()]
+    with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext(), \
+            methods_changed(job.model, changed):
+        if SUGGESTED_DIMS in settings and dynamic_shapes is not None:  # the dims as torch.export suggests them
+            dynamic_shapes = suggested_dynamic_shapes(job.model, tuple(job.inputs), {}, dynamic_shapes)
+            guarded = torch.export.export(job.model, tuple(job.inputs), dynamic_shapes=dynamic_shapes).module()
+            if job.size_checks is not None:  # the sizes outside the declared ranges are not the export's
+                job.size_checks.append(lambda inputs: _refused(guarded, inputs))
         target = captured(job, settings, dynamic_shapes)
         per_node = any(fix.instance for fix in job.fixes)
         with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
@@ -123,18 +140,70 @@ def dynamicshapes_by_parameter(job: ExportJob, dynamic_axes: dict[str, Any] | No
     return shapes_by_parameter(job.model, tuple(job.inputs), per_input)
 
 
+def suggested_dynamic_shapes(model: Any, args: tuple, kwargs: dict[str, Any], dynamic_shapes: Any) -> Any:
+    """``dynamic_shapes`` (dims by name) with each named dim a ``torch.export.Dim`` of that name,
+    refined by torch.export's own suggested fixes until the model captures (a range such as
+    ``Dim('len', min=7)``, a relation such as ``len_y = len_x``). Raises ValueError where a
+    suggested fix makes a declared dim static: no range keeps it."""
+    dims: dict[str, Any] = {}
+
+    def named(dim: Any) -> Any:
+        if not isinstance(dim, str):
+            return dim
+        if not dim.isidentifier():
+            raise ValueError(f"the dim name {dim!r} is not a Python identifier, which torch.export.Dim needs")
+        return dims.setdefault(dim, torch.export.Dim(dim))
+
+    shapes = torch.utils._pytree.tree_map(named, dynamic_shapes)
+    for _ in range(MAX_SUGGESTION_ROUNDS):
+        try:
+            torch.export.export(model, args, kwargs, dynamic_shapes=shapes)
+            return shapes
+        except torch._dynamo.exc.UserError as error:
+            if "Suggested fixes" not in str(error):
+                raise
+            refined = torch.export.dynamic_shapes.refine_dynamic_shapes_from_suggested_fixes(error.msg, shapes)
+        static = [name for name, dim in zip(_leaves(shapes), _leaves(refined))
+                  if isinstance(name, str) and isinstance(dim, int)]
+        if static:
+            raise ValueError(f"torch.export's suggested fixes make {', '.join(static)} static: no range keeps "
+                             f"{'them' if len(static) > 1 else 'it'} dynamic")
+        shapes = refined
+    raise ValueError(f"the model still does not capture after {MAX_SUGGESTION_ROUNDS} rounds of suggested fixes")
+
+
+def _refused(program_module: Any, inputs: Sequence[Any]) -> str:
+    """Why the captured program refuses ``inputs`` (a guard on a declared dim's range), '' where it runs."""
+    try:
+        with torch.no_grad():
+            program_module(*inputs)
+    except Exception as exc:  # noqa: BLE001 -- torch raises AssertionError or RuntimeError for a guard
+        text = str(exc).strip()
+        return text.splitlines()[0] if "Guard failed" in text or "Runtime assertion" in text else ""
+    return ""
+
+
+def _leaves(shapes: Any) -> list[Any]:
+    """The dims of a dynamic_shapes structure in order, named by their Dim's name (None elsewhere)."""
+    return [getattr(dim, "__name__", dim) for dim in torch.utils._pytree.tree_leaves(shapes)]
+
+
 def captured(job: ExportJob, settings: Sequence[str], dynamic_shapes: Any = None) -> Any:
     """What torch.onnx.export is given: the model, or the program captured as the settings and the
     fixes that replace an op by torch ops ask (strict mode, core ATen first, those decompositions,
-    the rewrites of its graph),
-    its named dynamic dims taken as ``Dim.DYNAMIC`` (the names are torch.onnx.export's to keep)."""
+    the rewrites of its graph, runtime assertions in place of guards, draft_export's program), its named
+    dynamic dims taken as ``Dim.DYNAMIC`` (the names are torch.onnx.export's to keep)."""
     replaced = decompositions(job.fixes)
     rewrites = [fix.function for fix in job.fixes if fix.family == GRAPH_REWRITE_FAMILY]
-    if not replaced and not rewrites and STRICT not in settings and CORE_ATEN not in settings:
+    if not replaced and not rewrites and not {STRICT, CORE_ATEN, DEFERRED_ASSERTS, DRAFT_EXPORT} & set(settings):
         return job.model
     dims = torch.utils._pytree.tree_map(lambda dim: torch.export.Dim.DYNAMIC if isinstance(dim, str) else dim,
                                         dynamic_shapes)
-    program = torch.export.export(job.model, job.inputs, dynamic_shapes=dims, strict=STRICT in settings)
+    if DRAFT_EXPORT in settings:  # what torch.export cannot decide, decided by the example's values
+        program = torch.export.draft_export(job.model, job.inputs, dynamic_shapes=dims, strict=STRICT in settings)
+    else:
+        program = torch.export.export(job.model, job.inputs, dynamic_shapes=dims, strict=STRICT in settings,
+                                      prefer_deferred_runtime_asserts_over_guards=DEFERRED_ASSERTS in settings)
     if CORE_ATEN in settings:
         program = program.run_decompositions()
     program = program.run_decompositions(replaced) if replaced else program
@@ -165,6 +234,65 @@ def shapes_by_parameter(module: Any, args: tuple, per_input: list[dict[int, str]
             shapes.append(per_input[index])
             index += 1
     return tuple(shapes)
+
+
+# One changed method of a capture fix: (class name, the file its class is defined in, method name, the
+# changed function). The class may be the model's or a library's (its base classes are searched too).
+ChangedMethod = tuple[str, str, str, Callable[..., Any]]
+
+
+def _defining_class(instance: Any, class_name: str, file_name: str, method: str) -> type | None:
+    """The class of ``instance`` (or a base class) named ``class_name`` in ``file_name`` that
+    defines ``method``, where ``instance`` runs that definition (a subclass may override it)."""
+    for owner in type(instance).__mro__:
+        if owner.__name__ != class_name or method not in vars(owner):
+            continue
+        try:
+            defined_in = os.path.basename(inspect.getsourcefile(owner) or "")
+        except TypeError:  # a builtin class
+            continue
+        if defined_in == file_name and getattr(type(instance), method, None) is vars(owner)[method]:
+            return owner
+    return None
+
+
+def _bound_like(function: Callable[..., Any], owner: type) -> Callable[..., Any]:
+    """``function`` reading the names of the module ``owner`` is defined in, as its method does."""
+    module = sys.modules.get(owner.__module__)
+    names = dict(vars(module)) if module is not None else {}
+    names.setdefault("torch", torch)
+    names[owner.__name__] = owner  # super(Class, self) in a changed method names it
+    return types.FunctionType(function.__code__, names, function.__name__, function.__defaults__,
+                              function.__closure__)
+
+
+@contextmanager
+def methods_changed(model: torch.nn.Module, changed: Sequence[ChangedMethod]) -> Iterator[None]:
+    """Every submodule of ``model`` runs the changed version of each method in ``changed`` while
+    the block runs (set on the instances, taken off after): the model's files and classes stay
+    as they are, as transformers' exporters patch modules for the export only. A change that
+    reaches no submodule raises LookupError, naming it."""
+    patched: list[tuple[Any, str, Any]] = []  # (instance, method, what its __dict__ held before)
+    missing = object()
+    try:
+        for class_name, file_name, method, function in changed:
+            reached = 0
+            for instance in model.modules():
+                owner = _defining_class(instance, class_name, file_name, method)
+                if owner is not None:
+                    patched.append((instance, method, instance.__dict__.get(method, missing)))
+                    instance.__dict__[method] = types.MethodType(_bound_like(function, owner), instance)
+                    reached += 1
+            if not reached:
+                raise LookupError(f"no part of the model runs {class_name}.{method} of {file_name}: the change "
+                                  "is for another model or another version of its code")
+        yield
+    finally:
+        for instance, method, before in reversed(patched):
+            if before is missing:
+                instance.__dict__.pop(method, None)
+            else:
+                instance.__dict__[method] = before
 
 
 TRANSLATING = contextvars.ContextVar("translating_node", default="")  # the FX node's name

@@ -17,6 +17,7 @@ import torch
 # guards to them), a guard of the module's GuardsFn, or an older input-constraint pre-hook.
 REFUSAL_MARKERS = ("Runtime assertion failed for expression", "Guard failed", "Expected input at")
 _SYMBOL = re.compile(r"\b[su]\d+\b")
+_RANGE = re.compile(r"[<>]=? *-?\d+|-?\d+ *[<>]=?")  # "x.size()[1] >= 7": a bound, not "== 2"
 
 
 @dataclass
@@ -24,6 +25,9 @@ class SizeGuards:
     """A captured program's assumptions on its inputs' sizes, checked on one input set at a time."""
 
     program: torch.export.ExportedProgram
+    # The dims were declared with the ranges torch.export suggested (capture setting suggested_dims):
+    # a guard that pins a range of a declared dim is the export's declared range, not a specialisation.
+    declared_ranges: bool = False
     _module: torch.nn.Module | None = field(default=None, repr=False)
 
     def refusal(self, inputs: Sequence[Any]) -> str:
@@ -41,8 +45,10 @@ class SizeGuards:
             # Only a relation between dynamic sizes is the code's assumption; a guard with no size
             # symbol ("a.size()[0] == 2") pins a dim that was not declared dynamic: the export's
             # specialisation, which the check is there to report.
-            if any(marker in text for marker in REFUSAL_MARKERS) and _SYMBOL.search(broken):
-                return self._named(broken)
+            if any(marker in text for marker in REFUSAL_MARKERS) and (_SYMBOL.search(broken) or (
+                    self.declared_ranges and _RANGE.search(broken))):
+                return self._named(broken) + (" (the range torch.export's suggested fixes declare)"
+                                              if self.declared_ranges and not _SYMBOL.search(broken) else "")
         return ""
 
     def _named(self, text: str) -> str:

@@ -247,8 +247,10 @@ def _traced_value_input(offers: _Offers) -> list[Candidate]:
                       "RuntimeScaleResize)") for o in traced_value_offers(problem.kind)]
 
 
-# The strategies of FIX_STRATEGIES: the TorchScript exporter declines only the rewrite of a captured
-# FX graph (its graph is TorchScript's, and torch.onnx runs no pass over an FX graph for it).
+# The strategies of FIX_STRATEGIES but two: the TorchScript exporter declines the rewrite of a captured FX
+# graph (its graph is TorchScript's, and torch.onnx runs no pass over an FX graph for it) and the
+# capture's code change (a trace never stops on a tensor's value: it records the branch taken, and the
+# check at other values says so).
 STRATEGIES: StrategyTable[_Offers] = {
     TRACED_VALUE_INPUT: _traced_value_input,
     KERNEL_TYPES: _kernel_types,
