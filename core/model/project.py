@@ -94,10 +94,12 @@ class Project:
     mappings: list[FixMapping] = field(default_factory=list)
     # Input sets to check at instead of the derived other sizes, one each: "x=3x12,y=3x5" (older files: none).
     shapes_to_check: list[str] = field(default_factory=list)
-    # A transformers checkpoint folder: its task and the component exported (None: the folder's own
-    # task, the first component). Optional keys, so files without them read as before (no version bump).
+    # A transformers checkpoint folder: its task, the component exported and the dtype (None: the folder's
+    # own task, the first component, the checkpoint's own dtype). Optional keys, so files without them
+    # read as before (no version bump).
     task: str | None = None
     component: str | None = None
+    dtype: str | None = None  # the checkpoint's export dtype (None: auto, the checkpoint's own)
 
     def input_options(self) -> InputOptions:
         return InputOptions(specs=[parse_input_spec(s) for s in self.input_specs],

@@ -6,6 +6,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.model.errors import WorkerCrashed
+from fixport.core.model.export_dtype import ExportDtype
 from fixport.core.model.export_options import ExportOptions, resolve_export_options
 from fixport.core.model.fix_choices import AutoFixChoice
 from fixport.core.model.fix_records import RejectedCandidate
@@ -31,6 +32,7 @@ class ModelRequest:
     # export (None: the first one transformers' exporter decomposes it into).
     task: str | None = None
     component: str | None = None
+    dtype: str | None = None  # a checkpoint folder's export dtype (None or "auto": the checkpoint's own)
 
     def cache_key(self) -> tuple:
         path = existing_model_path(self.path)
@@ -38,7 +40,7 @@ class ModelRequest:
         specs = tuple(spec.text() for spec in self.inputs.specs)
         return (str(Path(self.path).resolve()), stat.st_mtime_ns, stat.st_size, specs,
                 self.inputs.input_file, self.inputs.seed, self.trust, tuple(self.search_paths),
-                self.task, self.component)
+                self.task, self.component, self.dtype or None)
 
 
 @dataclass
@@ -66,6 +68,7 @@ class AnalysisResult:
     task: str = ""
     component: str = ""
     components: list[str] = field(default_factory=list)
+    export_dtype: ExportDtype | None = None  # a checkpoint folder: the dtype exported and how providers run it
     generation: GenerationCheck | None = None  # a generative checkpoint: greedy decoding vs torch
 
     @classmethod
