@@ -115,7 +115,7 @@ def print_comparison(result: CompareResult) -> None:
         print_export_dtype(result.export_dtype)
     if result.generation is not None:
         print()
-        for line in result.generation.lines():
+        for line in result.generation.lines(tokens=True):
             print(line)
     analysis = result.node_analysis
     if analysis is None:
