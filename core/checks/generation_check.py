@@ -50,12 +50,17 @@ def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], expo
     """Greedy decoding of ``tokens`` tokens per prompt through ``components`` ({"prefill", "decode"}: ONNX)."""
     info = loaded.checkpoint
     check = GenerationCheck(exporter=exporter, tokens=tokens)
+    prompts = [example_inputs(info.model, info.config, sizes, for_generation=True, seed=seed + 1)
+               for seed, sizes in enumerate(GENERATION_PROMPTS)]
+    # torch in float32 first: its widened weights are gone before ONNX Runtime's sessions (on CPU, a
+    # bfloat16 graph's weights widened to float32 too) take their memory, so the two never add up.
+    float32_runs = _float32_generations(info.model, prompts, tokens)
     sessions = {name: create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
                 for name, model in components.items()}
-    for seed, sizes in enumerate(GENERATION_PROMPTS):
-        prompt = example_inputs(info.model, info.config, sizes, for_generation=True, seed=seed + 1)
+    for prompt, float32_run in zip(prompts, float32_runs):
         run, torch_logits = _run(info.model, prompt, sessions, tokens)
-        _against_float32(run, torch_logits, info.model, prompt, tokens)
+        if float32_run is not None:
+            _against_float32(run, torch_logits, *float32_run)
         check.runs.append(run)
     return check
 
@@ -124,28 +129,38 @@ def _low_precision(model: torch.nn.Module) -> str:
     return str(dtype).removeprefix("torch.") if dtype in LOW_PRECISION else ""
 
 
-def _against_float32(run: GenerationRun, torch_logits: tuple[torch.Tensor, ...], model: torch.nn.Module,
-                     prompt: dict[str, Any], tokens: int) -> None:
-    """For a float16/bfloat16 model: torch's greedy tokens in float32 (the weights widened, exactly), the
-    step where torch's own low-precision run parts from them, and the logit differences up to there."""
+def _float32_generations(model: torch.nn.Module, prompts: list[dict[str, Any]], tokens: int
+                         ) -> list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None]:
+    """For a float16/bfloat16 model: per prompt, (its dtype, torch's greedy tokens and logits in float32),
+    the weights widened exactly; None per prompt for a float32 model, or one that refuses float32."""
     dtype = _low_precision(model)
     if not dtype:
-        return
-    wide_prompt = {name: widened_input(value) for name, value in copy.deepcopy(prompt).items()}
+        return [None] * len(prompts)
+    found: list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None] = []
     try:
         with widened_to_float32(model), torch.no_grad():
-            generated = model.generate(**wide_prompt, generation_config=_greedy_config(model, tokens))
+            for prompt in prompts:
+                wide = {name: widened_input(value) for name, value in copy.deepcopy(prompt).items()}
+                generated = model.generate(**wide, generation_config=_greedy_config(model, tokens))
+                start = generated.sequences.shape[1] - len(generated.logits)
+                found.append((dtype, generated.sequences[:, start:], generated.logits))
     except Exception:  # noqa: BLE001 -- a model that refuses float32: the check stays the plain one
-        return
-    start = generated.sequences.shape[1] - len(generated.logits)
+        return [None] * len(prompts)
+    return found
+
+
+def _against_float32(run: GenerationRun, torch_logits: tuple[torch.Tensor, ...], dtype: str,
+                     float32_tokens: torch.Tensor, float32_logits: tuple[torch.Tensor, ...]) -> None:
+    """The step where torch's own low-precision run parts from its float32 one, and their logit
+    differences up to there."""
     run.low_precision = dtype
-    run.float32_tokens = generated.sequences[:, start:].tolist()
+    run.float32_tokens = float32_tokens.tolist()
     steps = min(len(run.torch_tokens[0]) if run.torch_tokens else 0, len(run.float32_tokens[0]))
     for step in range(steps):
         own = torch.tensor([row[step] for row in run.torch_tokens])
         wide = torch.tensor([row[step] for row in run.float32_tokens])
-        if step < len(torch_logits):
-            difference = (torch_logits[step].float() - generated.logits[step].float()).abs().max()
+        if step < len(torch_logits) and step < len(float32_logits):
+            difference = (torch_logits[step].float() - float32_logits[step].float()).abs().max()
             run.float32_logit_difference.append(float(difference))
         if not torch.equal(own, wide):
             run.torch_parts_from_float32 = step
