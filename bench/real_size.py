@@ -1,11 +1,12 @@
 """Fixport on models at their real published size: time and peak memory of each command (issue 20).
 
 Usage: python bench/real_size.py [--quick] [--exporter torchscript|dynamo|both] [--only NAME ...] [--logs DIR]
-                                [--out DIR] [--timeout 86400] [--limit S] [--min-free-gb 1.5]
+                                [--command NAME ...] [--out DIR] [--timeout 86400] [--limit S] [--min-free-gb 1.5]
 
 For every model of bench/real_size_models/ (Qwen2-0.5B, ViT-L/16 with RMSNorm, three 16k x 16k
 Linear layers whose ONNX file is 3.2 GB, ViT-B/16 in float16, Qwen2-0.5B in bfloat16 as its checkpoints
-ship, and Qwen2-0.5B as a checkpoint folder through the text-generation task), each in its own
+ship, and Qwen2-0.5B as a checkpoint folder through the text-generation task, in float32 and saved in
+bfloat16 as on the hub), each in its own
 process, one after the other: one plain ``torch.onnx.export(..., dynamo=False)`` of the model file's build() (with
 ONNX_FALLTHROUGH, as in bench/fix_time.py: the only way a plain export gets through the nodes that
 need a fix), then ``check``, ``fix --auto -o P.fixport.json``, ``export --project P`` and
@@ -13,8 +14,13 @@ need a fix), then ``check``, ``fix --auto -o P.fixport.json``, ``export --projec
 not what is measured (export and compare run without --project, marked "no project", when fix
 --auto had nothing to fix and wrote none). Each is timed from start to exit; a sampler reads /proc every 0.1 s and keeps
 the peak of the summed RSS of the process and all its descendants (the CLI's worker, fix --auto's
-forked trials; forked copies share pages, so the sum over-counts them: the PSS sum, which splits
-shared pages between their processes, is shown next to it). One table per model: seconds and peak
+forked trials; forked copies share pages, so the sum over-counts them). Every
+SMAPS_EVERY samples it also reads /proc/PID/smaps of each process of the tree: the PSS sum (shared
+pages split between the processes that map them: the tree's real share of memory), the USS sum
+(pages only one process maps), and, named apart, the PSS of memory-mapped weight files
+(.safetensors, .bin, .onnx, .onnx.data): page cache the kernel can drop, not memory the tree owns.
+The PSS peak is the number to hold a command to the baseline with: it counts a mapped weight file
+once however many processes map it. One table per model: seconds and peak
 GB, each also as a ratio to the plain export, the exit code, and for a command that failed its
 error line (else its last line). A command is stopped when free memory drops under --min-free-gb
 or after --limit seconds; its numbers are then marked ">=".
@@ -27,6 +33,7 @@ to a directory and ``compare`` (the prefill, whose generation check exports the 
 decodes greedily in ONNX Runtime: all of it in compare's time). With --exporter both, transformers'
 export runs once and heads both tables.
 --exporter both: every model with each exporter, one table each.
+--command NAME: only these of Fixport's commands (repeatable; the baseline always runs).
 --out DIR: also write DIR/real_size.json and DIR/real_size.md, stamped (date, commit, machine, load).
 --quick: the same architectures at tiny configs, to check the harness in about a minute.
 """
@@ -53,9 +60,12 @@ from fixport.bench.stamp import machine_stamp, stamp_markdown
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "bench" / "real_size_models"
 MODEL_NAMES = ("qwen2_0_5b", "vit_large_rmsnorm", "wide_linear_3gb", "vit_base_fp16", "qwen2_0_5b_bf16",
-               "qwen2_0_5b_generation")
+               "qwen2_0_5b_generation", "qwen2_0_5b_generation_bf16")
+COMMAND_NAMES = ("check", "fix --auto", "export", "compare")
 EXPORTERS = ("torchscript", "dynamo")
 SAMPLE_S = 0.1
+SMAPS_EVERY = 5  # samples between reads of /proc/PID/smaps (a large process maps thousands of regions)
+WEIGHT_FILE_SUFFIXES = (".safetensors", ".bin", ".onnx", ".data", ".pt", ".pt2")
 GB = 1e9
 PAGE = os.sysconf("SC_PAGE_SIZE")
 OK_CODES = {"check": (0, 1)}  # check exits 1 when it lists problems: that is its job, not a failure
@@ -112,6 +122,8 @@ class Run:
     code: int
     output: str
     stopped: str = ""  # why the bench stopped it, if it did
+    peak_uss: int = 0  # pages only one process of the tree maps, summed
+    peak_weights_pss: int = 0  # the PSS of memory-mapped weight files (page cache, named apart)
 
 
 def _children_by_parent() -> dict[int, list[int]]:
@@ -156,6 +168,28 @@ def _pss(pid: int) -> int:
     return 0
 
 
+def smaps_memory(pid: int) -> tuple[int, int, int]:
+    """(PSS, USS, PSS of memory-mapped weight files) of one process, in bytes, from /proc/PID/smaps."""
+    pss = uss = weights = 0
+    in_weights = False
+    try:
+        with open(f"/proc/{pid}/smaps") as smaps:
+            for line in smaps:
+                head = line.split(maxsplit=5)
+                if len(head) >= 5 and "-" in head[0] and not head[0].endswith(":"):  # a mapping's header line
+                    path = head[5].strip() if len(head) == 6 else ""
+                    in_weights = path.endswith(WEIGHT_FILE_SUFFIXES)
+                elif head[0] == "Pss:":
+                    value = int(head[1]) * 1024
+                    pss += value
+                    weights += value if in_weights else 0
+                elif head[0] in ("Private_Clean:", "Private_Dirty:"):
+                    uss += int(head[1]) * 1024
+    except (OSError, ValueError, IndexError):
+        pass
+    return pss, uss, weights
+
+
 def free_memory() -> int:
     """MemAvailable from /proc/meminfo, in bytes."""
     with open("/proc/meminfo") as meminfo:
@@ -172,15 +206,22 @@ class TreeSampler(threading.Thread):
     def __init__(self, root: int, min_free: int) -> None:
         super().__init__(daemon=True)
         self.root, self.min_free = root, min_free
-        self.peak_rss = self.peak_pss = 0
+        self.peak_rss = self.peak_pss = self.peak_uss = self.peak_weights_pss = 0
         self.stopped = ""
         self.done = threading.Event()
 
     def run(self) -> None:
+        samples = 0
         while not self.done.is_set():
             tree = process_tree(self.root)
             self.peak_rss = max(self.peak_rss, sum(_rss(pid) for pid in tree))
-            self.peak_pss = max(self.peak_pss, sum(_pss(pid) for pid in tree))
+            if samples % SMAPS_EVERY == 0:
+                pss, uss, weights = (sum(column) for column in zip(*(smaps_memory(pid) for pid in tree), (0, 0, 0)))
+                self.peak_pss, self.peak_uss = max(self.peak_pss, pss), max(self.peak_uss, uss)
+                self.peak_weights_pss = max(self.peak_weights_pss, weights)
+            else:
+                self.peak_pss = max(self.peak_pss, sum(_pss(pid) for pid in tree))
+            samples += 1
             if not self.stopped and free_memory() < self.min_free:
                 self.stopped = f"stopped by the bench: free memory under {self.min_free / GB:.1f} GB"
                 kill_tree(self.root)
@@ -221,7 +262,8 @@ def measure(command: str, argv: list[str], env: dict[str, str], limit_s: float, 
         kill_tree(process.pid)  # a worker left behind by a killed CLI
         log.seek(0)
         output = log.read()
-    return Run(command, seconds, sampler.peak_rss, sampler.peak_pss, code, output, sampler.stopped)
+    return Run(command, seconds, sampler.peak_rss, sampler.peak_pss, code, output, sampler.stopped,
+               sampler.peak_uss, sampler.peak_weights_pss)
 
 
 def error_line(run: Run) -> str:
@@ -308,6 +350,8 @@ def bench_model(name: str, args: argparse.Namespace, env: dict[str, str], export
         for command, argv in planned:
             if module is not None and command == "fix --auto" and runs and runs[-1].code == CHECK_CLEAN:
                 continue  # check found nothing to fix: a user goes on to export
+            if args.command and command != planned[0][0] and command not in args.command:
+                continue
             if done is not None and command in done:
                 runs.append(done[command])
                 continue
@@ -320,7 +364,9 @@ def bench_model(name: str, args: argparse.Namespace, env: dict[str, str], export
                 done[command] = run
             if args.logs:
                 save_output(Path(args.logs), f"{name}.{exporter}", run)
-            print(f"  {command}: {run.seconds:.1f} s, {run.peak_rss / GB:.2f} GB, exit {run.code}",
+            print(f"  {command}: {run.seconds:.1f} s, RSS {run.peak_rss / GB:.2f} GB, PSS "
+                  f"{run.peak_pss / GB:.2f} GB, USS {run.peak_uss / GB:.2f} GB, mapped weights "
+                  f"{run.peak_weights_pss / GB:.2f} GB, exit {run.code}",
                   file=sys.stderr, flush=True)
             _remove_onnx(scratch)
     return runs
@@ -345,16 +391,16 @@ def table(name: str, runs: list[Run]) -> str:
     """Seconds and peak GB per command, as ratios to the first (plain) export, and what failed."""
     base = runs[0]
     lines = [f"\n### {name}\n",
-             f"| command | seconds | x {base.command} | peak RSS GB | x {base.command} | peak PSS GB | exit | "
-             "failure |",
-             "|---|---|---|---|---|---|---|---|"]
+             f"| command | seconds | x {base.command} | peak RSS GB | peak PSS GB | x {base.command} | peak USS GB | "
+             "mapped weights PSS GB | exit | failure |",
+             "|---|---|---|---|---|---|---|---|---|---|"]
     for run in runs:
         note = error_line(run).replace("|", "\\|") if _failed(run) else ""
         at_least = ">= " if run.stopped else ""  # stopped: the peak it would have reached is higher
         lines.append(f"| {run.command} | {at_least}{run.seconds:.1f} | {_ratio(run.seconds, base.seconds)} | "
-                     f"{at_least}{run.peak_rss / GB:.2f} | {_ratio(run.peak_rss, base.peak_rss)} | "
-                     f"{at_least}{run.peak_pss / GB:.2f} | "
-                     f"{run.code} | {note} |")
+                     f"{at_least}{run.peak_rss / GB:.2f} | {at_least}{run.peak_pss / GB:.2f} | "
+                     f"{_ratio(run.peak_pss, base.peak_pss)} | {at_least}{run.peak_uss / GB:.2f} | "
+                     f"{run.peak_weights_pss / GB:.2f} | {run.code} | {note} |")
     return "\n".join(lines)
 
 
@@ -377,9 +423,11 @@ def write_page(out: Path, header: str, tables: list[tuple[str, list[Run]]], stam
     (out / "real_size.json").write_text(json.dumps({"stamp": stamp, "header": header, "models": rows,
                                                     "generation": generation}, indent=2) + "\n")
     parts = ["# Real-size models: time and peak memory of each command", "", stamp_markdown(stamp), "",
-             f"Generated by `python bench/real_size.py`; {header}. Seconds from start to exit; peak RSS and PSS "
-             "summed over the command's process tree (a CLI, its worker, fix --auto's trials), sampled every "
-             f"{SAMPLE_S} s. `compare` on a checkpoint folder includes its generation check. Load average at "
+             f"Generated by `python bench/real_size.py`; {header}. Seconds from start to exit; peak RSS, PSS and "
+             "USS summed over the command's process tree (a CLI, its worker, fix --auto's trials), sampled every "
+             f"{SAMPLE_S} s (PSS and USS from /proc/PID/smaps; the PSS of memory-mapped weight files is shown "
+             "apart: page cache, not memory the tree owns). The ratio is PSS to the baseline's. `compare` on a "
+             "checkpoint folder includes its generation check. Load average at "
              f"the end: {stamp.get('load_average_at_end', '?')} (the machine is shared: other processes' load "
              "slows every command alike)."]
     for name, runs in tables:
@@ -393,6 +441,8 @@ def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--quick", action="store_true", help="tiny configs of the same architectures")
     parser.add_argument("--only", action="append", choices=MODEL_NAMES, help="only this model (repeatable)")
+    parser.add_argument("--command", action="append", choices=COMMAND_NAMES,
+                        help="only this of Fixport's commands (repeatable; the baseline always runs)")
     parser.add_argument("--exporter", choices=(*EXPORTERS, "both"), default="torchscript",
                         help="the exporter of the plain export and of every command (both: one table each)")
     parser.add_argument("--out", type=Path, metavar="DIR",

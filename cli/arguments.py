@@ -19,6 +19,7 @@ from fixport.core.model.inputs import InputOptions, parse_input_spec
 from fixport.core.model.model_files import refuse_non_regular_file
 from fixport.core.model.shape_sets import parse_shape_set
 from fixport.core.model.vocabulary import (
+    CHECKPOINT_DTYPES,
     CHECKPOINT_TASKS,
     DEFAULT_EXPORTER,
     DEFAULT_OPSET,
@@ -72,6 +73,10 @@ def add_model_arguments(parser: argparse.ArgumentParser) -> None:
                         help="which part of a checkpoint folder to export, as transformers' exporter splits it "
                              "(prefill, decode, ...; default: the first); model on a generative task: the plain "
                              "path, the model's forward as one graph without the cache")
+    parser.add_argument("--dtype", choices=CHECKPOINT_DTYPES,
+                        help="the dtype a checkpoint folder's weights are exported in (default: auto, the "
+                             "checkpoint's own from its config.json, as transformers' exporter does); the report "
+                             "says what each ONNX Runtime provider runs fast")
     parser.add_argument("--exporter", choices=EXPORTERS,
                         help=f"torchscript: torch.onnx.export(dynamo=False); dynamo: the torch.export-based one "
                              f"(dynamo=True); default: the file's own, else {DEFAULT_EXPORTER}")
@@ -153,7 +158,7 @@ def model_request(args: argparse.Namespace):
     return ModelRequest(path=str(existing_model_path(args.model)),
                         inputs=InputOptions(specs=specs, input_file=args.inputs, seed=args.seed),
                         trust=args.trust, search_paths=[str(Path(p).resolve()) for p in args.path],
-                        task=args.task, component=args.component)
+                        task=args.task, component=args.component, dtype=getattr(args, "dtype", None))
 
 
 def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
@@ -168,6 +173,7 @@ def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
         if not args.input and not args.inputs:
             request.inputs = project.input_options()
         request.task, request.component = request.task or project.task, request.component or project.component
+        request.dtype = request.dtype or project.dtype
     return request, options, mappings
 
 

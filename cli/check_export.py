@@ -18,7 +18,7 @@ from fixport.cli.arguments import (
     job_arguments,
     shape_sets,
 )
-from fixport.cli.output import print_json, progress_printer
+from fixport.cli.output import print_export_dtype, print_json, progress_printer
 from fixport.cli.runtime_arguments import add_runtime_argument, checked_runtime
 from fixport.cli.workers import command_worker, lending_worker
 from fixport.core.exporters.profiles import profile_for
@@ -54,6 +54,7 @@ def analysis_json(result: AnalysisResult) -> dict[str, Any]:
         "proposed_dynamic_shapes": result.proposed_dynamic_shapes,
         **({"task": result.task, "component": result.component} if result.component else {}),
         **({"generation": result.generation.to_json()} if result.generation else {}),
+        **({"export_dtype": result.export_dtype.to_json()} if result.export_dtype else {}),
     }
 
 
@@ -134,10 +135,16 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[
 
 
 def print_components(results: list[AnalysisResult]) -> None:
-    """Before a checkpoint's reports: the components transformers' exporter split it into."""
+    """Before a checkpoint's reports: the components transformers' exporter split it into, the dtype it
+    was exported in and what each ONNX Runtime provider does with that dtype."""
     if len(results) > 1:
         print(f"{Path(results[0].model_path).name}: task {results[0].task}, {len(results)} components "
-              f"({', '.join(r.component for r in results)}), each checked as its own export:\n")
+              f"({', '.join(r.component for r in results)}), each checked as its own export.")
+    if results[0].export_dtype is not None:
+        print_export_dtype(results[0].export_dtype)
+    if len(results) > 1 or results[0].export_dtype is not None:
+        print()
+
 
 
 def _configure_check(parser: argparse.ArgumentParser) -> None:
@@ -216,7 +223,9 @@ def _components_json(results: list[AnalysisResult], baselines: dict[str, Baselin
                      worse: dict[str, str] | None = None) -> dict[str, Any]:
     """check --json on a checkpoint split into components: one analysis per component."""
     baselines, worse = baselines or {}, worse or {}
+    dtype = results[0].export_dtype
     return {"model": results[0].model_path, "task": results[0].task,
+            **({"export_dtype": dtype.to_json()} if dtype else {}),
             "components": {r.component: _with_baseline(analysis_json(r), baselines.get(r.component),
                                                        worse.get(r.component, "")) for r in results}}
 

@@ -15,7 +15,7 @@ from fixport.cli.arguments import (
     shape_sets,
 )
 from fixport.cli.error_log import report_internal_errors
-from fixport.cli.output import clear_progress, print_json, progress_printer
+from fixport.cli.output import clear_progress, print_export_dtype, print_json, progress_printer
 from fixport.cli.runtime_arguments import add_runtime_argument, add_runtimes_argument, runtime_provider
 from fixport.cli.workers import command_worker
 from fixport.core.model.compare_result import DEFAULT_RUNS, MAX_RUNS, CompareResult
@@ -130,9 +130,12 @@ def print_comparison(result: CompareResult) -> None:
               "tokens (below).")
     else:
         print("\nFAIL: see the outputs above.")
+    if result.export_dtype is not None:
+        print()
+        print_export_dtype(result.export_dtype)
     if result.generation is not None:
         print()
-        for line in result.generation.lines():
+        for line in result.generation.lines(tokens=True):
             print(line)
     analysis = result.node_analysis
     if analysis is None:

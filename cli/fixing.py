@@ -41,7 +41,7 @@ def _project_for(args: argparse.Namespace, request: ModelRequest, mappings=None)
                    input_file=request.inputs.input_file, seed=request.inputs.seed, trust=request.trust,
                    search_paths=request.search_paths, export_options=export_overrides(args),
                    mappings=list(mappings or []), shapes_to_check=list(getattr(args, "shapes", [])),
-                   task=request.task, component=request.component)
+                   task=request.task, component=request.component, dtype=request.dtype)
 
 
 def _configure_fix(parser: argparse.ArgumentParser) -> None:

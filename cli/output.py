@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import json
 import sys
+import textwrap
 from collections.abc import Callable
 from typing import Any
+
+from fixport.core.model.export_dtype import ExportDtype
 
 ProgressPrinter = Callable[[float, str], None]
 PROGRESS_WIDTH = 79  # one terminal line: a longer stage name is cut, not wrapped
@@ -62,3 +65,12 @@ def clear_progress(as_json: bool) -> None:
     """Blank the progress line, where one was drawn (plain lines are left as they are)."""
     if not as_json and sys.stderr.isatty():
         print("\r" + " " * PROGRESS_WIDTH + "\r", end="", file=sys.stderr)
+
+
+def print_export_dtype(export_dtype: ExportDtype, width: int = 100) -> None:
+    """A checkpoint's export dtype, then one wrapped line per ONNX Runtime provider."""
+    first, *providers = export_dtype.lines()
+    print(first)
+    for line in providers:
+        for index, part in enumerate(textwrap.wrap(line, width)):
+            print(("  " if index == 0 else "    ") + part)

@@ -133,11 +133,16 @@ class CompareDock(QDockWidget):
         messages += "".join(f"<br><b style='color:{FAIL_COLOUR}'>{html.escape(e.sentence())}</b>"
                             for e in result.internal_errors)
         messages += "".join(f"<br><i>{m}</i>" for m in result.messages)
-        if result.generation is not None:  # a decoder checkpoint: the steps of its greedy decode
+        if result.export_dtype is not None:  # a checkpoint: the dtype exported, and how each provider runs it
+            first, *providers = result.export_dtype.lines()
+            messages += f"<br>{html.escape(first)}" + "".join(f"<br>&nbsp;&nbsp;{html.escape(line)}"
+                                                             for line in providers)
+        if result.generation is not None:  # a decoder checkpoint: the steps of its greedy decode and its tokens
             colour = PASS_COLOUR if result.generation.passed else FAIL_COLOUR
-            first, *runs = result.generation.lines()
+            first, *runs = result.generation.lines(tokens=True)
             messages += f"<br><b style='color:{colour}'>{html.escape(first)}</b>"
-            messages += "".join(f"<br>&nbsp;&nbsp;{html.escape(line.strip())}" for line in runs)
+            messages += "".join(f"<br>{'&nbsp;' * (len(line) - len(line.lstrip()))}{html.escape(line.strip())}"
+                                for line in runs)
         first = result.node_analysis.first_divergent if result.node_analysis else None
         divergent = (f"<br>First divergent node: <b>{first.onnx_node}</b> ({first.onnx_kind}) from "
                      f"{first.source_kind} {first.scope} {first.source}"

@@ -211,9 +211,9 @@ class MainWindow(QMainWindow):
         if dock.height() < wanted:
             self.resizeDocks([dock], [wanted], Qt.Orientation.Vertical)
 
-    def _on_checkpoint_choice(self, task: str, component: str) -> None:
-        """The Checkpoint bar's task or component changed: export that one (a new task: its first component)."""
-        self.session.choose_checkpoint(task, component)
+    def _on_checkpoint_choice(self, task: str, component: str, dtype: str) -> None:
+        """The Checkpoint bar's task, component or dtype changed: export that one (a new task: its first component)."""
+        self.session.choose_checkpoint(task, component, dtype)
 
     def reexport(self, keep_view: bool = True, output: str | None = None) -> SubmittedJob | None:
         return self.session.reexport(keep_view, output)

@@ -5,6 +5,7 @@ import time
 
 from fixport.core.analysis.job_context import JobContext, open_job
 from fixport.core.checkpoints.checkpoint_export import save_checkpoint_component
+from fixport.core.checkpoints.export_dtype import checkpoint_export_dtype
 from fixport.core.checks.generation_check import (
     generation_components,
     generation_problem,
@@ -142,7 +143,8 @@ def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportRe
         input_shapes=[tuple(t.shape) for t in loaded.example_inputs], warnings=result.warnings,
         notes=notes, seconds=seconds, saved_files=saved, output_max_abs=max_abs,
         task=checkpoint.task if checkpoint else "", component=checkpoint.component if checkpoint else "",
-        components=list(checkpoint.components) if checkpoint else [], graph_rewrites=list(result.graph_rewrites))
+        components=list(checkpoint.components) if checkpoint else [], graph_rewrites=list(result.graph_rewrites),
+        export_dtype=checkpoint_export_dtype(loaded))
 
 
 def _analyze_onnx_file(loaded: LoadedModel, options: ExportOptions, seconds: dict[str, float],

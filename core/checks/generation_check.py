@@ -28,6 +28,7 @@ from fixport.core.model.results import ModelRequest
 from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
+from fixport.core.script_support.low_precision import LOW_PRECISION, widened_input, widened_to_float32
 
 GENERATED_TOKENS = 8
 # Other batch sizes and lengths than the traced example's (2 x 7): past lengths 4-11 and 9-16.
@@ -49,11 +50,18 @@ def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], expo
     """Greedy decoding of ``tokens`` tokens per prompt through ``components`` ({"prefill", "decode"}: ONNX)."""
     info = loaded.checkpoint
     check = GenerationCheck(exporter=exporter, tokens=tokens)
+    prompts = [example_inputs(info.model, info.config, sizes, for_generation=True, seed=seed + 1)
+               for seed, sizes in enumerate(GENERATION_PROMPTS)]
+    # torch in float32 first: its widened weights are gone before ONNX Runtime's sessions (on CPU, a
+    # bfloat16 graph's weights widened to float32 too) take their memory, so the two never add up.
+    float32_runs = _float32_generations(info.model, prompts, tokens)
     sessions = {name: create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
                 for name, model in components.items()}
-    for seed, sizes in enumerate(GENERATION_PROMPTS):
-        prompt = example_inputs(info.model, info.config, sizes, for_generation=True, seed=seed + 1)
-        check.runs.append(_run(info.model, prompt, sessions, tokens))
+    for prompt, float32_run in zip(prompts, float32_runs):
+        run, torch_logits = _run(info.model, prompt, sessions, tokens)
+        if float32_run is not None:
+            _against_float32(run, torch_logits, *float32_run)
+        check.runs.append(run)
     return check
 
 
@@ -115,7 +123,53 @@ def generation_problem(check: GenerationCheck) -> UnsupportedNode:
                            "(--component decode) and compare it with torch.", scope="", source="")
 
 
-def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any], tokens: int) -> GenerationRun:
+def _low_precision(model: torch.nn.Module) -> str:
+    """"bfloat16" or "float16" for a model whose floating weights are in that dtype, else ""."""
+    dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    return str(dtype).removeprefix("torch.") if dtype in LOW_PRECISION else ""
+
+
+def _float32_generations(model: torch.nn.Module, prompts: list[dict[str, Any]], tokens: int
+                         ) -> list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None]:
+    """For a float16/bfloat16 model: per prompt, (its dtype, torch's greedy tokens and logits in float32),
+    the weights widened exactly; None per prompt for a float32 model, or one that refuses float32."""
+    dtype = _low_precision(model)
+    if not dtype:
+        return [None] * len(prompts)
+    found: list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None] = []
+    try:
+        with widened_to_float32(model), torch.no_grad():
+            for prompt in prompts:
+                wide = {name: widened_input(value) for name, value in copy.deepcopy(prompt).items()}
+                generated = model.generate(**wide, generation_config=_greedy_config(model, tokens))
+                start = generated.sequences.shape[1] - len(generated.logits)
+                found.append((dtype, generated.sequences[:, start:], generated.logits))
+    except Exception:  # noqa: BLE001 -- a model that refuses float32: the check stays the plain one
+        return [None] * len(prompts)
+    return found
+
+
+def _against_float32(run: GenerationRun, torch_logits: tuple[torch.Tensor, ...], dtype: str,
+                     float32_tokens: torch.Tensor, float32_logits: tuple[torch.Tensor, ...]) -> None:
+    """The step where torch's own low-precision run parts from its float32 one, and their logit
+    differences up to there."""
+    run.low_precision = dtype
+    run.float32_tokens = float32_tokens.tolist()
+    steps = min(len(run.torch_tokens[0]) if run.torch_tokens else 0, len(run.float32_tokens[0]))
+    for step in range(steps):
+        own = torch.tensor([row[step] for row in run.torch_tokens])
+        wide = torch.tensor([row[step] for row in run.float32_tokens])
+        if step < len(torch_logits) and step < len(float32_logits):
+            difference = (torch_logits[step].float() - float32_logits[step].float()).abs().max()
+            run.float32_logit_difference.append(float(difference))
+        if not torch.equal(own, wide):
+            run.torch_parts_from_float32 = step
+            break
+
+
+def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any],
+         tokens: int) -> tuple[GenerationRun, tuple[torch.Tensor, ...]]:
+    """ONNX Runtime's greedy decode against torch's generate(), and torch's logits per step."""
     from transformers.exporters.utils import _capture_forward, get_leaf_tensors
 
     with torch.no_grad(), _capture_forward(model) as calls:
@@ -140,7 +194,7 @@ def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any
             outputs = dict(zip(names, session.run(None, feed)))
         except Exception as exc:  # noqa: BLE001 -- ONNX Runtime's failure is the finding
             run.first_difference, run.error = step, str(exc).splitlines()[0][:300]
-            return run
+            return run, generated.logits
         previous = {name.removeprefix(OUTPUT_PREFIX): value for name, value in outputs.items()}
         logits = previous[LOGITS][:, -1, :]
         onnx_token = logits.argmax(-1)
@@ -150,8 +204,8 @@ def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any
             run.onnx_tokens[row].append(int(token))
         if not np.array_equal(onnx_token, torch_tokens[:, step].numpy()):
             run.first_difference = step
-            return run
-    return run
+            return run, generated.logits
+    return run, generated.logits
 
 
 def _feed(session: Any, leaves: dict[str, torch.Tensor], previous: dict[str, np.ndarray],

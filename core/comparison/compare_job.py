@@ -20,6 +20,7 @@ import onnx
 import torch
 
 from fixport.core.analysis.job_context import JobContext, open_job
+from fixport.core.checkpoints.export_dtype import checkpoint_export_dtype
 from fixport.core.checks.generation_check import generation_components, generation_of_both_components
 from fixport.core.checks.low_precision import LOW_PRECISION_NAMES, Rounding, rounding_note, rounding_only
 from fixport.core.checks.shape_check import (
@@ -161,6 +162,7 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
         result = _compare_with_fixes(context, export_options, request, tolerances, templates, started, progress,
                                      cancelled)
+    result.export_dtype = checkpoint_export_dtype(loaded)
     if onnx_path is None and generation_components(loaded):  # a decoder: compared the way it generates too
         report(progress, 0.98, "checking greedy generation")
         result.generation = generation_of_both_components(request.model, request.options, mappings, loaded,

@@ -57,7 +57,7 @@ SETTINGS_IMPORTS = (Import("os"), Import("collections"))
 SCRIPT_API = ("ScriptFix", "ScriptSettings", "carry_module", "main")
 # common.ScriptSettings' fields, each written at the script's top as a constant of its name in capitals.
 SETTINGS_FIELDS = ("model_path", "trust", "input_specs", "input_file", "seed", "opset", "default_opset", "output",
-                   "export_options", "custom_opsets", "task", "component")
+                   "export_options", "custom_opsets", "task", "component", "dtype")
 MODEL_FILE_SETTINGS = "FIXPORT_EXAMPLE"  # a .py model file's own settings (opset, export_options, ...)
 EXPORT_FUNCTION = "export_with_fixes"  # what every exporter's part defines: export_with_fixes(job: ExportJob)
 _FIXPORT_IMPORT_RE = re.compile(r"^\s*from (fixport\.[\w.]+) import", re.M)
@@ -122,6 +122,7 @@ def _settings(project: Project, script_path: Path, output_onnx: str, opset: int 
         f"CUSTOM_OPSETS = {python_literal(custom_opsets)}",
         f"TASK = {python_literal(project.task)}  # a checkpoint folder's task; None: from its config.json",
         f"COMPONENT = {python_literal(project.component)}  # a checkpoint folder's component; None: the first",
+        f"DTYPE = {python_literal(project.dtype)}  # a checkpoint folder's export dtype; None: the checkpoint's own",
     ]) + "\n"
 
 

@@ -43,6 +43,7 @@ from fixport.core.model.model_files import (
     PYTHON_SUFFIXES,
     existing_model_path,
 )
+from fixport.core.model.vocabulary import AUTO_DTYPE
 from fixport.core.script_support.torch_arrays import tensor_from_array
 
 
@@ -81,11 +82,15 @@ def onnx_output_names(loaded: LoadedModel, given: list[str] | None) -> list[str]
 
 def load_model(path: str | Path, inputs: InputOptions | None = None, *, trust: bool = False,
                search_paths: list[str] | None = None, task: str | None = None,
-               component: str | None = None) -> LoadedModel:
-    """Load any supported model file (or checkpoint folder) and settle its example inputs."""
+               component: str | None = None, dtype: str | None = None) -> LoadedModel:
+    """Load any supported model file (or checkpoint folder, its weights in ``dtype``) and settle its example inputs."""
     path = existing_model_path(path)
     if path.is_dir():
-        return _load_checkpoint(path, inputs or InputOptions(), task, component)
+        return _load_checkpoint(path, inputs or InputOptions(), task, component, dtype)
+    if dtype not in (None, AUTO_DTYPE):
+        raise InputSpecError(f"--dtype {dtype} applies to a checkpoint folder, not to the model file {path.name}: "
+                             "a model file's build() chooses its own dtype.",
+                             f"Leave out --dtype, or cast in build() (model.to(torch.{dtype})).")
     with _extra_sys_path([str(path.parent), *(search_paths or [])]):
         loaded = _load_by_format(path, trust)
         if loaded.module is not None:
@@ -93,13 +98,15 @@ def load_model(path: str | Path, inputs: InputOptions | None = None, *, trust: b
     return _apply_input_options(loaded, inputs or InputOptions())
 
 
-def _load_checkpoint(path: Path, inputs: InputOptions, task: str | None, component: str | None) -> LoadedModel:
+def _load_checkpoint(path: Path, inputs: InputOptions, task: str | None, component: str | None,
+                     dtype: str | None) -> LoadedModel:
     """A transformers checkpoint folder: one component, inputs made from its config (``--input`` fills
     or replaces them by name; an inputs file is for model files)."""
     if inputs.input_file:
         raise InputSpecError("--inputs FILE does not apply to a checkpoint folder: its inputs are made from its "
                              "config.json.", "Give an input's size with --input NAME=DIMS[:DTYPE] instead.")
-    module, tensors, names, settings, structure, info, notes = load_checkpoint_folder(path, inputs, task, component)
+    module, tensors, names, settings, structure, info, notes = load_checkpoint_folder(path, inputs, task, component,
+                                                                                      dtype)
     module.eval()
     return LoadedModel(path, "checkpoint", module, tensors, names, settings=settings, notes=notes,
                        structure=structure, checkpoint=info)

@@ -26,7 +26,7 @@ def open_model(request: ModelRequest) -> LoadedModel:
         return _model_cache[key]
     before = [fingerprint() for fingerprint in _process_state]
     loaded = load_model(request.path, request.inputs, trust=request.trust, search_paths=request.search_paths,
-                        task=request.task, component=request.component)
+                        task=request.task, component=request.component, dtype=request.dtype)
     if before == [fingerprint() for fingerprint in _process_state]:
         if len(_model_cache) >= MODEL_CACHE_SIZE:
             _model_cache.pop(next(iter(_model_cache)))

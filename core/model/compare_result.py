@@ -4,6 +4,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Any
 
+from fixport.core.model.export_dtype import ExportDtype
 from fixport.core.model.generation_result import GenerationCheck
 from fixport.core.model.internal_error import InternalError
 from fixport.core.model.optimizer_guard import OptimizerReport
@@ -149,6 +150,7 @@ class CompareResult:
     cost: RuntimeCost | None = None  # the compared model's size, node count and median latency
     # a generative checkpoint: greedy decoding through its prefill and decode against torch's
     generation: GenerationCheck | None = None
+    export_dtype: ExportDtype | None = None  # a checkpoint folder: the dtype exported and how providers run it
     # steps done without because Fixport's own code raised there: bugs to report, never notes
     internal_errors: list[InternalError] = field(default_factory=list)
     # --optimize: the export as deployed (ONNX Runtime levels, post-export optimizers) against torch
@@ -187,6 +189,7 @@ class CompareResult:
                             "problems": [s.problem for s in stats if s.problem]}
                            for label, stats in zip(self.run_labels, self.per_run)],
             "generation": self.generation.to_json() if self.generation else None,
+            "export_dtype": self.export_dtype.to_json() if self.export_dtype else None,
             "first_divergent": None if first is None else {
                 "onnx_node": first.onnx_node, "source_kind": first.source_kind,
                 **legacy_source_keys(None, first.source_kind), "scope": first.scope,

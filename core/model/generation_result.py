@@ -1,5 +1,12 @@
 """What the generation check found: the exported prefill and decode components decoding greedily in
-ONNX Runtime against torch's greedy generate() from the same prompts (no torch import)."""
+ONNX Runtime against torch's greedy generate() from the same prompts (no torch import).
+
+A float16 or bfloat16 decoder is also decoded by torch in float32 (its weights widened, exactly):
+greedy tokens of a low-precision model follow its rounding, so where ONNX Runtime's tokens part
+from torch's own low-precision run at or after the step where that run itself parts from float32,
+the parting is the precision's rounding, not the export's (the verdict the output checks use,
+held to the same float32 run, core/checks/low_precision.py).
+"""
 from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
@@ -18,15 +25,55 @@ class GenerationRun:
     first_difference: int | None = None  # the step (0: the prefill's token) where a row's token differs
     error: str = ""  # ONNX Runtime failed at the first_difference step
     encoder_length: int = 0  # an encoder-decoder's encoded input (prompt_length is then the decoder's start)
+    # A float16/bfloat16 model only (low_precision names the dtype): torch's greedy run in float32, the
+    # step where torch's own low-precision run parts from it (None: never, within the K tokens), and
+    # the largest logit difference between those two runs per step, up to that step.
+    low_precision: str = ""
+    float32_tokens: list[list[int]] = field(default_factory=list)
+    torch_parts_from_float32: int | None = None
+    float32_logit_difference: list[float] = field(default_factory=list)
 
     @property
     def identical(self) -> bool:
         return self.first_difference is None and not self.error
 
     @property
+    def rounding_only(self) -> bool:
+        """ONNX Runtime parts from torch's low-precision tokens only where torch's own low-precision run
+        had already parted from float32 (at that step or before): the dtype's rounding, not the export."""
+        return (bool(self.low_precision) and not self.error and self.first_difference is not None
+                and self.torch_parts_from_float32 is not None
+                and self.torch_parts_from_float32 <= self.first_difference)
+
+    @property
+    def passed(self) -> bool:
+        return self.identical or self.rounding_only
+
+    @property
     def past_lengths(self) -> list[int]:
         """The cache lengths the decode steps ran with."""
         return [self.prompt_length + step - 1 for step in range(len(self.max_logit_difference)) if step > 0]
+
+    def outcome(self) -> str:
+        """Identical tokens, or the step where they part (and both tokens), and, in low precision,
+        where torch's own run parts from float32."""
+        if self.error:
+            return f"ONNX Runtime failed at step {self.first_difference}: {self.error}"
+        if self.first_difference is None:
+            text = "identical tokens"
+        else:
+            step = self.first_difference
+            text = (f"tokens part at step {step} (torch {_column(self.torch_tokens, step)}, "
+                    f"ONNX Runtime {_column(self.onnx_tokens, step)})")
+        if not self.low_precision:
+            return text
+        dtype, parted = self.low_precision, self.torch_parts_from_float32
+        if parted is None:
+            return f"{text}; torch's own {dtype} run keeps float32's tokens throughout"
+        own = f"torch's own {dtype} run parts from float32 at step {parted}"
+        if self.rounding_only:
+            return f"{text}, where {own}: {dtype} rounding, not the export"
+        return f"{text}; {own}"
 
 
 @dataclass
@@ -40,39 +87,61 @@ class GenerationCheck:
 
     @property
     def passed(self) -> bool:
-        return bool(self.runs) and all(run.identical for run in self.runs)
+        return bool(self.runs) and all(run.passed for run in self.runs)
+
+    @property
+    def rounding_only(self) -> bool:
+        """Passed, with tokens that part from torch's only by the low-precision rounding."""
+        return self.passed and any(run.rounding_only for run in self.runs)
 
     def to_json(self) -> dict[str, Any]:
         """In `check --json` and `compare --json`: every prompt's run."""
         return {"exporter": self.exporter, "tokens": self.tokens, "passed": self.passed, "note": self.note,
-                "runs": [{**asdict(run), "identical": run.identical, "past_lengths": run.past_lengths}
-                         for run in self.runs]}
+                "rounding_only": self.rounding_only,
+                "runs": [{**asdict(run), "identical": run.identical, "rounding_only": run.rounding_only,
+                          "past_lengths": run.past_lengths} for run in self.runs]}
 
-    def lines(self) -> list[str]:
+    def lines(self, tokens: bool = False) -> list[str]:
         """The report: per prompt, the tokens (identical, or the first step that differs), the largest
-        logit difference per step, and the batch sizes and past lengths covered."""
+        logit difference per step, and the batch sizes and past lengths covered; with ``tokens``, each
+        row's tokens from torch, ONNX Runtime and (in low precision) torch in float32."""
         if self.note:
             return [f"Generation check: {self.note}"]
         batches = sorted({run.batch for run in self.runs})
         pasts = sorted({past for run in self.runs for past in run.past_lengths})
-        verdict = "same tokens as torch" if self.passed else "tokens differ from torch"
+        if not self.passed:
+            verdict = "tokens differ from torch"
+        elif self.rounding_only:
+            dtype = next(run.low_precision for run in self.runs if run.rounding_only)
+            verdict = f"tokens part from torch's only where {dtype} rounding parts torch from float32 too"
+        else:
+            verdict = "same tokens as torch"
         lines = [f"Generation check ({self.exporter}): greedy decode of {self.tokens} tokens through the exported "
                  f"prefill and decode in ONNX Runtime, {verdict}; batch sizes {', '.join(map(str, batches))}, "
                  f"past lengths {_span(pasts)}."]
         for run in self.runs:
-            steps = ", ".join(f"{d:.1e}" for d in run.max_logit_difference)
-            if run.error:
-                outcome = f"ONNX Runtime failed at step {run.first_difference}: {run.error}"
-            elif run.first_difference is None:
-                outcome = "identical tokens"
-            else:
-                outcome = (f"first difference at step {run.first_difference} "
-                           f"(torch {_column(run.torch_tokens, run.first_difference)}, "
-                           f"ONNX Runtime {_column(run.onnx_tokens, run.first_difference)})")
             encoder = f" after an encoder input of {run.encoder_length}" if run.encoder_length else ""
-            lines.append(f"  batch {run.batch}, prompt {run.prompt_length}{encoder}: {outcome}; largest logit "
-                         f"difference per step: {steps}")
+            lines.append(f"  batch {run.batch}, prompt {run.prompt_length}{encoder}: {run.outcome()}; largest logit "
+                         f"difference per step: {_steps(run.max_logit_difference)}"
+                         + (f"; torch {run.low_precision} against float32: {_steps(run.float32_logit_difference)}"
+                            if run.low_precision else ""))
+            if tokens:
+                lines.extend(_token_lines(run))
         return lines
+
+
+def _steps(differences: list[float]) -> str:
+    return ", ".join(f"{d:.1e}" for d in differences) or "none"
+
+
+def _token_lines(run: GenerationRun) -> list[str]:
+    lines = []
+    for row, torch_row in enumerate(run.torch_tokens):
+        runs = [("torch", torch_row), ("ONNX Runtime", run.onnx_tokens[row] if row < len(run.onnx_tokens) else [])]
+        if run.float32_tokens:
+            runs.append(("torch float32", run.float32_tokens[row]))
+        lines.append(f"    row {row}: " + "; ".join(f"{name} {' '.join(map(str, values))}" for name, values in runs))
+    return lines
 
 
 def _span(values: list[int]) -> str:

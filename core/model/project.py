@@ -95,10 +95,12 @@ class Project:
     mappings: list[FixMapping] = field(default_factory=list)
     # Input sets to check at instead of the derived other sizes, one each: "x=3x12,y=3x5" (older files: none).
     shapes_to_check: list[str] = field(default_factory=list)
-    # A transformers checkpoint folder: its task and the component exported (None: the folder's own
-    # task, the first component). Optional keys, so files without them read as before (no version bump).
+    # A transformers checkpoint folder: its task, the component exported and the dtype (None: the folder's
+    # own task, the first component, the checkpoint's own dtype). Optional keys, so files without them
+    # read as before (no version bump).
     task: str | None = None
     component: str | None = None
+    dtype: str | None = None  # the checkpoint's export dtype (None: auto, the checkpoint's own)
     # The settings that avoid an optimizer pass `compare --optimize` found breaking the export
     # (OptimizerFix.to_json each); an optional key like task's.
     optimizer_fixes: list[dict[str, Any]] = field(default_factory=list)

@@ -7,6 +7,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.model.errors import WorkerCrashed
+from fixport.core.model.export_dtype import ExportDtype
 from fixport.core.model.export_options import ExportOptions, resolve_export_options
 from fixport.core.model.fix_choices import AutoFixChoice, GraphRewrite
 from fixport.core.model.fix_records import RejectedCandidate
@@ -32,6 +33,7 @@ class ModelRequest:
     # export (None: the first one transformers' exporter decomposes it into).
     task: str | None = None
     component: str | None = None
+    dtype: str | None = None  # a checkpoint folder's export dtype (None or "auto": the checkpoint's own)
 
     def cache_key(self) -> tuple:
         path = existing_model_path(self.path)
@@ -39,7 +41,7 @@ class ModelRequest:
         specs = tuple(spec.text() for spec in self.inputs.specs)
         return (str(Path(self.path).resolve()), stat.st_mtime_ns, stat.st_size, specs,
                 self.inputs.input_file, self.inputs.seed, self.trust, tuple(self.search_paths),
-                self.task, self.component)
+                self.task, self.component, self.dtype or None)
 
 
 @dataclass
@@ -68,6 +70,7 @@ class AnalysisResult:
     task: str = ""
     component: str = ""
     components: list[str] = field(default_factory=list)
+    export_dtype: ExportDtype | None = None  # a checkpoint folder: the dtype exported and how providers run it
     generation: GenerationCheck | None = None  # a generative checkpoint: greedy decoding vs torch
     graph_rewrites: list[GraphRewrite] = field(default_factory=list)  # what the fixes' graph rewrites changed
 

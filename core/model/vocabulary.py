@@ -22,6 +22,10 @@ CHECKPOINT_TASKS = ("text-generation", "text2text-generation", "automatic-speech
                     "text-classification", "token-classification", "question-answering", "image-classification",
                     "object-detection", "semantic-segmentation", "zero-shot-image-classification",
                     "feature-extraction", "image-feature-extraction")
+# The dtype a checkpoint folder is exported in (--dtype): auto keeps the checkpoint's own (its config's
+# dtype/torch_dtype), as transformers' exporter does.
+AUTO_DTYPE = "auto"
+CHECKPOINT_DTYPES = (AUTO_DTYPE, "float32", "float16", "bfloat16")
 UNPLACED_KIND = "onnx::?"  # a failure that names no node of the export (nor an op of the model)
 DYNAMO_DECOMPOSITION_FAMILY = "dynamo_decomposition"  # a dynamo fix written in torch ops, run as a decomposition
 DYNAMO_GRAPH_REWRITE_FAMILY = "dynamo_graph_rewrite"  # a dynamo fix that rewrites the captured graph before torch.onnx

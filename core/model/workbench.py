@@ -66,7 +66,8 @@ class Workbench:
         assert self.project is not None
         return ModelRequest(path=self.project.model_path, inputs=self.project.input_options(),
                             trust=self.project.trust, search_paths=list(self.project.search_paths),
-                            task=self.project.task, component=self.project.component)
+                            task=self.project.task, component=self.project.component,
+                            dtype=self.project.dtype)
 
     def analyze_request(self, output: str | None = None) -> AnalyzeRequest:
         assert self.project is not None

@@ -39,6 +39,8 @@ ENCODER_LENGTH_DIM = "encoder_seq"  # an encoder-decoder's encoded length, seen 
 DECODE_COMPONENT = "decode"
 ONNX_PATCHES = "onnx"  # transformers' patches for an export to ONNX, over its dynamo ones
 LATER_STEP = 2  # the forward call of the second decode step (call 0 is the prefill)
+AUTO_DTYPE = "auto"  # keep the checkpoint's own dtype, as transformers' exporter does
+CHECKPOINT_DTYPES = {"float32": torch.float32, "float16": torch.float16, "bfloat16": torch.bfloat16}
 
 
 @dataclass
@@ -55,6 +57,9 @@ class CheckpointInfo:
     model: torch.nn.Module | None = field(default=None, repr=False)  # the whole model (generation check)
     example_prompt: dict[str, Any] = field(default_factory=dict, repr=False)  # generate() inputs
     plain: bool = False  # the plain path: the model's forward as one component, without transformers' exporter
+    dtype: str = "float32"  # the dtype its weights were exported in
+    checkpoint_dtype: str = ""  # the checkpoint's own (its config's dtype), "" where the config names none
+    chosen_dtype: str = AUTO_DTYPE  # what --dtype asked for
 
 
 def exporters_module() -> Any | None:
@@ -68,10 +73,12 @@ def exporters_module() -> Any | None:
     return exporter_utils
 
 
-def load_checkpoint_folder(path: Path, inputs: InputChoices, task: str | None,
-                           component: str | None) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], list[str],
-                                                           dict[str, Any], Any, CheckpointInfo, list[str]]:
-    """(module, example tensors, input names, settings, structure, checkpoint info, notes) for one component."""
+def load_checkpoint_folder(path: Path, inputs: InputChoices, task: str | None, component: str | None,
+                           dtype: str | None = None
+                           ) -> tuple[torch.nn.Module, tuple[torch.Tensor, ...], list[str], dict[str, Any], Any,
+                                      CheckpointInfo, list[str]]:
+    """(module, example tensors, input names, settings, structure, checkpoint info, notes) for one component,
+    its weights in ``dtype`` (None or "auto": the checkpoint's own)."""
     exporter_utils = exporters_module()
     from transformers import AutoConfig
     from transformers.utils import logging as transformers_logging
@@ -88,38 +95,56 @@ def load_checkpoint_folder(path: Path, inputs: InputChoices, task: str | None,
                              details=traceback.format_exc()) from exc
     task = task or task_of(config)
     auto_class = auto_class_for(task, config)
+    chosen = dtype or AUTO_DTYPE
+    if chosen != AUTO_DTYPE and chosen not in CHECKPOINT_DTYPES:
+        raise ModelLoadError(f"Unknown dtype {chosen!r} for {path.name}.",
+                             f"Choose one of {AUTO_DTYPE}, {', '.join(CHECKPOINT_DTYPES)} with --dtype.")
     try:
-        model = auto_class.from_pretrained(path, local_files_only=True).eval()
+        model = auto_class.from_pretrained(path, local_files_only=True,
+                                           dtype=CHECKPOINT_DTYPES.get(chosen, AUTO_DTYPE)).eval()
     except Exception as exc:
         raise ModelLoadError(f"{auto_class.__name__} cannot load {path.name}: {_first_error_line(exc)}",
                              "Check that its weights (model.safetensors or pytorch_model.bin, sharded or not) are "
                              "complete, or choose another --task.", details=traceback.format_exc()) from exc
     generative = task in GENERATION_TASKS and model.can_generate()
+    dtypes = _dtypes(model, config, chosen)
     if exporter_utils is None or (generative and component == PLAIN_COMPONENT):
-        return _plain_path(path, model, config, task, inputs, component, exporters_absent=exporter_utils is None)
+        loaded = _plain_path(path, model, config, task, inputs, component, exporters_absent=exporter_utils is None)
+        loaded[5].dtype, loaded[5].checkpoint_dtype, loaded[5].chosen_dtype = dtypes
+        return loaded
     first = _components(model, config, ExampleSizes(), generative, inputs, exporter_utils)
     names = list(first)
-    chosen = component or names[0]
-    if chosen not in first:
-        raise ModelLoadError(f"{path.name} has no component {chosen!r}; transformers' exporter splits it into "
+    picked = component or names[0]
+    if picked not in first:
+        raise ModelLoadError(f"{path.name} has no component {picked!r}; transformers' exporter splits it into "
                              f"{', '.join(names)}.", f"Choose one with --component ({', '.join(names)}).")
-    module, kwargs = first[chosen]
+    module, kwargs = first[picked]
     module, kwargs, output_flags = exporter_utils.prepare_for_export(module, kwargs)
     exporter_utils_register(module)
     wrapped = PatchedForExport(module, output_flags)
     flat, tensors, structure = flat_model(wrapped, (), dict(kwargs), path.name)
     input_names, output_names = _io_names(wrapped, kwargs, tensors, exporter_utils)
-    split = (f"; component {chosen} of {', '.join(names)}, as transformers.exporters decomposes it (--component "
+    split = (f"; component {picked} of {', '.join(names)}, as transformers.exporters decomposes it (--component "
              "to change)") if len(names) > 1 else ""
     notes = [f"Checkpoint folder: task {task} (--task to change), {type(model).__name__}{split}; called under "
              "transformers.exporters' patches (with the dynamo exporter, its ONNX patches too)."]
-    axes = _dynamic_axes(model, config, generative, inputs, exporter_utils, chosen, input_names, tensors, notes)
+    axes = _dynamic_axes(model, config, generative, inputs, exporter_utils, picked, input_names, tensors, notes)
     settings = {"export_options": {"dynamic_axes": axes, "output_names": output_names}}
     prompt = example_inputs(model, config, ExampleSizes(), for_generation=True, given=inputs.specs,
                             seed=inputs.seed) if generative else {}
-    info = CheckpointInfo(task, chosen, names, type(model).__name__, config, getattr(model, "generation_config", None)
-                          if generative else None, dict(kwargs), model, prompt)
+    info = CheckpointInfo(task, picked, names, type(model).__name__, config,
+                          getattr(model, "generation_config", None) if generative else None, dict(kwargs), model,
+                          prompt)
+    info.dtype, info.checkpoint_dtype, info.chosen_dtype = dtypes
     return flat, tensors, input_names, settings, structure, info, notes
+
+
+def _dtypes(model: torch.nn.Module, config: Any, chosen: str) -> tuple[str, str, str]:
+    """(the dtype the weights are in, the checkpoint's own from its config ("" where it names none), --dtype)."""
+    own = getattr(config, "dtype", None) or getattr(config, "torch_dtype", None)
+    own_name = str(own).removeprefix("torch.") if own is not None else ""
+    weights = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.get_default_dtype())
+    return str(weights).removeprefix("torch."), own_name, chosen
 
 
 def _plain_path(path: Path, model: torch.nn.Module, config: Any, task: str, inputs: InputChoices,

@@ -2,8 +2,9 @@
 larger than torch's own rounding is the precision's, not the export's."""
 from __future__ import annotations
 
+import contextlib
 import itertools
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -16,22 +17,35 @@ LOW_PRECISION_NAMES = ("float16", "bfloat16")
 ROUNDING_MARGIN = 2.0  # ONNX Runtime may be this many times further from float32 than torch is
 
 
-def float32_outputs(module: torch.nn.Module, inputs: Sequence[Any]) -> list[tuple[str, np.ndarray]] | None:
-    """The model's outputs with its float16/bfloat16 weights and inputs widened to float32 (in
-    place, then narrowed back: exact both ways); None when the model does not run that way."""
-    narrow = [(tensor, tensor.dtype) for tensor in itertools.chain(module.parameters(), module.buffers())
+@contextlib.contextmanager
+def widened_to_float32(module: torch.nn.Module) -> Iterator[int]:
+    """``module`` with its float16/bfloat16 weights and buffers as float32 copies (exact) while inside;
+    the original tensors put back after, untouched (a memory-mapped checkpoint stays mapped). Yields
+    how many tensors were widened."""
+    narrow = [(tensor, tensor.data) for tensor in itertools.chain(module.parameters(), module.buffers())
               if tensor.dtype in LOW_PRECISION]
-    widened = [t.float() if isinstance(t, torch.Tensor) and t.dtype in LOW_PRECISION else t for t in inputs]
     try:
-        for tensor, _ in narrow:
-            tensor.data = tensor.data.float()
-        with torch.no_grad():
-            return flatten_outputs(module(*widened))
+        for tensor, original in narrow:
+            tensor.data = original.float()
+        yield len(narrow)
+    finally:
+        for tensor, original in narrow:
+            tensor.data = original
+
+
+def widened_input(value: Any) -> Any:
+    """A float16/bfloat16 tensor as float32 (exact); anything else as it is."""
+    return value.float() if isinstance(value, torch.Tensor) and value.dtype in LOW_PRECISION else value
+
+
+def float32_outputs(module: torch.nn.Module, inputs: Sequence[Any]) -> list[tuple[str, np.ndarray]] | None:
+    """The model's outputs with its float16/bfloat16 weights and inputs widened to float32 (exact);
+    None when the model does not run that way."""
+    try:
+        with widened_to_float32(module), torch.no_grad():
+            return flatten_outputs(module(*[widened_input(t) for t in inputs]))
     except Exception:  # a model that casts to its own dtype and then refuses float32: no verdict
         return None
-    finally:
-        for tensor, dtype in narrow:
-            tensor.data = tensor.data.to(dtype)
 
 
 def _max_abs(values: np.ndarray, exact: np.ndarray) -> float:

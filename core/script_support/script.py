@@ -73,6 +73,7 @@ class ScriptSettings(NamedTuple):
     custom_opsets: dict[str, int]  # the fixes' custom domains and their versions
     task: str | None = None  # a checkpoint folder's task (None: from its config.json)
     component: str | None = None  # the component of a checkpoint folder to export (None: the first)
+    dtype: str | None = None  # a checkpoint folder's export dtype (None: the checkpoint's own)
 
 
 class ExportJob(NamedTuple):
@@ -109,7 +110,7 @@ def load_model_and_sets(settings: ScriptSettings
     if os.path.isdir(path):  # a transformers checkpoint folder: the component, made as Fixport made it
         given = types.SimpleNamespace(specs=list(settings.input_specs), input_file=None, seed=settings.seed)
         model, inputs, names, model_file_settings, *_ = load_checkpoint_folder(
-            pathlib.Path(path), given, settings.task, settings.component)
+            pathlib.Path(path), given, settings.task, settings.component, settings.dtype)
         model_file_settings["export_options"]["input_names"] = names
         return model.eval(), tuple(inputs), model_file_settings, []
     other_sets: list[tuple[Any, ...]] = []

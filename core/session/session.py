@@ -33,6 +33,7 @@ from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS
 from fixport.core.model.trace_warnings import baked_here
 from fixport.core.model.traced_sizes import pinned_dims_note
 from fixport.core.model.vocabulary import (
+    AUTO_DTYPE,
     DEFAULT_OPSET,
     IN_THE_MODELS_CODE_REASONS,
     PYTHON_OP_KIND,
@@ -177,14 +178,17 @@ class Session:
         self.workbench.set_export_option(name, value)
         self.events.emit(events.ProjectEdited(why or name))
 
-    def choose_checkpoint(self, task: str, component: str) -> None:
-        """Export the checkpoint's ``task`` and ``component`` (a new task: its first component)."""
+    def choose_checkpoint(self, task: str, component: str, dtype: str = AUTO_DTYPE) -> None:
+        """Export the checkpoint's ``task`` and ``component`` (a new task: its first component) with its
+        weights in ``dtype`` ("auto": the checkpoint's own)."""
         if self.workbench.project is None:
             return
         with self.workbench.batched_edits():
             self.workbench.set_project_field("task", task)
             self.workbench.set_project_field("component", component or None)
-        self._log(f"Checkpoint: task {task}, component {component or '(the first)'}; exporting again.")
+            self.workbench.set_project_field("dtype", None if dtype in ("", AUTO_DTYPE) else dtype)
+        self._log(f"Checkpoint: task {task}, component {component or '(the first)'}, dtype {dtype or AUTO_DTYPE}; "
+                  "exporting again.")
         self.reexport(keep_view=False)
 
     def raise_opset(self, opset: int) -> None:
