@@ -26,11 +26,13 @@ from fixport.core.model.requests import (
     CompareRequest,
     OpInfoRequest,
     PingRequest,
+    RunExporterRequest,
     StubRequest,
     SuggestDynamicRequest,
     SynthesizeRequest,
 )
 from fixport.core.model.results import ModelRequest, WorkerInfo
+from fixport.core.model.runtime_pair import RuntimesCompareRequest
 from fixport.core.worker.client import CANCEL_GRACE_S, ExportWorker
 from fixport.core.worker.jobs import JOBS, job_for
 from tests.conftest import REPO
@@ -89,6 +91,8 @@ def sample_request(request_type: type, clean_model: str) -> object:
         OpInfoRequest: OpInfoRequest("aten::relu"),
         SynthesizeRequest: SynthesizeRequest("aten::cosh", 17),
         SuggestDynamicRequest: SuggestDynamicRequest(ModelRequest(clean_model)),
+        RunExporterRequest: RunExporterRequest(ModelRequest(clean_model), {"exporter": "torchscript"}),
+        RuntimesCompareRequest: RuntimesCompareRequest(ModelRequest(clean_model), ["ort", "openvino"], runs=1),
     }[request_type]
 
 
@@ -105,7 +109,8 @@ def test_job_names_and_request_types_are_unique() -> None:
 
 @pytest.mark.parametrize("job", JOBS, ids=lambda job: job.name)
 def test_every_job_resolves_and_takes_request_progress_cancelled(job, clean_model: str) -> None:
-    parameters = list(inspect.signature(job.resolve()).parameters.values())
+    parameters = [p for p in inspect.signature(job.resolve()).parameters.values()
+                  if p.kind is not inspect.Parameter.KEYWORD_ONLY]  # the worker passes these three
     assert [p.name for p in parameters] == ["request", "progress", "cancelled"]
     assert parameters[0].annotation in (job.request_type, job.request_type.__name__)
     assert parameters[1].default is None and parameters[2].default is None

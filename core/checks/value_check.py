@@ -132,7 +132,7 @@ def other_values(tensor: torch.Tensor) -> Iterator[tuple[torch.Tensor, str]]:
         yield tensor * 2, ""
     if tensor.dtype == torch.bool:
         yield ~tensor, ""
-    if tensor.dtype.is_floating_point and tensor.numel() <= MAX_LABELLED_ELEMENTS:
+    if tensor.dtype.is_floating_point and tensor.numel() == 1:
         yield tensor + 1, ""  # a factor or a threshold: random values are often ones torch refuses (a scale below 0)
     yield random_like(tensor, tensor.shape, torch.Generator().manual_seed(SHAPE_SEED)), f"seed {SHAPE_SEED}"
 

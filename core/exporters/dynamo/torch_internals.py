@@ -6,6 +6,9 @@ TORCH_RANGE = ">=2.9,<2.15"  # pyproject.toml's pin; every name below resolves i
 
 # What for -> the torch names used for it.
 TORCH_INTERNALS: dict[str, tuple[str, ...]] = {
+    "torch.export's own error for a dynamic-shapes specification (its suggested fixes)": (
+        "torch._dynamo.exc.UserError",
+    ),
     "FX op overloads": (
         "torch._ops.OpOverload",
     ),
@@ -25,6 +28,7 @@ TORCH_INTERNALS: dict[str, tuple[str, ...]] = {
         "torch.onnx._internal.exporter._ir_passes.rename_outputs",
     ),
     "the capture strategies torch.onnx tries in turn": (
+        "torch.onnx._internal.exporter._capture_strategies.CaptureStrategy",
         "torch.onnx._internal.exporter._capture_strategies.TorchExportNonStrictStrategy",
         "torch.onnx._internal.exporter._capture_strategies.TorchExportStrictStrategy",
     ),
