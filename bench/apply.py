@@ -129,7 +129,7 @@ def wait_until(app, condition) -> None:
 
 def mapping_for(window, kind: str, template_id: str):
     """The mapping the Template dock's Apply makes for ``template_id`` with its default parameters."""
-    from fixport.core.model.project import FixMapping
+    from fixport.core.project.project import FixMapping
 
     template = window.library.get(template_id)
     return FixMapping(target_kind=kind, template_id=template.id, source=template.source,

@@ -24,10 +24,12 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 
 from fixport.core.comparison.compare_job import compare_run  # noqa: E402
 from fixport.core.comparison.intermediates import analyze_nodes, with_all_node_outputs  # noqa: E402
-from fixport.core.exporters.torchscript.exporter import ExportOptions, TorchScriptExporter  # noqa: E402
+from fixport.core.exporters.torchscript.exporter import TorchScriptExporter  # noqa: E402
+from fixport.core.foundation.session_feeds import feeds_for  # noqa: E402
 from fixport.core.loaders.loading import LoadedModel  # noqa: E402
-from fixport.core.model.tolerances import ToleranceTable  # noqa: E402
-from fixport.core.onnx_io.ort_session import create_session, feeds_for  # noqa: E402
+from fixport.core.onnx_io.ort_session import create_session
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.tolerances import ToleranceTable  # noqa: E402
 
 REPEATS = 5
 

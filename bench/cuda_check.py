@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
 
-from fixport.bench.stamp import machine_stamp, stamp_markdown
-from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.errors import FixportError
-from fixport.core.model.requests import AutoFixRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.records.requests import AutoFixRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.sweep.stamp import machine_stamp, stamp_markdown
 from fixport.core.worker.client import ExportWorker
 from fixport.examples.catalog import list_examples
 from fixport.examples.corpus import list_corpus

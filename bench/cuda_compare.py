@@ -28,7 +28,7 @@ import time
 from pathlib import Path
 
 from fixport.bench.real_size_models._size import QUICK_ENV
-from fixport.bench.stamp import machine_stamp, stamp_markdown
+from fixport.core.sweep.stamp import machine_stamp, stamp_markdown
 
 REPO = Path(__file__).resolve().parent.parent
 MODEL_FOLDERS = (REPO / "bench" / "cuda_models", REPO / "bench" / "real_size_models")

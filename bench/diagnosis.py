@@ -24,9 +24,10 @@ from typing import Any
 import torch
 
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
-from fixport.bench.stamp import machine_stamp, stamp_markdown  # noqa: E402
-from fixport.core.exporters.torchscript.exporter import ExportOptions, TorchScriptExporter  # noqa: E402
+from fixport.core.exporters.torchscript.exporter import TorchScriptExporter  # noqa: E402
 from fixport.core.loaders.loading import load_model  # noqa: E402
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.sweep.stamp import machine_stamp, stamp_markdown  # noqa: E402
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = [  # (model file, opset)

@@ -25,7 +25,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fixport.core.exporters.dynamo.exporter import DynamoExporter
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.export_options import ExportOptions
+from fixport.core.project.export_options import ExportOptions
 
 REPO = Path(__file__).resolve().parent.parent
 CASES = [  # (model file, opset): the clean control case and one per failure stage
@@ -79,8 +79,8 @@ def main() -> None:
 
 def _bench_auto_fix() -> None:
     """One `fix --auto` per failing example in a warm worker process, as the window's Fix all runs it."""
-    from fixport.core.model.requests import AutoFixRequest, PingRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.records.requests import AutoFixRequest, PingRequest
+    from fixport.core.records.results import ModelRequest
     from fixport.core.worker.client import ExportWorker
 
     worker = ExportWorker(job_timeout_s=600)

@@ -30,11 +30,11 @@ from dataclasses import asdict, dataclass, field
 from pathlib import Path
 
 from fixport.bench.plain_export import PlainExportProbe
-from fixport.core.model.cancel import Cancelled
-from fixport.core.model.errors import FixportError
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import AnalysisResult, ModelRequest
-from fixport.core.model.vocabulary import EXPORTERS, ProblemReason
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import AnalysisResult, ModelRequest
+from fixport.core.words.cancel import Cancelled
+from fixport.core.words.vocabulary import EXPORTERS, ProblemReason
 from fixport.core.worker.client import ExportWorker
 from fixport.examples.catalog import ExampleInfo, list_examples
 from fixport.examples.corpus import list_corpus

@@ -38,8 +38,8 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 from fixport.core.fixing.auto_fix import auto_fix
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.corpus import CorpusCase, list_corpus
 
 TARGET_SHARE = 0.9

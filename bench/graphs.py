@@ -24,7 +24,7 @@ sys.path.insert(0, str(Path(__file__).resolve().parent.parent))
 import onnx  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
-from fixport.core.model.graph import Graph, Node, Value  # noqa: E402
+from fixport.core.words.graph import Graph, Node, Value  # noqa: E402
 
 FRAME_COUNT = 40
 VIEW_SIZE = (1400, 900)

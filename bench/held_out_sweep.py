@@ -34,10 +34,10 @@ from typing import Any
 
 import numpy as np
 
-from fixport.bench.stamp import machine_stamp, stamp_markdown
-from fixport.core.model.errors import FixportError
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
-from fixport.core.model.results import AnalysisResult, ModelRequest
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
+from fixport.core.records.results import AnalysisResult, ModelRequest
+from fixport.core.sweep.stamp import machine_stamp, stamp_markdown
 from fixport.core.worker.client import ExportWorker
 
 HELD_OUT = Path(__file__).resolve().parent / "held_out"

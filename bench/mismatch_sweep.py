@@ -22,9 +22,9 @@ def main() -> None:
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
-    from fixport.core.model.requests import AnalyzeRequest, CompareRequest
-    from fixport.core.model.results import ModelRequest
-    from fixport.core.model.vocabulary import ProblemReason
+    from fixport.core.records.requests import AnalyzeRequest, CompareRequest
+    from fixport.core.records.results import ModelRequest
+    from fixport.core.words.vocabulary import ProblemReason
     from fixport.core.worker.client import ExportWorker
 
     torch.set_num_threads(1)

@@ -22,7 +22,7 @@ import time
 from pathlib import Path
 
 from fixport.bench.plain_export import PlainExportProbe
-from fixport.core.model.vocabulary import EXPORTERS
+from fixport.core.words.vocabulary import EXPORTERS
 
 MODEL_SOURCE = '''
 import torch
@@ -79,8 +79,8 @@ def main() -> None:
     import torch
     from torch.testing._internal.common_methods_invocations import op_db
 
-    from fixport.core.model.requests import AutoFixRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.records.requests import AutoFixRequest
+    from fixport.core.records.results import ModelRequest
     from fixport.core.worker.client import ExportWorker
 
     torch.set_num_threads(1)

@@ -55,7 +55,7 @@ from pathlib import Path
 from typing import Any
 
 from fixport.bench.real_size_models._size import QUICK_ENV
-from fixport.bench.stamp import machine_stamp, stamp_markdown
+from fixport.core.sweep.stamp import machine_stamp, stamp_markdown
 
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "bench" / "real_size_models"

@@ -14,8 +14,8 @@ from pathlib import Path
 import torch
 
 from fixport.core.analysis.analysis import analyze
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 
 REPO = Path(__file__).resolve().parent.parent
 # (model file, input name, dynamic axes): models whose check is clean, so the other sizes are run

@@ -14,7 +14,8 @@ from fixport.cli.arguments import COMMANDS, EXIT_ERROR, GUI_LOG_HINT, refuse_ove
 from fixport.cli.error_log import write_error_log
 from fixport.cli.output import json_objects_printed, print_json_error
 from fixport.cli.workers import lending_worker
-from fixport.core.model.errors import MAX_PRINTED_MESSAGE_CHARS, FixportError, WorkerError, trimmed_message
+from fixport.core.foundation.errors import FixportError
+from fixport.core.words.errors import MAX_PRINTED_MESSAGE_CHARS, WorkerError, trimmed_message
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S, ExportWorker
 
 COMMAND_ORDER = ("check", "export", "compare", "fix", "script", "templates", "sweep")

@@ -12,13 +12,13 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.exporters.profiles import opsets_text
-from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
-from fixport.core.model.errors import FixportError
-from fixport.core.model.export_options import normalised_dynamic_axes
-from fixport.core.model.inputs import InputOptions, parse_input_spec
-from fixport.core.model.model_files import refuse_non_regular_file
-from fixport.core.model.shape_sets import parse_shape_set
-from fixport.core.model.vocabulary import (
+from fixport.core.foundation.errors import FixportError
+from fixport.core.project.dynamic_shapes import dynamic_axes_from_shapes
+from fixport.core.project.export_options import normalised_dynamic_axes
+from fixport.core.project.inputs import InputOptions, parse_input_spec
+from fixport.core.project.model_files import refuse_non_regular_file
+from fixport.core.project.shape_sets import parse_shape_set
+from fixport.core.words.vocabulary import (
     CHECKPOINT_DTYPES,
     CHECKPOINT_TASKS,
     DEFAULT_EXPORTER,
@@ -136,7 +136,7 @@ def _flag(name: str) -> str:
 
 def _project_files(project_path: str) -> dict[str, str]:
     """The files a project names: its model and its inputs file (an unreadable project is left to the command)."""
-    from fixport.core.model.project import load_project
+    from fixport.core.project.project import load_project
 
     if not Path(project_path).is_file():
         return {}
@@ -151,8 +151,8 @@ def _project_files(project_path: str) -> dict[str, str]:
 
 
 def model_request(args: argparse.Namespace):
-    from fixport.core.model.model_files import existing_model_path
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.project.model_files import existing_model_path
+    from fixport.core.records.results import ModelRequest
 
     specs = [parse_input_spec(text) for text in args.input]
     return ModelRequest(path=str(existing_model_path(args.model)),
@@ -164,7 +164,7 @@ def model_request(args: argparse.Namespace):
 def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
     """(model request, export options, fixes) from the flags and, with --project, the project:
     the project's fixes, inputs and options, with flags given on the command line winning."""
-    from fixport.core.model.project import load_project
+    from fixport.core.project.project import load_project
 
     request, options, mappings = model_request(args), export_overrides(args), []
     if getattr(args, "project", None):
@@ -191,7 +191,7 @@ def shape_sets(args: argparse.Namespace) -> list[dict[str, tuple[int, ...]]]:
 
 def project_shapes(args: argparse.Namespace) -> list[dict[str, tuple[int, ...]]]:
     """The shapes to check saved in --project (set in the window, or by fix --shapes)."""
-    from fixport.core.model.project import load_project
+    from fixport.core.project.project import load_project
 
     return load_project(args.project).other_shapes() if getattr(args, "project", None) else []
 

@@ -21,16 +21,17 @@ from fixport.cli.arguments import (
 from fixport.cli.output import print_export_dtype, print_json, progress_printer
 from fixport.cli.runtime_arguments import add_runtime_argument, checked_runtime
 from fixport.cli.workers import command_worker, lending_worker
+from fixport.core.exporters.capture_changes import write_changed_copy
 from fixport.core.exporters.profiles import profile_for
-from fixport.core.model.advice import Step, advice_for
-from fixport.core.model.baseline import BaselineResult, fixport_worse
-from fixport.core.model.capture_changes import write_changed_copy
-from fixport.core.model.errors import FixportError, WorkerCrashed
-from fixport.core.model.requests import AnalyzeRequest, BaselineRequest, SuggestDynamicRequest
-from fixport.core.model.results import AnalysisResult
-from fixport.core.model.runtimes import OPENVINO, ORT
-from fixport.core.model.trace_warnings import nodes_it_produced, trace_warning
-from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
+from fixport.core.exporters.trace_warnings import nodes_it_produced, trace_warning
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.baseline import BaselineResult, fixport_worse
+from fixport.core.records.requests import AnalyzeRequest, BaselineRequest, SuggestDynamicRequest
+from fixport.core.records.results import AnalysisResult
+from fixport.core.words.advice import Step, advice_for
+from fixport.core.words.errors import WorkerCrashed
+from fixport.core.words.runtimes import OPENVINO, ORT
+from fixport.core.words.vocabulary import LOADING_STAGE, TRACING_STAGE
 from fixport.core.worker.client import ExportWorker
 
 MESSAGE_WIDTH = 100

@@ -18,14 +18,14 @@ from fixport.cli.error_log import report_internal_errors
 from fixport.cli.output import clear_progress, print_export_dtype, print_json, progress_printer
 from fixport.cli.runtime_arguments import add_runtime_argument, add_runtimes_argument, runtime_provider
 from fixport.cli.workers import command_worker
-from fixport.core.model.compare_result import DEFAULT_RUNS, MAX_RUNS, CompareResult
-from fixport.core.model.errors import FixportError
-from fixport.core.model.optimizer_guard import OPTIMIZE_HELP, OptimizerReport
-from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
-from fixport.core.model.project import load_project, save_project
-from fixport.core.model.requests import CompareRequest
-from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS, readable_bytes
+from fixport.core.foundation.errors import FixportError
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, PRECISION_HELP, PRECISION_MODES
+from fixport.core.project.project import load_project, save_project
+from fixport.core.records.compare_result import DEFAULT_RUNS, MAX_RUNS, CompareResult
+from fixport.core.records.requests import CompareRequest
+from fixport.core.records.runtime_cost import DEFAULT_LATENCY_RUNS, MAX_LATENCY_RUNS, readable_bytes
+from fixport.core.statistics.output_stats import NOT_MEASURED, OutputStats
+from fixport.core.words.optimizer_guard import OPTIMIZE_HELP, OptimizerReport
 
 MESSAGE_WIDTH = 100
 MAX_NODES_PRINTED = 10

@@ -7,10 +7,15 @@ import textwrap
 from fixport.cli.arguments import EXIT_OK, EXIT_PROBLEMS, job_arguments, project_shapes, shape_sets
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
-from fixport.core.model.errors import FixportError
-from fixport.core.model.exporter_comparison import FIXES_FROM_AUTO_FIX, ExporterComparison, ExporterRun, parse_exporters
-from fixport.core.model.requests import CompareExportersRequest
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, EXPORTERS
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.exporter_comparison import (
+    FIXES_FROM_AUTO_FIX,
+    ExporterComparison,
+    ExporterRun,
+    parse_exporters,
+)
+from fixport.core.records.requests import CompareExportersRequest
+from fixport.core.words.vocabulary import DEFAULT_EXPORTER, EXPORTERS
 
 MESSAGE_WIDTH = 100
 MAX_NODES_PRINTED = 10
@@ -31,7 +36,7 @@ def run_compare_exporters(args: argparse.Namespace) -> int:
     options.pop("exporter", None)  # a project's own exporter: its fixes are that exporter's
     mappings_by_exporter = {}
     if args.project and mappings:
-        from fixport.core.model.project import load_project
+        from fixport.core.project.project import load_project
 
         mappings_by_exporter[load_project(args.project).export_options.get("exporter") or DEFAULT_EXPORTER] = mappings
     with command_worker(args.timeout) as worker:

@@ -9,10 +9,10 @@ from collections.abc import Callable
 from fixport.cli.arguments import EXIT_OK, EXIT_PROBLEMS, job_arguments
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
-from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.errors import FixportError
-from fixport.core.model.runtime_pair import RuntimesCompareRequest, RuntimesComparison
-from fixport.core.model.runtimes import RUNTIME_TITLES, RUNTIMES
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.words.runtime_pair import RuntimesCompareRequest, RuntimesComparison
+from fixport.core.words.runtimes import RUNTIME_TITLES, RUNTIMES
 
 MESSAGE_WIDTH = 100
 

@@ -8,7 +8,7 @@ import sys
 import time
 from pathlib import Path
 
-from fixport.core.model.internal_error import InternalError
+from fixport.core.words.internal_error import InternalError
 
 ERROR_LOG_DIR = Path.home() / ".cache" / "fixport"
 LATEST_ERROR_LOG_NAME = "last-error.log"  # a copy of the newest run's log, for people who look there

@@ -22,17 +22,17 @@ from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
 from fixport.core.exporters.profiles import profile_for, profile_for_kind
 from fixport.core.fixing.fix_script import write_fix_script
-from fixport.core.model.advice import Step, advice_for
-from fixport.core.model.capture_change_fix import diff_in
-from fixport.core.model.capture_settings import describe_setting
-from fixport.core.model.errors import FixportError
-from fixport.core.model.fix_choices import FAMILY_CODE_CHANGE
-from fixport.core.model.project import Project, load_project, save_project
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import AutoFixResult, ModelRequest
-from fixport.core.model.traced_sizes import pinned_dims_note
-from fixport.core.model.vocabulary import DEFAULT_OPSET, EXPORTERS
+from fixport.core.foundation.errors import FixportError
+from fixport.core.project.capture_settings import describe_setting
+from fixport.core.project.project import Project, load_project, save_project
+from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import AutoFixResult, ModelRequest
+from fixport.core.records.traced_sizes import pinned_dims_note
 from fixport.core.session.fix_all import plan_from
+from fixport.core.words.advice import Step, advice_for
+from fixport.core.words.capture_change_fix import diff_in
+from fixport.core.words.vocabulary import DEFAULT_OPSET, EXPORTERS
 
 
 def _project_for(args: argparse.Namespace, request: ModelRequest, mappings=None) -> Project:

@@ -7,7 +7,7 @@ import textwrap
 from collections.abc import Callable
 from typing import Any
 
-from fixport.core.model.export_dtype import ExportDtype
+from fixport.core.words.export_dtype import ExportDtype
 
 ProgressPrinter = Callable[[float, str], None]
 PROGRESS_WIDTH = 79  # one terminal line: a longer stage name is cut, not wrapped

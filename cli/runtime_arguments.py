@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import argparse
 
-from fixport.core.model.runtimes import (
+from fixport.core.words.runtimes import (
     DEFAULT_RUNTIME,
     OPENVINO_PRECISION_HELP,
     RUNTIMES,

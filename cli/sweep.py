@@ -10,8 +10,7 @@ from pathlib import Path
 from fixport.cli.arguments import EXIT_OK, EXIT_PROBLEMS, command, positive_seconds
 from fixport.cli.runtime_arguments import add_runtime_argument, checked_runtime
 from fixport.core.exporters.profiles import profile_for
-from fixport.core.model.errors import FixportError
-from fixport.core.model.vocabulary import EXPORTERS
+from fixport.core.foundation.errors import FixportError
 from fixport.core.sweep.cache import DEFAULT_CACHE_FOLDER, SweepCache
 from fixport.core.sweep.local_runner import ModelTask, run_local
 from fixport.core.sweep.ray_runner import run_on_ray
@@ -19,6 +18,7 @@ from fixport.core.sweep.reports import worse_first, write_json, write_junit, wri
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.stamp import machine_stamp
 from fixport.core.sweep.targets import sweep_targets
+from fixport.core.words.vocabulary import EXPORTERS
 from fixport.core.worker.client import DEFAULT_JOB_TIMEOUT_S
 
 EXIT_INTERRUPTED = 130  # what a shell reports for a command Ctrl+C stopped (128 + SIGINT)

@@ -14,7 +14,7 @@ from pathlib import Path
 from typing import Any, NoReturn
 
 from fixport.core.exporters.profiles import PROFILES
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.words.vocabulary import ProblemReason
 
 EXAMPLES_DIR = Path(__file__).resolve().parent
 METADATA_NAME = "FIXPORT_EXAMPLE"

@@ -7,8 +7,8 @@ from collections.abc import Callable
 
 from PySide6.QtWidgets import QComboBox, QLabel, QToolBar, QWidget
 
-from fixport.core.model.results import AnalysisResult
-from fixport.core.model.vocabulary import AUTO_DTYPE, CHECKPOINT_DTYPES, CHECKPOINT_TASKS
+from fixport.core.records.results import AnalysisResult
+from fixport.core.words.vocabulary import AUTO_DTYPE, CHECKPOINT_DTYPES, CHECKPOINT_TASKS
 
 TASK_TIP = "The checkpoint's task (from its config.json's architectures unless you choose one)"
 COMPONENT_TIP = ("Each component is one export, with its own graphs, problems, fixes and comparison "

@@ -21,9 +21,9 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.output_stats import NOT_MEASURED, OutputStats
-from fixport.core.model.runtimes import OPENVINO, OPENVINO_NAME, ORT, RUNTIME_TITLES
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.statistics.output_stats import NOT_MEASURED, OutputStats
+from fixport.core.words.runtimes import OPENVINO, OPENVINO_NAME, ORT, RUNTIME_TITLES
 from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR, WARN_COLOUR
 from fixport.gui.optimizer_table import OptimizerGuardView
 

@@ -3,13 +3,13 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from fixport.core.model.errors import FixportError
-from fixport.core.model.exporter_comparison import AlignedNode, ExporterComparison
-from fixport.core.model.requests import CompareExportersRequest
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, EXPORTERS
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.exporter_comparison import AlignedNode, ExporterComparison
+from fixport.core.records.requests import CompareExportersRequest
+from fixport.core.words.vocabulary import DEFAULT_EXPORTER, EXPORTERS
 
 if TYPE_CHECKING:
-    from fixport.core.model.workbench import Workbench
+    from fixport.core.session.workbench import Workbench
     from fixport.gui.job_runner import SubmittedJob
 
 COMPARE_EXPORTERS_RUNS = 2  # as Compare: the example inputs and one random set

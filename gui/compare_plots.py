@@ -14,8 +14,8 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QResizeEvent
 from PySide6.QtWidgets import QGridLayout, QWidget
 
-from fixport.core.model.compare_result import CompareResult, NodeError
-from fixport.core.model.output_stats import OutputStats
+from fixport.core.records.compare_result import CompareResult, NodeError
+from fixport.core.statistics.output_stats import OutputStats
 from fixport.gui.graph_style import ERROR_FLOOR, FAIL_COLOUR, PASS_COLOUR
 
 NODE_POINT_COLOUR = "#1565c0"

@@ -18,8 +18,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.model.dynamic_shapes import dims_text, parse_dims, shapes_argument
-from fixport.core.model.errors import ExportError
+from fixport.core.project.dynamic_shapes import dims_text, parse_dims, shapes_argument
+from fixport.core.words.errors import ExportError
 
 TITLE = "Dynamic shapes"
 EXPLANATION = ("Dims the export keeps dynamic, as AXIS: NAME pairs (0: batch, 1: seq). Equal names are one dim "

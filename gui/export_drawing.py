@@ -6,11 +6,11 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from fixport.core.model.graph import Graph
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ExportedGraph, TracedGraph
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ExportedGraph, TracedGraph
 from fixport.core.session import events
 from fixport.core.session.session import Session
+from fixport.core.words.graph import Graph
 from fixport.gui.graph_panes import ONNX_FILE_NO_SOURCE, SideBySideGraphs
 from fixport.gui.job_runner import SubmittedJob
 

@@ -28,8 +28,8 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.model.exporter_comparison import AlignedNode, ExporterComparison, ExporterRun
-from fixport.core.model.graph import display_graph
+from fixport.core.records.exporter_comparison import AlignedNode, ExporterComparison, ExporterRun
+from fixport.core.words.graph import display_graph
 from fixport.gui.graph_panes import HEADER_STYLE
 from fixport.gui.graph_style import FAIL_COLOUR, PASS_COLOUR
 from fixport.gui.graph_view import GraphPane

@@ -5,7 +5,7 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtWidgets import QLabel, QSplitter, QVBoxLayout, QWidget
 
 from fixport.core.exporters.profiles import ExporterProfile, profile_for_graph
-from fixport.core.model.graph import Graph, GraphMapping, GraphSide, display_graph
+from fixport.core.words.graph import Graph, GraphMapping, GraphSide, display_graph
 from fixport.gui.graph_view import GraphPane
 
 HEADER_STYLE = "font-weight: 600; padding: 3px 6px; background: #eceff1; border-bottom: 1px solid #cfd8dc;"

@@ -16,10 +16,10 @@ from PySide6.QtCore import QLineF, QPointF, QRectF, Qt
 from PySide6.QtGui import QColor, QFont, QPainter, QPainterPath, QPen
 from PySide6.QtWidgets import QGraphicsItem, QStyleOptionGraphicsItem, QWidget
 
-from fixport.core.model.graph import Graph
 from fixport.core.panes.grouping import GroupTree
 from fixport.core.panes.layout import Layout
 from fixport.core.panes.layout_constants import ARROW_LENGTH
+from fixport.core.words.graph import Graph
 from fixport.gui.graph_style import (
     BADGE_BORDER,
     BADGE_FILL,

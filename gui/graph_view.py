@@ -33,14 +33,14 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.model.cancel import CancelCallback, Cancelled
-from fixport.core.model.graph import Graph
-from fixport.core.model.latest import LatestRequests
 from fixport.core.panes.grouping import GroupTree, default_expanded, tree_for
 from fixport.core.panes.layout import LAYOUT_CACHE, Layout
+from fixport.core.words.cancel import CancelCallback, Cancelled
+from fixport.core.words.graph import Graph
 from fixport.gui.first_paint import report_first_paint
 from fixport.gui.graph_scene import GraphItem
 from fixport.gui.graph_style import BACKGROUND
+from fixport.gui.latest import LatestRequests
 
 ZOOM_STEP_PER_DEGREE = 1.0018  # wheel: zoom factor per 1/8 degree of rotation
 MIN_ZOOM, MAX_ZOOM = 0.002, 4.0

@@ -8,11 +8,11 @@ from PySide6.QtCore import QUrl, Signal
 from PySide6.QtWidgets import QDockWidget, QTextBrowser, QWidget
 
 from fixport.core.exporters.profiles import ExporterProfile, profile_for, profile_for_graph
-from fixport.core.model.graph import Graph, Node
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.trace_warnings import BakedHere
-from fixport.core.model.vocabulary import DEFAULT_OPSET, describe_reason
+from fixport.core.exporters.trace_warnings import BakedHere
 from fixport.core.onnx_io.op_docs import OpInfo, onnx_schema_text
+from fixport.core.words.graph import Graph, Node
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import DEFAULT_OPSET, describe_reason
 
 MAX_ATTRIBUTE_TEXT = 200
 CHANGED_COPY_LINK = "fixport:changed-copy"

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from typing import Any
 
-from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.results import DimVerdict
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.records.results import DimVerdict
 
 STATUS_TIMEOUT_MS = 8000
 _DIM_WORDS = {True: "can be dynamic", False: "blocked", None: "cannot tell"}

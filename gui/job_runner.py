@@ -14,12 +14,12 @@ from typing import Any
 
 from PySide6.QtCore import QObject, Signal
 
-from fixport.core.model.cancel import Cancelled
-from fixport.core.model.errors import FixportError
-from fixport.core.model.latest import LatestRequests
-from fixport.core.model.requests import PingRequest
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.requests import PingRequest
+from fixport.core.words.cancel import Cancelled
 from fixport.core.worker.client import ExportWorker
 from fixport.core.worker.jobs import Job, job_for, job_for_type
+from fixport.gui.latest import LatestRequests
 
 
 @dataclass

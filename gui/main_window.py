@@ -9,21 +9,16 @@ from PySide6.QtGui import QCloseEvent, QDragEnterEvent, QDropEvent
 from PySide6.QtWidgets import QDockWidget, QMainWindow, QVBoxLayout, QWidget
 
 from fixport.core.exporters.profiles import profile_for
-from fixport.core.model.errors import (
-    FixportError,
-    MissingInputsError,
-    ShapeNamesError,
-    TemplateValidationError,
-    UntrustedFileError,
-)
-from fixport.core.model.model_files import MODEL_FILE_SUFFIXES, is_checkpoint_folder
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AnalyzeRequest, CompareExportersRequest, PingRequest
-from fixport.core.model.shape_sets import for_the_window
-from fixport.core.model.workbench import Workbench
+from fixport.core.foundation.errors import FixportError, MissingInputsError
 from fixport.core.onnx_io.op_docs import onnx_ops_in_source
+from fixport.core.project.model_files import MODEL_FILE_SUFFIXES, is_checkpoint_folder
+from fixport.core.project.project import FixMapping
+from fixport.core.project.shape_sets import for_the_window
+from fixport.core.records.requests import AnalyzeRequest, CompareExportersRequest, PingRequest
 from fixport.core.session import events
 from fixport.core.session.session import COMPARE_RUNS, Session
+from fixport.core.session.workbench import Workbench
+from fixport.core.words.errors import ShapeNamesError, TemplateValidationError, UntrustedFileError
 from fixport.gui.checkpoint_bar import CheckpointBar
 from fixport.gui.compare_dock import CompareDock
 from fixport.gui.compare_exporters import select_aligned_node, show_exporter_comparison, start_compare_exporters

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QInputDialog, QMessageBox, QWidget
 
-from fixport.core.model.errors import InputSpecError
-from fixport.core.model.inputs import parse_input_spec
+from fixport.core.foundation.errors import InputSpecError
+from fixport.core.project.inputs import parse_input_spec
 
 DEFAULT_INPUT_SPEC = "x=1x3x224x224:float32"
 TRUST_QUESTION = ("{name} is a pickled file (torch.save). Unpickling runs code stored in the file.\n\n"

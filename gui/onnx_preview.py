@@ -12,8 +12,8 @@ from pathlib import Path
 
 from PySide6.QtCore import QObject, Signal
 
-from fixport.core.model.errors import FixportError
-from fixport.core.model.graph import Graph
+from fixport.core.foundation.errors import FixportError
+from fixport.core.words.graph import Graph
 
 
 def read_onnx_graph(path: Path) -> Graph:

@@ -8,8 +8,8 @@ from PySide6.QtCore import Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
-from fixport.core.model.optimizer_guard import OPTIMIZE_HELP, UNAVAILABLE, OptimizerReport, VariantOutcome
-from fixport.core.model.runtime_cost import readable_bytes
+from fixport.core.records.runtime_cost import readable_bytes
+from fixport.core.words.optimizer_guard import OPTIMIZE_HELP, UNAVAILABLE, OptimizerReport, VariantOutcome
 from fixport.gui.graph_style import FAIL_COLOUR, PASS_COLOUR, WARN_COLOUR
 
 OPTIMIZER_COLUMNS = ("variant", "result", "max abs", "size", "nodes", "latency", "turn off", "first divergent node")

@@ -6,9 +6,9 @@ from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QBrush, QColor
 from PySide6.QtWidgets import QDockWidget, QTreeWidget, QTreeWidgetItem, QWidget
 
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import describe_reason
 from fixport.core.session.fix_all import FixedKind
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import describe_reason
 
 FIXED_COLOUR = QColor("#2e7d32")
 PROBLEM_COLOUR = QColor("#c62828")

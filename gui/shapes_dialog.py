@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from PySide6.QtWidgets import QDialog, QDialogButtonBox, QLabel, QPlainTextEdit, QVBoxLayout, QWidget
 
-from fixport.core.model.errors import InputSpecError
-from fixport.core.model.shape_sets import (
+from fixport.core.foundation.errors import InputSpecError
+from fixport.core.project.shape_sets import (
     SHAPES_SYNTAX,
     example_shape_set,
     parse_shape_line,

@@ -18,7 +18,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.model.errors import FixportError
+from fixport.core.foundation.errors import FixportError
 from fixport.core.sweep.reports import read_sweep_json
 from fixport.core.sweep.rows import SweepRow
 

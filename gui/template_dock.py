@@ -24,7 +24,7 @@ from PySide6.QtWidgets import (
 )
 
 from fixport.core.exporters.profiles import TORCHSCRIPT, ExporterProfile
-from fixport.core.model.project import FixMapping
+from fixport.core.project.project import FixMapping
 from fixport.core.session.targets import TemplateTarget
 from fixport.gui.code_editor import CodeEditor
 from fixport.gui.graph_style import WARN_COLOUR

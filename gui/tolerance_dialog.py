@@ -12,7 +12,7 @@ from PySide6.QtWidgets import (
     QWidget,
 )
 
-from fixport.core.model.tolerances import DEFAULT_TOLERANCES
+from fixport.core.foundation.comparison import DEFAULT_TOLERANCES
 
 DECIMALS = 12
 

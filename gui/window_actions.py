@@ -27,15 +27,15 @@ from PySide6.QtWidgets import (
 
 from fixport.core.exporters.profiles import PROFILES, profile_for
 from fixport.core.fixing.fix_script import write_fix_script
-from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes, shapes_argument
-from fixport.core.model.export_options import EXPORT_TYPES
-from fixport.core.model.model_files import MODEL_FILE_SUFFIXES
-from fixport.core.model.project import PROJECT_SUFFIX
-from fixport.core.model.results import AnalysisResult
-from fixport.core.model.runtimes import OPENVINO_PRECISION_HELP, openvino_unavailable_reason
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
 from fixport.core.onnx_io.cuda_precision import PRECISION_HELP, PRECISION_MODES
 from fixport.core.onnx_io.runtime_check import cuda_unavailable_reason
+from fixport.core.project.dynamic_shapes import dynamic_axes_from_shapes, shapes_argument
+from fixport.core.project.export_options import EXPORT_TYPES
+from fixport.core.project.model_files import MODEL_FILE_SUFFIXES
+from fixport.core.project.project import PROJECT_SUFFIX
+from fixport.core.records.results import AnalysisResult
+from fixport.core.words.runtimes import OPENVINO_PRECISION_HELP, openvino_unavailable_reason
+from fixport.core.words.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, EXPORTERS
 from fixport.gui.dynamic_shapes_dialog import ask_dynamic_shapes
 from fixport.gui.example_gallery import ExampleGallery
 from fixport.gui.shapes_dialog import ask_shapes_to_check
@@ -47,8 +47,8 @@ PROVIDER_CHOICES = ("CPU", "CUDA", "OpenVINO")
 CUDA_CHOICE, OPENVINO_CHOICE = 1, 2
 
 if TYPE_CHECKING:
-    from fixport.core.model.workbench import Workbench
     from fixport.core.session.session import Session
+    from fixport.core.session.workbench import Workbench
     from fixport.gui.graph_panes import SideBySideGraphs
     from fixport.gui.job_runner import JobRunner
     from fixport.gui.log_dock import LogDock

@@ -19,7 +19,7 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
-from fixport.core.model.vocabulary import split_python_op
+from fixport.core.words.vocabulary import split_python_op
 
 # The hand-written fixes, one folder per op namespace as torch_lib lays out its ops; ``any_op`` holds
 # the generic ones (fits ``*``). Each library offers those written for its exporter (for_exporter).

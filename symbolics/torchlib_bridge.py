@@ -24,7 +24,7 @@ from onnx import helper as onnx_helper
 from onnx import numpy_helper
 from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
 
-from fixport.core.script_support.torch_arrays import tensor_from_array
+from fixport.core.foundation.torch_arrays import tensor_from_array
 
 TORCHLIB_OPSET = 18
 

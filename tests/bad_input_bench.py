@@ -125,7 +125,7 @@ BROKEN_FIX = "def symbolic(g, x, threshold, value)\n    return x\n"
 
 def write_project(path: Path, model: Path, fix_source: str | None = None) -> Path:
     """A project as Fixport saves it; with ``fix_source``, one edited fix for aten::threshold."""
-    from fixport.core.model.project import FixMapping, Project, save_project
+    from fixport.core.project.project import FixMapping, Project, save_project
 
     mappings = [] if fix_source is None else [FixMapping(
         target_kind="aten::threshold", template_id="decompose.threshold_where", source=fix_source, edited=True)]

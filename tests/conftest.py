@@ -76,7 +76,7 @@ def window(qtbot, worker, tmp_path: Path, monkeypatch):
     from fixport.gui.main_window import MainWindow
 
     monkeypatch.setenv("FIXPORT_DATA_DIR", str(tmp_path / "data"))
-    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "data" / "autosave")
+    monkeypatch.setattr("fixport.core.session.workbench.AUTOSAVE_DIR", tmp_path / "data" / "autosave")
     settings = QSettings(str(tmp_path / "settings.ini"), QSettings.Format.IniFormat)
     main = MainWindow(settings=settings, runner=JobRunner(worker=worker))
     qtbot.addWidget(main)

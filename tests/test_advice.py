@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fixport.core.model.advice import Step, advice_for, advice_without_a_list, takes_a_template
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import PYTHON_OP_KIND, UNPLACED_KIND, ProblemReason
+from fixport.core.words.advice import Step, advice_for, advice_without_a_list, takes_a_template
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import PYTHON_OP_KIND, UNPLACED_KIND, ProblemReason
 
 STUB = "a stub is generated from its schema"
 
@@ -98,9 +98,9 @@ def test_fix_then_compare_on_a_capture_failure_never_sends_the_user_back_to_fix(
     """The issue's sequence on a data-dependent branch under dynamo: fix --auto says to change the
     code (no stub), and compare --project with its project says the same, not `fix --auto` again."""
     from fixport.cli.fixing import unfixed_advice
-    from fixport.core.model.project import Project, save_project
-    from fixport.core.model.requests import AutoFixRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.project.project import Project, save_project
+    from fixport.core.records.requests import AutoFixRequest
+    from fixport.core.records.results import ModelRequest
 
     # A branch in a module-level function: no method to change for the capture, and draft_export's
     # program takes the example's branch (wrong at other values), so fix --auto leaves it.

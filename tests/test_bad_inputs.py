@@ -190,7 +190,7 @@ def test_outputs_keep_modes_and_symlinks(bench: Path, tmp_path: Path, cli) -> No
 
 def test_atomic_write_errors_name_the_problem(tmp_path: Path) -> None:
     """Folders that cannot be written are the user's to fix: a FileWriteError, never an OSError."""
-    from fixport.core.model.atomic_files import FileWriteError, atomic_write_bytes
+    from fixport.core.project.atomic_files import FileWriteError, atomic_write_bytes
 
     (tmp_path / "a_file").write_text("x")
     with pytest.raises(FileWriteError, match="Cannot write"):
@@ -206,7 +206,7 @@ def test_atomic_write_errors_name_the_problem(tmp_path: Path) -> None:
 
 
 def test_atomic_write_keeps_mode_and_link(tmp_path: Path) -> None:
-    from fixport.core.model.atomic_files import atomic_write_text
+    from fixport.core.project.atomic_files import atomic_write_text
 
     target, link = tmp_path / "target.txt", tmp_path / "link.txt"
     target.write_text("old")

@@ -9,8 +9,8 @@ import pytest
 import torch
 
 from fixport.core.checks.value_check import other_values
-from fixport.core.model.requests import AnalyzeRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AnalyzeRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
 
 MODEL = '''import torch
 

@@ -12,22 +12,22 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.baseline import (
+from fixport.core.project.project import FixMapping, Project, save_project
+from fixport.core.records.baseline import (
     WORSE_PREFIX,
     BaselineResult,
     BaselineSet,
     BaselineVerdict,
     fixport_worse,
 )
-from fixport.core.model.project import FixMapping, Project, save_project
-from fixport.core.model.requests import BaselineRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import EXPORTERS
+from fixport.core.records.requests import BaselineRequest
+from fixport.core.records.results import ModelRequest
 from fixport.core.sweep.cache import SweepCache
 from fixport.core.sweep.model_sweep import sweep_model
 from fixport.core.sweep.reports import junit_xml, markdown, sweep_json
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.stamp import machine_stamp
+from fixport.core.words.vocabulary import EXPORTERS
 from tests.conftest import slow_but_one
 
 TINY = '''

@@ -16,9 +16,9 @@ from onnx import TensorProto
 
 from fixport.core.exporters.torchscript.bfloat16_casts import bfloat16_casts_renumbered
 from fixport.core.exporters.torchscript.conversion_hooks import conversion_hooks
+from fixport.core.foundation.torch_arrays import tensor_from_array
 from fixport.core.onnx_io.onnx_graph import strip_provenance
 from fixport.core.onnx_io.ort_session import create_session
-from fixport.core.script_support.torch_arrays import tensor_from_array
 from tests.fixport_export_helpers import Lambda, export, spec_for
 
 OPSET = 17

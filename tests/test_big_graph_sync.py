@@ -5,7 +5,7 @@ import copy
 
 import pytest
 
-from fixport.core.model.graph import Graph
+from fixport.core.words.graph import Graph
 from fixport.gui.graph_panes import SideBySideGraphs
 from tests.test_graph_view import synthetic_graph
 

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.capture_changes import ChangedSource, propose_change
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.exporters.capture_changes import ChangedSource, propose_change
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.vocabulary import ProblemReason
 from fixport.examples.catalog import example_path
 
 SOURCE = textwrap.dedent('''

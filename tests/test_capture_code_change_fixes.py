@@ -16,15 +16,15 @@ from pathlib import Path
 import pytest
 import torch
 
+from fixport.core.exporters.capture_changes import ChangedSource, propose_change
 from fixport.core.exporters.dynamo.script_part import methods_changed
 from fixport.core.exporters.template_compiler import compile_template_source
-from fixport.core.model.capture_change_fix import CODE_CHANGE_TEMPLATE_ID, code_change_template
-from fixport.core.model.capture_changes import ChangedSource, propose_change
-from fixport.core.model.fix_choices import FAMILY_CODE_CHANGE
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import DYNAMO_CODE_CHANGE_FAMILY, ProblemReason
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.capture_change_fix import CODE_CHANGE_TEMPLATE_ID, code_change_template
+from fixport.core.words.vocabulary import DYNAMO_CODE_CHANGE_FAMILY, ProblemReason
 from fixport.symbolics.library import parse_template_source
 
 # A library's module (a stand-in for transformers or torchvision): the user cannot edit its lines.
@@ -267,7 +267,7 @@ def build():
 @pytest.mark.slow
 def test_where_no_change_fits_draft_export_is_tried_and_kept_only_where_other_values_match(
         worker, tmp_path: Path) -> None:
-    from fixport.core.model.capture_settings import DEFERRED_ASSERTS, DRAFT_EXPORT
+    from fixport.core.project.capture_settings import DEFERRED_ASSERTS, DRAFT_EXPORT
 
     check = tmp_path / "check.py"
     check.write_text(CHECK_IN_A_FUNCTION, encoding="utf-8")

@@ -9,10 +9,10 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
 from fixport.core.onnx_io.dtype_speed import COMPUTE_OPS, cpu_speed
 from fixport.core.onnx_io.kernel_table import cpu_kernel_rows
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.errors import FixportError, ModelLoadError
-from fixport.core.model.model_files import existing_model_path
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import CHECKPOINT_TASKS
+from fixport.core.foundation.errors import FixportError, ModelLoadError
+from fixport.core.project.model_files import existing_model_path
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.vocabulary import CHECKPOINT_TASKS
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -70,7 +70,7 @@ def test_a_folder_is_a_checkpoint_by_its_config_and_a_hub_id_is_refused_offline(
 
 
 def test_the_task_comes_from_the_architectures_through_transformers_auto_mappings() -> None:
-    from fixport.core.loaders.checkpoint_tasks import TASK_AUTO_CLASSES, task_of
+    from fixport.core.foundation.checkpoint_tasks import TASK_AUTO_CLASSES, task_of
 
     assert tuple(TASK_AUTO_CLASSES) == CHECKPOINT_TASKS
     cases = {"BertForMaskedLM": (_bert_config, "fill-mask"), "BertForSequenceClassification":
@@ -203,7 +203,7 @@ def test_check_on_a_folder_lists_its_components_and_checks_each(cli, checkpoints
 
 @pytest.mark.slow
 def test_compare_on_a_decoder_folder_also_generates(worker, checkpoints) -> None:
-    from fixport.core.model.requests import CompareRequest
+    from fixport.core.records.requests import CompareRequest
 
     result = worker.run(CompareRequest(ModelRequest(str(checkpoints["llama"]), component="decode"),
                                        analyze_nodes=False))
@@ -217,7 +217,7 @@ def test_the_fix_script_reproduces_a_components_export_from_the_folder(checkpoin
     import sys
 
     from fixport.core.fixing.fix_script import write_fix_script
-    from fixport.core.model.project import Project, load_project, save_project
+    from fixport.core.project.project import Project, load_project, save_project
 
     project = Project(model_path=str(checkpoints["llama"]), task="text-generation", component="decode")
     save_project(project, tmp_path / "llama.fixport.json")
@@ -249,7 +249,7 @@ def test_an_encoder_decoder_folder_generates_past_its_traced_decoder_length(work
 
 
 def test_an_input_the_config_does_not_size_is_named_and_given_with_input(worker, tmp_path: Path) -> None:
-    from fixport.core.model.inputs import InputOptions, parse_input_spec
+    from fixport.core.project.inputs import InputOptions, parse_input_spec
 
     folder = tmp_path / "resnet"
     transformers.ResNetForImageClassification(transformers.ResNetConfig(

@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 
 torch = pytest.importorskip("torch")
 transformers = pytest.importorskip("transformers")
@@ -120,7 +120,7 @@ def test_the_fix_script_reproduces_the_plain_component(llama, tmp_path: Path) ->
     import onnx
 
     from fixport.core.fixing.fix_script import write_fix_script
-    from fixport.core.model.project import Project
+    from fixport.core.project.project import Project
 
     project = Project(model_path=str(llama), task="text-generation", component="model")
     script = write_fix_script(project, tmp_path / "fix_llama.py", str(tmp_path / "model.onnx"))

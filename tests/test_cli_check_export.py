@@ -9,7 +9,7 @@ from pathlib import Path
 import onnx
 import pytest
 
-from fixport.core.model.project import Project, save_project
+from fixport.core.project.project import Project, save_project
 from tests.conftest import run_main
 from tests.test_cli_json_errors import TRACER_REFUSES_MODEL
 

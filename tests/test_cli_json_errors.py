@@ -159,7 +159,7 @@ def test_a_command_that_fails_after_its_report_keeps_one_object(capsys, monkeypa
     """check --write-changed fails after check printed its report: stdout stays that one object."""
     from fixport.cli import error_log
     from fixport.cli.output import print_json
-    from fixport.core.model.errors import FixportError
+    from fixport.core.foundation.errors import FixportError
 
     monkeypatch.setattr(error_log, "ERROR_LOG_DIR", tmp_path)
 

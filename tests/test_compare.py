@@ -7,9 +7,9 @@ from pathlib import Path
 import onnxruntime
 import pytest
 
-from fixport.core.comparison.compare_job import CompareResult
-from fixport.core.model.requests import CompareRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.records.requests import CompareRequest
+from fixport.core.records.results import ModelRequest
 from tests.conftest import REPO, run_main
 
 # A model file that registers a wrong symbolic at import: the worker imports it, so the wrong
@@ -215,7 +215,7 @@ def test_custom_domain_op_runs_on_the_torch_reference(worker, model_file) -> Non
 
 
 def test_unexportable_model_is_a_clear_error(worker) -> None:
-    from fixport.core.model.errors import FixportError
+    from fixport.core.foundation.errors import FixportError
 
     with pytest.raises(FixportError, match="deform_conv2d"):
         _compare(worker, REPO / "examples" / "deform_conv2d.py")
@@ -285,7 +285,7 @@ BOOL_CUMSUM_MODEL = """
 
 def test_an_export_onnx_runtime_refuses_names_the_node_and_the_command_that_fixes_it(worker, model_file) -> None:
     """A bool CumSum exports, but ONNX Runtime has no kernel for it: no raw ORT error, the way on."""
-    from fixport.core.model.errors import FixportError
+    from fixport.core.foundation.errors import FixportError
 
     with pytest.raises(FixportError, match="does not load in ONNX Runtime") as raised:
         _compare(worker, model_file("bool_cumsum.py", BOOL_CUMSUM_MODEL))
@@ -296,7 +296,7 @@ def test_an_export_onnx_runtime_refuses_names_the_node_and_the_command_that_fixe
 def test_a_compare_after_fix_never_advises_the_fix_just_run(worker, model_file) -> None:
     """With a project's fixes (compare --project), what ONNX Runtime still refuses gets the advice that
     follows fix --auto, not fix --auto again."""
-    from fixport.core.model.errors import FixportError
+    from fixport.core.foundation.errors import FixportError
 
     with pytest.raises(FixportError, match="does not load in ONNX Runtime") as raised:
         _compare(worker, model_file("bool_cumsum.py", BOOL_CUMSUM_MODEL), from_project=True)
@@ -370,7 +370,7 @@ def test_outputs_onnx_runtime_never_produced_say_why_instead_of_statistics(worke
 def test_an_output_of_another_size_is_not_measured_and_one_of_the_same_size_is() -> None:
     import numpy as np
 
-    from fixport.core.model.output_stats import compare_arrays
+    from fixport.core.statistics.output_stats import compare_arrays
 
     other = compare_arrays("y", np.zeros((2, 3), np.float32), np.zeros((4,), np.float32), 1e-3, 1e-5)
     assert (other.produced, other.compared, other.passed) == (True, False, False)
@@ -382,7 +382,7 @@ def test_an_output_of_another_size_is_not_measured_and_one_of_the_same_size_is()
 def test_the_compare_dock_shows_no_statistics_for_an_output_never_produced(qtbot) -> None:
     import numpy as np
 
-    from fixport.core.model.output_stats import NOT_MEASURED, compare_arrays, missing_output, worst_of_runs
+    from fixport.core.statistics.output_stats import NOT_MEASURED, compare_arrays, missing_output, worst_of_runs
     from fixport.gui.compare_dock import CompareDock
 
     value = np.ones((2, 2), np.float32)

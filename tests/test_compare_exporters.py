@@ -4,8 +4,8 @@ from __future__ import annotations
 import pytest
 
 from fixport.core.comparison.node_alignment import op_name
-from fixport.core.model.errors import FixportError
-from fixport.core.model.exporter_comparison import (
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.exporter_comparison import (
     FIXES_FROM_AUTO_FIX,
     FIXES_FROM_PROJECT,
     NO_AUTO_FIX,
@@ -13,8 +13,8 @@ from fixport.core.model.exporter_comparison import (
     ExporterComparison,
     parse_exporters,
 )
-from fixport.core.model.requests import AutoFixRequest, CompareExportersRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AutoFixRequest, CompareExportersRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
 
 EXPORTERS = ["torchscript", "dynamo"]
 
@@ -189,8 +189,8 @@ def test_values_pair_by_place_then_closest_value() -> None:
     import numpy as np
 
     from fixport.core.comparison.node_alignment import NodeSide, align, scope_path
-    from fixport.core.model.compare_result import NodeError
-    from fixport.core.model.tolerances import ToleranceTable
+    from fixport.core.project.tolerances import ToleranceTable
+    from fixport.core.records.compare_result import NodeError
 
     def error(node: str, scope: str, source: str, kind: str, vs_torch: float = 0.0) -> NodeError:
         return NodeError(node, kind, node, node, kind, scope, source, "", (2,), "float32", vs_torch, 0.0, 0.0, 1e-3,
@@ -217,8 +217,8 @@ CHOOSES_DYNAMO = '\n    FIXPORT_EXAMPLE = {"export_options": {"exporter": "dynam
 def test_the_window_files_the_fixes_under_the_exporter_a_model_file_chooses(worker, model_file) -> None:
     """A model file that chooses dynamo for itself: the window's graphs show its dynamo export, so the
     project's fixes are dynamo's and its export is the one shown (they were filed under TorchScript)."""
-    from fixport.core.model.project import FixMapping
-    from fixport.core.model.workbench import Workbench
+    from fixport.core.project.project import FixMapping
+    from fixport.core.session.workbench import Workbench
     from fixport.gui.compare_exporters import exporters_request, shown_exporter
 
     workbench = Workbench()

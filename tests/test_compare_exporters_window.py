@@ -5,9 +5,9 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.runtime_cost import RuntimeCost, cost_change
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.records.runtime_cost import RuntimeCost, cost_change
 from fixport.core.session.fix_all import plan_from
 from fixport.examples.catalog import example_path
 from fixport.gui.main_window import MainWindow

@@ -14,8 +14,8 @@ import pytest
 import torch
 
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.corpus import CorpusCase, list_corpus
 from tests.conftest import run_main
 

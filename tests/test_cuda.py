@@ -17,11 +17,7 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from fixport.core.model.compare_result import CompareResult, NodeAnalysis, NodeError, NodePlacement
-from fixport.core.model.output_stats import compare_arrays
-from fixport.core.model.requests import AutoFixRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.tolerances import DEFAULT_TOLERANCES, TF32_TABLE_NAME, ToleranceTable
+from fixport.core.foundation.comparison import DEFAULT_TOLERANCES
 from fixport.core.onnx_io.cuda_precision import STRICT_CUDA_OPTIONS, cuda_provider_options
 from fixport.core.onnx_io.ort_session import create_session, providers_for
 from fixport.core.onnx_io.placement import PROFILE_PREFIX, collect_placement, placement_from_events
@@ -30,6 +26,11 @@ from fixport.core.onnx_io.runtime_check import (
     installed_runtimes,
     runtime_problem,
 )
+from fixport.core.project.tolerances import TF32_TABLE_NAME, ToleranceTable
+from fixport.core.records.compare_result import CompareResult, NodeAnalysis, NodeError, NodePlacement
+from fixport.core.records.requests import AutoFixRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.statistics.output_stats import compare_arrays
 from fixport.examples.catalog import example_path, list_examples
 from tests.conftest import run_main
 
@@ -83,7 +84,7 @@ def test_tf32_tolerance_row_is_float16s_and_says_why() -> None:
 def test_tf32_absolute_tolerance_follows_the_size_of_the_output() -> None:
     """TF32's error follows the size of the sums (measured on an H100: ResNet-50's logits up to 112 were
     off by 3.8e-2, near-zero logits included): such an output passes the TF32 rows, a real error does not."""
-    from fixport.core.model.output_stats import compare_output_lists
+    from fixport.core.statistics.output_stats import compare_output_lists
 
     table = ToleranceTable().for_tf32()
     rtol, atol = table.for_values("float32", 112.0)
@@ -185,7 +186,7 @@ def test_compare_says_which_mode_options_device_and_placement(worker, capsys) ->
 
 
 def test_unknown_precision_is_a_clear_error(worker) -> None:
-    from fixport.core.model.errors import FixportError
+    from fixport.core.foundation.errors import FixportError
 
     with pytest.raises(FixportError, match="precision"):
         worker.run(CompareRequest(ModelRequest(path=str(example_path(SMALL_EXAMPLE))), precision="fast"))
@@ -228,7 +229,8 @@ def _one_node_result(error: float, placement: NodePlacement, precision: str = "s
 
 
 def test_dock_shows_mode_and_flags_nodes_on_cpu(qtbot) -> None:
-    from fixport.gui.compare_dock import WARN_COLOUR, CompareDock
+    from fixport.gui.compare_dock import CompareDock
+    from fixport.gui.graph_style import WARN_COLOUR
 
     dock = CompareDock()
     qtbot.addWidget(dock)

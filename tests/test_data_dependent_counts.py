@@ -15,9 +15,9 @@ from pathlib import Path
 import torch
 
 from fixport.core.checks.value_reads import input_value_reads, integer_inputs_read
-from fixport.core.model.requests import AnalyzeRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.script_support.other_sizes import random_like
+from fixport.core.foundation.other_sizes import random_like
+from fixport.core.records.requests import AnalyzeRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
 
 KEYPOINTS = '''import torch
 

@@ -9,11 +9,11 @@ import torch
 
 from fixport.core.checks.shape_check import generalisation_shapes
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.export_options import resolve_export_options
-from fixport.core.model.fix_records import TrialStage
-from fixport.core.model.inputs import InputOptions
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.export_options import resolve_export_options
+from fixport.core.project.inputs import InputOptions
+from fixport.core.records.fix_records import TrialStage
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import example_path
 
 ADAPTIVE_POOL_MODEL = '''
@@ -144,7 +144,7 @@ def test_fix_auto_refuses_a_fix_that_folds_the_traced_sizes(worker, tmp_path: Pa
 
 
 def test_the_other_sizes_use_valid_token_ids() -> None:
-    from fixport.core.checks.shape_check import random_like
+    from fixport.core.foundation.other_sizes import random_like
 
     ids = torch.randint(3, 9, (1, 8))
     other = random_like(ids, [2, 12], torch.Generator().manual_seed(0))
@@ -152,7 +152,7 @@ def test_the_other_sizes_use_valid_token_ids() -> None:
 
 
 def test_compare_runs_the_declared_sizes_too(worker, tmp_path: Path) -> None:
-    from fixport.core.model.requests import CompareRequest
+    from fixport.core.records.requests import CompareRequest
 
     path = _model(tmp_path, BAKED_LENGTH_MODEL)
     result = worker.run(CompareRequest(ModelRequest(str(path)), runs=1))
@@ -178,7 +178,7 @@ def test_suggest_dynamic_names_the_dims_that_generalise_and_the_line_that_blocks
 
 @pytest.mark.slow
 def test_suggest_dynamic_cannot_tell_where_torch_refuses_other_sizes(worker) -> None:
-    from fixport.core.model.requests import SuggestDynamicRequest
+    from fixport.core.records.requests import SuggestDynamicRequest
 
     verdicts = worker.run(SuggestDynamicRequest(ModelRequest(str(example_path("resnet18_clean")))))
     assert [v.generalises for v in verdicts] == [True, None, True, True]  # channels: the first conv needs 3

@@ -11,10 +11,10 @@ import pytest
 from torch.onnx import _constants as onnx_constants
 
 from fixport.core.fixing.fix_script import fix_script_text
-from fixport.core.model.project import Project
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import DEFAULT_OPSET
+from fixport.core.project.project import Project
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.vocabulary import DEFAULT_OPSET
 
 SPLITTING_MODEL = """
     import torch

@@ -6,8 +6,8 @@ from collections import Counter
 
 import pytest
 
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import ExampleInfo, list_examples
 
 EXAMPLES = list_examples()

@@ -7,9 +7,9 @@ from collections import Counter
 
 import pytest
 
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.vocabulary import ProblemReason
 from fixport.examples.catalog import example_path
 
 SOFTPLUS_MODEL = """

@@ -8,8 +8,8 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
-from fixport.core.model.dynamic_shapes import dims_text, dynamic_axes_from_shapes, parse_dims, shapes_argument
-from fixport.core.model.errors import ExportError
+from fixport.core.project.dynamic_shapes import dims_text, dynamic_axes_from_shapes, parse_dims, shapes_argument
+from fixport.core.words.errors import ExportError
 from fixport.gui.dynamic_shapes_dialog import DynamicShapesDialog
 from fixport.gui.window_actions import set_dynamic_shapes
 from tests.test_gui_flow import run_job

@@ -9,12 +9,12 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.capture_settings import CAPTURE_SETTINGS, NO_GRAD
-from fixport.core.model.errors import ExportError
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.project import load_project
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.capture_settings import CAPTURE_SETTINGS, NO_GRAD
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import load_project
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.errors import ExportError
 
 # SAM's windowed vision attention, small: a relative-position bias computed from the queries goes
 # into scaled_dot_product_attention, whose output is reshaped after a permute. With grad enabled,

@@ -10,10 +10,10 @@ from __future__ import annotations
 
 import pytest
 
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 # torch.export (non-strict) stops at line 5: the int() the branch below it needs to be a known number.
 PATCH_GRID = '''import torch

@@ -14,11 +14,11 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
-from fixport.core.model.errors import ExportError
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.project import Project, load_project, project_from_json, save_project
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import Project, load_project, project_from_json, save_project
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.errors import ExportError
 from fixport.examples.catalog import ExampleFormatError, example_path, list_examples, read_example
 from tests.conftest import run_main, slow_but_one
 

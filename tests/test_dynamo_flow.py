@@ -16,9 +16,9 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from fixport.core.model.project import FixMapping, Project, load_project, save_project
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.project import FixMapping, Project, load_project, save_project
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import example_path, list_examples
 from fixport.symbolics.dynamo.library import dynamo_library
 from fixport.symbolics.dynamo.offers import stub_offer, torchlib_offer
@@ -205,7 +205,7 @@ def test_templates_ranks_dynamo_templates_for_an_op_overload(cli) -> None:
 
 
 def test_inspector_gets_the_schema_of_an_fx_op_overload(worker) -> None:
-    from fixport.core.model.requests import OpInfoRequest
+    from fixport.core.records.requests import OpInfoRequest
 
     info = worker.run(OpInfoRequest("aten::median.dim"))
     schema = "aten::median.dim(Tensor self, int dim, bool keepdim=False) -> (Tensor values, Tensor indices)"

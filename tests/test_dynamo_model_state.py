@@ -12,8 +12,8 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
 
 CACHED_ANCHORS = '''
 import torch
@@ -59,7 +59,7 @@ def build():
 def test_capture_leaves_no_fake_tensor_on_the_model(model_file) -> None:
     from fixport.core.exporters.dynamo.exporter import capture
     from fixport.core.loaders.loading import load_model
-    from fixport.core.model.export_options import ExportOptions
+    from fixport.core.project.export_options import ExportOptions
 
     loaded = load_model(model_file("detector.py", CACHED_ANCHORS))
     program, problems = capture(loaded, ExportOptions(opset=18, exporter="dynamo"))

@@ -14,9 +14,9 @@ import pytest
 import torch
 
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.project import FixMapping
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.symbolics.library import parse_template_source
 from fixport.symbolics.synthesis.standard_op import standard_op_function_template
 
@@ -290,7 +290,7 @@ def test_ops_on_complex_values_get_complex_templates_and_complex_outputs_compare
 
 def test_the_template_dock_offers_the_generated_dynamo_fixes(worker) -> None:
     """What fix --auto tries is what the dock lists: the same-name ONNX op first, the matrix last."""
-    from fixport.core.model.requests import SynthesizeRequest
+    from fixport.core.records.requests import SynthesizeRequest
 
     offers = worker.run(SynthesizeRequest("aten::cosh.default", 18, "dynamo"))
     ids = [offer.template_id for offer in offers]

@@ -6,11 +6,11 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.exporter_comparison import FIXES_FROM_AUTO_FIX, NO_AUTO_FIX, ExporterRun, RunStep
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.requests import RunExporterRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import ProblemReason, keeps_compare_from_running
+from fixport.core.records.exporter_comparison import FIXES_FROM_AUTO_FIX, NO_AUTO_FIX, ExporterRun, RunStep
+from fixport.core.records.requests import RunExporterRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason, keeps_compare_from_running
 from tests.conftest import REPO
 from tests.test_compare import CUSTOM_DOMAIN_MODEL
 

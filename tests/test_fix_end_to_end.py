@@ -16,9 +16,9 @@ import pytest
 import torch
 
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.project import FixMapping, Project, load_project, save_project
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.project import FixMapping, Project, load_project, save_project
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import list_examples
 
 EXAMPLES = {e.name: e for e in list_examples()}
@@ -239,7 +239,7 @@ def test_instance_mapping_applies_to_one_node_only(worker, model_file) -> None:
 
 
 def test_template_errors_name_their_line(worker) -> None:
-    from fixport.core.model.errors import TemplateValidationError
+    from fixport.core.words.errors import TemplateValidationError
 
     broken = FixMapping("aten::threshold", "user.broken", "def symbolic(g, x, t, v):\n    return g.op(\n")
     with pytest.raises(TemplateValidationError) as info:
@@ -299,7 +299,7 @@ def test_fix_script_carries_its_support_whole_with_fixports_results(tmp_path: Pa
     from fixport.core.fixing import fix_script
     from fixport.core.fixing.carried_source import module_path, support_sources
     from fixport.core.loaders import input_tensors
-    from fixport.core.model.inputs import parse_input_spec
+    from fixport.core.project.inputs import parse_input_spec
 
     example = EXAMPLES["threshold"]
     by_node = _mapping("aten::threshold", "decompose.threshold_where")
@@ -312,7 +312,7 @@ def test_fix_script_carries_its_support_whole_with_fixports_results(tmp_path: Pa
     for _, source in support_sources():
         assert source in text
     assert module_path(TORCHSCRIPT.fix_script_part).read_text(encoding="utf-8").replace(
-        "fixport.core.script_support", "fix_script_support") in text
+        "fixport.core.foundation", "fix_script_support") in text
 
     script = _script_module(keyed, tmp_path / "keyed.py")
     try:

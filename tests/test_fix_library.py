@@ -16,10 +16,10 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, ProblemReason, split_python_op
+from fixport.core.project.project import FixMapping
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, ProblemReason, split_python_op
 from fixport.symbolics.dynamo.library import dynamo_library
 from fixport.symbolics.library import TemplateInfo, TemplateLibrary, params_for
 from tests.fix_library_table import ATOL, BY_ID, CASES, DYNAMO, DYNAMO_OPSET, EXPORTERS, TORCHSCRIPT, FixCase

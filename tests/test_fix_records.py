@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from fixport.cli.fixing import print_fix_report
-from fixport.core.model.fix_records import RejectedCandidate, TrialStage, last_rejection_for
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import AutoFixResult, ModelRequest
+from fixport.core.records.fix_records import RejectedCandidate, TrialStage, last_rejection_for
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import AutoFixResult, ModelRequest
 from fixport.core.session.fix_all import plan_from
 from fixport.examples.catalog import example_path
 

@@ -18,10 +18,10 @@ import torch
 
 from fixport.core.exporters.profiles import DYNAMO, PROFILES, TORCHSCRIPT, ExporterProfile
 from fixport.core.fixing.fix_script import fix_script_text
+from fixport.core.foundation import script as common
 from fixport.core.loaders import input_tensors
-from fixport.core.model.inputs import parse_input_spec
-from fixport.core.model.project import FixMapping, Project
-from fixport.core.script_support import script as common
+from fixport.core.project.inputs import parse_input_spec
+from fixport.core.project.project import FixMapping, Project
 from fixport.examples.catalog import list_examples
 
 THRESHOLD = next(e for e in list_examples() if e.name == "threshold")
@@ -146,7 +146,7 @@ def test_options_are_written_as_python_values(exporter: str, tmp_path: Path) -> 
 
 def test_writer_reads_the_parts_without_importing_torch(tmp_path: Path) -> None:
     code = ("import sys\nfrom fixport.core.fixing.fix_script import write_fix_script\n"
-            "from fixport.core.model.project import Project\n"
+            "from fixport.core.project.project import Project\n"
             f"for exporter in {list(PROFILES)!r}:\n"
             f"    project = Project(model_path={str(THRESHOLD.path)!r}, export_options={{'exporter': exporter}})\n"
             f"    write_fix_script(project, {str(tmp_path)!r} + f'/{{exporter}}.py', 'out.onnx')\n"
@@ -163,10 +163,10 @@ def test_the_writer_knows_the_settings_the_common_part_takes() -> None:
 
 
 def test_a_fix_importing_fixport_is_carried_with_its_module(tmp_path: Path) -> None:
-    source = "from fixport.core.model.vocabulary import PYTHON_OP_KIND\n\ndef symbolic(g, x):\n    return x\n"
+    source = "from fixport.core.words.vocabulary import PYTHON_OP_KIND\n\ndef symbolic(g, x):\n    return x\n"
     project = Project(model_path=str(THRESHOLD.path), mappings=[FixMapping("aten::relu", "user.relu", source)])
     text = fix_script_text(project, tmp_path / "fix.py", "out.onnx")
-    assert "carry_module('fixport.core.model.vocabulary'" in text
+    assert "carry_module('fixport.core.words.vocabulary'" in text
     assert "ScriptFix(fix_1, 'aten::relu', instance=None" in text
 
 
@@ -174,7 +174,7 @@ def test_the_profile_says_which_op_a_fix_is_registered_for() -> None:
     """A dynamo decomposition replaces the op it names; every other fix, and every TorchScript fix, is
     registered for the op it was fitted to (the fix script asks the profile, not the exporter's name)."""
     from fixport.core.exporters.profiles import DYNAMO, TORCHSCRIPT
-    from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
+    from fixport.core.words.vocabulary import DYNAMO_DECOMPOSITION_FAMILY
 
     assert DYNAMO.registered_kind(DYNAMO_DECOMPOSITION_FAMILY, "prims::lgamma", "aten::lgamma") == "aten::lgamma"
     assert DYNAMO.registered_kind("dynamo_translation", "prims::lgamma", "aten::lgamma") == "prims::lgamma"

@@ -12,11 +12,11 @@ import torch
 
 from fixport.core.checks.shape_check import generalisation_shapes
 from fixport.core.fixing.fix_script import write_fix_script
+from fixport.core.foundation import script as common
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.export_options import resolve_export_options
-from fixport.core.model.inputs import InputOptions
-from fixport.core.model.project import Project
-from fixport.core.script_support import script as common
+from fixport.core.project.export_options import resolve_export_options
+from fixport.core.project.inputs import InputOptions
+from fixport.core.project.project import Project
 from tests.test_declared_shapes import BAKED_LENGTH_MODEL
 
 TAGGER_MODEL = '''

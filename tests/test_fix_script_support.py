@@ -21,8 +21,8 @@ import torch
 from fixport.core.exporters.profiles import DYNAMO, PROFILES, TORCHSCRIPT
 from fixport.core.fixing.carried_source import SCRIPT_SUPPORT, module_path, support_sources
 from fixport.core.fixing.fix_script import fix_script_text
-from fixport.core.model.project import FixMapping, Project, save_project
-from fixport.core.script_support import bfloat16, comparison, input_sets, inputs
+from fixport.core.foundation import bfloat16, comparison, input_sets, inputs
+from fixport.core.project.project import FixMapping, Project, save_project
 from fixport.examples.catalog import list_examples
 from tests.conftest import REPO, slow_but_one
 from tests.test_fix_end_to_end import _assert_same_model
@@ -91,7 +91,7 @@ def _engine_private_names() -> set[str]:
     names: set[str] = set()
     for folder in ("core", "symbolics"):
         for path in (REPO / folder).rglob("*.py"):
-            if "script_support" in path.parts or path.name == "script_part.py":
+            if "foundation" in path.parts or path.name == "script_part.py":
                 continue
             for node in ast.parse(path.read_text(encoding="utf-8")).body:
                 if isinstance(node, (ast.FunctionDef, ast.ClassDef)) and node.name.startswith("_"):
@@ -107,7 +107,7 @@ def test_the_script_imports_no_fixport_and_uses_only_public_names(exporter: str,
     modules = _embedded(tree)
     assert dict(support_sources()).items() <= modules.items()  # each support module whole, as it is in Fixport
     part = module_path(PROFILES[exporter].fix_script_part).read_text(encoding="utf-8")
-    assert modules[f"{SCRIPT_SUPPORT}.exporter_part"] == part.replace("fixport.core.script_support", SCRIPT_SUPPORT)
+    assert modules[f"{SCRIPT_SUPPORT}.exporter_part"] == part.replace("fixport.core.foundation", SCRIPT_SUPPORT)
     assert set(modules) == {*dict(support_sources()), f"{SCRIPT_SUPPORT}.exporter_part"}
 
     # the script's own lines: the modules' text and the fixes' code (the project's templates, which
@@ -164,7 +164,7 @@ def test_renaming_an_engine_private_function_leaves_the_script_unchanged(model_f
                                                                "*.onnx", "build", "*.egg-info"))
     renamed = 0
     for path in copy.rglob("*.py"):
-        if "script_support" in path.parts or path.name == "script_part.py":
+        if "foundation" in path.parts or path.name == "script_part.py":
             continue
         text = path.read_text(encoding="utf-8")
         changed = re.sub(rf"\b({'|'.join(ENGINE_PRIVATE_NAMES)})\b", r"\1_renamed", text)
@@ -176,7 +176,7 @@ def test_renaming_an_engine_private_function_leaves_the_script_unchanged(model_f
     code = textwrap.dedent(f"""
         import sys
         from fixport.core.fixing.fix_script import fix_script_text
-        from fixport.core.model.project import load_project
+        from fixport.core.project.project import load_project
         assert sys.modules['fixport'].__file__.startswith({str(copy)!r})
         for exporter in {list(PROFILES)!r}:
             project = load_project({str(tmp_path)!r} + f'/{{exporter}}.fixport.json')
@@ -201,6 +201,11 @@ def test_the_engine_runs_the_supports_code_not_a_copy() -> None:
     support's own objects (issue 36), so the script and Fixport cannot drift apart."""
     from fixport.core.checks import low_precision as engine_low_precision
     from fixport.core.checks import shape_check
+    from fixport.core.foundation import checkpoint_inputs as support_checkpoint_inputs
+    from fixport.core.foundation import checkpoint_plain as support_checkpoint_plain
+    from fixport.core.foundation import checkpoint_tasks as support_checkpoint_tasks
+    from fixport.core.foundation import checkpoints as support_checkpoints
+    from fixport.core.foundation import dynamic_dims, low_precision, other_sizes, scopes, session_feeds
     from fixport.core.loaders import (
         checkpoint_folder,
         checkpoint_inputs,
@@ -210,13 +215,11 @@ def test_the_engine_runs_the_supports_code_not_a_copy() -> None:
         input_tensors,
     )
     from fixport.core.loaders import input_sets as engine_input_sets
-    from fixport.core.model import output_stats, tolerances, traced_sizes, vocabulary
     from fixport.core.onnx_io import bfloat16_runs, ort_session
-    from fixport.core.script_support import checkpoint_inputs as support_checkpoint_inputs
-    from fixport.core.script_support import checkpoint_plain as support_checkpoint_plain
-    from fixport.core.script_support import checkpoint_tasks as support_checkpoint_tasks
-    from fixport.core.script_support import checkpoints as support_checkpoints
-    from fixport.core.script_support import dynamic_dims, low_precision, other_sizes, scopes, session_feeds
+    from fixport.core.project import tolerances
+    from fixport.core.records import traced_sizes
+    from fixport.core.statistics import output_stats
+    from fixport.core.words import vocabulary
 
     shared = {(input_tensors, inputs): ["random_inputs"],
               (input_structure, inputs): ["flat_model", "InputStructure", "StructuredCall", "keyed_output_names"],
@@ -244,8 +247,8 @@ def test_the_supports_errors_are_the_engines_across_the_worker() -> None:
     InputSpecError and FixportError, and it crosses the worker's pipe (pickle) as the same class."""
     import pickle
 
-    from fixport.core.model import errors as engine
-    from fixport.core.script_support import errors as support
+    from fixport.core.foundation import errors as support
+    from fixport.core.words import errors as engine
 
     raised = support.MissingInputsError("No example inputs for ids.", "Pass --input ids=1x8:int64.")
     assert isinstance(raised, engine.InputSpecError) and isinstance(raised, engine.FixportError)
@@ -266,8 +269,8 @@ def test_the_exporter_parts_agree_with_the_engine() -> None:
     from fixport.core.exporters.torchscript import function_symbolics
     from fixport.core.exporters.torchscript import script_part as torchscript_shared
     from fixport.core.exporters.torchscript import source_graph as torchscript_graph
-    from fixport.core.model.capture_settings import CORE_ATEN, NO_GRAD, STRICT
-    from fixport.core.model.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, PYTHON_OP_KIND
+    from fixport.core.project.capture_settings import CORE_ATEN, NO_GRAD, STRICT
+    from fixport.core.words.vocabulary import DYNAMO_DECOMPOSITION_FAMILY, PYTHON_OP_KIND
 
     torchscript_part, dynamo_part = exporter_script_part(TORCHSCRIPT), exporter_script_part(DYNAMO)
     assert torchscript_part.PYTHON_OP_KIND == PYTHON_OP_KIND

@@ -14,14 +14,14 @@ from fixport.cli.output import progress_printer
 from fixport.core.fixing.heartbeat import reporting_while
 from fixport.core.fixing.isolation import TrialStopped, run_isolated
 from fixport.core.fixing.search_standing import harm, is_worse, more_kinds_or_worse
-from fixport.core.model.cancel import Cancelled
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import load_project
-from fixport.core.model.requests import AutoFixRequest, PingRequest
-from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import load_project
+from fixport.core.records.requests import AutoFixRequest, PingRequest
+from fixport.core.records.results import AnalysisResult, AutoFixResult, ModelRequest
 from fixport.core.session.fix_all import plan_from
+from fixport.core.words.cancel import Cancelled
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 from tests.conftest import run_main, slow_but_one
 
 # A torch.library op whose own implementation uses prims ops that have no ONNX function (torch's

@@ -5,14 +5,15 @@ from __future__ import annotations
 import pytest
 
 from fixport.core.exporters.choice import exporter_for
-from fixport.core.model.fix_choices import (
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import (
     FAMILY_BRIDGE,
     FAMILY_DECOMPOSITION,
     FAMILY_GENERIC,
     FAMILY_MATERIALISED,
     Candidate,
 )
-from fixport.core.model.fix_strategies import (
+from fixport.core.records.fix_strategies import (
     CAPTURE_CODE_CHANGE,
     CUSTOM_DOMAIN,
     FIX_STRATEGIES,
@@ -25,9 +26,8 @@ from fixport.core.model.fix_strategies import (
     FixStrategy,
     candidates_in_order,
 )
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 
 def _candidate(template_id: str) -> Candidate:

@@ -9,8 +9,8 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 
 POOLED_MODEL = '''
 import torch

@@ -9,9 +9,9 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.generation_result import GenerationCheck, GenerationRun
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.generation_result import GenerationCheck, GenerationRun
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 
 
 def _run(onnx_parts: int | None, torch_parts: int | None, dtype: str = "bfloat16") -> GenerationRun:

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pickle
 
-from fixport.core.model.graph import Graph, Node
+from fixport.core.words.graph import Graph, Node
 
 
 def diamond(nodes_in_file_order: str = "abcde") -> Graph:
@@ -53,7 +53,7 @@ def test_cached_index_is_not_pickled() -> None:
 
 def test_divergence_search_follows_data_flow_not_list_order() -> None:
     from fixport.core.comparison.intermediates import find_first_divergent, mark_inherited_errors
-    from fixport.core.model.compare_result import NodeAnalysis, NodeError
+    from fixport.core.records.compare_result import NodeAnalysis, NodeError
 
     graph = diamond("edcba")  # consumers listed before their producers
 

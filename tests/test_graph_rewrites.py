@@ -16,12 +16,12 @@ import torch
 
 from fixport.core.exporters.dynamo.candidates import candidates_for, fixable
 from fixport.core.fixing.generated_fixes import generated_offers
-from fixport.core.model.fix_choices import FAMILY_GRAPH_REWRITE
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import load_project
-from fixport.core.model.requests import AutoFixRequest, SynthesizeRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.project.project import load_project
+from fixport.core.records.fix_choices import FAMILY_GRAPH_REWRITE
+from fixport.core.records.requests import AutoFixRequest, SynthesizeRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 from fixport.symbolics.synthesis.graph_rewrite import CAST_INTEGER_OPERAND_ID, cast_integer_operand_template
 
 # The attention-mask pattern of many transformers models, with batch and length declared dynamic.
@@ -143,7 +143,7 @@ def test_the_windows_fix_all_names_the_node_it_rewrote(worker, model_file, tmp_p
     from fixport.core.session.jobs import QueuedJobs
     from fixport.core.session.session import Session
 
-    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+    monkeypatch.setattr("fixport.core.session.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
     jobs = QueuedJobs(worker, on_failed=lambda request, error: pytest.fail(f"{type(request).__name__}: {error}"))
     session = Session(jobs)
     assert session.open(model_file("masked_attention.py", MASKED_ATTENTION), dict(DYNAMO))

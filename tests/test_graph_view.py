@@ -6,9 +6,9 @@ import pytest
 from PySide6.QtCore import QPointF, Qt
 from PySide6.QtGui import QColor
 
-from fixport.core.model.graph import Graph, Node, Value, display_graph
 from fixport.core.panes.grouping import ROOT, tree_for
 from fixport.core.panes.layout_constants import DEFAULT_VISIBLE_BUDGET
+from fixport.core.words.graph import Graph, Node, Value, display_graph
 from fixport.gui.graph_style import UNSUPPORTED_FILL
 from fixport.gui.graph_view import GraphPane
 

@@ -4,9 +4,6 @@ from __future__ import annotations
 import numpy as np
 import pytest
 
-from fixport.core.model.cancel import Cancelled
-from fixport.core.model.graph import Graph, Node, Value
-from fixport.core.model.vocabulary import scope_from_onnx_name
 from fixport.core.panes.grouping import (
     GroupTree,
     default_expanded,
@@ -17,6 +14,9 @@ from fixport.core.panes.layout_constants import (
     DEFAULT_VISIBLE_BUDGET,
     MAX_GROUP_CHILDREN,
 )
+from fixport.core.words.cancel import Cancelled
+from fixport.core.words.graph import Graph, Node, Value
+from fixport.core.words.vocabulary import scope_from_onnx_name
 
 
 def chain_graph(scopes: list[str], kind: str = "torchscript", onnx_names: bool = False) -> Graph:

@@ -20,10 +20,10 @@ import pytest
 
 from fixport.bench.held_out_sweep import HELD_OUT, missing_library
 from fixport.core.fixing.search_standing import describe, is_worse
-from fixport.core.model.baseline import fixport_worse
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, BaselineRequest
-from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
-from fixport.core.model.vocabulary import EXPORTERS
+from fixport.core.records.baseline import fixport_worse
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest, BaselineRequest
+from fixport.core.records.results import AnalysisResult, AutoFixResult, ModelRequest
+from fixport.core.words.vocabulary import EXPORTERS
 from fixport.examples.corpus import list_corpus
 
 PROGRESS_EVERY_S = 10.0  # issue 49: the user sees what is being tried at least this often

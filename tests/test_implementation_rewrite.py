@@ -17,9 +17,9 @@ import torch
 
 from fixport.core.exporters.torch_export.implementation_rewrite import rewritten_implementation
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.fix_records import TrialStage
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.fix_records import TrialStage
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
 
 DYNAMO = {"exporter": "dynamo", "opset": 17}  # at 17, where ReduceMax refuses what the rewrite leaves
 

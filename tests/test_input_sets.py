@@ -13,15 +13,15 @@ import onnx
 import pytest
 
 from fixport.core.fixing.fix_script import write_fix_script
+from fixport.core.foundation.errors import ModelLoadError
 from fixport.core.loaders.input_sets import SETS_ONLY_NOTE
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
-from fixport.core.model.errors import ModelLoadError
-from fixport.core.model.project import Project
-from fixport.core.model.proposed_shapes import proposed_shapes
-from fixport.core.model.requests import AnalyzeRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.project.dynamic_shapes import dynamic_axes_from_shapes
+from fixport.core.project.project import Project
+from fixport.core.project.proposed_shapes import proposed_shapes
+from fixport.core.records.requests import AnalyzeRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.vocabulary import ProblemReason
 from tests.conftest import run_main
 
 # A decoder step with a KV-style past: a prompt set (batch 2, 3 new tokens, past 5) and a decode set

@@ -9,11 +9,11 @@ import sys
 import onnx
 import pytest
 
-from fixport.core.model.errors import FixportError
-from fixport.core.model.graph import GRAPH_INPUT_KIND, display_graph
-from fixport.core.model.project import Project, save_project
-from fixport.core.model.requests import AnalyzeRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.foundation.errors import FixportError
+from fixport.core.project.project import Project, save_project
+from fixport.core.records.requests import AnalyzeRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.graph import GRAPH_INPUT_KIND, display_graph
 from tests.conftest import slow_but_one
 
 KWARGS_BERT = """
@@ -190,7 +190,7 @@ DECODER_SHAPES = ('{"input_ids": {"0": "batch", "1": "seq"}, "attention_mask": {
 
 
 def test_dynamic_shapes_nested_like_the_inputs_become_axes_by_input_name() -> None:
-    from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
+    from fixport.core.project.dynamic_shapes import dynamic_axes_from_shapes
 
     shapes = {"input_ids": {"0": "batch", "1": "seq"}, "past": [{"0": "batch", "2": "past"}, None, {1: 8}],
               "extra": {"bias": {0: "n"}}}

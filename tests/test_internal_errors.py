@@ -12,10 +12,10 @@ import torch
 import fixport.core.comparison.intermediates as intermediates
 from fixport.cli.error_log import report_internal_errors
 from fixport.core.comparison.compare_job import compare
-from fixport.core.model.internal_error import internal_error, raised_in_fixport
-from fixport.core.model.output_stats import difference_metrics
-from fixport.core.model.requests import CompareRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.foundation.comparison import difference_metrics
+from fixport.core.records.requests import CompareRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.internal_error import internal_error, raised_in_fixport
 from fixport.examples.catalog import example_path
 
 

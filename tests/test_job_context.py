@@ -5,8 +5,8 @@ from __future__ import annotations
 from fixport.core.analysis import job_context
 from fixport.core.analysis.job_context import open_job
 from fixport.core.fixing.auto_fix import auto_fix
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import example_path
 
 

@@ -10,10 +10,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
-from fixport.core.model.results import ModelRequest
 from fixport.core.onnx_io.kernel_types import kernel_gaps
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
+from fixport.core.records.results import ModelRequest
 
 NO_KERNEL = "Could not find an implementation"
 
@@ -213,8 +213,8 @@ def test_a_promoted_grid_behind_an_op_the_exporter_rejects_is_listed_and_fixed_i
 
 def test_the_cast_is_offered_only_for_a_node_without_a_kernel_for_its_types(tmp_path) -> None:
     from fixport.core.exporters.torchscript.candidates import INPUTS_AS_TRACED_TEMPLATE_ID, candidates_for
-    from fixport.core.model.problems import UnsupportedNode
-    from fixport.core.model.vocabulary import ProblemReason
+    from fixport.core.words.problems import UnsupportedNode
+    from fixport.core.words.vocabulary import ProblemReason
     from fixport.symbolics.library import TemplateLibrary
 
     def problem(kernel_gap: str) -> UnsupportedNode:

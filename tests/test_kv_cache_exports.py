@@ -12,11 +12,11 @@ import pytest
 import torch
 
 from fixport.core.analysis.analysis import analyze
+from fixport.core.foundation.inputs import distinct_names
+from fixport.core.foundation.other_sizes import other_size_inputs
 from fixport.core.loaders.loading import load_model, onnx_output_names
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.script_support.inputs import distinct_names
-from fixport.core.script_support.other_sizes import other_size_inputs
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 
 COMMON = '''
 import torch
@@ -132,7 +132,7 @@ def _exported(tmp_path: Path, source: str, exporter: str) -> tuple[Path, onnxrun
 
 
 def _flat_torch_outputs(value: object) -> list[np.ndarray]:
-    from fixport.core.script_support.comparison import flatten_outputs
+    from fixport.core.foundation.comparison import flatten_outputs
     return [array for _, array in flatten_outputs(value)]
 
 

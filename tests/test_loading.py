@@ -7,9 +7,10 @@ import numpy as np
 import pytest
 import torch
 
-from fixport.core.loaders.loading import InputOptions, load_model
-from fixport.core.model.errors import InputSpecError, ModelLoadError, UntrustedFileError
-from fixport.core.model.inputs import InputSpec, parse_input_spec
+from fixport.core.foundation.errors import InputSpecError, ModelLoadError
+from fixport.core.loaders.loading import load_model
+from fixport.core.project.inputs import InputOptions, InputSpec, parse_input_spec
+from fixport.core.words.errors import UntrustedFileError
 
 SMALL_MODEL = """
     import torch

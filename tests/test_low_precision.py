@@ -7,9 +7,11 @@ from dataclasses import replace
 import numpy as np
 import torch
 
-from fixport.core.checks.low_precision import ROUNDING_MARGIN, float32_outputs, rounding_note, rounding_only
-from fixport.core.model.output_stats import compare_output_lists, flatten_outputs
-from fixport.core.model.tolerances import ToleranceTable
+from fixport.core.checks.low_precision import rounding_note, rounding_only
+from fixport.core.foundation.comparison import flatten_outputs
+from fixport.core.foundation.low_precision import ROUNDING_MARGIN, float32_outputs
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.statistics.output_stats import compare_output_lists
 
 
 def _deep_half_mlp() -> tuple[torch.nn.Module, tuple[torch.Tensor]]:
@@ -65,9 +67,9 @@ def test_compare_passes_half_precision_rounding_and_says_so(cli, model_file) -> 
 
 
 def test_the_fix_script_applies_the_same_rule() -> None:
-    """The fix script's check (``script_support.script``, carried into the script whole) passes
+    """The fix script's check (``foundation.script``, carried into the script whole) passes
     the same rounding with a line saying so, and still fails the real error."""
-    from fixport.core.script_support.script import half_precision_rounding
+    from fixport.core.foundation.script import half_precision_rounding
 
     model, inputs = _deep_half_mlp()
     with torch.no_grad():
@@ -84,7 +86,7 @@ def test_the_fix_script_applies_the_same_rule() -> None:
 
 
 def test_the_fix_script_says_rounding_once_per_shape_however_many_outputs() -> None:
-    from fixport.core.script_support.script import rounding_line
+    from fixport.core.foundation.script import rounding_line
 
     lines = {f"out{i}": f"out{i}: bfloat16 rounding (against the model run in float32, ...)" for i in range(56)}
     assert rounding_line(lines) == f"; {lines['out0']}; 55 more outputs likewise"

@@ -6,8 +6,8 @@ from __future__ import annotations
 
 import pytest
 
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 
 # A stack of pre-norm attention + MLP blocks in bfloat16, deep enough that ONNX Runtime and torch
 # round apart by more than bfloat16's tolerance (issue 45 saw it on a 12-layer, 100 M model).

@@ -15,10 +15,10 @@ from onnx import TensorProto, helper
 from torch.multiprocessing.reductions import StorageWeakRef
 
 import fixport.core.onnx_io.onnx_model as onnx_model
-from fixport.core.exporters.base import ExportOptions
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file
 from fixport.core.loaders.loading import load_model
+from fixport.core.project.export_options import ExportOptions
 
 MODEL = """
     import torch

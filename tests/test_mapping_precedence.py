@@ -2,8 +2,8 @@
 naming its Function over one for any Function), asked by the window and by Compare alike."""
 from __future__ import annotations
 
-from fixport.core.model.graph import Graph, Node
-from fixport.core.model.project import FixMapping, Project, mapping_for
+from fixport.core.project.project import FixMapping, Project, mapping_for
+from fixport.core.words.graph import Graph, Node
 
 
 def _mapping(template_id: str, instance: str | None = None, kind: str = "aten::threshold",

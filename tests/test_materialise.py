@@ -13,8 +13,8 @@ import pytest
 import torch
 
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.symbolics.library import parse_template_source
 from fixport.symbolics.synthesis.materialise import (
     MATERIALISED_FAMILY,
@@ -108,7 +108,7 @@ def test_fix_auto_materialises_linear_ops_at_opset_17(worker, kind: str, tmp_pat
 
 def test_the_template_dock_offers_the_matrix_after_the_decomposition() -> None:
     from fixport.core.fixing.generated_fixes import generated_offers
-    from fixport.core.model.requests import SynthesizeRequest
+    from fixport.core.records.requests import SynthesizeRequest
 
     offers = generated_offers(SynthesizeRequest("aten::adaptive_avg_pool2d", 17))
     ids = [offer.template_id for offer in offers]

@@ -8,10 +8,10 @@ import pytest
 
 import fixport.core.comparison.intermediates as intermediates
 from fixport.core.comparison.compare_job import compare
-from fixport.core.model.compare_result import NodeAnalysis
-from fixport.core.model.requests import CompareRequest
-from fixport.core.model.results import ModelRequest
 from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.records.compare_result import NodeAnalysis
+from fixport.core.records.requests import CompareRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import example_path
 
 ALL_NODE_VALUES = intermediates.all_node_values

@@ -13,11 +13,11 @@ import torch
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.fixing.node_trials import verdict_on_node
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.fix_choices import Candidate
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import Candidate
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import example_path
 
 DIFF_MODEL = """

@@ -10,8 +10,8 @@ from onnx import TensorProto, helper, numpy_helper
 
 import fixport.core.onnx_io.external_data as external_data
 import fixport.core.onnx_io.onnx_files as onnx_files
-from fixport.core.model.errors import ExportError
 from fixport.core.onnx_io.ort_session import run_on_cpu
+from fixport.core.words.errors import ExportError
 
 
 def _model(weight_elements: int = 1024) -> onnx.ModelProto:
@@ -81,8 +81,8 @@ def test_check_fix_and_save_take_the_external_data_path_end_to_end(monkeypatch, 
     """The 2 GB limit lowered to 1 kB: analysis, fix --auto's node trials and whole-model check,
     and the saved file all go through external data, as a real-size model does."""
     from fixport.core.fixing.auto_fix import auto_fix
-    from fixport.core.model.requests import AutoFixRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.records.requests import AutoFixRequest
+    from fixport.core.records.results import ModelRequest
 
     path = model_file("wide.py", """
         import torch

@@ -27,8 +27,8 @@ def _model_with_unknown_op(path: Path) -> Path:
 
 def test_the_preview_reads_the_graph_the_worker_analyses(worker, tmp_path: Path) -> None:
     """Same node ids on both sides: the window can keep its drawing when the analysis arrives."""
-    from fixport.core.model.requests import AnalyzeRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.records.requests import AnalyzeRequest
+    from fixport.core.records.results import ModelRequest
 
     path = _model_with_unknown_op(tmp_path / "odd.onnx")
     preview = read_onnx_graph(path)
@@ -67,7 +67,7 @@ def test_a_model_files_traced_graph_is_drawn_before_its_export_ends(qtbot, windo
 def test_a_clean_exports_onnx_graph_is_drawn_before_ort_checks_it(qtbot, window: MainWindow) -> None:
     """A clean export's ONNX graph is on screen while ONNX Runtime runs it and torch is compared;
     the analysis then keeps that drawing."""
-    from fixport.core.model.results import ExportedGraph
+    from fixport.core.records.results import ExportedGraph
     from fixport.examples.catalog import example_path
 
     seen: list[tuple[object, object]] = []  # (analysis, drawn ONNX graph) when the ONNX graph arrived

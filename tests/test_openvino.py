@@ -11,10 +11,10 @@ import onnx
 import pytest
 from onnx import TensorProto, helper
 
-from fixport.core.model.errors import FixportError
-from fixport.core.model.requests import CompareRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.tolerances import BF16_COMPUTE_TABLE_NAME, DEFAULT_TABLE_NAME
+from fixport.core.foundation.errors import FixportError
+from fixport.core.project.tolerances import BF16_COMPUTE_TABLE_NAME, DEFAULT_TABLE_NAME
+from fixport.core.records.requests import CompareRequest
+from fixport.core.records.results import ModelRequest
 from tests.conftest import REPO
 
 ov = pytest.importorskip("openvino")
@@ -255,10 +255,10 @@ def test_an_export_with_its_weights_on_disk_runs_in_openvino_and_leaves_no_file(
     there for the moment, which is gone once the model is compiled."""
     import torch
 
-    from fixport.core.exporters.base import ExportOptions
     from fixport.core.exporters.choice import exporter_for
     from fixport.core.loaders.loading import load_model
     from fixport.core.onnx_io.ort_session import create_session
+    from fixport.core.project.export_options import ExportOptions
 
     source = """
         import torch

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import pytest
 
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
 from fixport.core.onnx_io.opset_needs import opset_that_runs
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import example_path
 
 

@@ -8,7 +8,8 @@ import torch
 
 from fixport.core.deployment.optimizer_guard import Reference, guard_optimizers
 from fixport.core.deployment.optimizer_tools import ort_session
-from fixport.core.model.optimizer_guard import (
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.words.optimizer_guard import (
     CHANGED,
     PASSED,
     REFUSED,
@@ -16,7 +17,6 @@ from fixport.core.model.optimizer_guard import (
     Variant,
     parse_optimize,
 )
-from fixport.core.model.tolerances import ToleranceTable
 from tests.optimizer_guard_models import (
     LayerNormByHand,
     conv_batchnorm,

@@ -5,7 +5,7 @@ import json
 
 import pytest
 
-from fixport.core.model.project import Project, load_project, save_project
+from fixport.core.project.project import Project, load_project, save_project
 from tests.optimizer_guard_models import fusion_changing_seed, layer_norm_model_file
 
 GUARDED = ("--runs", "1", "--no-node-analysis", "--latency-runs", "1", "--optimize", "ort:basic,ort:extended")

@@ -9,7 +9,7 @@ import pytest
 
 from fixport.core.deployment.optimizer_tools import switches_of
 from fixport.core.fixing.fix_script import write_fix_script
-from fixport.core.model.project import Project
+from fixport.core.project.project import Project
 from tests.optimizer_guard_models import layer_norm_model_file, refused_at_basic, refused_at_basic_inputs
 
 

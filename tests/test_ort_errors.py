@@ -8,10 +8,10 @@ import onnxruntime as ort
 import pytest
 from onnx import TensorProto, helper
 
-from fixport.core.model.vocabulary import UNPLACED_KIND, ProblemReason
 from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_graph import onnx_to_graph
 from fixport.core.onnx_io.ort_errors import OrtErrorSite, ort_error_site
+from fixport.core.words.vocabulary import UNPLACED_KIND, ProblemReason
 
 FLOAT, DOUBLE = TensorProto.FLOAT, TensorProto.DOUBLE
 

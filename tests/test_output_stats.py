@@ -6,16 +6,15 @@ import math
 import numpy as np
 import pytest
 
-from fixport.core.model.output_stats import (
+from fixport.core.foundation.comparison import DEFAULT_TOLERANCES, cosine_similarity, flatten_outputs
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.statistics.output_stats import (
     SCATTER_MAX_POINTS,
     compare_arrays,
-    cosine_similarity,
     error_histogram,
-    flatten_outputs,
     value_pairs,
     worst_of_runs,
 )
-from fixport.core.model.tolerances import DEFAULT_TOLERANCES, ToleranceTable
 
 
 def test_identical_arrays_pass_with_zero_error() -> None:

@@ -11,9 +11,10 @@ import onnx
 import pytest
 
 from fixport.cli.arguments import export_overrides
-from fixport.core.model.errors import FixportError, ProjectError
-from fixport.core.model.export_options import ExportOptions, normalised_dynamic_axes
-from fixport.core.model.project import load_project
+from fixport.core.foundation.errors import FixportError
+from fixport.core.project.export_options import ExportOptions, normalised_dynamic_axes
+from fixport.core.project.project import load_project
+from fixport.core.words.errors import ProjectError
 from tests.conftest import slow_but_one
 
 # A problem for each exporter: threshold(x, 0.1, 2.0) has no TorchScript symbolic, and the dynamo

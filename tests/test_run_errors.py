@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixport.cli import error_log
-from fixport.core.model.errors import MAX_PRINTED_MESSAGE_CHARS, trimmed_message
+from fixport.core.words.errors import MAX_PRINTED_MESSAGE_CHARS, trimmed_message
 from tests.conftest import run_main
 
 GRAPH_LINE = "%1 : Float(2, 3) = aten::add(%x, %x)\n"

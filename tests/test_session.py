@@ -9,14 +9,14 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping, load_project
-from fixport.core.model.vocabulary import ProblemReason
-from fixport.core.model.workbench import Workbench
+from fixport.core.project.project import FixMapping, load_project
 from fixport.core.session import events
 from fixport.core.session.fix_all import opset_that_works
 from fixport.core.session.jobs import QueuedJobs
 from fixport.core.session.session import SOURCE, Session
+from fixport.core.session.workbench import Workbench
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 from fixport.symbolics.library import TemplateLibrary, params_for
 from tests.test_cli_check_export import FAILING_MODEL
 
@@ -37,7 +37,7 @@ CUMSUM = """
 @pytest.fixture
 def session(worker, tmp_path: Path, monkeypatch) -> tuple[Session, QueuedJobs]:
     """A session on the shared warm worker, its autosaves in tmp_path; a job failure fails the test."""
-    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+    monkeypatch.setattr("fixport.core.session.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
 
     def fail(request, error) -> None:
         raise AssertionError(f"{type(request).__name__} failed: {error}")
@@ -173,7 +173,7 @@ def test_open_failure_is_an_error_event_and_leaves_nothing_open(session, tmp_pat
 
 def test_batched_edits_write_the_project_once(tmp_path: Path, monkeypatch) -> None:
     """Nested batches write once, at the outer end; a batch without edits writes nothing."""
-    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+    monkeypatch.setattr("fixport.core.session.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
     workbench = Workbench()
     workbench.open_model(tmp_path / "model.py")
     writes: list[int] = []

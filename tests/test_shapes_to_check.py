@@ -10,10 +10,11 @@ import pytest
 from PySide6.QtCore import Qt, QTimer
 from PySide6.QtWidgets import QApplication, QDialogButtonBox
 
-from fixport.core.model.errors import InputSpecError, ProjectError, ShapeNamesError
-from fixport.core.model.project import Project, load_project, project_from_json, save_project
-from fixport.core.model.shape_sets import for_the_window, parse_shape_lines, parse_shape_set, shape_names_error
-from fixport.core.model.workbench import Workbench
+from fixport.core.foundation.errors import InputSpecError
+from fixport.core.project.project import Project, load_project, project_from_json, save_project
+from fixport.core.project.shape_sets import for_the_window, parse_shape_lines, parse_shape_set, shape_names_error
+from fixport.core.session.workbench import Workbench
+from fixport.core.words.errors import ProjectError, ShapeNamesError
 from fixport.gui.shapes_dialog import ShapesDialog
 from fixport.gui.window_actions import set_shapes_to_check
 from tests.test_declared_shapes import BAKED_LENGTH_MODEL
@@ -66,7 +67,7 @@ def test_the_project_keeps_its_shapes_and_old_files_still_open(tmp_path: Path) -
 
 
 def test_the_workbench_asks_the_worker_for_the_projects_shapes(tmp_path: Path, monkeypatch) -> None:
-    monkeypatch.setattr("fixport.core.model.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+    monkeypatch.setattr("fixport.core.session.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
     bench = Workbench()
     bench.open_model(_baked_model(tmp_path))
     assert bench.analyze_request().other_shapes == []

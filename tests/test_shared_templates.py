@@ -9,8 +9,8 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 from fixport.symbolics.dynamo.library import dynamo_library
 from fixport.symbolics.library import TemplateLibrary
 from tests.conftest import slow_but_one
@@ -110,8 +110,8 @@ def test_masked_select_as_compress_holds_for_masks_of_every_count(worker, tmp_pa
     import onnxruntime as ort
     import torch
 
-    from fixport.core.model.project import FixMapping
-    from fixport.core.model.requests import AnalyzeRequest
+    from fixport.core.project.project import FixMapping
+    from fixport.core.records.requests import AnalyzeRequest
 
     model, output = tmp_path / "select.py", tmp_path / "select.onnx"
     model.write_text(MASKED_SELECT_MODEL, encoding="utf-8")

@@ -8,11 +8,11 @@ import numpy as np
 import pytest
 import torch
 
-from fixport.core.exporters.base import ExportOptions
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.loaders.loading import load_model
 from fixport.core.onnx_io.ort_session import create_session
 from fixport.core.onnx_io.shared_weights import mapped_file, shared_initializers
+from fixport.core.project.export_options import ExportOptions
 
 MODEL = """
     import torch

@@ -13,10 +13,10 @@ import pytest
 import torch
 
 from fixport.core.exporters.dynamo.script_part import suggested_dynamic_shapes
-from fixport.core.model.capture_settings import SUGGESTED_DIMS
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.project.capture_settings import SUGGESTED_DIMS
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.vocabulary import ProblemReason
 
 # A size guard the capture resolves at the example (len 8 > 6): torch.export keeps the program for
 # len >= 7, which the ONNX file does not check, so at len 5 it computes the other branch's numbers.

@@ -6,10 +6,9 @@ import torch
 import torch.nn.functional as F
 from torch.onnx._internal.torchscript_exporter import registration
 
+from fixport.core.exporters.template_compiler import TemplateError, compile_template_source
 from fixport.core.exporters.torchscript.symbolic_registration import (
     MappingSpec,
-    TemplateError,
-    compile_template_source,
     registered_mappings,
     registry_state,
     validate_mapping,
@@ -189,7 +188,7 @@ def test_user_override_is_what_fix_auto_exports_and_reset_brings_the_builtin_bac
     import onnx
 
     from fixport.core.exporters.torchscript.applied_fixes import mapping_specs
-    from fixport.core.model.project import load_project
+    from fixport.core.project.project import load_project
     from fixport.examples.catalog import list_examples
     from tests.conftest import run_main
 
@@ -242,8 +241,8 @@ def test_a_re_export_reuses_the_traced_graph_only_for_the_same_module_and_option
     import os
 
     from fixport.core.analysis.analysis import analyze
-    from fixport.core.model.requests import AnalyzeRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.records.requests import AnalyzeRequest
+    from fixport.core.records.results import ModelRequest
 
     source = """
         import torch
@@ -277,7 +276,7 @@ def test_a_saved_fix_keeps_its_templates_opsets_without_a_library(monkeypatch):
     from dataclasses import replace
 
     from fixport.core.exporters.torchscript.applied_fixes import mapping_specs
-    from fixport.core.model.project import FixMapping
+    from fixport.core.project.project import FixMapping
 
     template = TemplateLibrary().get("decompose.threshold_where")
     saved = FixMapping("aten::threshold", template.id, template.source)

@@ -17,8 +17,8 @@ import pytest
 import torch
 
 from fixport.core.loaders.loading import load_model
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
 
 ONE_OP_MODEL = '''
 import torch

@@ -15,9 +15,9 @@ import onnxruntime as ort
 import pytest
 import torch
 
-from fixport.core.model.output_stats import compare_output_lists
-from fixport.core.model.tied_order import find_tied_order
-from fixport.core.model.tolerances import ToleranceTable
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.statistics.output_stats import compare_output_lists
+from fixport.core.statistics.tied_order import find_tied_order
 
 DETECTOR_TAIL_MODEL = """
     import torch

@@ -2,9 +2,9 @@
 check's report and in the Inspector, not as loose lines."""
 from __future__ import annotations
 
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.trace_warnings import baked_here, warnings_by_node
+from fixport.core.exporters.trace_warnings import baked_here, warnings_by_node
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 from fixport.examples.catalog import example_path
 
 

@@ -5,13 +5,13 @@ from __future__ import annotations
 from dataclasses import replace
 from pathlib import Path
 
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.fix_choices import AutoFixChoice
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.results import AnalysisResult, AutoFixResult
-from fixport.core.model.traced_sizes import pinned_dims_note, traced_sizes
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.records.fix_choices import AutoFixChoice
+from fixport.core.records.results import AnalysisResult, AutoFixResult
+from fixport.core.records.traced_sizes import pinned_dims_note, traced_sizes
 from fixport.core.session.fix_all import plan_from
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 from fixport.gui.template_dock import OFFER_ROLE
 from tests.test_declared_shapes import ADAPTIVE_POOL_MODEL, DYNAMIC_HW
 

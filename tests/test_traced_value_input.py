@@ -17,12 +17,12 @@ import torch
 
 from fixport.core.checks.value_check import other_values, value_label
 from fixport.core.exporters.choice import exporter_for
-from fixport.core.model.fix_choices import FAMILY_TRACED_VALUE_INPUT
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import load_project
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import ModelRequest
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.project.project import load_project
+from fixport.core.records.fix_choices import FAMILY_TRACED_VALUE_INPUT
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 from fixport.symbolics.synthesis.runtime_scale import RUNTIME_SCALE_ID
 
 SUPER_RESOLUTION = '''

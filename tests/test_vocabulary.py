@@ -6,8 +6,8 @@ import pickle
 
 import pytest
 
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import (
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import (
     ProblemReason,
     base_of_instance_key,
     describe_reason,

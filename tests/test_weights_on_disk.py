@@ -17,11 +17,11 @@ import fixport.core.exporters.torchscript.exporter as torchscript
 import fixport.core.onnx_io.external_data as external_data
 import fixport.core.onnx_io.onnx_model as onnx_model
 from fixport.core.comparison.intermediates import group_submodel, with_all_node_outputs
-from fixport.core.model.compare_result import NodeError
 from fixport.core.onnx_io.onnx_files import save_model
 from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, WeightsFolder, on_disk
 from fixport.core.onnx_io.ort_session import create_session, run_on_cpu
+from fixport.core.records.compare_result import NodeError
 
 SIZE = 1024  # float32 elements: 4 kB, above the lowered threshold
 LINEAR_MODEL = """
@@ -144,8 +144,8 @@ def test_check_compare_and_save_read_the_weights_from_disk(small_threshold: Path
     it does for a model over 1 GB; every temporary weights folder is gone afterwards."""
     from fixport.core.analysis.analysis import analyze
     from fixport.core.comparison.compare_job import compare
-    from fixport.core.model.requests import AnalyzeRequest, CompareRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.records.requests import AnalyzeRequest, CompareRequest
+    from fixport.core.records.results import ModelRequest
 
     monkeypatch.setattr(torchscript, "IN_MEMORY_EXPORT_LIMIT_BYTES", 0)
     path = model_file("linear.py", LINEAR_MODEL)
@@ -270,7 +270,7 @@ def test_a_file_export_writes_its_weights_from_torch_as_the_full_export_would(
 
     from fixport.core.exporters.choice import exporter_for
     from fixport.core.loaders.loading import load_model
-    from fixport.core.model.export_options import resolve_export_options
+    from fixport.core.project.export_options import resolve_export_options
 
     monkeypatch.setattr(torchscript, "IN_MEMORY_EXPORT_LIMIT_BYTES", 0)
     loaded = load_model(model_file("mixed.py", MIXED_PARAMETERS_MODEL))
@@ -304,11 +304,11 @@ def test_a_dynamo_export_writes_its_weights_from_torch_straight_to_disk(small_th
     """torch.export's route too: the translated model's weights go to the folder from torch's tensors
     (no proto holding them), check and compare read them there, and the folders go afterwards."""
     from fixport.core.comparison.compare_job import compare
-    from fixport.core.exporters.base import ExportOptions
     from fixport.core.exporters.choice import exporter_for
     from fixport.core.loaders.loading import load_model
-    from fixport.core.model.requests import CompareRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.project.export_options import ExportOptions
+    from fixport.core.records.requests import CompareRequest
+    from fixport.core.records.results import ModelRequest
 
     path = model_file("linear.py", LINEAR_MODEL)
     result = exporter_for("dynamo").export(load_model(path, trust=True), ExportOptions(opset=17))

@@ -15,10 +15,8 @@ from pathlib import Path
 
 import pytest
 
-from fixport.core.model.cancel import Cancelled
-from fixport.core.model.errors import ModelLoadError, WorkerError
-from fixport.core.model.latest import LatestRequests
-from fixport.core.model.requests import (
+from fixport.core.foundation.errors import ModelLoadError
+from fixport.core.records.requests import (
     AnalyzeRequest,
     AutoFixRequest,
     BaselineRequest,
@@ -31,10 +29,13 @@ from fixport.core.model.requests import (
     SuggestDynamicRequest,
     SynthesizeRequest,
 )
-from fixport.core.model.results import ModelRequest, WorkerInfo
-from fixport.core.model.runtime_pair import RuntimesCompareRequest
+from fixport.core.records.results import ModelRequest, WorkerInfo
+from fixport.core.words.cancel import Cancelled
+from fixport.core.words.errors import WorkerError
+from fixport.core.words.runtime_pair import RuntimesCompareRequest
 from fixport.core.worker.client import CANCEL_GRACE_S, ExportWorker
 from fixport.core.worker.jobs import JOBS, job_for
+from fixport.gui.latest import LatestRequests
 from tests.conftest import REPO
 
 THRESHOLD = str(REPO / "examples" / "threshold.py")
@@ -269,8 +270,8 @@ PARENT_SCRIPT = """
     import sys
     import threading
 
-    from fixport.core.model.requests import AnalyzeRequest
-    from fixport.core.model.results import ModelRequest
+    from fixport.core.records.requests import AnalyzeRequest
+    from fixport.core.records.results import ModelRequest
     from fixport.core.worker.client import ExportWorker
 
     worker = ExportWorker(job_timeout_s=600)

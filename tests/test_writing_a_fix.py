@@ -7,9 +7,9 @@ from pathlib import Path
 import onnx
 import pytest
 
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.project import FixMapping
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 from fixport.symbolics.dynamo.library import dynamo_library
 from fixport.symbolics.library import TemplateLibrary, parse_template_source
 from fixport.symbolics.stubs import generate_stub

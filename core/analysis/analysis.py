@@ -6,7 +6,7 @@ import time
 from fixport.core.analysis.job_context import JobContext, open_job
 from fixport.core.checkpoints.checkpoint_export import save_checkpoint_component
 from fixport.core.checkpoints.export_dtype import checkpoint_export_dtype
-from fixport.core.checks.generation_check import (
+from fixport.core.checkpoints.generation_check import (
     generation_components,
     generation_problem,
     generation_with_other_component,
@@ -16,23 +16,23 @@ from fixport.core.checks.runtime_outputs import OPENVINO_CHECK_NOTE, openvino_ou
 from fixport.core.checks.shape_check import check_other_shapes, shape_label_note
 from fixport.core.checks.value_check import check_input_values
 from fixport.core.exporters.base import ExportResult
+from fixport.core.foundation.comparison import to_numpy
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.cancel import (
+from fixport.core.onnx_io.diagnosis import nodes_without_runtime_kernel
+from fixport.core.onnx_io.onnx_files import save_model
+from fixport.core.onnx_io.runtime_cost import session_cost
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.proposed_shapes import proposal_notes, proposed_shapes
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import AnalysisResult
+from fixport.core.words.cancel import (
     CancelCallback,
     ProgressCallback,
     check_cancelled,
     report,
 )
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.output_stats import to_numpy
-from fixport.core.model.proposed_shapes import proposal_notes, proposed_shapes
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import AnalysisResult
-from fixport.core.model.runtimes import OPENVINO, ORT
-from fixport.core.model.vocabulary import LOADING_STAGE
-from fixport.core.onnx_io.diagnosis import nodes_without_runtime_kernel
-from fixport.core.onnx_io.onnx_files import save_model
-from fixport.core.onnx_io.runtime_cost import session_cost
+from fixport.core.words.runtimes import OPENVINO, ORT
+from fixport.core.words.vocabulary import LOADING_STAGE
 
 
 def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,

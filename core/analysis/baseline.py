@@ -25,14 +25,16 @@ import torch
 from fixport.core.analysis.job_context import open_job
 from fixport.core.checks.output_check import tolerances_for, torch_outputs
 from fixport.core.checks.shape_check import first_line, generalisation_shapes
+from fixport.core.foundation.comparison import flatten_outputs, to_numpy
+from fixport.core.foundation.session_feeds import feeds_for
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.baseline import BaselineResult, BaselineSet
-from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
-from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy, worst_abs
-from fixport.core.model.requests import BaselineRequest
-from fixport.core.model.tolerances import ToleranceTable
-from fixport.core.model.vocabulary import LOADING_STAGE
-from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
+from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.records.baseline import BaselineResult, BaselineSet
+from fixport.core.records.requests import BaselineRequest
+from fixport.core.statistics.output_stats import compare_output_lists, worst_abs
+from fixport.core.words.cancel import CancelCallback, ProgressCallback, check_cancelled, report
+from fixport.core.words.vocabulary import LOADING_STAGE
 
 EXAMPLE_INPUTS_LABEL = "example inputs"
 _TERMINAL_CODES_RE = re.compile(r"\x1b\[[0-9;]*m")  # torch.onnx colours its messages

@@ -12,10 +12,10 @@ from fixport.core.analysis.analysis import analyze
 from fixport.core.checks.shape_check import baked_at
 from fixport.core.exporters.choice import resolved_export_options
 from fixport.core.loaders.model_cache import open_model
-from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
-from fixport.core.model.requests import AnalyzeRequest, SuggestDynamicRequest
-from fixport.core.model.results import DimVerdict
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.records.requests import AnalyzeRequest, SuggestDynamicRequest
+from fixport.core.records.results import DimVerdict
+from fixport.core.words.cancel import CancelCallback, ProgressCallback, check_cancelled, report
+from fixport.core.words.vocabulary import ProblemReason
 
 
 def suggest_dynamic_dims(request: SuggestDynamicRequest, progress: ProgressCallback | None = None,

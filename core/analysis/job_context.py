@@ -17,10 +17,10 @@ from fixport.core.exporters.base import Exporter
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AnalyzeRequest
-from fixport.core.model.results import ModelRequest
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping
+from fixport.core.records.requests import AnalyzeRequest
+from fixport.core.records.results import ModelRequest
 
 
 @dataclass(frozen=True)

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.exporters.profiles import profile_for_kind
-from fixport.core.model.cancel import CancelCallback, ProgressCallback
-from fixport.core.model.requests import OpInfoRequest
 from fixport.core.onnx_io.op_docs import OpInfo
+from fixport.core.records.requests import OpInfoRequest
+from fixport.core.words.cancel import CancelCallback, ProgressCallback
 
 
 def op_info(request: OpInfoRequest, progress: ProgressCallback | None = None,

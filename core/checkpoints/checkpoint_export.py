@@ -20,11 +20,11 @@ from typing import Any
 import torch
 
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.atomic_files import atomic_write_bytes
-from fixport.core.model.errors import ExportError
-from fixport.core.model.export_options import ExportOptions
 from fixport.core.onnx_io.onnx_files import save_model_with_external_data
 from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.project.atomic_files import atomic_write_bytes
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.words.errors import ExportError
 
 EXPORT_MANIFEST_FILE = "export.json"  # transformers.exporters.base.EXPORT_MANIFEST_FILE
 ONNX_FORMAT = "onnx"
@@ -106,7 +106,7 @@ def _metadata(loaded: LoadedModel, options: ExportOptions) -> Any:
 
 def _patched_component(loaded: LoadedModel) -> Any:
     """The PatchedForExport inside the loaded module (a StructuredCall wraps it)."""
-    from fixport.core.loaders.checkpoint_folder import PatchedForExport
+    from fixport.core.foundation.checkpoints import PatchedForExport
 
     for module in loaded.module.modules():
         if isinstance(module, PatchedForExport):

@@ -2,8 +2,8 @@
 from __future__ import annotations
 
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.export_dtype import ExportDtype
 from fixport.core.onnx_io.dtype_speed import export_dtype
+from fixport.core.words.export_dtype import ExportDtype
 
 
 def checkpoint_export_dtype(loaded: LoadedModel) -> ExportDtype | None:

@@ -7,7 +7,7 @@ misses the tolerance is held to the model run in float32 (the same weights, wide
 inputs widened too): when ONNX Runtime's float16 output is no further from it than
 :data:`ROUNDING_MARGIN` times torch's own float16 output (or than the tolerance), the difference
 is float16's rounding, not the export's, and the output passes. The float32 run and the rule are
-the fix script's support's (``core/script_support/low_precision.py``).
+the fix script's support's (``core/foundation/low_precision.py``).
 
 One verdict everywhere: the traced shape (output_check), other sizes and input sets
 (shape_check), other values of an input (value_check) and ``compare`` all call
@@ -23,17 +23,15 @@ from typing import Any
 import numpy as np
 import torch
 
-from fixport.core.model.output_stats import OutputStats, to_numpy
-from fixport.core.script_support.low_precision import (
-    LOW_PRECISION,
+from fixport.core.foundation.comparison import to_numpy
+from fixport.core.foundation.low_precision import (
     LOW_PRECISION_NAMES,
-    ROUNDING_MARGIN,
     float32_outputs,
     within_rounding,
 )
+from fixport.core.statistics.output_stats import OutputStats
 
-__all__ = ["LOW_PRECISION", "LOW_PRECISION_NAMES", "ROUNDING_MARGIN", "Rounding", "float32_outputs",
-           "rounding_note", "rounding_only", "within_rounding"]
+__all__ = ["Rounding", "rounding_note", "rounding_only"]
 
 
 @dataclass(frozen=True)

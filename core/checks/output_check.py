@@ -16,20 +16,16 @@ import numpy as np
 import torch
 
 from fixport.core.checks.low_precision import rounding_note, rounding_only
+from fixport.core.foundation.comparison import flatten_outputs, to_numpy
+from fixport.core.foundation.session_feeds import feeds_for
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.graph import Graph, Node
-from fixport.core.model.output_stats import (
-    OutputStats,
-    compare_output_lists,
-    flatten_outputs,
-    to_numpy,
-    worst_abs,
-)
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.tolerances import ToleranceTable
-from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.onnx_model import OnnxModel
-from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
+from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.statistics.output_stats import OutputStats, compare_output_lists, worst_abs
+from fixport.core.words.graph import Graph, Node
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 OUTPUT_KIND = "onnx::output"  # a mismatch no TorchScript node can be named for
 

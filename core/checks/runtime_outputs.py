@@ -4,14 +4,15 @@ from __future__ import annotations
 
 from typing import Any
 
+from fixport.core.foundation.comparison import to_numpy
+from fixport.core.foundation.session_feeds import feeds_for
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.graph import Graph
-from fixport.core.model.output_stats import to_numpy
-from fixport.core.model.problems import UnsupportedNode
 from fixport.core.onnx_io.cuda_precision import STRICT
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.openvino_errors import openvino_error_problem
-from fixport.core.onnx_io.ort_session import create_session, feeds_for
+from fixport.core.onnx_io.ort_session import create_session
+from fixport.core.words.graph import Graph
+from fixport.core.words.problems import UnsupportedNode
 
 OPENVINO_CHECK_NOTE = ("The outputs were compared in OpenVINO (INFERENCE_PRECISION_HINT=f32); other sizes and "
                        "input values were checked in ONNX Runtime.")

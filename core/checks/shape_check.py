@@ -7,7 +7,7 @@ smaller size of every declared dim (dims of the same name move together; odd siz
 above 1 among them), in torch and in ONNX Runtime. A shape torch itself refuses is skipped and
 said so; a difference, or ONNX Runtime failing, is a ``shape_specialised`` problem naming the
 shape, the output, and the lines where the trace warned that it baked a value. The other sizes
-are made by the fix script's support (``core/script_support/other_sizes.py``), so the script checks
+are made by the fix script's support (``core/foundation/other_sizes.py``), so the script checks
 the same ones.
 """
 from __future__ import annotations
@@ -22,25 +22,38 @@ from onnxruntime import InferenceSession
 from fixport.core.checks.low_precision import Rounding, rounding_note, rounding_only
 from fixport.core.checks.output_check import OUTPUT_KIND, output_origin, tolerances_for
 from fixport.core.checks.value_reads import integer_inputs_read
-from fixport.core.loaders.input_sets import SETS_ONLY_NOTE, dims_inferred_from_sets
+from fixport.core.exporters.trace_warnings import trace_warnings
+from fixport.core.foundation.comparison import flatten_outputs, to_numpy
+from fixport.core.foundation.dynamic_dims import declared_dims
+from fixport.core.foundation.input_sets import dims_inferred_from_sets
+from fixport.core.foundation.other_sizes import SHAPE_SEED, other_size_inputs, random_like
+from fixport.core.foundation.session_feeds import feeds_for
+from fixport.core.loaders.input_sets import SETS_ONLY_NOTE
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.graph import Graph
-from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.shape_sets import example_shape_set, shape_names_error, unknown_names
-from fixport.core.model.tolerances import ToleranceTable
-from fixport.core.model.trace_warnings import trace_warnings
-from fixport.core.model.traced_sizes import declared_dims
-from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_model import OnnxModel
-from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
-from fixport.core.script_support.other_sizes import SHAPE_SEED, other_size_inputs, random_like
+from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.shape_sets import example_shape_set, shape_names_error, unknown_names
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.statistics.output_stats import compare_output_lists
+from fixport.core.words.graph import Graph
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
-__all__ = ["BAKED_BY_THE_TRACE", "FIXED_INPUT_HINT", "SHAPE_SEED", "ShapeCheck", "ShapeSet", "baked_at",
-           "check_other_shapes", "first_line", "generalisation_shapes", "in_range_note", "only_the_input_sets",
-           "other_size_inputs", "random_like", "shape_label_note"]
+__all__ = [
+    "BAKED_BY_THE_TRACE",
+    "FIXED_INPUT_HINT",
+    "ShapeCheck",
+    "ShapeSet",
+    "baked_at",
+    "check_other_shapes",
+    "first_line",
+    "generalisation_shapes",
+    "in_range_note",
+    "only_the_input_sets",
+    "shape_label_note",
+]
 
 BAKED_BY_THE_TRACE = "The trace turned a size into a constant at "  # then the user's lines
 

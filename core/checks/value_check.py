@@ -23,24 +23,27 @@ import torch
 
 from fixport.core.checks.low_precision import rounding_only
 from fixport.core.checks.output_check import tolerances_for
-from fixport.core.checks.shape_check import SHAPE_SEED, first_line, random_like
+from fixport.core.checks.shape_check import first_line
 from fixport.core.checks.value_reads import input_value_reads
 from fixport.core.exporters.profiles import profile_for
-from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.graph import Graph
-from fixport.core.model.output_stats import compare_output_lists, flatten_outputs, to_numpy
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.trace_warnings import (
+from fixport.core.exporters.trace_warnings import (
     TraceWarning,
     constants_into,
     kept_reads,
     nodes_it_produced,
     trace_warnings,
 )
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.foundation.comparison import flatten_outputs, to_numpy
+from fixport.core.foundation.other_sizes import SHAPE_SEED, random_like
+from fixport.core.foundation.session_feeds import feeds_for
+from fixport.core.loaders.loading import LoadedModel
 from fixport.core.onnx_io.onnx_model import OnnxModel
-from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session, feeds_for
+from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.statistics.output_stats import compare_output_lists
+from fixport.core.words.graph import Graph
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 INPUT_KIND = "onnx::input"  # a problem of a model input that no traced node takes
 MAX_OTHER_VALUE_TRIES = 8  # value sets tried in torch before giving up on one input

@@ -21,58 +21,27 @@ import torch
 
 from fixport.core.analysis.job_context import JobContext, open_job
 from fixport.core.checkpoints.export_dtype import checkpoint_export_dtype
-from fixport.core.checks.generation_check import generation_components, generation_of_both_components
-from fixport.core.checks.low_precision import LOW_PRECISION_NAMES, Rounding, rounding_note, rounding_only
+from fixport.core.checkpoints.generation_check import generation_components, generation_of_both_components
+from fixport.core.checks.low_precision import Rounding, rounding_note, rounding_only
 from fixport.core.checks.shape_check import (
     ShapeSet,
     first_line,
     generalisation_shapes,
     in_range_note,
     only_the_input_sets,
-    random_like,
 )
 from fixport.core.checks.value_check import check_input_values
 from fixport.core.checks.value_reads import integer_inputs_read
-from fixport.core.comparison.intermediates import (
-    NodeAnalysis,
-    analyze_nodes,
-)
+from fixport.core.comparison.intermediates import analyze_nodes
 from fixport.core.deployment.optimizer_guard import Reference, guard_optimizers
 from fixport.core.exporters.base import ComparableExport, Exporter
+from fixport.core.foundation.comparison import flatten_outputs, to_numpy
+from fixport.core.foundation.errors import FixportError, ModelLoadError
+from fixport.core.foundation.low_precision import LOW_PRECISION_NAMES
+from fixport.core.foundation.other_sizes import random_like, wider_label
+from fixport.core.foundation.session_feeds import feeds_for
 from fixport.core.loaders.input_sets import SETS_ONLY_NOTE
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.advice import Step, advice_for, advice_without_a_list, sentence
-from fixport.core.model.cancel import (
-    CancelCallback,
-    Cancelled,
-    ProgressCallback,
-    check_cancelled,
-    report,
-)
-from fixport.core.model.compare_result import MAX_RUNS, CompareResult
-from fixport.core.model.errors import (
-    ExportError,
-    FixportError,
-    ModelLoadError,
-    NothingToCompareError,
-)
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.graph import Graph
-from fixport.core.model.internal_error import InternalError, internal_error, raised_in_fixport
-from fixport.core.model.optimizer_guard import OptimizerReport, parse_optimize
-from fixport.core.model.output_stats import (
-    OutputStats,
-    compare_output_lists,
-    flatten_outputs,
-    missing_output,
-    to_numpy,
-    worst_of_runs,
-)
-from fixport.core.model.project import FixMapping, mapping_for_node
-from fixport.core.model.runtime_cost import RuntimeCost, validate_latency_runs
-from fixport.core.model.runtimes import OPENVINO, OPENVINO_NAME, ORT, RUNTIME_TITLES, refuse_missing_runtime
-from fixport.core.model.tolerances import ToleranceTable
-from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.cuda_precision import DEPLOYED, check_precision
 from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.onnx_files import read_model_file
@@ -81,14 +50,33 @@ from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.openvino_errors import openvino_error_problem, openvino_error_summary
 from fixport.core.onnx_io.openvino_session import INFERENCE_PRECISION, openvino_tolerances
 from fixport.core.onnx_io.ort_errors import ort_error_summary
-from fixport.core.onnx_io.ort_session import SessionInfo, feeds_for, quiet_run
+from fixport.core.onnx_io.ort_session import SessionInfo, quiet_run
 from fixport.core.onnx_io.placement import collect_placement
 from fixport.core.onnx_io.reference_plan import ReferencePlan, plan_references
 from fixport.core.onnx_io.runtime_cost import runtime_cost
-from fixport.core.script_support.other_sizes import wider_label
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping, mapping_for_node
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.records.compare_result import MAX_RUNS, CompareResult, NodeAnalysis
+from fixport.core.records.runtime_cost import RuntimeCost, validate_latency_runs
+from fixport.core.statistics.output_stats import OutputStats, compare_output_lists, missing_output, worst_of_runs
+from fixport.core.words.advice import Step, advice_for, advice_without_a_list, sentence
+from fixport.core.words.cancel import (
+    CancelCallback,
+    Cancelled,
+    ProgressCallback,
+    check_cancelled,
+    report,
+)
+from fixport.core.words.errors import ExportError, NothingToCompareError
+from fixport.core.words.graph import Graph
+from fixport.core.words.internal_error import InternalError, internal_error, raised_in_fixport
+from fixport.core.words.optimizer_guard import OptimizerReport, parse_optimize
+from fixport.core.words.runtimes import OPENVINO, OPENVINO_NAME, ORT, RUNTIME_TITLES, refuse_missing_runtime
+from fixport.core.words.vocabulary import LOADING_STAGE
 
 if TYPE_CHECKING:
-    from fixport.core.model.requests import CompareRequest
+    from fixport.core.records.requests import CompareRequest
 
 TORCH_DEVICES = ("cpu", "cuda")
 BAKED_WHILE_TRACING_NOTE = ("At the other size no ONNX node departs from the source graph, which fails there too: the "
@@ -354,7 +342,7 @@ def _cost(model: OnnxModel, session: Any, loaded: LoadedModel, runs: int, provid
 
 def templates_by_node(source_graph: Graph, mappings: list[FixMapping]) -> dict[str, str]:
     """Node id -> id of the template that converts that node, for every mapped node (the one
-    :func:`~fixport.core.model.project.mapping_for` picks: a per-node fix over a per-kind one)."""
+    :func:`~fixport.core.project.project.mapping_for` picks: a per-node fix over a per-kind one)."""
     templates: dict[str, str] = {}
     for node in source_graph.nodes:
         mapping = mapping_for_node(mappings, node)
@@ -569,7 +557,7 @@ def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: lis
 
 
 def _without_plot_data(stats: OutputStats) -> OutputStats:
-    from fixport.core.model.output_stats import ErrorHistogram, ValuePairs
+    from fixport.core.statistics.output_stats import ErrorHistogram, ValuePairs
 
     return replace(stats, histogram=ErrorHistogram(), scatter=ValuePairs())
 

@@ -16,14 +16,15 @@ import torch
 from onnx import helper
 
 from fixport.core.exporters.base import NodeCapture
-from fixport.core.model.compare_result import NodeAnalysis, NodeError, ValueKey
-from fixport.core.model.graph import Graph, Node
-from fixport.core.model.output_stats import difference_metrics, largest_magnitude, to_numpy
-from fixport.core.model.tied_order import TiedOrder, find_tied_order
-from fixport.core.model.tolerances import ToleranceTable
-from fixport.core.model.vocabulary import split_instance_key
+from fixport.core.foundation.comparison import difference_metrics, to_numpy
 from fixport.core.onnx_io.external_data import tensor_bytes
 from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.records.compare_result import NodeAnalysis, NodeError, ValueKey
+from fixport.core.statistics.output_stats import largest_magnitude
+from fixport.core.statistics.tied_order import TiedOrder, find_tied_order
+from fixport.core.words.graph import Graph, Node
+from fixport.core.words.vocabulary import split_instance_key
 
 SKIPPED_ONNX_OPS = frozenset({"Constant", "Shape", "Size", "ConstantOfShape"})
 MAX_INTRODUCED_RERUNS = 50  # re-running node groups alone costs a session each
@@ -302,7 +303,7 @@ def all_node_values(model: OnnxModel, inputs: Sequence[torch.Tensor], input_name
     """Every value of ``model`` on ``inputs`` (or of those, the ones named in ``only``), with its
     inputs, by name, from one ONNX Runtime run; the session is gone on return, before the node
     groups open theirs over the same weights."""
-    from fixport.core.onnx_io.ort_session import feeds_for
+    from fixport.core.foundation.session_feeds import feeds_for
 
     session = session_factory(with_all_node_outputs(model, only))
     feeds = feeds_for(session, list(input_names), [to_numpy(t) for t in inputs])

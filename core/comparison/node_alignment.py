@@ -17,10 +17,11 @@ from typing import Any
 
 import numpy as np
 
-from fixport.core.model.compare_result import NodeError
-from fixport.core.model.exporter_comparison import AlignedNode, OutputAgreement
-from fixport.core.model.output_stats import difference_metrics, largest_magnitude
-from fixport.core.model.tolerances import ToleranceTable
+from fixport.core.foundation.comparison import difference_metrics
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.records.compare_result import NodeError
+from fixport.core.records.exporter_comparison import AlignedNode, OutputAgreement
+from fixport.core.statistics.output_stats import largest_magnitude
 
 SAME_VALUE_SLACK = 1e-6  # float rounding in the bound of _same_value
 # Two exports each within tolerance of torch, on either side of it, can be twice that apart: they

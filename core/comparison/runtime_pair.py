@@ -17,17 +17,17 @@ import numpy as np
 from fixport.core.analysis.job_context import open_job
 from fixport.core.comparison.compare_job import compare
 from fixport.core.comparison.intermediates import SKIPPED_ONNX_OPS, all_node_values
-from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
-from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.errors import FixportError
-from fixport.core.model.graph import Graph
-from fixport.core.model.output_stats import compare_arrays
-from fixport.core.model.requests import CompareRequest
-from fixport.core.model.runtime_pair import RuntimeDifference, RuntimesCompareRequest, RuntimesComparison
-from fixport.core.model.runtimes import RUNTIME_TITLES, RUNTIMES, provider_for, refuse_missing_runtime
-from fixport.core.model.tolerances import BF16_COMPUTE_TABLE_NAME, ToleranceTable
+from fixport.core.foundation.errors import FixportError
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.reference_plan import plan_references
+from fixport.core.project.tolerances import BF16_COMPUTE_TABLE_NAME, ToleranceTable
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.records.requests import CompareRequest
+from fixport.core.statistics.output_stats import compare_arrays
+from fixport.core.words.cancel import CancelCallback, ProgressCallback, check_cancelled, report
+from fixport.core.words.graph import Graph
+from fixport.core.words.runtime_pair import RuntimeDifference, RuntimesCompareRequest, RuntimesComparison
+from fixport.core.words.runtimes import RUNTIME_TITLES, RUNTIMES, provider_for, refuse_missing_runtime
 
 
 def compare_runtimes(request: RuntimesCompareRequest, progress: ProgressCallback | None = None,

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 
-from fixport.core.model.cancel import CancelCallback, check_cancelled
+from fixport.core.words.cancel import CancelCallback, check_cancelled
 
 MAX_TRIES = 400  # sessions or optimizer runs; a 1-minimal set of ~60 names takes far fewer
 

@@ -8,8 +8,8 @@ import numpy as np
 import onnx
 from onnx import helper
 
-from fixport.core.model.output_stats import largest_magnitude
-from fixport.core.model.tolerances import ToleranceTable
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.statistics.output_stats import largest_magnitude
 
 SessionFactory = Callable[[onnx.ModelProto], object]  # a model -> an onnxruntime.InferenceSession (optimizations off)
 

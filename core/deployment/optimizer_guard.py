@@ -20,8 +20,11 @@ import onnx
 from fixport.core.deployment.optimizer_bisect import smallest_set_to_turn_off
 from fixport.core.deployment.optimizer_divergence import first_divergent_node
 from fixport.core.deployment.optimizer_tools import TOOLS, ort_session, switches_of
-from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report
-from fixport.core.model.optimizer_guard import (
+from fixport.core.onnx_io.runtime_cost import median_latency_ms, model_bytes
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.statistics.output_stats import compare_output_lists
+from fixport.core.words.cancel import CancelCallback, ProgressCallback, check_cancelled, report
+from fixport.core.words.optimizer_guard import (
     CHANGED,
     INSTALL_HINT,
     ORT_TOOL,
@@ -33,9 +36,6 @@ from fixport.core.model.optimizer_guard import (
     Variant,
     VariantOutcome,
 )
-from fixport.core.model.output_stats import compare_output_lists
-from fixport.core.model.tolerances import ToleranceTable
-from fixport.core.onnx_io.runtime_cost import median_latency_ms, model_bytes
 
 MESSAGE_CHARS = 300
 

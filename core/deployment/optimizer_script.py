@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from fixport.core.model.optimizer_guard import OptimizerFix
+from fixport.core.words.optimizer_guard import OptimizerFix
 
 DEPLOYMENT_FUNCTIONS = '''
 

@@ -17,7 +17,7 @@ from typing import Any
 import onnx
 import onnxruntime as ort
 
-from fixport.core.model.optimizer_guard import ORT_TOOL
+from fixport.core.words.optimizer_guard import ORT_TOOL
 
 ORT_LEVEL_VALUES = {
     "disabled": ort.GraphOptimizationLevel.ORT_DISABLE_ALL,

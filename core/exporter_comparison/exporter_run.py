@@ -13,9 +13,8 @@ from dataclasses import replace
 from fixport.core.analysis.analysis import analyze
 from fixport.core.comparison.compare_job import compare
 from fixport.core.fixing.auto_fix import auto_fix
-from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback, report_partial
-from fixport.core.model.errors import FixportError, ModelLoadError
-from fixport.core.model.exporter_comparison import (
+from fixport.core.foundation.errors import FixportError, ModelLoadError
+from fixport.core.records.exporter_comparison import (
     FIXES_FROM_AUTO_FIX,
     FIXES_FROM_PROJECT,
     NO_AUTO_FIX,
@@ -24,7 +23,8 @@ from fixport.core.model.exporter_comparison import (
     RunStep,
     StepStarted,
 )
-from fixport.core.model.requests import AnalyzeRequest, AutoFixRequest, CompareRequest, RunExporterRequest
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest, CompareRequest, RunExporterRequest
+from fixport.core.words.cancel import CancelCallback, Cancelled, ProgressCallback, report_partial
 
 # Each step's share of the job's progress, and its label where the caller asks for labels
 _STEP_SPAN = {RunStep.CHECK: (0.0, 0.2), RunStep.FIX: (0.2, 0.3), RunStep.COMPARE: (0.5, 0.5)}

@@ -23,15 +23,15 @@ from fixport.core.comparison.intermediates import all_node_values, analyze_nodes
 from fixport.core.comparison.node_alignment import NodeSide, align, output_agreements
 from fixport.core.exporter_comparison.exporter_run import run_exporter, within
 from fixport.core.exporters.choice import exporter_for, resolved_export_options
+from fixport.core.foundation.errors import FixportError, ModelLoadError
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.model_cache import open_model
-from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report
-from fixport.core.model.errors import FixportError, ModelLoadError
-from fixport.core.model.exporter_comparison import ExporterComparison, ExporterRun
-from fixport.core.model.requests import CompareExportersRequest, CompareRequest, RunExporterRequest
-from fixport.core.model.tolerances import ToleranceTable
-from fixport.core.model.vocabulary import LOADING_STAGE
 from fixport.core.onnx_io.reference_plan import plan_references
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.records.exporter_comparison import ExporterComparison, ExporterRun
+from fixport.core.records.requests import CompareExportersRequest, CompareRequest, RunExporterRequest
+from fixport.core.words.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report
+from fixport.core.words.vocabulary import LOADING_STAGE
 
 # What to do about problems left that keep an export from running in ONNX Runtime
 BLOCKED_HINT = ("Let fix --auto try the built-in fixes (not --no-auto-fix), or give this exporter's fixes in the "

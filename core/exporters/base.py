@@ -15,19 +15,19 @@ from typing import TYPE_CHECKING, Any, Protocol
 import numpy as np
 
 from fixport.core.exporters.profiles import ExporterProfile
-from fixport.core.model.cancel import CancelCallback, ProgressCallback
-from fixport.core.model.compare_result import ValueKey
-from fixport.core.model.errors import ExportError
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.fix_choices import Candidate, GraphRewrite
-from fixport.core.model.fix_strategies import FixStrategy
-from fixport.core.model.graph import Graph
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import StubRequest
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.onnx_io.reference_plan import NodeReference
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping
+from fixport.core.records.compare_result import ValueKey
+from fixport.core.records.fix_choices import Candidate, GraphRewrite
+from fixport.core.records.fix_strategies import FixStrategy
+from fixport.core.records.requests import StubRequest
+from fixport.core.words.cancel import CancelCallback, ProgressCallback
+from fixport.core.words.errors import ExportError
+from fixport.core.words.graph import Graph
+from fixport.core.words.problems import UnsupportedNode
 
 if TYPE_CHECKING:
     from fixport.core.loaders.loading import LoadedModel
@@ -197,7 +197,7 @@ class Exporter(Protocol):
     def fix_candidates(self, problem: UnsupportedNode, opset: int, library: TemplateLibrary,
                        allow_custom: bool, sample: NodeSample | None = None) -> list[Candidate]:
         """Every fix worth trying for ``problem``, strategy by strategy in the order of
-        :data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES` (``fix --auto`` tries them so); ``sample``
+        :data:`~fixport.core.records.fix_strategies.FIX_STRATEGIES` (``fix --auto`` tries them so); ``sample``
         (the node with the values it saw) adds the fixes made from those values."""
         ...
 

@@ -7,7 +7,7 @@ from typing import Any
 
 from fixport.core.exporters.base import Exporter, ProcessState
 from fixport.core.exporters.profiles import PROFILES, profile_for
-from fixport.core.model.export_options import ExportOptions, resolve_export_options
+from fixport.core.project.export_options import ExportOptions, resolve_export_options
 
 
 def exporter_for(name: str | None) -> Exporter:

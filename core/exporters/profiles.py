@@ -12,10 +12,10 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import TYPE_CHECKING
 
-from fixport.core.model.capture_settings import CAPTURE_SETTINGS
-from fixport.core.model.errors import ExportError
-from fixport.core.model.graph import GraphKind
-from fixport.core.model.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, DYNAMO_DECOMPOSITION_FAMILY, EXPORTERS
+from fixport.core.project.capture_settings import CAPTURE_SETTINGS
+from fixport.core.words.errors import ExportError
+from fixport.core.words.graph import GraphKind
+from fixport.core.words.vocabulary import DEFAULT_EXPORTER, DEFAULT_OPSET, DYNAMO_DECOMPOSITION_FAMILY, EXPORTERS
 
 if TYPE_CHECKING:
     from fixport.symbolics.library import TemplateLibrary
@@ -75,7 +75,7 @@ class ExporterProfile:
     # The opset it exports at where neither the user nor the model file asks one; None: torch.onnx's
     # own default for this exporter, which only the worker (with torch) reads.
     default_opset: int | None = DEFAULT_OPSET
-    # torch's capture settings it takes (core.model.capture_settings), in the order fix --auto tries them
+    # torch's capture settings it takes (core.project.capture_settings), in the order fix --auto tries them
     capture_settings: tuple[str, ...] = ()
     # The opsets it exports at, lowest and highest (torch's own limits for it; checked against torch
     # by tests/test_torch_seams.py)

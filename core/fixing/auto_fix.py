@@ -2,7 +2,7 @@
 whichever exporter the options name.
 
 For each unsupported op kind the exporter's candidates (``Exporter.fix_candidates``, in the
-order of the one list of strategies, ``core.model.fix_strategies``) are tried and the first is
+order of the one list of strategies, ``core.records.fix_strategies``) are tried and the first is
 kept whose trial export leaves the node supported, runs in plain ONNX Runtime and, once nothing
 else is left, matches torch: the trial's own
 analysis says so (its check runs the model once and compares every output by dtype), so a
@@ -75,17 +75,18 @@ from fixport.core.fixing.round_check import (
     what_the_replay_said,
 )
 from fixport.core.fixing.search_standing import BestState, describe, is_worse, more_kinds_or_worse
+from fixport.core.foundation.errors import FixportError
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report
-from fixport.core.model.errors import FixportError, TemplateValidationError
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, Candidate
-from fixport.core.model.fix_records import RejectedCandidate, TrialStage
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import AnalysisResult, AutoFixResult
-from fixport.core.model.vocabulary import IN_THE_MODELS_CODE_REASONS, ProblemReason, users_own_op
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import FAMILY_GENERIC, MAX_AUTO_FIX_ROUNDS, Candidate
+from fixport.core.records.fix_records import RejectedCandidate, TrialStage
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import AnalysisResult, AutoFixResult
+from fixport.core.words.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report
+from fixport.core.words.errors import TemplateValidationError
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import IN_THE_MODELS_CODE_REASONS, ProblemReason, users_own_op
 from fixport.symbolics.library import TemplateLibrary
 from fixport.symbolics.torchlib_bridge import load_torchlib
 

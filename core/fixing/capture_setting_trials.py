@@ -1,4 +1,4 @@
-"""torch's capture settings as candidates of `fix --auto` (``core.model.capture_settings``).
+"""torch's capture settings as candidates of `fix --auto` (``core.project.capture_settings``).
 
 When a round of templates fixed nothing and what is left is the capture's, torch.onnx's own
 passes' or an op's translation, each setting the exporter's profile offers that may cure it
@@ -16,12 +16,12 @@ from fixport.core.analysis.analysis import analyze_in
 from fixport.core.analysis.job_context import JobContext
 from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
-from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, SETTING_REASONS, describe_setting, may_cure
-from fixport.core.model.errors import FixportError
-from fixport.core.model.fix_records import FAMILY_CAPTURE_SETTING, RejectedCandidate, TrialStage
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.results import AnalysisResult
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.foundation.errors import FixportError
+from fixport.core.project.capture_settings import DECIDED_AT_CAPTURE, SETTING_REASONS, describe_setting, may_cure
+from fixport.core.records.fix_records import FAMILY_CAPTURE_SETTING, RejectedCandidate, TrialStage
+from fixport.core.records.results import AnalysisResult
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 # At the traced shapes, at another declared one, or at other values: a setting that decides at the
 # capture what the code leaves to values (draft_export) holds for the example's values only.

@@ -1,5 +1,5 @@
 """Fixport's code as text, for the fix script to carry whole: the support package
-(``fixport.core.script_support``), the exporter's part of the script, and the modules a fix
+(``fixport.core.foundation``), the exporter's part of the script, and the modules a fix
 imports; with the imports the script's own lines need.
 
 Everything is read from the files, never imported: the command line and the window write
@@ -16,7 +16,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 FIXPORT_ROOT = Path(__file__).resolve().parents[2]  # the folder of the package `fixport`
-SUPPORT_PACKAGE = "fixport.core.script_support"
+SUPPORT_PACKAGE = "fixport.core.foundation"
 SCRIPT_SUPPORT = "fix_script_support"  # the support package's name inside a script: it imports no fixport
 EXPORTER_PART = f"{SCRIPT_SUPPORT}.exporter_part"  # the exporter's part, inside a script
 _SUPPORT_IMPORT_RE = re.compile(rf"\b{re.escape(SUPPORT_PACKAGE)}\b")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 from fixport.core.analysis.analysis import analyze_in
 from fixport.core.analysis.job_context import JobContext
-from fixport.core.model.cancel import CancelCallback, check_cancelled
-from fixport.core.model.results import AutoFixResult
+from fixport.core.records.results import AutoFixResult
+from fixport.core.words.cancel import CancelCallback, check_cancelled
 
 
 def time_both_exports(before: JobContext, after: JobContext, latency_runs: int, result: AutoFixResult,

@@ -5,7 +5,7 @@ model file. After writing the file it runs it in ONNX Runtime against torch at t
 and at the other sizes of the declared dynamic axes, and exits 1 where they differ.
 It is put together from:
 
-* the fix script's support package (``fixport.core.script_support``), every module whole, as
+* the fix script's support package (``fixport.core.foundation``), every module whole, as
   ``fix_script_support``: it opens the model, makes its inputs and checks what was written, as
   Fixport does (tests run both on the same models);
 * the part the exporter's profile names (``fix_script_part``), whole, which registers the fixes
@@ -43,9 +43,9 @@ from fixport.core.fixing.carried_source import (
     module_tree,
     support_sources,
 )
-from fixport.core.model.atomic_files import atomic_write_text
-from fixport.core.model.inputs import InputSpec, parse_input_spec
-from fixport.core.model.project import FixMapping, Project
+from fixport.core.project.atomic_files import atomic_write_text
+from fixport.core.project.inputs import InputSpec, parse_input_spec
+from fixport.core.project.project import FixMapping, Project
 from fixport.symbolics.library import TemplateFormatError, for_complex_inputs, parse_template_source
 from fixport.symbolics.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
 

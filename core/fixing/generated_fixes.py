@@ -3,8 +3,8 @@ from __future__ import annotations
 
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.loaders.model_cache import open_model
-from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled
-from fixport.core.model.requests import StubRequest, SynthesizeRequest
+from fixport.core.records.requests import StubRequest, SynthesizeRequest
+from fixport.core.words.cancel import CancelCallback, ProgressCallback, check_cancelled
 from fixport.symbolics.library import RankedTemplate
 
 

@@ -13,7 +13,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 
 from fixport.core.fixing.isolation import HEARTBEAT_S
-from fixport.core.model.cancel import ProgressCallback, report
+from fixport.core.words.cancel import ProgressCallback, report
 
 
 @contextmanager

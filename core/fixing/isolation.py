@@ -22,7 +22,7 @@ import time
 from collections.abc import Callable
 from typing import TypeVar
 
-from fixport.core.model.cancel import CancelCallback, Cancelled
+from fixport.core.words.cancel import CancelCallback, Cancelled
 
 Result = TypeVar("Result")
 HEARTBEAT_S = 5.0  # how often a waiting parent reports: the user sees a line at least every 10 s

@@ -19,13 +19,14 @@ from dataclasses import dataclass, replace
 from typing import TYPE_CHECKING
 
 from fixport.core.checks.output_check import tolerances_for
+from fixport.core.foundation.comparison import to_numpy
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.fix_choices import Candidate
-from fixport.core.model.output_stats import compare_output_lists, to_numpy
-from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import ProblemReason
 from fixport.core.onnx_io.ort_session import run_on_cpu
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import Candidate
+from fixport.core.statistics.output_stats import compare_output_lists
+from fixport.core.words.vocabulary import ProblemReason
 
 if TYPE_CHECKING:
     from fixport.core.exporters.base import Exporter, NodeSample

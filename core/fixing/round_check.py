@@ -13,14 +13,14 @@ from fixport.core.checks.shape_check import baked_at
 from fixport.core.exporters.base import NodeSamples
 from fixport.core.fixing.isolation import TrialCrashed
 from fixport.core.fixing.search_standing import describe, more_kinds_or_worse
-from fixport.core.model.cancel import Cancelled, ProgressCallback, report
-from fixport.core.model.fix_choices import Candidate
-from fixport.core.model.fix_records import RejectedCandidate, TrialStage
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import AutoFixRequest
-from fixport.core.model.results import AnalysisResult, AutoFixResult
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import Candidate
+from fixport.core.records.fix_records import RejectedCandidate, TrialStage
+from fixport.core.records.requests import AutoFixRequest
+from fixport.core.records.results import AnalysisResult, AutoFixResult
+from fixport.core.words.cancel import Cancelled, ProgressCallback, report
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 ProblemKey = tuple[str, str | None]
 # What the trial's own check finds wrong in a model that runs: at the traced shapes, at another declared one,

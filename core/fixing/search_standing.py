@@ -18,11 +18,11 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
-from fixport.core.model.fix_choices import AutoFixChoice
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.results import AnalysisResult
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import AutoFixChoice
+from fixport.core.records.results import AnalysisResult
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 SEVERITY: dict[ProblemReason, int] = {
     # the model does not export at all

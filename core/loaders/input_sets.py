@@ -7,21 +7,12 @@ traces; every set must flatten to the same named tensors (their sizes may differ
 export takes one structure. The dims whose sizes differ between the sets are inferred by torch's
 own ``torch.onnx.InputObserver`` and named here, equal sizes in every set giving one name.
 
-The functions are the fix script's support's (``core/script_support/input_sets.py``), which the
+The functions are the fix script's support's (``core/foundation/input_sets.py``), which the
 script carries whole; the engine adds what it tells the user about them.
 """
 from __future__ import annotations
 
-from fixport.core.script_support.input_sets import (
-    SAME_INPUTS_HINT,
-    dims_inferred_from_sets,
-    flat_input_sets,
-    proposed_dynamic_axes,
-    several_input_sets,
-)
-
-__all__ = ["SAME_INPUTS_HINT", "SETS_ONLY_NOTE", "dims_inferred_from_sets", "flat_input_sets",
-           "proposed_dynamic_axes", "several_input_sets"]
+__all__ = ["SETS_ONLY_NOTE"]
 
 SETS_ONLY_NOTE = ("The dims inferred from build()'s input sets are checked at the sets' own sizes, not at sizes made "
                   "up for them, which could break relations the sets keep (a mask as long as past + sequence); "

@@ -5,10 +5,9 @@ from pathlib import Path
 
 import numpy as np
 
-from fixport.core.model.errors import InputSpecError
-from fixport.core.script_support.inputs import random_inputs
+from fixport.core.foundation.errors import InputSpecError
 
-__all__ = ["load_input_file", "random_inputs"]
+__all__ = ["load_input_file"]
 
 
 def load_input_file(path: str | Path) -> dict[str, np.ndarray]:

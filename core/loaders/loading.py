@@ -16,35 +16,31 @@ from typing import Any
 import numpy as np
 import torch
 
-from fixport.core.loaders.checkpoint_folder import CheckpointInfo, load_checkpoint_folder
-from fixport.core.loaders.input_sets import flat_input_sets, proposed_dynamic_axes, several_input_sets
-from fixport.core.loaders.input_structure import (
+from fixport.core.foundation.checkpoints import CheckpointInfo, load_checkpoint_folder
+from fixport.core.foundation.errors import InputSpecError, MissingInputsError, ModelLoadError
+from fixport.core.foundation.input_sets import flat_input_sets, proposed_dynamic_axes, several_input_sets
+from fixport.core.foundation.inputs import (
     InputStructure,
     UnsupportedInputError,
     distinct_names,
     flat_model,
     keyed_output_names,
     positional_names,
+    random_inputs,
     split_inputs,
 )
-from fixport.core.loaders.input_tensors import load_input_file, random_inputs
-from fixport.core.model.dynamic_shapes import dynamic_axes_from_shapes
-from fixport.core.model.errors import (
-    ExportError,
-    InputSpecError,
-    MissingInputsError,
-    ModelLoadError,
-    UntrustedFileError,
-)
-from fixport.core.model.inputs import InputOptions, InputSpec
-from fixport.core.model.model_files import (
+from fixport.core.foundation.torch_arrays import tensor_from_array
+from fixport.core.loaders.input_tensors import load_input_file
+from fixport.core.project.dynamic_shapes import dynamic_axes_from_shapes
+from fixport.core.project.inputs import InputOptions, InputSpec
+from fixport.core.project.model_files import (
     EXPORTED_PROGRAM_SUFFIXES,
     ONNX_SUFFIXES,
     PYTHON_SUFFIXES,
     existing_model_path,
 )
-from fixport.core.model.vocabulary import AUTO_DTYPE
-from fixport.core.script_support.torch_arrays import tensor_from_array
+from fixport.core.words.errors import ExportError, UntrustedFileError
+from fixport.core.words.vocabulary import AUTO_DTYPE
 
 
 @dataclass

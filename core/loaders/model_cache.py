@@ -4,7 +4,7 @@ from __future__ import annotations
 from collections.abc import Callable
 
 from fixport.core.loaders.loading import LoadedModel, load_model
-from fixport.core.model.results import ModelRequest
+from fixport.core.records.results import ModelRequest
 
 _model_cache: dict[tuple, LoadedModel] = {}
 MODEL_CACHE_SIZE = 4

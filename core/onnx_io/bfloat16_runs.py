@@ -19,7 +19,7 @@ Big weights on disk are widened tensor by tensor into a weights folder of their 
 per source folder (a node-by-node analysis opens many sessions over the same weights).
 
 The widening of the graph itself and the session are the fix script's support's
-(``core/script_support/bfloat16.py``), written once for both; this module adds the weights on disk.
+(``core/foundation/bfloat16.py``), written once for both; this module adds the weights on disk.
 """
 from __future__ import annotations
 
@@ -30,22 +30,17 @@ from typing import Any
 import numpy as np
 import onnx
 
-from fixport.core.onnx_io.external_data import ExternalDataWriter, external_place, read_external_chunks
-from fixport.core.onnx_io.onnx_model import WEIGHTS_FILE, OnnxModel, WeightsFolder
-from fixport.core.script_support.bfloat16 import (
+from fixport.core.foundation.bfloat16 import (
     BFLOAT16,
     FLOAT,
     ROUNDED_SUFFIX,
-    Bfloat16Session,
     all_graphs,
-    as_float32,
-    bfloat16_values,
-    has_bfloat16,
     widen_in_place,
 )
+from fixport.core.onnx_io.external_data import ExternalDataWriter, external_place, read_external_chunks
+from fixport.core.onnx_io.onnx_model import WEIGHTS_FILE, OnnxModel, WeightsFolder
 
-__all__ = ["WIDENED_ON_CPU_NOTE", "Bfloat16Session", "as_float32", "bfloat16_values", "boundary_in_float32",
-           "has_bfloat16", "widen_in_place", "widened"]
+__all__ = ["WIDENED_ON_CPU_NOTE", "boundary_in_float32", "widened"]
 
 WIDENED_ON_CPU_NOTE = (
     "ONNX Runtime's CPU provider has no bfloat16 kernels for most ops, so the model ran with its bfloat16 "

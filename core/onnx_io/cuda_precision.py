@@ -3,7 +3,7 @@
 ONNX Runtime's CUDA provider trades float32 precision for speed by default: MatMul, Gemm and
 Conv run in TF32 on Ampere and newer GPUs (inputs rounded to a 10-bit mantissa). A comparison
 that should measure the *export* turns every such trade off ("strict"); "deployed" keeps the
-provider's defaults and is held to a tolerance that fits them (core/model/tolerances.py).
+provider's defaults and is held to a tolerance that fits them (core/project/tolerances.py).
 The CPU provider has no such options: the modes differ only on CUDA.
 """
 from __future__ import annotations

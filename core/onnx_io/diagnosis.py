@@ -3,14 +3,14 @@ from __future__ import annotations
 
 import onnx
 
-from fixport.core.model.graph import Graph, Node
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import (
+from fixport.core.onnx_io.kernel_types import ORT_TYPE_NAMES, STANDARD_DOMAINS, KernelGap, kernel_gaps
+from fixport.core.onnx_io.ort_errors import OrtErrorSite, ort_error_site
+from fixport.core.words.graph import Graph, Node
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import (
     UNPLACED_KIND,
     ProblemReason,
 )
-from fixport.core.onnx_io.kernel_types import ORT_TYPE_NAMES, STANDARD_DOMAINS, KernelGap, kernel_gaps
-from fixport.core.onnx_io.ort_errors import OrtErrorSite, ort_error_site
 
 # ONNX domains that ONNX Runtime implements out of the box.
 ORT_NATIVE_DOMAINS = frozenset({"", "onnx", "ai.onnx", "ai.onnx.ml", "com.microsoft", "com.microsoft.nchwc",

@@ -8,8 +8,8 @@ while a few ops (ReduceMean, Reciprocal) take float16 but no bfloat16.
 """
 from __future__ import annotations
 
-from fixport.core.model.export_dtype import ExportDtype, ProviderSpeed
 from fixport.core.onnx_io.kernel_table import KernelRow, cpu_kernel_rows
+from fixport.core.words.export_dtype import ExportDtype, ProviderSpeed
 
 # The ops a transformer's time goes to: a provider without them in a dtype does not run that dtype fast.
 COMPUTE_OPS = ("MatMul", "Gemm", "Add", "Mul", "Softmax")

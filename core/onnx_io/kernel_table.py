@@ -15,7 +15,7 @@ import subprocess
 import sys
 from pathlib import Path
 
-from fixport.core.model.atomic_files import atomic_write_text
+from fixport.core.project.atomic_files import atomic_write_text
 
 CPU_PROVIDER = "CPUExecutionProvider"
 READ_TIMEOUT_S = 120

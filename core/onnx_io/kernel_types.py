@@ -14,8 +14,8 @@ from functools import cache
 import onnx
 from onnx import helper
 
-from fixport.core.model.graph import Graph, Node
 from fixport.core.onnx_io.kernel_table import cpu_kernel_rows
+from fixport.core.words.graph import Graph, Node
 
 STANDARD_DOMAINS = frozenset({"", "onnx", "ai.onnx"})
 # numpy's names (the neutral graph's dtypes) in ONNX Runtime's type strings.

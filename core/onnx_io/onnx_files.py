@@ -7,8 +7,7 @@ from pathlib import Path
 
 import onnx
 
-from fixport.core.model.atomic_files import atomic_write, output_mode, write_error
-from fixport.core.model.errors import ExportError, ModelLoadError
+from fixport.core.foundation.errors import ModelLoadError
 from fixport.core.onnx_io.external_data import (
     SESSION_FROM_FILE_ABOVE_BYTES,
     fits_in_one_file,
@@ -17,6 +16,8 @@ from fixport.core.onnx_io.external_data import (
     write_with_external_data,
 )
 from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.project.atomic_files import atomic_write, output_mode, write_error
+from fixport.core.words.errors import ExportError
 
 
 def check_model(model: onnx.ModelProto | str | Path) -> None:

@@ -1,4 +1,4 @@
-"""Turn an ONNX ``ModelProto`` into the neutral :class:`fixport.core.model.graph.Graph`."""
+"""Turn an ONNX ``ModelProto`` into the neutral :class:`fixport.core.words.graph.Graph`."""
 from __future__ import annotations
 
 from functools import cache
@@ -7,8 +7,8 @@ from typing import Any
 import onnx
 from onnx import helper, numpy_helper
 
-from fixport.core.model.graph import Graph, Node, Value
-from fixport.core.model.vocabulary import scope_from_onnx_name
+from fixport.core.words.graph import Graph, Node, Value
+from fixport.core.words.vocabulary import scope_from_onnx_name
 
 PROVENANCE_ATTRIBUTE = "fixport_origin"
 PLACEHOLDER_DOMAIN = "fixport"

@@ -15,10 +15,10 @@ from __future__ import annotations
 
 import re
 
-from fixport.core.model.graph import Graph
-from fixport.core.model.problems import UnsupportedNode
 from fixport.core.onnx_io.diagnosis import runtime_error_problem
 from fixport.core.onnx_io.ort_errors import OrtErrorSite
+from fixport.core.words.graph import Graph
+from fixport.core.words.problems import UnsupportedNode
 
 _NODE = re.compile(r"<Node\((?P<op>[\w.\-]+)\): (?P<name>[^>]*)>")
 _PLUGIN_NODE = re.compile(r"^Node (?P<name>\S+) of type (?P<op>[\w.\-]+)$", re.M)

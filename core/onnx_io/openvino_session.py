@@ -5,7 +5,7 @@ the per-node analysis take either runtime.
 OpenVINO's CPU plugin computes float32 models in bfloat16 where the CPU has bfloat16 instructions
 (AVX512-BF16, AMX): its default ``INFERENCE_PRECISION_HINT``. That is a precision mode, as the CUDA
 provider's TF32 is (cuda_precision.py): "strict" sets the hint to f32 and measures the export;
-"deployed" keeps OpenVINO's default and is held to bfloat16's tolerance (core/model/tolerances.py).
+"deployed" keeps OpenVINO's default and is held to bfloat16's tolerance (core/project/tolerances.py).
 OpenVINO is an optional extra; without it, asking for it says what to install.
 """
 from __future__ import annotations
@@ -20,11 +20,11 @@ from typing import Any
 import numpy as np
 import onnx
 
-from fixport.core.model.runtimes import OPENVINO_NAME, openvino_unavailable_reason
-from fixport.core.model.tolerances import ToleranceTable
 from fixport.core.onnx_io.cuda_precision import STRICT, check_precision
 from fixport.core.onnx_io.external_data import session_source
 from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.project.tolerances import ToleranceTable
+from fixport.core.words.runtimes import OPENVINO_NAME, openvino_unavailable_reason
 
 OPENVINO_DEVICE = "CPU"
 PRECISION_HINT = "INFERENCE_PRECISION_HINT"

@@ -9,16 +9,10 @@ from typing import Any
 import onnx
 import onnxruntime as ort
 
-from fixport.core.model.output_stats import to_numpy
-from fixport.core.model.runtimes import OPENVINO
-from fixport.core.onnx_io.bfloat16_runs import (
-    WIDENED_ON_CPU_NOTE,
-    Bfloat16Session,
-    bfloat16_values,
-    boundary_in_float32,
-    has_bfloat16,
-    widened,
-)
+from fixport.core.foundation.bfloat16 import Bfloat16Session, bfloat16_values, has_bfloat16
+from fixport.core.foundation.comparison import to_numpy
+from fixport.core.foundation.session_feeds import feeds_for
+from fixport.core.onnx_io.bfloat16_runs import WIDENED_ON_CPU_NOTE, boundary_in_float32, widened
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, cuda_provider_options
 from fixport.core.onnx_io.external_data import session_source
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
@@ -26,7 +20,7 @@ from fixport.core.onnx_io.openvino_session import OpenVinoSession, create_openvi
 from fixport.core.onnx_io.placement import enable_profiling
 from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
 from fixport.core.onnx_io.shared_weights import shared_initializers
-from fixport.core.script_support.session_feeds import feeds_for
+from fixport.core.words.runtimes import OPENVINO
 
 ORT_LOG_ERRORS = 3
 ORT_LOG_FATAL_ONLY = 4  # for probing runs whose errors Fixport reports itself

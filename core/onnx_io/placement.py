@@ -17,7 +17,7 @@ from typing import Any
 
 import onnxruntime as ort
 
-from fixport.core.model.compare_result import NodePlacement
+from fixport.core.records.compare_result import NodePlacement
 
 NODE_EVENT_CATEGORY = "Node"
 KERNEL_EVENT_SUFFIX = "_kernel_time"

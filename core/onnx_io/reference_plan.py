@@ -17,9 +17,9 @@ from typing import Any
 import onnx
 import onnxruntime as ort
 
-from fixport.core.model.graph import Graph
 from fixport.core.onnx_io.diagnosis import ORT_NATIVE_DOMAINS
 from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.words.graph import Graph
 
 CONTRIB_DOMAIN = "ai.onnx.contrib"
 CONTRIB_OPSET_VERSION = 1

@@ -1,4 +1,4 @@
-"""Measure an export's :class:`~fixport.core.model.runtime_cost.RuntimeCost`: its size, node count
+"""Measure an export's :class:`~fixport.core.records.runtime_cost.RuntimeCost`: its size, node count
 and the median latency of an ONNX Runtime session (no torch)."""
 from __future__ import annotations
 
@@ -8,9 +8,9 @@ from typing import Any
 
 import onnx
 
-from fixport.core.model.runtime_cost import RuntimeCost
 from fixport.core.onnx_io.external_data import all_tensors, tensor_bytes
 from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.records.runtime_cost import RuntimeCost
 
 
 def model_bytes(model: OnnxModel | onnx.ModelProto) -> int:
@@ -38,7 +38,8 @@ def median_latency_ms(session: Any, feeds: dict[str, Any], runs: int) -> float |
 def session_cost(model: OnnxModel, input_names: list[str], inputs: list[Any], runs: int) -> RuntimeCost | None:
     """``model`` timed in its own CPU session on ``inputs`` (numpy arrays); None where ONNX Runtime
     cannot open or run it (a node it has no kernel for)."""
-    from fixport.core.onnx_io.ort_session import create_session, feeds_for
+    from fixport.core.foundation.session_feeds import feeds_for
+    from fixport.core.onnx_io.ort_session import create_session
 
     try:
         info = create_session(model, "cpu")

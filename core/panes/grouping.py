@@ -17,12 +17,12 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fixport.core.model.graph import Graph, Node
-from fixport.core.model.vocabulary import SCOPE_SEPARATOR, scope_from_onnx_name
 from fixport.core.panes.layout_constants import (
     DEFAULT_VISIBLE_BUDGET,
     MAX_GROUP_CHILDREN,
 )
+from fixport.core.words.graph import Graph, Node
+from fixport.core.words.vocabulary import SCOPE_SEPARATOR, scope_from_onnx_name
 
 ROOT = ""  # path of the root group: always expanded, never drawn as a box
 SEPARATOR = SCOPE_SEPARATOR  # group paths are scopes

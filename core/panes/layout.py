@@ -17,14 +17,6 @@ from dataclasses import dataclass, field
 
 import numpy as np
 
-from fixport.core.model.cancel import (
-    CancelCallback,
-    Cancelled,
-    ProgressCallback,
-    check_cancelled,
-    report,
-)
-from fixport.core.model.graph import Graph, Node
 from fixport.core.panes.grouping import (
     GroupTree,
     VisibleItems,
@@ -62,8 +54,15 @@ from fixport.core.panes.layout_constants import (
     SUBTITLE_CHAR_WIDTH,
     TITLE_CHAR_WIDTH,
 )
+from fixport.core.words.cancel import (
+    CancelCallback,
+    ProgressCallback,
+    check_cancelled,
+    report,
+)
+from fixport.core.words.graph import Graph, Node
 
-__all__ = ["Cancelled", "Layout", "LayoutCache", "compute_layout", "LAYOUT_CACHE"]
+__all__ = ["Layout", "LayoutCache", "compute_layout", "LAYOUT_CACHE"]
 
 
 @dataclass

@@ -6,15 +6,15 @@ from pathlib import Path
 from typing import Any
 
 from fixport.core.exporters.profiles import ExporterProfile
-from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.errors import FixportError
-from fixport.core.model.graph import Graph, Node
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.results import AnalysisResult, DimVerdict, WorkerInfo
+from fixport.core.foundation.errors import FixportError
 from fixport.core.onnx_io.op_docs import OpInfo
+from fixport.core.project.project import FixMapping
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.records.results import AnalysisResult, DimVerdict, WorkerInfo
 from fixport.core.session.fix_all import FixAllPlan, FixedKind
 from fixport.core.session.targets import TemplateTarget
+from fixport.core.words.graph import Graph, Node
+from fixport.core.words.problems import UnsupportedNode
 
 
 @dataclass(frozen=True)

@@ -3,22 +3,22 @@
 The search itself is the worker's AutoFixRequest job (``core/fixing/auto_fix.py``); this module
 decides what the session and the command line do with its result: which mappings the project
 gets, and one line per op kind saying which fix was chosen (its family) or why none fitted. The
-export options it moves to are :meth:`~fixport.core.model.results.AutoFixResult.option_edits` (the
+export options it moves to are :meth:`~fixport.core.records.results.AutoFixResult.option_edits` (the
 one rule). Nothing here touches the project until the job has finished, so Cancel leaves it as it was.
 """
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from fixport.core.model.capture_change_fix import diff_in
-from fixport.core.model.fix_choices import FAMILY_CODE_CHANGE, FAMILY_TRACED_VALUE_INPUT
-from fixport.core.model.fix_records import last_rejection_for
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.results import AutoFixResult
-from fixport.core.model.runtime_cost import cost_change
-from fixport.core.model.traced_sizes import pinned_dims_note
-from fixport.core.model.vocabulary import python_op_kind
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE, FAMILY_TRACED_VALUE_INPUT
+from fixport.core.records.fix_records import last_rejection_for
+from fixport.core.records.results import AutoFixResult
+from fixport.core.records.runtime_cost import cost_change
+from fixport.core.records.traced_sizes import pinned_dims_note
+from fixport.core.words.capture_change_fix import diff_in
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import python_op_kind
 
 
 @dataclass

@@ -4,8 +4,8 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any, Protocol
 
-from fixport.core.model.cancel import Cancelled
-from fixport.core.model.errors import FixportError
+from fixport.core.foundation.errors import FixportError
+from fixport.core.words.cancel import Cancelled
 from fixport.core.worker.client import ExportWorker
 from fixport.core.worker.jobs import job_for
 

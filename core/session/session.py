@@ -11,14 +11,14 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 from typing import Any
 
+from fixport.core.exporters.capture_changes import write_changed_copy
 from fixport.core.exporters.profiles import profile_for, profile_for_graph
-from fixport.core.model.capture_changes import write_changed_copy
-from fixport.core.model.compare_result import DEFAULT_RUNS, CompareResult
-from fixport.core.model.errors import FixportError
-from fixport.core.model.graph import Graph, Node
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import PROJECT_SUFFIX, FixMapping, merged_optimizer_fixes
-from fixport.core.model.requests import (
+from fixport.core.exporters.trace_warnings import baked_here
+from fixport.core.foundation.errors import FixportError
+from fixport.core.onnx_io.op_docs import OpInfo
+from fixport.core.project.project import PROJECT_SUFFIX, FixMapping, merged_optimizer_fixes
+from fixport.core.records.compare_result import DEFAULT_RUNS, CompareResult
+from fixport.core.records.requests import (
     AnalyzeRequest,
     AutoFixRequest,
     CompareRequest,
@@ -28,11 +28,18 @@ from fixport.core.model.requests import (
     SuggestDynamicRequest,
     SynthesizeRequest,
 )
-from fixport.core.model.results import AnalysisResult, AutoFixResult, DimVerdict, WorkerInfo
-from fixport.core.model.runtime_cost import DEFAULT_LATENCY_RUNS
-from fixport.core.model.trace_warnings import baked_here
-from fixport.core.model.traced_sizes import pinned_dims_note
-from fixport.core.model.vocabulary import (
+from fixport.core.records.results import AnalysisResult, AutoFixResult, DimVerdict, WorkerInfo
+from fixport.core.records.runtime_cost import DEFAULT_LATENCY_RUNS
+from fixport.core.records.traced_sizes import pinned_dims_note
+from fixport.core.session import events
+from fixport.core.session.fix_all import FixedKind, opset_that_works, plan_from
+from fixport.core.session.hub import EventHub
+from fixport.core.session.jobs import JobPort
+from fixport.core.session.targets import TemplateTarget
+from fixport.core.session.workbench import Workbench
+from fixport.core.words.graph import Graph, Node
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import (
     AUTO_DTYPE,
     DEFAULT_OPSET,
     IN_THE_MODELS_CODE_REASONS,
@@ -40,13 +47,6 @@ from fixport.core.model.vocabulary import (
     ProblemReason,
     keeps_compare_from_running,
 )
-from fixport.core.model.workbench import Workbench
-from fixport.core.onnx_io.op_docs import OpInfo
-from fixport.core.session import events
-from fixport.core.session.fix_all import FixedKind, opset_that_works, plan_from
-from fixport.core.session.hub import EventHub
-from fixport.core.session.jobs import JobPort
-from fixport.core.session.targets import TemplateTarget
 
 SOURCE, ONNX = "source", "onnx"  # the two panes: the source graph (any exporter's) and the ONNX graph
 COMPARE_RUNS = DEFAULT_RUNS  # the example inputs and random sets, as `compare`: input-dependent bugs show up

@@ -5,7 +5,7 @@ import hashlib
 import json
 from pathlib import Path
 
-from fixport.core.model.atomic_files import atomic_write_bytes
+from fixport.core.project.atomic_files import atomic_write_bytes
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 from fixport.core.sweep.targets import content_hash
 

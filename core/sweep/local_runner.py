@@ -12,9 +12,9 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
-from fixport.core.model.cancel import Cancelled
 from fixport.core.sweep.model_sweep import sweep_model
 from fixport.core.sweep.rows import SweepRow, SweepSettings
+from fixport.core.words.cancel import Cancelled
 from fixport.core.worker.client import ExportWorker
 
 JOIN_POLL_S = 0.2  # how often the waiting thread wakes, so Ctrl+C reaches it at once

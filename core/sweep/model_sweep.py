@@ -9,17 +9,18 @@ from dataclasses import replace
 from pathlib import Path
 from typing import Any
 
-from fixport.core.model.baseline import BaselineResult, fixport_worse
-from fixport.core.model.cancel import CancelCallback
-from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.errors import FixportError, WorkerCrashed
-from fixport.core.model.exporter_comparison import ExporterRun, RunStep, StepStarted, problem_line
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.requests import BaselineRequest, CompareRequest, RunExporterRequest
-from fixport.core.model.results import AnalysisResult, AutoFixResult, ModelRequest
-from fixport.core.model.runtimes import provider_for
-from fixport.core.model.vocabulary import LOADING_STAGE, TRACING_STAGE
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.baseline import BaselineResult, fixport_worse
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.records.exporter_comparison import ExporterRun, RunStep, StepStarted, problem_line
+from fixport.core.records.requests import BaselineRequest, CompareRequest, RunExporterRequest
+from fixport.core.records.results import AnalysisResult, AutoFixResult, ModelRequest
 from fixport.core.sweep.rows import RowStatus, SweepRow, SweepSettings, Verdict
+from fixport.core.words.cancel import CancelCallback
+from fixport.core.words.errors import WorkerCrashed
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.runtimes import provider_for
+from fixport.core.words.vocabulary import LOADING_STAGE, TRACING_STAGE
 from fixport.core.worker.client import ExportWorker
 
 MAX_MESSAGE_CHARS = 300
@@ -30,7 +31,7 @@ StepCallback = Callable[[str], None]  # told the name of each step as it starts
 def sweep_model(worker: ExportWorker, model: Path, exporter: str, settings: SweepSettings,
                 on_step: StepCallback | None = None, cancelled: CancelCallback | None = None) -> SweepRow:
     """The row for ``model`` with ``exporter``, from the worker's "run one exporter" job. A model that
-    cannot be loaded or compared is an error row with the reason; :class:`~fixport.core.model.cancel.Cancelled`
+    cannot be loaded or compared is an error row with the reason; :class:`~fixport.core.words.cancel.Cancelled`
     (the caller stopped) propagates."""
     row = SweepRow(model=str(model), exporter=exporter)
     options: dict[str, Any] = {"exporter": exporter}

@@ -10,7 +10,7 @@ import threading
 from pathlib import Path
 from typing import Any
 
-from fixport.core.model.errors import FixportError
+from fixport.core.foundation.errors import FixportError
 from fixport.core.sweep.local_runner import ModelTask, RowCallback, StepCallback
 from fixport.core.sweep.rows import SweepRow, SweepSettings
 

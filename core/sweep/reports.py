@@ -6,11 +6,11 @@ import xml.etree.ElementTree as ElementTree
 from pathlib import Path
 from typing import Any
 
-from fixport.core.model.atomic_files import atomic_write_bytes
-from fixport.core.model.errors import FixportError
-from fixport.core.model.runtimes import OPENVINO
+from fixport.core.foundation.errors import FixportError
+from fixport.core.project.atomic_files import atomic_write_bytes
 from fixport.core.sweep.rows import SweepRow, SweepSettings, Verdict
 from fixport.core.sweep.stamp import stamp_markdown
+from fixport.core.words.runtimes import OPENVINO
 
 SWEEP_FORMAT = "fixport-sweep"
 SWEEP_FORMAT_VERSION = 1

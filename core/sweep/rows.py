@@ -6,8 +6,8 @@ from enum import StrEnum
 from pathlib import Path
 from typing import Any
 
-from fixport.core.model.baseline import BaselineResult
-from fixport.core.model.runtimes import ORT
+from fixport.core.records.baseline import BaselineResult
+from fixport.core.words.runtimes import ORT
 
 
 class RowStatus(StrEnum):

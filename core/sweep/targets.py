@@ -5,8 +5,8 @@ import ast
 import hashlib
 from pathlib import Path
 
-from fixport.core.model.errors import FixportError
-from fixport.core.model.model_files import MODEL_FILE_SUFFIXES, PYTHON_SUFFIXES
+from fixport.core.foundation.errors import FixportError
+from fixport.core.project.model_files import MODEL_FILE_SUFFIXES, PYTHON_SUFFIXES
 
 CHECKPOINT_MARKER = "config.json"  # a folder holding one is a checkpoint: one model, not a folder to search
 HASH_CHUNK_BYTES = 1 << 20

@@ -24,8 +24,9 @@ from dataclasses import dataclass, field
 from multiprocessing.connection import Connection
 from typing import Any
 
-from fixport.core.model.cancel import CancelCallback, Cancelled, PartialCallback, ProgressCallback
-from fixport.core.model.errors import FixportError, WorkerCrashed, WorkerError
+from fixport.core.foundation.errors import FixportError
+from fixport.core.words.cancel import CancelCallback, Cancelled, PartialCallback, ProgressCallback
+from fixport.core.words.errors import WorkerCrashed, WorkerError
 from fixport.core.worker.jobs import Job, job_for
 
 # How long a job may go without reporting progress. Long enough for a cold worker (torch import,
@@ -55,7 +56,7 @@ class JobFailure:
         return cls(type(exc).__name__, exc.message, exc.hint, exc.details, extra)
 
     def to_exception(self) -> FixportError:
-        from fixport.core.model import errors
+        from fixport.core.words import errors
 
         cls = getattr(errors, self.type_name, FixportError)
         if not (isinstance(cls, type) and issubclass(cls, FixportError)):

@@ -13,10 +13,11 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from typing import Any
 
-from fixport.core.model.baseline import BaselineResult
-from fixport.core.model.compare_result import CompareResult
-from fixport.core.model.exporter_comparison import ExporterComparison, ExporterRun
-from fixport.core.model.requests import (
+from fixport.core.onnx_io.op_docs import OpInfo
+from fixport.core.records.baseline import BaselineResult
+from fixport.core.records.compare_result import CompareResult
+from fixport.core.records.exporter_comparison import ExporterComparison, ExporterRun
+from fixport.core.records.requests import (
     AnalyzeRequest,
     AutoFixRequest,
     BaselineRequest,
@@ -29,9 +30,8 @@ from fixport.core.model.requests import (
     SuggestDynamicRequest,
     SynthesizeRequest,
 )
-from fixport.core.model.results import AnalysisResult, AutoFixResult, WorkerInfo
-from fixport.core.model.runtime_pair import RuntimesCompareRequest, RuntimesComparison
-from fixport.core.onnx_io.op_docs import OpInfo
+from fixport.core.records.results import AnalysisResult, AutoFixResult, WorkerInfo
+from fixport.core.words.runtime_pair import RuntimesCompareRequest, RuntimesComparison
 
 
 @dataclass(frozen=True)

@@ -10,10 +10,11 @@ import traceback
 from multiprocessing.connection import Connection
 from typing import Any
 
-from fixport.core.model.cancel import CancelCallback, Cancelled, ProgressCallback
-from fixport.core.model.errors import FixportError, trimmed_message
-from fixport.core.model.requests import PingRequest
-from fixport.core.model.results import WorkerInfo
+from fixport.core.foundation.errors import FixportError
+from fixport.core.records.requests import PingRequest
+from fixport.core.records.results import WorkerInfo
+from fixport.core.words.cancel import CancelCallback, Cancelled, ProgressCallback
+from fixport.core.words.errors import trimmed_message
 from fixport.core.worker.client import JobFailure
 from fixport.core.worker.jobs import JOBS, job_for
 

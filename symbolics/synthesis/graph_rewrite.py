@@ -13,7 +13,7 @@ torch only, so the fix script carries it as it is and runs it on the program it 
 """
 from __future__ import annotations
 
-from fixport.core.model.vocabulary import DYNAMO_GRAPH_REWRITE_FAMILY as GRAPH_REWRITE_FAMILY
+from fixport.core.words.vocabulary import DYNAMO_GRAPH_REWRITE_FAMILY as GRAPH_REWRITE_FAMILY
 
 CAST_INTEGER_OPERAND_ID = "dynamo.cast_integer_operand"
 # The arithmetic ops whose type promotion the pass fails on with an integer tensor and a float.

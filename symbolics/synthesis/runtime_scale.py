@@ -14,7 +14,7 @@ the context manager the model is traced under. It imports torch only: the fix sc
 """
 from __future__ import annotations
 
-from fixport.core.model.vocabulary import TRACED_VALUE_FAMILY
+from fixport.core.words.vocabulary import TRACED_VALUE_FAMILY
 
 RUNTIME_SCALE_ID = "torchscript.runtime_scale_resize"
 RESIZE_KINDS = tuple(f"aten::upsample_{mode}" for mode in ("nearest1d", "nearest2d", "nearest3d", "linear1d",

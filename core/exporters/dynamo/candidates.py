@@ -1,5 +1,5 @@
 """The dynamo exporter's fix candidates: its implementation of the strategies of
-:data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES` it does not decline, tried in that list's order.
+:data:`~fixport.core.records.fix_strategies.FIX_STRATEGIES` it does not decline, tried in that list's order.
 
 For each op overload left unsupported (no ONNX function, a function that fails, a node ONNX
 Runtime refuses, numbers that differ), the strategies give:
@@ -35,8 +35,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
-from fixport.core.model.capture_change_fix import CODE_CHANGE_TEMPLATE_ID
-from fixport.core.model.fix_choices import (
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import (
     CUSTOM_DOMAIN_WHY,
     FAMILY_CODE_CHANGE,
     FAMILY_CUSTOM_DOMAIN,
@@ -49,7 +49,7 @@ from fixport.core.model.fix_choices import (
     Candidate,
     custom_domain_params,
 )
-from fixport.core.model.fix_strategies import (
+from fixport.core.records.fix_strategies import (
     CAPTURE_CODE_CHANGE,
     CUSTOM_DOMAIN,
     DECOMPOSITION,
@@ -64,9 +64,9 @@ from fixport.core.model.fix_strategies import (
     StrategyTable,
     candidates_in_order,
 )
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.words.capture_change_fix import CODE_CHANGE_TEMPLATE_ID
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 from fixport.symbolics.library import (
     TIER_EXACT_OPSET,
     TIER_EXACT_READY,
@@ -139,7 +139,7 @@ def materialised_offers(kind: str) -> list[RankedTemplate]:
 def has_own_decomposition(kind: str) -> bool:
     """Whether Fixport's own decompositions (``symbolics/synthesis/extra_*.py``) cover ``kind``."""
     from fixport.core.exporters.dynamo.fixes import op_overload
-    from fixport.core.model.errors import TemplateValidationError
+    from fixport.core.words.errors import TemplateValidationError
     from fixport.symbolics.synthesis.decomposition import extra_decompositions
 
     try:
@@ -164,7 +164,7 @@ def own_decomposition_target(problem) -> str:
 def _inline_why(kind: str) -> str:
     from fixport.core.exporters.dynamo.effects import returns_nothing
     from fixport.core.exporters.dynamo.fixes import op_overload
-    from fixport.core.model.errors import TemplateValidationError
+    from fixport.core.words.errors import TemplateValidationError
 
     try:
         check = returns_nothing(op_overload(kind))
@@ -211,7 +211,7 @@ def _graph_rewrite(offers: _Offers) -> list[Candidate]:
 
 
 def _capture_code_change(offers: _Offers) -> list[Candidate]:
-    """The capture failure's lines changed for the capture (:mod:`fixport.core.model.capture_change_fix`)."""
+    """The capture failure's lines changed for the capture (:mod:`fixport.core.words.capture_change_fix`)."""
     problem = offers.problem
     if not problem.code_change_fix:
         return []
@@ -294,7 +294,7 @@ STRATEGIES: StrategyTable[_Offers] = {
 def candidates_for(problem: UnsupportedNode, library: TemplateLibrary, allow_custom: bool,
                    sample=None) -> list[Candidate]:
     """Every fix worth trying for ``problem``'s op overload, in the order of
-    :data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES`; ``sample``: the node's values, for
+    :data:`~fixport.core.records.fix_strategies.FIX_STRATEGIES`; ``sample``: the node's values, for
     the fixes made from them."""
     if problem.reason == _PASS_FAILURE:  # the op has an ONNX function: what failed is torch.onnx's pass
         offers = _Offers(problem, [], [], [], [])

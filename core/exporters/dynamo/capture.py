@@ -10,8 +10,8 @@ from typing import Any
 import numpy as np
 import torch
 
-from fixport.core.model.compare_result import ValueKey
-from fixport.core.model.output_stats import to_numpy
+from fixport.core.foundation.comparison import to_numpy
+from fixport.core.records.compare_result import ValueKey
 
 
 @dataclass

@@ -1,4 +1,4 @@
-"""The dynamo exporter's side of torch's capture settings (``core.model.capture_settings``): what
+"""The dynamo exporter's side of torch's capture settings (``core.project.capture_settings``): what
 each one changes in the capture, the decomposition and the grad mode they run in."""
 from __future__ import annotations
 
@@ -8,8 +8,8 @@ from contextlib import AbstractContextManager
 import torch
 from torch.onnx._internal.exporter import _capture_strategies
 
-from fixport.core.model.capture_settings import CORE_ATEN, DEFERRED_ASSERTS, NO_GRAD, STRICT
-from fixport.core.model.export_options import ExportOptions
+from fixport.core.project.capture_settings import CORE_ATEN, DEFERRED_ASSERTS, NO_GRAD, STRICT
+from fixport.core.project.export_options import ExportOptions
 
 
 def grad_mode_for(options: ExportOptions) -> AbstractContextManager[object]:

@@ -76,23 +76,6 @@ from fixport.core.exporters.torch_export.capture_failures import (
     stopping_line_first,
 )
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
-from fixport.core.model.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
-from fixport.core.model.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT, SUGGESTED_DIMS
-from fixport.core.model.errors import (
-    ExportError,
-    NothingToCompareError,
-    TemplateValidationError,
-    TraceError,
-    trimmed_message,
-)
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.fix_choices import Candidate
-from fixport.core.model.graph import Graph
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import StubRequest
-from fixport.core.model.results import TracedGraph
-from fixport.core.model.vocabulary import UNPLACED_KIND, ProblemReason
 from fixport.core.onnx_io.diagnosis import (
     nodes_without_kernel_for_their_types,
     nodes_without_runtime_kernel,
@@ -110,6 +93,23 @@ from fixport.core.onnx_io.onnx_model import (
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.core.onnx_io.ort_session import run_on_cpu
+from fixport.core.project.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT, SUGGESTED_DIMS
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import Candidate
+from fixport.core.records.requests import StubRequest
+from fixport.core.records.results import TracedGraph
+from fixport.core.words.cancel import CancelCallback, ProgressCallback, check_cancelled, report, report_partial
+from fixport.core.words.errors import (
+    ExportError,
+    NothingToCompareError,
+    TemplateValidationError,
+    TraceError,
+    trimmed_message,
+)
+from fixport.core.words.graph import Graph
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import UNPLACED_KIND, ProblemReason
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
 FX_NODE_METADATA = "pkg.torch.onnx.name_scopes"  # repr of [module scopes..., FX node name]

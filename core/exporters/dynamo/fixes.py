@@ -20,10 +20,10 @@ from typing import Any
 import torch
 
 from fixport.core.exporters.dynamo.script_part import ChangedMethod, by_instance
-from fixport.core.model.errors import TemplateValidationError
-from fixport.core.model.fix_choices import GraphRewrite
-from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import (
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import GraphRewrite
+from fixport.core.words.errors import TemplateValidationError
+from fixport.core.words.vocabulary import (
     DYNAMO_CODE_CHANGE_FAMILY,
     DYNAMO_DECOMPOSITION_FAMILY,
     DYNAMO_GRAPH_REWRITE_FAMILY,

@@ -19,9 +19,9 @@ from torch.utils import _pytree as pytree
 from fixport.core.exporters.base import NodeSample, NodeSamples, first_error_line
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.torch_export.op_alone import OpAlone
-from fixport.core.model.output_stats import to_numpy
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.foundation.comparison import to_numpy
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 if TYPE_CHECKING:
     from fixport.core.loaders.loading import LoadedModel

@@ -4,7 +4,7 @@ are run as decompositions on the captured program first, and the rewrites of the
 (``symbolic(program)``) run on it before torch.onnx's own passes.
 
 The fix-script writer puts this file into the script whole, beside the support package
-(``fixport.core.script_support``), the only Fixport code it imports. What must match Fixport
+(``fixport.core.foundation``), the only Fixport code it imports. What must match Fixport
 exactly -- a fix for one FX node dispatching on the node being translated, the dynamic shapes by
 forward parameter, the model's attributes kept through the export -- lives here once: the dynamo
 exporter's own modules import it from this file.
@@ -22,7 +22,7 @@ from typing import Any
 
 import torch
 
-from fixport.core.script_support.script import ExportJob, ScriptFix
+from fixport.core.foundation.script import ExportJob, ScriptFix
 
 # torch's capture settings, named as Fixport saves them in a project's capture_settings
 NO_GRAD = "no_grad"

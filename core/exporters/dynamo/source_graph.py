@@ -1,4 +1,4 @@
-"""Turn an ``ExportedProgram``'s FX graph into the neutral :class:`fixport.core.model.graph.Graph`.
+"""Turn an ``ExportedProgram``'s FX graph into the neutral :class:`fixport.core.words.graph.Graph`.
 
 The dynamo exporter's left pane: aten ops after decomposition, grouped by the module path in
 ``nn_module_stack``, each with the user's source line from ``stack_trace``. Node ids are FX node
@@ -15,8 +15,8 @@ from typing import Any, Final
 import torch
 
 from fixport.core.loaders.source_frames import TORCH_TO_NUMPY_DTYPE, is_library_frame
-from fixport.core.model.graph import Graph, Node, Value
-from fixport.core.model.vocabulary import SCOPE_SEPARATOR
+from fixport.core.words.graph import Graph, Node, Value
+from fixport.core.words.vocabulary import SCOPE_SEPARATOR
 
 FX_GRAPH_KIND: Final = "fx"
 GETITEM_KIND = "prim::TupleUnpack"  # a plumbing kind: drawn as an edge, not a node

@@ -16,8 +16,8 @@ from typing import Any
 
 import torch
 
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 CAPTURE_KIND_PREFIX = "torch.export::"
 DATA_DEPENDENT_MARKERS = ("GuardOnDataDependentSymNode", "Data-dependent", "data-dependent", "DATA_DEPENDENT")

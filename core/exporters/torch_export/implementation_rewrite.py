@@ -5,7 +5,7 @@ Inlining a ``torch.library.custom_op`` (``dynamo.inline_implementation``, TorchS
 value or a size read from data stops it (``GuardOnDataDependentSymNode``). Here the implementation
 is captured on its own, on the values the node saw; ``draft_export`` names each line that stops
 it, and the mechanical changes that answer the same failure in a model
-(:mod:`fixport.core.model.capture_changes`: ``torch.where`` for a branch, ``torch._check`` for a
+(:mod:`fixport.core.exporters.capture_changes`: ``torch.where`` for a branch, ``torch._check`` for a
 check that raises, ``.item()`` with ``torch._check`` for a size) are made to a copy of the
 function, again until it captures. The copy must give the implementation's outputs on those values; it
 becomes a generated template for either exporter that shows the changed function
@@ -31,13 +31,13 @@ from torch._library.custom_ops import OPDEFS
 from torch.utils import _pytree as pytree
 
 from fixport.core.exporters.base import NodeSample, first_error_line
+from fixport.core.exporters.capture_changes import ChangedSource, propose_change, unified_diff
 from fixport.core.exporters.torch_export.capture_failures import (
     DATA_DEPENDENT_MARKERS,
     capture_problems_from_report,
     quiet_torch,
 )
 from fixport.core.exporters.torch_export.same_outputs import same_outputs
-from fixport.core.model.capture_changes import ChangedSource, propose_change, unified_diff
 
 if TYPE_CHECKING:
     from fixport.symbolics.library import RankedTemplate

@@ -5,9 +5,9 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
-from fixport.core.model.errors import TemplateValidationError
-from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import TRACED_VALUE_FAMILY
+from fixport.core.project.project import FixMapping
+from fixport.core.words.errors import TemplateValidationError
+from fixport.core.words.vocabulary import TRACED_VALUE_FAMILY
 from fixport.symbolics.library import TemplateFormatError, parse_template_source
 
 

@@ -1,5 +1,5 @@
 """The TorchScript exporter's fix candidates: its implementation of every strategy of
-:data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES`, tried in that list's order.
+:data:`~fixport.core.records.fix_strategies.FIX_STRATEGIES`, tried in that list's order.
 
 For one op kind, ``fix --auto`` keeps the first candidate whose export leaves the node supported,
 runs in plain ONNX Runtime and matches torch. In TorchScript's words, the strategies give:
@@ -33,7 +33,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
-from fixport.core.model.fix_choices import (
+from fixport.core.onnx_io.opset_needs import opset_that_runs
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import (
     CUSTOM_DOMAIN_WHY,
     FAMILY_BRIDGE,
     FAMILY_CUSTOM_DOMAIN,
@@ -48,7 +50,7 @@ from fixport.core.model.fix_choices import (
     Candidate,
     custom_domain_params,
 )
-from fixport.core.model.fix_strategies import (
+from fixport.core.records.fix_strategies import (
     CUSTOM_DOMAIN,
     DECOMPOSITION,
     GENERIC,
@@ -65,10 +67,8 @@ from fixport.core.model.fix_strategies import (
     StrategyTable,
     candidates_in_order,
 )
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.vocabulary import COMPLEX_TENSORS_NOTE, ProblemReason
-from fixport.core.onnx_io.opset_needs import opset_that_runs
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import COMPLEX_TENSORS_NOTE, ProblemReason
 from fixport.symbolics.library import (
     BRIDGE_TEMPLATE_ID,
     STUB_TEMPLATE_ID,
@@ -271,7 +271,7 @@ STRATEGIES: StrategyTable[_Offers] = {
 def candidates_for(problem: UnsupportedNode, opset: int, library: TemplateLibrary, allow_custom: bool,
                    sample=None) -> list[Candidate]:
     """Every fix worth trying for ``problem`` at ``opset``, in the order of
-    :data:`~fixport.core.model.fix_strategies.FIX_STRATEGIES`; ``sample``: the node's values, for
+    :data:`~fixport.core.records.fix_strategies.FIX_STRATEGIES`; ``sample``: the node's values, for
     the fixes made from them."""
     if problem.reason == ProblemReason.BAKED_INPUT:  # a constant the trace made: no conversion changes it
         return _traced_value_input(_Offers(problem, opset, library, [], [], [], [], []))

@@ -19,9 +19,10 @@ import numpy as np
 import torch
 from torch.onnx._internal.torchscript_exporter import utils as exporter_utils
 
-from fixport.core.exporters.torchscript.source_graph import all_nodes, instance_keys
-from fixport.core.model.compare_result import ValueKey
-from fixport.core.model.output_stats import to_numpy
+from fixport.core.exporters.torchscript.script_part import all_nodes
+from fixport.core.exporters.torchscript.source_graph import instance_keys
+from fixport.core.foundation.comparison import to_numpy
+from fixport.core.records.compare_result import ValueKey
 
 # torch keeps functions in one global compilation unit by name: a reused name frees the old one.
 _function_suffix = itertools.count()

@@ -23,27 +23,27 @@ from fixport.core.exporters.torchscript.low_precision_attention import (
     convert_with_mask_in_query_dtype,
     needs_mask_in_query_dtype,
 )
+from fixport.core.exporters.torchscript.script_part import all_nodes
 from fixport.core.exporters.torchscript.source_graph import (
-    all_nodes,
     instance_base,
     instance_keys,
     python_op_name,
     torchscript_graph_of,
     user_source_line,
 )
-from fixport.core.model.graph import Graph
-from fixport.core.model.vocabulary import (
+from fixport.core.onnx_io.onnx_graph import (
+    PLACEHOLDER_DOMAIN,
+    PLACEHOLDER_OP,
+    PROVENANCE_ATTRIBUTE,
+)
+from fixport.core.words.graph import Graph
+from fixport.core.words.vocabulary import (
     COMPLEX_TENSORS_NOTE,
     PYTHON_OP_KIND,
     base_of_instance_key,
     kind_of_instance_base,
     python_op_kind,
     scope_from_torchscript,
-)
-from fixport.core.onnx_io.onnx_graph import (
-    PLACEHOLDER_DOMAIN,
-    PLACEHOLDER_OP,
-    PROVENANCE_ATTRIBUTE,
 )
 
 

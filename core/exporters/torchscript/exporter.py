@@ -38,31 +38,9 @@ from fixport.core.exporters.torchscript.reference_kernels import reference_for
 from fixport.core.exporters.torchscript.registry import SymbolicRegistryState, builtin_opsets, first_supported_opset
 from fixport.core.exporters.torchscript.script_part import autograd_functions_named, given_inputs_only
 from fixport.core.exporters.torchscript.weights import weights_written_to
+from fixport.core.foundation.errors import FixportError
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.loaders.source_frames import is_library_frame
-from fixport.core.model.cancel import (
-    CancelCallback,
-    ProgressCallback,
-    check_cancelled,
-    report,
-    report_partial,
-)
-from fixport.core.model.errors import (
-    ExportError,
-    FixportError,
-    NothingToCompareError,
-    TemplateValidationError,
-    TraceError,
-    trimmed_message,
-)
-from fixport.core.model.export_options import ExportOptions
-from fixport.core.model.fix_choices import Candidate
-from fixport.core.model.graph import Graph
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.project import FixMapping
-from fixport.core.model.requests import StubRequest
-from fixport.core.model.results import ExportedGraph, TracedGraph
-from fixport.core.model.vocabulary import CONVERTING_STAGE, DEFAULT_OPSET, TRACING_STAGE, ProblemReason
 from fixport.core.onnx_io.diagnosis import (
     nodes_without_kernel_for_their_types,
     nodes_without_runtime_kernel,
@@ -72,6 +50,28 @@ from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.onnx_model import EXPORT_FILE_NAME, WEIGHTS_FILE, WeightsFolder, on_disk, read_export
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.onnx_io.ort_session import run_on_cpu
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_choices import Candidate
+from fixport.core.records.requests import StubRequest
+from fixport.core.records.results import ExportedGraph, TracedGraph
+from fixport.core.words.cancel import (
+    CancelCallback,
+    ProgressCallback,
+    check_cancelled,
+    report,
+    report_partial,
+)
+from fixport.core.words.errors import (
+    ExportError,
+    NothingToCompareError,
+    TemplateValidationError,
+    TraceError,
+    trimmed_message,
+)
+from fixport.core.words.graph import Graph
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import CONVERTING_STAGE, DEFAULT_OPSET, TRACING_STAGE, ProblemReason
 from fixport.symbolics.library import RankedTemplate, TemplateLibrary
 
 

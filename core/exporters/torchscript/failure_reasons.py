@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 
 from fixport.core.exporters.torchscript.conversion_hooks import ConversionFailure
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import OPSET_DEPENDENT_REASONS, PYTHON_OP_KIND, ProblemReason
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import OPSET_DEPENDENT_REASONS, PYTHON_OP_KIND, ProblemReason
 
 # TorchScript's advice in a rejecting symbolic: "... Please try opset version 11."
 _OPSET_ADVICE_RE = re.compile(r"[Pp]lease try opset version (\d+)")

@@ -25,10 +25,11 @@ from fixport.core.exporters.torchscript.capture import (
     inline_index_put_placeholders,
     type_optional_tensor_lists,
 )
-from fixport.core.exporters.torchscript.source_graph import all_nodes, instance_keys
-from fixport.core.model.output_stats import to_numpy
-from fixport.core.model.problems import UnsupportedNode
-from fixport.core.model.vocabulary import ProblemReason
+from fixport.core.exporters.torchscript.script_part import all_nodes
+from fixport.core.exporters.torchscript.source_graph import instance_keys
+from fixport.core.foundation.comparison import to_numpy
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 if TYPE_CHECKING:
     from fixport.core.loaders.loading import LoadedModel

@@ -17,6 +17,8 @@ import onnx
 import torch
 
 from fixport.core.exporters.torchscript.capture import TorchCapture
+from fixport.core.foundation.comparison import to_numpy
+from fixport.core.foundation.torch_arrays import tensor_from_array
 from fixport.core.onnx_io.reference_plan import (
     NO_REFERENCE,
     NodeReference,
@@ -24,8 +26,6 @@ from fixport.core.onnx_io.reference_plan import (
     rewrite_to_contrib,
     unique_op_type,
 )
-from fixport.core.script_support.comparison import to_numpy
-from fixport.core.script_support.torch_arrays import tensor_from_array
 
 _EXTENSIONS_DTYPE_NAMES = {
     "Float": "dt_float", "Double": "dt_double", "Half": "dt_float16", "BFloat16": "dt_bfloat16",

@@ -3,7 +3,7 @@ is registered the way that exporter expects -- per op kind, per node instance, o
 autograd.Function name -- for the one export the script runs.
 
 The fix-script writer puts this file into the script whole, beside the support package
-(``fixport.core.script_support``), the only Fixport code it imports. What must match Fixport
+(``fixport.core.foundation``), the only Fixport code it imports. What must match Fixport
 exactly -- how a Function's fix is found and called, which inputs forward() is given, the nodes
 of a graph in order -- lives here once, and the TorchScript exporter's modules import it from this
 file. The instance keys are written again (the script's "user's line" leaves out the script's
@@ -25,8 +25,8 @@ from typing import Any
 import torch
 from torch.onnx import register_custom_op_symbolic, unregister_custom_op_symbolic
 
-from fixport.core.script_support.scopes import module_scope
-from fixport.core.script_support.script import ExportJob, ScriptFix
+from fixport.core.foundation.scopes import module_scope
+from fixport.core.foundation.script import ExportJob, ScriptFix
 
 PYTHON_OP_KIND = "prim::PythonOp"  # every autograd.Function's node
 TRACED_VALUE_FAMILY = "torchscript_traced_value"  # a fix whose symbolic() is the context the model is traced in

@@ -1,4 +1,4 @@
-"""Turn a ``torch._C.Graph`` into the neutral :class:`fixport.core.model.graph.Graph`.
+"""Turn a ``torch._C.Graph`` into the neutral :class:`fixport.core.words.graph.Graph`.
 
 Every TorchScript node gets a stable *instance key* (scope + source line + kind +
 occurrence). The key is the node's id in the neutral graph: it survives re-tracing, so
@@ -19,9 +19,9 @@ from torch.onnx._internal.torchscript_exporter.symbolic_helper import _node_get
 
 from fixport.core.exporters.torchscript.script_part import all_nodes
 from fixport.core.loaders.source_frames import TORCH_TO_NUMPY_DTYPE, is_library_frame
-from fixport.core.model import vocabulary
-from fixport.core.model.graph import Graph, Node, Value
-from fixport.core.model.vocabulary import PYTHON_OP_KIND, instance_key, scope_from_torchscript
+from fixport.core.words import vocabulary
+from fixport.core.words.graph import Graph, Node, Value
+from fixport.core.words.vocabulary import PYTHON_OP_KIND, instance_key, scope_from_torchscript
 
 _FRAME_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
 @functools.lru_cache(maxsize=8192)  # many nodes share one traced stack: parse each once

@@ -22,7 +22,7 @@ from fixport.core.exporters.template_compiler import TemplateError, compile_temp
 from fixport.core.exporters.torchscript.function_symbolics import attached_function_symbolics
 from fixport.core.exporters.torchscript.registry import restore_registry, snapshot_registry
 from fixport.core.exporters.torchscript.script_part import accepted_keywords, with_output_types_of
-from fixport.core.model.vocabulary import PYTHON_OP_KIND, python_op_kind, split_python_op
+from fixport.core.words.vocabulary import PYTHON_OP_KIND, python_op_kind, split_python_op
 from fixport.symbolics.onnx_functions import SHARED_MARK
 
 

@@ -1,0 +1,238 @@
+"""Check a decoder the way it generates: greedy decoding through the exported prefill and decode
+components in ONNX Runtime, each decode step fed the cache ONNX Runtime itself returned, against
+torch's greedy ``generate()`` from the same prompt.
+
+One export at one shape says little about generation: a decode exported at past length 7 may fail
+at past length 8. So the prompts differ from the traced example in batch size and length, and each
+decodes K tokens (past lengths prompt .. prompt+K-1). The per-step inputs that do not depend on the
+tokens (attention mask, positions) are the ones torch's generate() passed at that step, captured
+with transformers' exporter's own forward capture; the token ids and the cache are ONNX Runtime's.
+"""
+from __future__ import annotations
+
+import copy
+import dataclasses
+from typing import Any
+
+import numpy as np
+import torch
+
+from fixport.core.foundation.checkpoint_inputs import TEXT_INPUT, ExampleSizes, example_inputs
+from fixport.core.foundation.low_precision import LOW_PRECISION, widened_input, widened_to_float32
+from fixport.core.loaders.loading import LoadedModel
+from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
+from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.project import FixMapping
+from fixport.core.records.generation_result import GenerationCheck, GenerationRun
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.cancel import CancelCallback
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
+
+GENERATED_TOKENS = 8
+# Other batch sizes and lengths than the traced example's (2 x 7): past lengths 4-11 and 9-16.
+GENERATION_PROMPTS = (ExampleSizes(batch=1, sequence=4), ExampleSizes(batch=3, sequence=9))
+PREFILL, DECODE = "prefill", "decode"
+INPUT_PREFIX, OUTPUT_PREFIX = "input.", "output."
+LOGITS = "logits"
+GENERATION_KIND = "generation::greedy"
+
+
+def generation_components(loaded: LoadedModel) -> bool:
+    """Whether the loaded checkpoint generates through a prefill and a decode component."""
+    info = loaded.checkpoint
+    return info is not None and {PREFILL, DECODE} <= set(info.components)
+
+
+def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], exporter: str,
+                     tokens: int = GENERATED_TOKENS) -> GenerationCheck:
+    """Greedy decoding of ``tokens`` tokens per prompt through ``components`` ({"prefill", "decode"}: ONNX)."""
+    info = loaded.checkpoint
+    check = GenerationCheck(exporter=exporter, tokens=tokens)
+    prompts = [example_inputs(info.model, info.config, sizes, for_generation=True, seed=seed + 1)
+               for seed, sizes in enumerate(GENERATION_PROMPTS)]
+    # torch in float32 first: its widened weights are gone before ONNX Runtime's sessions (on CPU, a
+    # bfloat16 graph's weights widened to float32 too) take their memory, so the two never add up.
+    float32_runs = _float32_generations(info.model, prompts, tokens)
+    sessions = {name: create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
+                for name, model in components.items()}
+    for prompt, float32_run in zip(prompts, float32_runs):
+        run, torch_logits = _run(info.model, prompt, sessions, tokens)
+        if float32_run is not None:
+            _against_float32(run, torch_logits, *float32_run)
+        check.runs.append(run)
+    return check
+
+
+def generation_of_both_components(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
+                                  loaded: LoadedModel, options: ExportOptions,
+                                  cancelled: CancelCallback | None) -> GenerationCheck:
+    """Both components exported afresh with the fixes (``compare``, which exports with per-node capture),
+    decoding greedily against torch."""
+    from fixport.core.exporters.choice import exporter_for
+
+    exporter = exporter_for(options.exporter)
+    options = dataclasses.replace(options)
+    with exporter.fixes_applied(mappings, options) as custom_opsets:
+        options.custom_opsets = {**custom_opsets, **options.custom_opsets}
+        own = exporter.export(loaded, options, run_check=False, cancelled=cancelled)
+    try:
+        if not own.ok:
+            return GenerationCheck(options.exporter, GENERATED_TOKENS,
+                                   note=f"not run: the {loaded.checkpoint.component} component does not export "
+                                        "cleanly.")
+        return generation_with_other_component(model, request_options, mappings, loaded, options, own.model,
+                                               cancelled)
+    finally:
+        own.model.release()
+
+
+def generation_with_other_component(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
+                                    loaded: LoadedModel, options: ExportOptions, exported: OnnxModel,
+                                    cancelled: CancelCallback | None) -> GenerationCheck:
+    """This component's export and the other one's (with the same fixes), decoding greedily against torch."""
+    from fixport.core.exporters.choice import exporter_for, resolved_export_options
+    from fixport.core.loaders.model_cache import open_model
+
+    component = loaded.checkpoint.component
+    other_name = DECODE if component == PREFILL else PREFILL
+    other = open_model(dataclasses.replace(model, component=other_name))
+    other_options = resolved_export_options(other.settings, request_options)
+    exporter = exporter_for(other_options.exporter)
+    with exporter.fixes_applied(mappings, other_options) as custom_opsets:
+        other_options.custom_opsets = {**custom_opsets, **other_options.custom_opsets}
+        other_result = exporter.export(other, other_options, run_check=False, cancelled=cancelled)
+    try:
+        if not other_result.ok:
+            kinds = ", ".join(sorted({p.display_kind for p in other_result.unsupported}))
+            return GenerationCheck(options.exporter, GENERATED_TOKENS,
+                                   note=f"not run: the {other_name} component does not export cleanly ({kinds}); "
+                                        f"check it with --component {other_name}.")
+        return check_generation(loaded, {component: exported, other_name: other_result.model}, options.exporter)
+    finally:
+        other_result.model.release()
+
+
+def generation_problem(check: GenerationCheck) -> UnsupportedNode:
+    """A generation that leaves torch's tokens (or fails in ONNX Runtime) as one problem of the export."""
+    failed = any(run.error for run in check.runs)
+    return UnsupportedNode(kind=GENERATION_KIND, instance="greedy decoding",
+                           reason=ProblemReason.RUNTIME_ERROR if failed else ProblemReason.MISMATCH,
+                           message=" ".join(check.lines()) + " Check the decode component at those past lengths "
+                           "(--component decode) and compare it with torch.", scope="", source="")
+
+
+def _low_precision(model: torch.nn.Module) -> str:
+    """"bfloat16" or "float16" for a model whose floating weights are in that dtype, else ""."""
+    dtype = next((p.dtype for p in model.parameters() if p.is_floating_point()), torch.float32)
+    return str(dtype).removeprefix("torch.") if dtype in LOW_PRECISION else ""
+
+
+def _float32_generations(model: torch.nn.Module, prompts: list[dict[str, Any]], tokens: int
+                         ) -> list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None]:
+    """For a float16/bfloat16 model: per prompt, (its dtype, torch's greedy tokens and logits in float32),
+    the weights widened exactly; None per prompt for a float32 model, or one that refuses float32."""
+    dtype = _low_precision(model)
+    if not dtype:
+        return [None] * len(prompts)
+    found: list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None] = []
+    try:
+        with widened_to_float32(model), torch.no_grad():
+            for prompt in prompts:
+                wide = {name: widened_input(value) for name, value in copy.deepcopy(prompt).items()}
+                generated = model.generate(**wide, generation_config=_greedy_config(model, tokens))
+                start = generated.sequences.shape[1] - len(generated.logits)
+                found.append((dtype, generated.sequences[:, start:], generated.logits))
+    except Exception:  # noqa: BLE001 -- a model that refuses float32: the check stays the plain one
+        return [None] * len(prompts)
+    return found
+
+
+def _against_float32(run: GenerationRun, torch_logits: tuple[torch.Tensor, ...], dtype: str,
+                     float32_tokens: torch.Tensor, float32_logits: tuple[torch.Tensor, ...]) -> None:
+    """The step where torch's own low-precision run parts from its float32 one, and their logit
+    differences up to there."""
+    run.low_precision = dtype
+    run.float32_tokens = float32_tokens.tolist()
+    steps = min(len(run.torch_tokens[0]) if run.torch_tokens else 0, len(run.float32_tokens[0]))
+    for step in range(steps):
+        own = torch.tensor([row[step] for row in run.torch_tokens])
+        wide = torch.tensor([row[step] for row in run.float32_tokens])
+        if step < len(torch_logits) and step < len(float32_logits):
+            difference = (torch_logits[step].float() - float32_logits[step].float()).abs().max()
+            run.float32_logit_difference.append(float(difference))
+        if not torch.equal(own, wide):
+            run.torch_parts_from_float32 = step
+            break
+
+
+def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any],
+         tokens: int) -> tuple[GenerationRun, tuple[torch.Tensor, ...]]:
+    """ONNX Runtime's greedy decode against torch's generate(), and torch's logits per step."""
+    from transformers.exporters.utils import _capture_forward, get_leaf_tensors
+
+    with torch.no_grad(), _capture_forward(model) as calls:
+        generated = model.generate(**copy.deepcopy(prompt), generation_config=_greedy_config(model, tokens))
+    prompt_ids = prompt[TEXT_INPUT] if TEXT_INPUT in prompt else None
+    start = prompt_ids.shape[1] if prompt_ids is not None and not model.config.is_encoder_decoder else \
+        generated.sequences.shape[1] - len(generated.logits)
+    torch_tokens = generated.sequences[:, start:]
+    batch = int(torch_tokens.shape[0])
+    encoder_length = int(prompt_ids.shape[1]) if prompt_ids is not None and model.config.is_encoder_decoder else 0
+    run = GenerationRun(batch=batch, prompt_length=int(start), torch_tokens=torch_tokens.tolist(),
+                        onnx_tokens=[[] for _ in range(batch)], max_logit_difference=[],
+                        encoder_length=encoder_length)
+    previous: dict[str, np.ndarray] = {}
+    onnx_token: np.ndarray | None = None
+    for step, call in enumerate(calls[:tokens]):
+        session = sessions[PREFILL if step == 0 else DECODE]
+        leaves = get_leaf_tensors(call)
+        try:
+            feed = _feed(session, leaves, previous, onnx_token)
+            names = [output.name for output in session.get_outputs()]
+            outputs = dict(zip(names, session.run(None, feed)))
+        except Exception as exc:  # noqa: BLE001 -- ONNX Runtime's failure is the finding
+            run.first_difference, run.error = step, str(exc).splitlines()[0][:300]
+            return run, generated.logits
+        previous = {name.removeprefix(OUTPUT_PREFIX): value for name, value in outputs.items()}
+        logits = previous[LOGITS][:, -1, :]
+        onnx_token = logits.argmax(-1)
+        expected = generated.logits[step].float().numpy()
+        run.max_logit_difference.append(float(np.abs(logits.astype(np.float32) - expected).max()))
+        for row, token in enumerate(onnx_token.tolist()):
+            run.onnx_tokens[row].append(int(token))
+        if not np.array_equal(onnx_token, torch_tokens[:, step].numpy()):
+            run.first_difference = step
+            return run, generated.logits
+    return run, generated.logits
+
+
+def _feed(session: Any, leaves: dict[str, torch.Tensor], previous: dict[str, np.ndarray],
+          onnx_token: np.ndarray | None) -> dict[str, np.ndarray]:
+    """The session's inputs: its own cache and token after the prefill, torch's step inputs for the rest."""
+    feed = {}
+    for spec in session.get_inputs():
+        path = spec.name.removeprefix(INPUT_PREFIX)
+        if onnx_token is not None and path in previous and path != LOGITS:
+            feed[spec.name] = previous[path]
+        elif onnx_token is not None and path in (TEXT_INPUT, "decoder_input_ids"):
+            feed[spec.name] = onnx_token.reshape(-1, 1).astype(leaves[path].numpy().dtype)
+        elif path in leaves:
+            feed[spec.name] = leaves[path].numpy()
+        else:
+            raise ValueError(f"the exported graph takes {spec.name}, which generate() did not pass at this step")
+    return feed
+
+
+def _greedy_config(model: torch.nn.Module, tokens: int) -> Any:
+    """The model's generation config as plain greedy decoding of exactly ``tokens`` tokens: no sampling,
+    no end of sequence, no processor changing the logits (ONNX Runtime's tokens are their argmax)."""
+    config = copy.deepcopy(model.generation_config)
+    config.update(do_sample=False, num_beams=1, max_new_tokens=tokens, min_new_tokens=None, eos_token_id=None,
+                  repetition_penalty=None, no_repeat_ngram_size=None, temperature=None, top_k=None, top_p=None,
+                  suppress_tokens=None, begin_suppress_tokens=None, bad_words_ids=None, forced_bos_token_id=None,
+                  forced_eos_token_id=None, max_length=None, return_dict_in_generate=True, output_logits=True)
+    if config.pad_token_id is None:
+        config.pad_token_id = 0
+    return config

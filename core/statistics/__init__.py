@@ -1,0 +1,1 @@
+"""torch against ONNX Runtime in numbers: per-output statistics and tied orders (no torch)."""
