@@ -226,3 +226,75 @@ def test_the_main_window_stays_a_thin_view() -> None:
     (the export's drawing, the jobs' reports, the actions)."""
     lines = len((REPO / "gui" / "main_window.py").read_text(encoding="utf-8").splitlines())
     assert lines <= MAIN_WINDOW_MAX_LINES, f"gui/main_window.py has {lines} lines"
+
+
+# The public template API re-exports on purpose: a template imports Fixport from one module.
+REEXPORTING_FACADES = {"fixport.symbolics.api"}
+
+
+def _module_name(path: Path, root: Path) -> str:
+    parts = path.relative_to(root).with_suffix("").parts
+    return ".".join(["fixport", *(parts[:-1] if parts[-1] == "__init__" else parts)])
+
+
+def _top_level_imports(tree: ast.Module) -> tuple[dict[str, str], set[str]]:
+    """(name -> the Fixport module it is imported from, names the module defines itself)."""
+    imported: dict[str, str] = {}
+    defined: set[str] = set()
+    statements = list(tree.body)
+    while statements:
+        node = statements.pop(0)
+        if isinstance(node, ast.If | ast.Try):
+            statements += [*node.body, *node.orelse, *[s for h in getattr(node, "handlers", []) for s in h.body]]
+        elif isinstance(node, ast.ImportFrom) and node.level == 0 and (node.module or "").startswith("fixport"):
+            imported.update({alias.asname or alias.name: node.module or "" for alias in node.names})
+        elif isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef):
+            defined.add(node.name)
+        elif isinstance(node, ast.Assign | ast.AnnAssign):
+            targets = node.targets if isinstance(node, ast.Assign) else [node.target]
+            defined.update(n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name))
+    return {name: module for name, module in imported.items() if name not in defined}, defined
+
+
+def second_import_paths(root: Path, folders: tuple[str, ...]) -> list[str]:
+    """Every ``from A import n`` where ``A`` only imported ``n`` itself, every ``__all__`` that lists an
+    imported name, and every module that is nothing but re-exports (a shim)."""
+    paths = [p for folder in folders for p in (root / folder).rglob("*.py")] + sorted(root.glob("*.py"))
+    trees = {_module_name(p, root): (p, ast.parse(p.read_text(encoding="utf-8"))) for p in paths}
+    reimported = {name: _top_level_imports(tree)[0] for name, (_, tree) in trees.items()}
+    found = []
+    for name, (path, tree) in trees.items():
+        where = path.relative_to(root)
+        for node in ast.walk(tree):
+            if isinstance(node, ast.ImportFrom) and node.level == 0 and node.module in reimported \
+                    and node.module not in REEXPORTING_FACADES:
+                found += [f"{where}: {node.module}.{a.name} is {reimported[node.module][a.name]}.{a.name}"
+                          for a in node.names if a.name in reimported[node.module]]
+        for node in tree.body:
+            if isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["__all__"] \
+                    and name not in REEXPORTING_FACADES:
+                listed = {e.value for e in ast.walk(node.value) if isinstance(e, ast.Constant)}
+                found += [f"{where}: __all__ lists {n}, imported" for n in sorted(listed & set(reimported[name]))]
+        own = [node for node in tree.body if not (
+            isinstance(node, ast.Import | ast.ImportFrom)
+            or (isinstance(node, ast.Expr) and isinstance(node.value, ast.Constant))
+            or (isinstance(node, ast.Assign) and [getattr(t, "id", "") for t in node.targets] == ["__all__"]))]
+        if reimported[name] and not own and path.name != "__init__.py" and name not in REEXPORTING_FACADES:
+            found.append(f"{where}: a shim, it only re-exports")
+    return sorted(found)
+
+
+def test_every_name_has_one_import_path_and_no_shim_is_left() -> None:
+    """A name is imported from the module that defines it (issue 47): no engine module re-exports the
+    foundation's names, and no module exists only to give a second path."""
+    assert second_import_paths(REPO, (*PACKAGE_FOLDERS, "bench", "tests")) == []
+
+
+def test_the_import_path_check_sees_second_paths_all_and_shims(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "a.py").write_text("def f() -> None: ...\n")
+    (tmp_path / "core" / "b.py").write_text("from fixport.core.a import f\n\n__all__ = ['f']\n")
+    (tmp_path / "core" / "c.py").write_text("from fixport.core.b import f\n\nx = f\n")
+    assert second_import_paths(tmp_path, ("core",)) == [
+        "core/b.py: __all__ lists f, imported", "core/b.py: a shim, it only re-exports",
+        "core/c.py: fixport.core.b.f is fixport.core.a.f"]

@@ -21,7 +21,6 @@ import torch
 from fixport.core.exporters.profiles import DYNAMO, PROFILES, TORCHSCRIPT
 from fixport.core.fixing.carried_source import SCRIPT_SUPPORT, module_path, support_sources
 from fixport.core.fixing.fix_script import fix_script_text
-from fixport.core.foundation import bfloat16, comparison, input_sets, inputs
 from fixport.core.project.project import FixMapping, Project, save_project
 from fixport.examples.catalog import list_examples
 from tests.conftest import REPO, slow_but_one
@@ -197,63 +196,43 @@ def test_renaming_an_engine_private_function_leaves_the_script_unchanged(model_f
 # ---- the support and the engine on the same inputs ----
 
 def test_the_engine_runs_the_supports_code_not_a_copy() -> None:
-    """What the fix script carries lives once, in the support: the engine's names for it are the
-    support's own objects (issue 36), so the script and Fixport cannot drift apart."""
-    from fixport.core.checks import low_precision as engine_low_precision
-    from fixport.core.checks import shape_check
-    from fixport.core.foundation import checkpoint_inputs as support_checkpoint_inputs
-    from fixport.core.foundation import checkpoint_plain as support_checkpoint_plain
-    from fixport.core.foundation import checkpoint_tasks as support_checkpoint_tasks
-    from fixport.core.foundation import checkpoints as support_checkpoints
-    from fixport.core.foundation import dynamic_dims, low_precision, other_sizes, scopes, session_feeds
-    from fixport.core.loaders import (
-        checkpoint_folder,
-        checkpoint_inputs,
-        checkpoint_plain,
-        checkpoint_tasks,
-        input_structure,
-        input_tensors,
-    )
-    from fixport.core.loaders import input_sets as engine_input_sets
-    from fixport.core.onnx_io import bfloat16_runs, ort_session
-    from fixport.core.project import tolerances
-    from fixport.core.records import traced_sizes
-    from fixport.core.statistics import output_stats
-    from fixport.core.words import vocabulary
+    """What the fix script carries lives once, in the foundation (issue 36): no engine module defines
+    a function or class of the foundation's name, and the engine imports the foundation's own names
+    from it (tests/test_architecture.py: one import path per name), so the script and Fixport cannot
+    drift apart."""
+    import ast
 
-    shared = {(input_tensors, inputs): ["random_inputs"],
-              (input_structure, inputs): ["flat_model", "InputStructure", "StructuredCall", "keyed_output_names"],
-              (engine_input_sets, input_sets): ["flat_input_sets", "proposed_dynamic_axes", "several_input_sets"],
-              (tolerances, comparison): ["DEFAULT_TOLERANCES", "FALLBACK_DTYPE"],
-              (output_stats, comparison): ["difference_metrics", "flatten_outputs", "to_numpy", "as_real_layout"],
-              (traced_sizes, dynamic_dims): ["declared_dims"],
-              (shape_check, other_sizes): ["other_size_inputs", "random_like", "SHAPE_SEED"],
-              (engine_low_precision, low_precision): ["float32_outputs", "within_rounding"],
-              (ort_session, session_feeds): ["feeds_for"],
-              (bfloat16_runs, bfloat16): ["widen_in_place", "Bfloat16Session", "has_bfloat16"],
-              (checkpoint_folder, support_checkpoints): ["load_checkpoint_folder", "CheckpointInfo",
-                                                         "PatchedForExport"],
-              (checkpoint_inputs, support_checkpoint_inputs): ["example_inputs", "ExampleSizes"],
-              (checkpoint_tasks, support_checkpoint_tasks): ["task_of", "auto_class_for"],
-              (checkpoint_plain, support_checkpoint_plain): ["load_plain_checkpoint"]}
-    copies = [f"{engine.__name__}.{name}" for (engine, support), names in shared.items() for name in names
-              if getattr(engine, name) is not getattr(support, name)]
+    from fixport.core.foundation import scopes
+    from fixport.core.words import vocabulary
+    from tests.conftest import REPO
+
+    def top_level(path: Path) -> set[str]:
+        tree = ast.parse(path.read_text(encoding="utf-8"))
+        return {n.name for n in tree.body if isinstance(n, ast.FunctionDef | ast.ClassDef) and n.name[0] != "_"}
+
+    foundation = set().union(*(top_level(p) for p in (REPO / "core" / "foundation").glob("*.py")))
+    # Same name, other job: the command line's entry point, the CLI's export step, the engine's
+    # loader (it returns a LoadedModel) and the project's input spec (the script's is a namedtuple).
+    other_jobs = {"main", "run_export", "load_model", "InputSpec"}
+    copies = sorted(f"{path.relative_to(REPO)}: {name}" for folder in ("core", "cli")
+                    for path in (REPO / folder).rglob("*.py") if "foundation" not in path.parts
+                    for name in top_level(path) & foundation - other_jobs)
     assert copies == []
     assert vocabulary.scope_from_torchscript is scopes.module_scope
 
 
 def test_the_supports_errors_are_the_engines_across_the_worker() -> None:
-    """A missing input the support reports is the engine's MissingInputsError, caught as its
-    InputSpecError and FixportError, and it crosses the worker's pipe (pickle) as the same class."""
+    """A missing input the foundation reports is caught as its InputSpecError and FixportError, the
+    engine's errors are FixportErrors too, and it crosses the worker's pipe (pickle) as the same class."""
     import pickle
 
     from fixport.core.foundation import errors as support
     from fixport.core.words import errors as engine
 
     raised = support.MissingInputsError("No example inputs for ids.", "Pass --input ids=1x8:int64.")
-    assert isinstance(raised, engine.InputSpecError) and isinstance(raised, engine.FixportError)
+    assert isinstance(raised, support.InputSpecError) and isinstance(raised, support.FixportError)
     back = pickle.loads(pickle.dumps(raised))
-    assert type(back) is engine.MissingInputsError and back.hint == raised.hint
+    assert type(back) is support.MissingInputsError and back.hint == raised.hint
     assert back.user_text() == "No example inputs for ids.\n  → Pass --input ids=1x8:int64."
     assert issubclass(engine.TraceError, support.FixportError)
 
