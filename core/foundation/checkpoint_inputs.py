@@ -15,6 +15,7 @@ from typing import Any
 import numpy as np
 import torch
 
+from .checkpoint_tasks import IMAGE_INPUT
 from .errors import MissingInputsError
 from .inputs import InputSpec, random_inputs
 
@@ -25,7 +26,6 @@ AUDIO_SAMPLES = 8000  # half a second at 16 kHz: enough for a speech encoder's c
 INPUT_SEED = 0
 TEXT_INPUT = "input_ids"
 MASK_INPUT = "attention_mask"
-IMAGE_INPUT = "pixel_values"
 FEATURES_INPUT = "input_features"
 AUDIO_INPUT = "input_values"
 

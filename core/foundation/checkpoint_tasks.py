@@ -3,14 +3,16 @@
 The task names are the ones people know from transformers' pipelines and optimum. Each names the
 ``AutoModelFor*`` class that loads a model for it; which architecture belongs to which task is
 transformers' knowledge (each auto class's mapping of model types to classes), never a table here.
+The table imports no torch: the window and the command line offer its tasks (``CHECKPOINT_TASKS``).
 """
 from __future__ import annotations
 
 from typing import Any
 
-from .checkpoint_inputs import IMAGE_INPUT
 from .errors import ModelLoadError
 
+# The input an image model takes (transformers' main_input_name); checkpoint_inputs makes it.
+IMAGE_INPUT = "pixel_values"
 # Task -> the auto classes that load a model for it, in the order they are tried. A task listed
 # earlier wins where one architecture serves several (CLIPModel: zero-shot before features).
 TASK_AUTO_CLASSES: dict[str, tuple[str, ...]] = {

@@ -8,6 +8,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
+from fixport.core.foundation.checkpoint_tasks import TASK_AUTO_CLASSES
 from fixport.core.foundation.scopes import module_scope
 
 # In a symbolic_rejected message: an op on complex tensors whose symbolic ignores the trailing
@@ -16,12 +17,9 @@ COMPLEX_TENSORS_NOTE = "on complex tensors"
 DEFAULT_OPSET = 17
 EXPORTERS = ("torchscript", "dynamo")  # torch.onnx.export(dynamo=False) and (dynamo=True)
 DEFAULT_EXPORTER = "torchscript"
-# A checkpoint folder's tasks, named as transformers' pipelines and optimum name them
-# (core/loaders/checkpoint_tasks.py says which auto class loads each).
-CHECKPOINT_TASKS = ("text-generation", "text2text-generation", "automatic-speech-recognition", "fill-mask",
-                    "text-classification", "token-classification", "question-answering", "image-classification",
-                    "object-detection", "semantic-segmentation", "zero-shot-image-classification",
-                    "feature-extraction", "image-feature-extraction")
+# A checkpoint folder's tasks, named as transformers' pipelines and optimum name them: the keys of
+# the foundation's table, which says which auto class loads each.
+CHECKPOINT_TASKS = tuple(TASK_AUTO_CLASSES)
 # The dtype a checkpoint folder is exported in (--dtype): auto keeps the checkpoint's own (its config's
 # dtype/torch_dtype), as transformers' exporter does.
 AUTO_DTYPE = "auto"
