@@ -3,7 +3,10 @@
 The repository root is the ``fixport`` package (``pyproject.toml`` maps it), so an install
 puts one top-level package in site-packages. Where things live:
 
-- ``core/model``: torch-free data every room shares (graph, project, results, vocabulary).
+- ``core/foundation``: what the engine stands on and every fix script carries whole.
+- ``core/words``, ``core/statistics``, ``core/project``, ``core/records`` (torch-free): the shared
+  words (vocabulary, errors, problems, graph), comparison statistics, what the user saves, and
+  what crosses the worker.
 - ``core/onnx_io``: reading, checking and running ONNX files (onnx, onnxruntime; no torch).
 - ``core/panes``: grouping and layout of graph panes (no torch, no Qt).
 - ``core/loaders``: opening model files and tracing them (torch).

@@ -1,2 +1,2 @@
 """Checks of an export that hold for any exporter: outputs against torch, declared dims at other
-sizes, inputs the export does not follow, low precision, and generation through exported components."""
+sizes, inputs the export does not follow, low precision (generation is checked in ``core/checkpoints/``)."""

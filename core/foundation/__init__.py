@@ -1,4 +1,4 @@
-"""The fix script's support: the only Fixport code a standalone fix script carries.
+"""The foundation: the code the engine stands on and the only Fixport code a fix script carries.
 
 The fix-script writer (``fixport.core.fixing.fix_script``) writes every module of this package
 into the script whole, as its source, with the part of the script the exporter's profile names
@@ -10,8 +10,8 @@ So these modules import nothing of Fixport but each other (relative imports: in 
 package is ``fix_script_support``), and only torch, onnx, onnxruntime, numpy and ml_dtypes (and
 transformers for a checkpoint folder). They are also the engine's code for what the script does as
 Fixport does (random inputs, input structure and input sets, the comparison rules, the other
-sizes, bfloat16 runs, the errors a user is shown): the engine imports them from here, so both run
-one implementation. The checkpoint-folder modules are still repeated by ``core/loaders/`` and
-tests/test_fix_script_support.py runs both. ``comparison``, ``dynamic_dims``, ``session_feeds``,
-``bfloat16`` and ``errors`` import no torch, so the torch-free rooms may use them too.
+sizes, bfloat16 runs, opening a checkpoint folder, the errors a user is shown): the engine imports
+them from here, and from nowhere else (no engine module re-exports them), so both run one
+implementation. ``comparison``, ``dynamic_dims``, ``session_feeds``, ``bfloat16``, ``errors`` and
+``checkpoint_tasks`` import no torch, so the torch-free rooms may use them too.
 """

@@ -12,7 +12,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
-FIXPORT_ROOT = Path(__file__).resolve().parents[2]  # the package folder: core/model/ is two below it
+FIXPORT_ROOT = Path(__file__).resolve().parents[2]  # the package folder: core/words/ is two below it
 MODEL_FOLDERS = ("examples", "bench")  # models that come with Fixport: code it runs as the user's
 
 
