@@ -395,3 +395,16 @@ def test_cancel_reports_the_jobs_it_drops(qtbot, worker: ExportWorker) -> None:
     runner.cancel()
     assert "analyze" in cancelled
     qtbot.waitUntil(lambda: not runner.busy, timeout=60_000)
+
+
+def test_a_failure_crosses_the_pipe_as_its_own_class_foundation_or_engine() -> None:
+    """The window asks for a missing input on MissingInputsError (the foundation's); a trace error is
+    the engine's: each comes back from the worker as its class, not as a plain FixportError."""
+    from fixport.core.foundation.errors import MissingInputsError
+    from fixport.core.words.errors import TraceError
+    from fixport.core.worker.client import JobFailure
+
+    for raised in (MissingInputsError("No example inputs for pixel_values.", "Pass --input."),
+                   TraceError("The trace failed.", "Look at forward().")):
+        back = JobFailure.from_exception(raised).to_exception()
+        assert type(back) is type(raised) and back.hint == raised.hint

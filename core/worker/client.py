@@ -56,9 +56,11 @@ class JobFailure:
         return cls(type(exc).__name__, exc.message, exc.hint, exc.details, extra)
 
     def to_exception(self) -> FixportError:
-        from fixport.core.words import errors
+        from fixport.core.foundation import errors as foundation_errors
+        from fixport.core.words import errors as engine_errors
 
-        cls = getattr(errors, self.type_name, FixportError)
+        # The user's errors are the foundation's (a fix script raises them too) or the engine's own.
+        cls = getattr(engine_errors, self.type_name, None) or getattr(foundation_errors, self.type_name, FixportError)
         if not (isinstance(cls, type) and issubclass(cls, FixportError)):
             cls = FixportError
         exception = cls(self.message, self.hint, self.details)
