@@ -298,7 +298,7 @@ def test_fix_script_carries_its_support_whole_with_fixports_results(tmp_path: Pa
     from fixport.core.exporters.torchscript import source_graph as torchscript_graph
     from fixport.core.fixing import fix_script
     from fixport.core.fixing.carried_source import module_path, support_sources
-    from fixport.core.loaders import input_tensors
+    from fixport.core.foundation.inputs import random_inputs
     from fixport.core.project.inputs import parse_input_spec
 
     example = EXAMPLES["threshold"]
@@ -318,7 +318,7 @@ def test_fix_script_carries_its_support_whole_with_fixports_results(tmp_path: Pa
     try:
         support, part = sys.modules["fix_script_support.inputs"], sys.modules["fix_script_support.exporter_part"]
         specs = [parse_input_spec(text) for text in keyed.input_specs]
-        ours, theirs = input_tensors.random_inputs(specs, 7), support.random_inputs(script.INPUT_SPECS, script.SEED)
+        ours, theirs = random_inputs(specs, 7), support.random_inputs(script.INPUT_SPECS, script.SEED)
         assert list(ours) == list(theirs) and all(np.array_equal(ours[k], theirs[k]) for k in ours)
         model, inputs = load_model(example.path).module, load_model(example.path).example_inputs
         graph = torch.jit.trace(model, inputs).inlined_graph

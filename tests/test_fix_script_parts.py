@@ -19,7 +19,7 @@ import torch
 from fixport.core.exporters.profiles import DYNAMO, PROFILES, TORCHSCRIPT, ExporterProfile
 from fixport.core.fixing.fix_script import fix_script_text
 from fixport.core.foundation import script as common
-from fixport.core.loaders import input_tensors
+from fixport.core.foundation.inputs import random_inputs
 from fixport.core.project.inputs import parse_input_spec
 from fixport.core.project.project import FixMapping, Project
 from fixport.examples.catalog import list_examples
@@ -57,7 +57,7 @@ def test_common_part_opens_the_model_as_fixport_does() -> None:
     settings = _settings(input_specs=specs, seed=5)
     model, inputs, model_file_settings = common.load_model(settings)
     assert not model.training and model_file_settings["opset"] == 12
-    (expected,) = input_tensors.random_inputs(specs, 5).values()
+    (expected,) = random_inputs(specs, 5).values()
     np.testing.assert_array_equal(inputs[0].numpy(), expected)
     assert common.input_names(model, inputs, specs) == ["x"]
     assert common.input_names(model, inputs, []) == ["x"]  # forward()'s own parameter
