@@ -11,7 +11,7 @@ from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
 from fixport.core.foundation.errors import FixportError
 from fixport.core.records.compare_result import CompareResult
-from fixport.core.words.runtime_pair import RuntimesCompareRequest, RuntimesComparison
+from fixport.core.records.runtime_pair import RuntimesCompareRequest, RuntimesComparison
 from fixport.core.words.runtimes import RUNTIME_TITLES, RUNTIMES
 
 MESSAGE_WIDTH = 100

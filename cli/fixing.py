@@ -20,6 +20,7 @@ from fixport.cli.arguments import (
 from fixport.cli.check_export import analysis_json, print_analysis
 from fixport.cli.output import clear_progress, print_json, progress_printer
 from fixport.cli.workers import command_worker
+from fixport.core.exporters.capture_change_fix import diff_in
 from fixport.core.exporters.profiles import profile_for, profile_for_kind
 from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.foundation.errors import FixportError
@@ -31,7 +32,6 @@ from fixport.core.records.results import AutoFixResult, ModelRequest
 from fixport.core.records.traced_sizes import pinned_dims_note
 from fixport.core.session.fix_all import plan_from
 from fixport.core.words.advice import Step, advice_for
-from fixport.core.words.capture_change_fix import diff_in
 from fixport.core.words.vocabulary import DEFAULT_OPSET, EXPORTERS
 
 

@@ -16,6 +16,7 @@ from pathlib import Path
 import pytest
 import torch
 
+from fixport.core.exporters.capture_change_fix import CODE_CHANGE_TEMPLATE_ID, code_change_template
 from fixport.core.exporters.capture_changes import ChangedSource, propose_change
 from fixport.core.exporters.dynamo.script_part import methods_changed
 from fixport.core.exporters.template_compiler import compile_template_source
@@ -23,7 +24,6 @@ from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE
 from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
 from fixport.core.records.results import ModelRequest
-from fixport.core.words.capture_change_fix import CODE_CHANGE_TEMPLATE_ID, code_change_template
 from fixport.core.words.vocabulary import DYNAMO_CODE_CHANGE_FAMILY, ProblemReason
 from fixport.symbolics.library import parse_template_source
 

@@ -30,9 +30,9 @@ from fixport.core.records.requests import (
     SynthesizeRequest,
 )
 from fixport.core.records.results import ModelRequest, WorkerInfo
+from fixport.core.records.runtime_pair import RuntimesCompareRequest
 from fixport.core.words.cancel import Cancelled
 from fixport.core.words.errors import WorkerError
-from fixport.core.words.runtime_pair import RuntimesCompareRequest
 from fixport.core.worker.client import CANCEL_GRACE_S, ExportWorker
 from fixport.core.worker.jobs import JOBS, job_for
 from fixport.gui.latest import LatestRequests

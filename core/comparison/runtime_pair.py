@@ -23,10 +23,10 @@ from fixport.core.onnx_io.reference_plan import plan_references
 from fixport.core.project.tolerances import BF16_COMPUTE_TABLE_NAME, ToleranceTable
 from fixport.core.records.compare_result import CompareResult
 from fixport.core.records.requests import CompareRequest
+from fixport.core.records.runtime_pair import RuntimeDifference, RuntimesCompareRequest, RuntimesComparison
 from fixport.core.statistics.output_stats import compare_arrays
 from fixport.core.words.cancel import CancelCallback, ProgressCallback, check_cancelled, report
 from fixport.core.words.graph import Graph
-from fixport.core.words.runtime_pair import RuntimeDifference, RuntimesCompareRequest, RuntimesComparison
 from fixport.core.words.runtimes import RUNTIME_TITLES, RUNTIMES, provider_for, refuse_missing_runtime
 
 

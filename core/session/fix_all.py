@@ -10,13 +10,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from fixport.core.exporters.capture_change_fix import diff_in
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE, FAMILY_TRACED_VALUE_INPUT
 from fixport.core.records.fix_records import last_rejection_for
 from fixport.core.records.results import AutoFixResult
 from fixport.core.records.runtime_cost import cost_change
 from fixport.core.records.traced_sizes import pinned_dims_note
-from fixport.core.words.capture_change_fix import diff_in
 from fixport.core.words.problems import UnsupportedNode
 from fixport.core.words.vocabulary import python_op_kind
 

@@ -31,7 +31,7 @@ from fixport.core.records.requests import (
     SynthesizeRequest,
 )
 from fixport.core.records.results import AnalysisResult, AutoFixResult, WorkerInfo
-from fixport.core.words.runtime_pair import RuntimesCompareRequest, RuntimesComparison
+from fixport.core.records.runtime_pair import RuntimesCompareRequest, RuntimesComparison
 
 
 @dataclass(frozen=True)

@@ -35,6 +35,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass
 
+from fixport.core.exporters.capture_change_fix import CODE_CHANGE_TEMPLATE_ID
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import (
     CUSTOM_DOMAIN_WHY,
@@ -64,7 +65,6 @@ from fixport.core.records.fix_strategies import (
     StrategyTable,
     candidates_in_order,
 )
-from fixport.core.words.capture_change_fix import CODE_CHANGE_TEMPLATE_ID
 from fixport.core.words.problems import UnsupportedNode
 from fixport.core.words.vocabulary import ProblemReason
 from fixport.symbolics.library import (
@@ -211,7 +211,7 @@ def _graph_rewrite(offers: _Offers) -> list[Candidate]:
 
 
 def _capture_code_change(offers: _Offers) -> list[Candidate]:
-    """The capture failure's lines changed for the capture (:mod:`fixport.core.words.capture_change_fix`)."""
+    """The capture failure's lines changed for the capture (:mod:`fixport.core.exporters.capture_change_fix`)."""
     problem = offers.problem
     if not problem.code_change_fix:
         return []

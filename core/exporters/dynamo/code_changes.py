@@ -3,7 +3,7 @@
 For each capture failure at a line of the model's code -- its own file, or a library's a part of
 it is an instance of (transformers, torchvision) -- :func:`fixport.core.exporters.capture_changes.propose_change`
 reads the statement there. The changes are tried together without reloading the weights, the way
-the fix that keeps them runs (:mod:`fixport.core.words.capture_change_fix`): the model's parts run
+the fix that keeps them runs (:mod:`fixport.core.exporters.capture_change_fix`): the model's parts run
 the changed methods while it is captured (``script_part.methods_changed``). The change holds when
 torch gives the same outputs as before and torch.export captures the model; each problem then
 carries its diff, and the fix `fix --auto` tries (``code_change_fix``).
@@ -18,13 +18,13 @@ from pathlib import Path
 
 import torch
 
+from fixport.core.exporters.capture_change_fix import code_change_template
 from fixport.core.exporters.capture_changes import ChangedSource, CodeChange, proposals_for
 from fixport.core.exporters.dynamo.script_part import methods_changed
 from fixport.core.exporters.template_compiler import compile_template_source
 from fixport.core.exporters.torch_export.same_outputs import same_outputs
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.source_frames import is_library_frame
-from fixport.core.words.capture_change_fix import code_change_template
 from fixport.core.words.problems import UnsupportedNode
 
 CHANGE_HOLDS = ("Tried on the loaded model: with the change below torch.export captures it, and torch's outputs "
