@@ -2,9 +2,7 @@
 where it passes, the passes to turn off and the first divergent node where it does not."""
 from __future__ import annotations
 
-import html
-
-from PySide6.QtCore import Signal
+from PySide6.QtCore import Qt, Signal
 from PySide6.QtGui import QColor
 from PySide6.QtWidgets import QHBoxLayout, QLabel, QLineEdit, QTableWidget, QTableWidgetItem, QVBoxLayout, QWidget
 
@@ -12,6 +10,7 @@ from fixport.core.records.runtime_cost import readable_bytes
 from fixport.core.words.optimizer_guard import OPTIMIZE_HELP, UNAVAILABLE, OptimizerReport, VariantOutcome
 from fixport.gui.graph_style import FAIL_COLOUR, PASS_COLOUR, WARN_COLOUR
 
+VISIBLE_ROWS = 6  # variants shown before the table scrolls (ort's four levels and two optimizers)
 OPTIMIZER_COLUMNS = ("variant", "result", "max abs", "size", "nodes", "latency", "turn off", "first divergent node")
 
 
@@ -35,6 +34,7 @@ class OptimizerGuardView(QWidget):
         layout.addLayout(row)
         self.notes = QLabel()
         self.notes.setWordWrap(True)
+        self.notes.setTextFormat(Qt.TextFormat.PlainText)  # pass names and options, never markup
         self.table = QTableWidget(0, len(OPTIMIZER_COLUMNS))
         self.table.setHorizontalHeaderLabels(OPTIMIZER_COLUMNS)
         self.table.verticalHeader().setVisible(False)
@@ -67,11 +67,19 @@ class OptimizerGuardView(QWidget):
                 self.table.setItem(row, column, item)
         self.table.resizeColumnsToContents()
         fixes = report.fixes
-        self.notes.setText(" ".join(html.escape(n) for n in report.notes)
+        self.notes.setText(" ".join(report.notes)
                            + (f" Saved in the project (and its fix script): "
-                              f"{html.escape('; '.join(f.summary() for f in fixes))}." if fixes else ""))
+                              f"{'; '.join(f.summary() for f in fixes)}." if fixes else ""))
         self.notes.show()
+        self._fit_rows()
         self.table.show()
+
+    def _fit_rows(self) -> None:
+        """Tall enough for every variant (up to VISIBLE_ROWS) without scrolling: one row was all it showed."""
+        rows = min(self.table.rowCount(), VISIBLE_ROWS)
+        height = self.table.horizontalHeader().height() + sum(self.table.rowHeight(r) for r in range(rows))
+        self.table.setMinimumHeight(height + 2 * self.table.frameWidth()
+                                    + self.table.horizontalScrollBar().sizeHint().height())
 
     def rows(self) -> list[list[str]]:
         """The table's text, row by row (tests read what the user sees)."""
