@@ -8,6 +8,7 @@ import pytest
 from fixport.core.words.advice import Step, advice_for, advice_without_a_list, takes_a_template
 from fixport.core.words.problems import UnsupportedNode
 from fixport.core.words.vocabulary import PYTHON_OP_KIND, UNPLACED_KIND, ProblemReason
+from tests.test_capture_code_change_fixes import BRANCH_IN_A_FUNCTION
 
 STUB = "a stub is generated from its schema"
 
@@ -70,27 +71,6 @@ def test_an_export_whose_problems_were_not_listed_gets_fix_first_and_check_after
     assert "main.py fix m.py --exporter torchscript --auto" in first
     after = advice_without_a_list("m.py", "torchscript", Step.AUTO_FIXED)
     assert "--auto" not in after and "main.py check m.py --exporter torchscript --project" in after
-
-
-BRANCH_IN_A_FUNCTION = """
-import torch
-from torch import nn
-
-
-def scaled(x):
-    if x.sum() > 15.9:
-        return x * 2
-    return x - 1
-
-
-class Model(nn.Module):
-    def forward(self, x):
-        return scaled(x) + 1
-
-
-def build():
-    return Model().eval(), (torch.ones(2, 8),)
-"""
 
 
 @pytest.mark.slow
