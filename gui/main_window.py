@@ -346,7 +346,7 @@ class MainWindow(QMainWindow):
         self.restore_bar.offer(None)
 
     def _on_discard_autosave(self) -> None:
-        self.workbench.discard_autosave()
+        self.session.discard_autosave()
         self.restore_bar.offer(None)
 
     # ---- messages ----

@@ -141,9 +141,8 @@ def save_project(window: ActionWindow, ask: bool = False) -> None:
         if not chosen:
             return
         target = Path(chosen)
-    saved = workbench.save(target)
+    saved = window.session.save(target)
     window.actions.add_recent_file(str(saved))
-    window.log.log(f"Saved project {saved}")
     window.statusBar().showMessage(f"Saved {saved}", STATUS_MESSAGE_MS)
 
 

@@ -298,3 +298,70 @@ def test_the_import_path_check_sees_second_paths_all_and_shims(tmp_path: Path) -
     assert second_import_paths(tmp_path, ("core",)) == [
         "core/b.py: __all__ lists f, imported", "core/b.py: a shim, it only re-exports",
         "core/c.py: fixport.core.b.f is fixport.core.a.f"]
+
+
+# What the window may ask the workbench directly: questions, never edits (those are session methods).
+WORKBENCH_QUESTIONS = {"model_request", "analyze_request", "autosave_file", "has_newer_autosave", "opset",
+                       "exporter_name"}
+MUTATING_METHODS = {"append", "extend", "insert", "remove", "pop", "clear", "update", "setdefault", "add",
+                    "discard"}
+STATE_NAMES = {"workbench", "project"}
+
+
+def _reaches_state(node: ast.AST) -> bool:
+    """Whether an expression reads through the workbench or its project (``window.workbench.project.x``,
+    or a local ``project`` taken from it)."""
+    while isinstance(node, ast.Attribute | ast.Subscript | ast.Call):
+        if isinstance(node, ast.Attribute) and node.attr in STATE_NAMES:
+            return True
+        node = node.func if isinstance(node, ast.Call) else node.value
+    return isinstance(node, ast.Name) and node.id in STATE_NAMES
+
+
+def session_bypasses(tree: ast.AST) -> list[int]:
+    """Lines that edit the workbench or its project without the session: an assignment to one of their
+    attributes or items, ``setattr`` on them, a call of a list/dict edit on them, or a workbench method
+    that is not a question."""
+    lines = []
+    for node in ast.walk(tree):
+        targets = (node.targets if isinstance(node, ast.Assign) else
+                   [node.target] if isinstance(node, ast.AugAssign | ast.AnnAssign) else [])
+        for target in targets:
+            for part in ast.walk(target):
+                if isinstance(part, ast.Attribute | ast.Subscript) and _reaches_state(part.value):
+                    lines.append(node.lineno)
+                    break
+        if not isinstance(node, ast.Call):
+            continue
+        func = node.func
+        if isinstance(func, ast.Name) and func.id == "setattr" and node.args and _reaches_state(node.args[0]):
+            lines.append(node.lineno)
+        elif isinstance(func, ast.Attribute) and _reaches_state(func.value):
+            owner = func.value
+            on_workbench = (isinstance(owner, ast.Attribute) and owner.attr == "workbench") or (
+                isinstance(owner, ast.Name) and owner.id == "workbench")
+            if func.attr in MUTATING_METHODS or (on_workbench and func.attr not in WORKBENCH_QUESTIONS):
+                lines.append(node.lineno)
+    return sorted(set(lines))
+
+
+def test_no_edit_in_the_window_bypasses_the_session() -> None:
+    """Every toolbar and dialog edit is a session method that emits a session event (issue 47): gui/
+    reads the workbench and its project, and never writes to them."""
+    found = [f"{path.relative_to(REPO)}:{line}" for path in sorted((REPO / "gui").rglob("*.py"))
+             for line in session_bypasses(ast.parse(path.read_text(encoding="utf-8")))]
+    assert found == []
+
+
+def test_the_session_bypass_check_sees_each_kind_of_edit() -> None:
+    edits = ["window.workbench.project.trust = True", "self.workbench.comparison = None",
+             "project = window.workbench.project\nproject.export_options['opset'] = 18",
+             "window.workbench.project.mappings.append(m)", "setattr(window.workbench.project, 'trust', 1)",
+             "window.workbench.save(path)", "workbench.discard_autosave()", "project.input_specs += ['x']"]
+    reads = ["options = dict(window.workbench.project.export_options)\noptions['opset'] = 18",
+             "request = window.workbench.model_request()", "window.session.save(path)",
+             "self.selected = window.workbench.project.model_path", "items.append(window.workbench.project)"]
+    for source in edits:
+        assert session_bypasses(ast.parse(source)), source
+    for source in reads:
+        assert not session_bypasses(ast.parse(source)), source

@@ -14,6 +14,8 @@ import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt, QTimer
 from PySide6.QtWidgets import QApplication, QFileDialog, QMessageBox
 
+from fixport.core.foundation.errors import MissingInputsError
+from fixport.core.words.errors import UntrustedFileError
 from fixport.examples.catalog import example_path
 from fixport.gui.job_runner import JobRunner
 from fixport.gui.main_window import MainWindow
@@ -300,8 +302,13 @@ def test_a_pickled_model_asks_for_trust(qtbot, window: MainWindow, tmp_path: Pat
                         lambda *args, **kwargs: asked.append("trust") or QMessageBoxButton.Yes)
     monkeypatch.setattr("fixport.gui.model_questions.QInputDialog.getText",
                         lambda *args, **kwargs: ("input=3x4:float32", True))  # Sequential's forward(input)
+    failures: list[object] = []
+    window.runner.failed.connect(lambda _job, error: failures.append(error))
     run_job(qtbot, window, lambda: window.open_path(pickled))
     qtbot.waitUntil(lambda: window.workbench.analysis is not None, timeout=JOB_TIMEOUT_MS)
+    # Each failure arrives from the worker as its record (the error's class is its kind); the window asks on
+    # the kind: trust first, then the inputs Sequential's file does not carry
+    assert [type(error) for error in failures] == [UntrustedFileError, MissingInputsError]
     assert asked == ["trust"] and window.workbench.project.trust
     assert window.workbench.analysis.unsupported == []
 

@@ -191,3 +191,22 @@ def test_batched_edits_write_the_project_once(tmp_path: Path, monkeypatch) -> No
     assert load_project(workbench.autosave_file()).export_options == {"opset": 13, "exporter": "dynamo"}
     workbench.set_export_option("opset", 14)  # outside a batch: each edit is written at once
     assert writes == [1, 1]
+
+
+def test_saving_and_discarding_the_autosave_are_session_events(tmp_path: Path, monkeypatch) -> None:
+    """The window's Save and the restore bar's Discard go through the session, which says what it did."""
+    monkeypatch.setattr("fixport.core.session.workbench.AUTOSAVE_DIR", tmp_path / "autosave")
+    session = Session(QueuedJobs(None))
+    session.workbench.open_model(tmp_path / "model.py")
+    session.set_export_option("opset", 13)
+    autosave = session.workbench.autosave_file()
+    assert autosave is not None and autosave.exists()
+    recorded = session.events.record()
+    session.discard_autosave()
+    assert kinds_of(recorded) == ["AutosaveDiscarded"] and not autosave.exists()
+
+    recorded.clear()
+    saved = session.save(tmp_path / "model")
+    assert saved == (tmp_path / "model.fixport.json").resolve()
+    assert kinds_of(recorded) == ["Logged", "ProjectSaved"] and recorded[-1].path == saved
+    assert load_project(saved).export_options == {"opset": 13} and not session.workbench.dirty

@@ -104,6 +104,18 @@ class ProjectEdited:
 
 
 @dataclass(frozen=True)
+class ProjectSaved:
+    """The project was saved to ``path`` (its autosave, now stale, was removed)."""
+
+    path: Path
+
+
+@dataclass(frozen=True)
+class AutosaveDiscarded:
+    """The user turned down the autosave's unsaved edits; its file is gone."""
+
+
+@dataclass(frozen=True)
 class FixAllApplied:
     """Fix all's result is in the project (one autosave); its analysis follows."""
 

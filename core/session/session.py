@@ -230,6 +230,18 @@ class Session:
         self.reexport(keep_view=True)
         return True
 
+    def save(self, path: str | Path | None = None) -> Path:
+        """Save the project (to ``path``, or where it was last saved) and say so."""
+        saved = self.workbench.save(path)
+        self._log(f"Saved project {saved}")
+        self.events.emit(events.ProjectSaved(saved))
+        return saved
+
+    def discard_autosave(self) -> None:
+        """Drop the autosave's unsaved edits the user turned down."""
+        self.workbench.discard_autosave()
+        self.events.emit(events.AutosaveDiscarded())
+
     # ---- Fix all ----
     def start_fix_all(self) -> Any:
         """The `fix --auto` search for every problem; the project changes only when it finishes."""
