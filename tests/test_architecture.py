@@ -365,3 +365,38 @@ def test_the_session_bypass_check_sees_each_kind_of_edit() -> None:
         assert session_bypasses(ast.parse(source)), source
     for source in reads:
         assert not session_bypasses(ast.parse(source)), source
+
+
+ERROR_TEXT_FIELDS = {"message", "hint", "details", "window_hint", "messages"}
+ERROR_NAMES = {"error", "exc", "exception", "err"}
+
+
+def text_decisions(tree: ast.AST) -> list[int]:
+    """Lines that decide by searching an error's text: ``"x" in error.hint``, ``str(error)``'s words,
+    ``error.message.startswith(...)``."""
+    def is_text(node: ast.AST) -> bool:
+        return (isinstance(node, ast.Attribute) and node.attr in ERROR_TEXT_FIELDS) or (
+            isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id == "str"
+            and len(node.args) == 1 and isinstance(node.args[0], ast.Name) and node.args[0].id in ERROR_NAMES)
+
+    lines = []
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Compare) and any(isinstance(op, ast.In | ast.NotIn) for op in node.ops) and any(
+                is_text(side) for side in node.comparators):
+            lines.append(node.lineno)
+        elif (isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and is_text(node.func.value)
+              and node.func.attr in {"startswith", "endswith", "find", "count", "index"}):
+            lines.append(node.lineno)
+    return lines
+
+
+def test_the_window_and_the_session_act_on_failure_kinds_not_words() -> None:
+    """A failed job's meaning is its record (the error's class and fields), never a search of its text."""
+    found = [f"{path.relative_to(REPO)}:{line}" for folder in ("gui", "core/session")
+             for path in sorted((REPO / folder).rglob("*.py"))
+             for line in text_decisions(ast.parse(path.read_text(encoding="utf-8")))]
+    assert found == []
+    for source in ['"--trust" in error.hint', "error.message.startswith('x')", "'CUDA' not in str(exc)"]:
+        assert text_decisions(ast.parse(source)), source
+    for source in ["isinstance(error, UntrustedFileError) and 'x' in names", "str(path).endswith('.json')"]:
+        assert not text_decisions(ast.parse(source)), source
