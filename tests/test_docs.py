@@ -2,10 +2,13 @@
 builds with every page and link, and the figures come from the bench scripts."""
 from __future__ import annotations
 
+import ast
+import io
 import json
 import re
 import subprocess
 import sys
+import tokenize
 from pathlib import Path
 
 import pytest
@@ -75,3 +78,48 @@ def test_no_table_of_measurements_is_typed_by_hand() -> None:
             if line.startswith("|") and (found := MEASUREMENT.search(line)):
                 raise AssertionError(f"{page.name}:{number}: {found.group(0)!r} in a table: "
                                      "write it from a bench script")
+
+
+# Names the docstrings use as examples, and files of other projects named without their folder
+EXAMPLE_FILE_NAMES = {"file.py", "model.py", "m.py", "_compat.py", "_common.py"}
+OTHER_PROJECTS = ("torch/", "onnxscript/", "onnx/", "transformers/", "onnxruntime/")
+NAMED_FILE = re.compile(r"(?<![\w./-])([\w./-]*\w\.py)\b")
+
+
+def _docstrings_and_comments(path: Path) -> list[tuple[int, str]]:
+    source = path.read_text(encoding="utf-8")
+    found = [(getattr(node, "lineno", 1), ast.get_docstring(node, clean=False) or "")
+             for node in ast.walk(ast.parse(source))
+             if isinstance(node, ast.Module | ast.ClassDef | ast.FunctionDef | ast.AsyncFunctionDef)]
+    return found + [(token.start[0], token.string) for token in tokenize.generate_tokens(io.StringIO(source).readline)
+                    if token.type == tokenize.COMMENT]
+
+
+def missing_files_named(root: Path, folders: tuple[str, ...]) -> list[str]:
+    """Every ``x.py`` or ``folder/x.py`` a docstring or comment names, that the tree lacks."""
+    names = {path.name for path in root.rglob("*.py")}
+    missing = []
+    for folder in folders:
+        for path in sorted((root / folder).rglob("*.py")):
+            for line, text in _docstrings_and_comments(path):
+                for named in NAMED_FILE.findall(text):
+                    named = named.lstrip("./")
+                    if "/" in named:
+                        known = named.startswith(OTHER_PROJECTS) or any(
+                            (base / named).exists() for base in (root, path.parent))
+                    else:
+                        known = named in names or named in EXAMPLE_FILE_NAMES
+                    if not known:
+                        missing.append(f"{path.relative_to(root)}:{line}: {named}")
+    return missing
+
+
+def test_every_file_a_docstring_names_exists() -> None:
+    """A module moved or renamed takes its mentions with it: no docstring or comment names a file that is gone."""
+    assert missing_files_named(REPO, ("core", "gui", "cli", "symbolics")) == []
+
+
+def test_the_named_file_check_sees_gone_files(tmp_path: Path) -> None:
+    (tmp_path / "core").mkdir()
+    (tmp_path / "core" / "here.py").write_text('"""See ``core/here.py`` and gone.py."""\n# and core/old/gone.py\n')
+    assert missing_files_named(tmp_path, ("core",)) == ["core/here.py:1: gone.py", "core/here.py:2: core/old/gone.py"]

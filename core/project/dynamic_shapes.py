@@ -3,7 +3,7 @@ Fixport checks and exports with (torch-free: the command line converts ``--dynam
 
 ``{"input_ids": {0: "batch", 1: "seq"}, "past": [{0: "batch", 2: "past"}, ...]}`` becomes
 ``{"input_ids": {0: "batch", 1: "seq"}, "past.0": {0: "batch", 2: "past"}, ...}``: the input names
-Fixport gives the tensors of a nested call (``core/loaders/input_structure.py``). A dim is a name
+Fixport gives the tensors of a nested call (``core/foundation/inputs.py``). A dim is a name
 (equal names are equal dims), ``None`` (static), or one of torch's ``Dim`` objects: a named
 ``Dim("batch", min=1)`` keeps its name, and ``Dim.AUTO`` / ``Dim.DYNAMIC`` are named after the
 input and axis.
