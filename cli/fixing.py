@@ -26,6 +26,7 @@ from fixport.core.fixing.fix_script import write_fix_script
 from fixport.core.foundation.errors import FixportError
 from fixport.core.project.capture_settings import describe_setting
 from fixport.core.project.project import Project, load_project, save_project
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE
 from fixport.core.records.requests import AutoFixRequest
 from fixport.core.records.results import AutoFixResult, ModelRequest
@@ -89,8 +90,9 @@ def run_fix(args: argparse.Namespace) -> int:
             print(message)
         return EXIT_OK
     # The same decisions as the window's Fix all: which mappings the project gets, which options.
-    project = _project_for(args, request, plan_from(result, []).new_mappings)
-    project.export_options.update(result.option_edits(project.export_options, pin_opset=True))
+    run = ExporterRun.from_auto_fix(result, export_overrides(args), pin_opset=True)
+    project = _project_for(args, request, plan_from(run, []).new_mappings)
+    project.export_options = run.options
     save_project(project, args.output)
     if args.json:
         print_json({"changed": True, "project": args.output, "opset_raised": result.opset_raised,
@@ -101,10 +103,10 @@ def run_fix(args: argparse.Namespace) -> int:
                     "whole_model_trials": result.whole_model_trials,
                     "whole_model_exports": result.whole_model_exports, "whole_model_why": result.whole_model_why,
                     "stopped_at_time_limit": result.stopped_at_time_limit, "not_reached": result.not_reached,
-                    "kept_best": result.kept_best,
+                    "kept_best": result.kept_best, "compare_can_run": run.compare_can_run,
                     **analysis_json(result.after)})
     else:
-        print_fix_report(result, args.output, Path(args.model).name)
+        print_fix_report(run, args.output, Path(args.model).name)
     return EXIT_PROBLEMS if result.after.unsupported else EXIT_OK
 
 
@@ -133,7 +135,10 @@ def unfixed_advice(result: AutoFixResult, model_name: str) -> dict[str, str]:
             else "no built-in fix works for it" for kind in result.no_template}
 
 
-def print_fix_report(result: AutoFixResult, project_path: str, model_name: str) -> None:
+def print_fix_report(run: ExporterRun, project_path: str, model_name: str) -> None:
+    """`fix --auto`'s report of ``run`` (``ExporterRun.from_auto_fix``)."""
+    result = run.auto_fix
+    assert result is not None
     print(f"{len(result.before.unsupported)} unsupported node(s) before fixing.")
     if result.opset_raised:
         print(f"  raised the opset from {result.opset_raised[0]} to {result.opset_raised[1]}: no fix exists at "
@@ -175,6 +180,7 @@ def print_fix_report(result: AutoFixResult, project_path: str, model_name: str) 
     if result.after.unsupported:
         print("\nStill unsupported after fixing:")
         print_analysis(result.after)
+        print(run.error if not run.compare_can_run else "Compare can run on what is left (`compare` explains it).")
     else:
         print("Nothing is left unsupported: the model exports and runs in ONNX Runtime.")
     for path in result.after.saved_files:

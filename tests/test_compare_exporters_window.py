@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from PySide6.QtCore import QPoint, Qt
 
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.requests import AutoFixRequest
 from fixport.core.records.results import ModelRequest
 from fixport.core.records.runtime_cost import RuntimeCost, cost_change
@@ -55,13 +56,13 @@ def test_fix_all_times_the_export_with_and_without_the_fixes(worker, model_file)
     result = worker.run(AutoFixRequest(ModelRequest(str(path)), latency_runs=3))
     assert result.mappings and result.cost_after.latency_runs == 3 and result.cost_after.latency_ms > 0
     assert result.cost_before is None  # the plain TorchScript export does not convert the threshold
-    summary = plan_from(result, []).summary()
+    summary = plan_from(ExporterRun.from_auto_fix(result), []).summary()
     assert "With the fixes: " in summary and "the export without them does not run in ONNX Runtime" in summary
 
     assert worker.run(AutoFixRequest(ModelRequest(str(path)))).cost_after is None  # `fix --auto` does not time
 
     both = worker.run(AutoFixRequest(ModelRequest(str(example_path("nan_gap_max_dynamo"))), latency_runs=3))
     assert both.mappings and both.cost_before.latency_ms > 0 and both.cost_after.latency_ms > 0  # a mismatch: it runs
-    assert "; without them: " in plan_from(both, []).summary()
+    assert "; without them: " in plan_from(ExporterRun.from_auto_fix(both), []).summary()
     slower = cost_change(RuntimeCost(1000, 5, 1.0, 3), RuntimeCost(1100, 9, 2.0, 3))
     assert slower == "size ×1.10, latency ×2.00 (notably slower)"

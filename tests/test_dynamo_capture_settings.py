@@ -12,6 +12,7 @@ import pytest
 from fixport.core.project.capture_settings import CAPTURE_SETTINGS, NO_GRAD
 from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.project import load_project
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest, CompareRequest
 from fixport.core.records.results import ModelRequest
 from fixport.core.words.errors import ExportError
@@ -71,7 +72,7 @@ def test_fix_auto_chooses_no_grad_where_only_it_exports(worker, model_file) -> N
     # the window's Fix all and `fix --auto` set the option from the same result, by the same rule
     from fixport.core.session.fix_all import plan_from
 
-    plan = plan_from(fixed, [])
+    plan = plan_from(ExporterRun.from_auto_fix(fixed), [])
     assert plan.capture_settings == [NO_GRAD] and plan.changes_anything
     assert fixed.option_edits(DYNAMO, pin_opset=False) == {"capture_settings": [NO_GRAD]}
     assert [(o.label, o.how) for o in plan.outcomes] == [("aten::view.default", "capture setting no_grad")]

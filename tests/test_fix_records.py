@@ -10,6 +10,7 @@ from pathlib import Path
 import pytest
 
 from fixport.cli.fixing import print_fix_report
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.fix_records import RejectedCandidate, TrialStage, last_rejection_for
 from fixport.core.records.requests import AutoFixRequest
 from fixport.core.records.results import AutoFixResult, ModelRequest
@@ -40,7 +41,7 @@ def test_rejected_candidates_cross_the_worker_as_records(bicubic_search: AutoFix
 
 
 def test_the_report_renders_each_record_in_one_line(bicubic_search: AutoFixResult, capsys) -> None:
-    print_fix_report(bicubic_search, "bicubic.fixport.json", "bicubic_runtime_scale.py")
+    print_fix_report(ExporterRun.from_auto_fix(bicubic_search), "bicubic.fixport.json", "bicubic_runtime_scale.py")
     printed = capsys.readouterr().out
     contradicted = next(r for r in bicubic_search.rejected if r.stage == TrialStage.CONTRADICTED)
     assert (f"  rejected {contradicted.candidate} ({contradicted.family}) for {BICUBIC_KIND}: passed on the node "
@@ -56,7 +57,7 @@ def test_the_window_says_why_no_fix_fitted_from_the_last_record(bicubic_search: 
     result = replace(bicubic_search, rejected=[*bicubic_search.rejected, last, setting], no_template=[BICUBIC_KIND],
                      opset_raised=None, capture_settings=[], choices=[])
     assert last_rejection_for(BICUBIC_KIND, result.rejected) == last
-    (row,) = [o for o in plan_from(result, []).outcomes if o.label == BICUBIC_KIND]
+    (row,) = [o for o in plan_from(ExporterRun.from_auto_fix(result), []).outcomes if o.label == BICUBIC_KIND]
     assert not row.fitted
     assert row.how == ("no fix: synthesized.inlined.x (inlined_implementation) for aten::upsample_bicubic2d, on the "
                        "whole model: ONNX Runtime cannot run the result")

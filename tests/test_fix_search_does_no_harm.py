@@ -16,6 +16,7 @@ from fixport.core.fixing.isolation import TrialStopped, run_isolated
 from fixport.core.fixing.search_standing import harm, is_worse, more_kinds_or_worse
 from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.project import load_project
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.requests import AutoFixRequest, PingRequest
 from fixport.core.records.results import AnalysisResult, AutoFixResult, ModelRequest
 from fixport.core.session.fix_all import plan_from
@@ -138,7 +139,7 @@ def test_fix_all_tells_the_log_which_state_it_kept_and_what_the_time_limit_left(
     analysis = AnalysisResult("model.py", "python", ExportOptions(), None, None, [problem], ["x"], [(4, 16)])
     result = AutoFixResult(analysis, analysis, kept_best="the search ended with 2 problem(s): ...",
                            stopped_at_time_limit=20.0, not_reached=["aten::threshold"])
-    notes = plan_from(result, []).notes
+    notes = plan_from(ExporterRun.from_auto_fix(result), []).notes
     assert "Fix all kept an earlier state: the search ended with 2 problem(s): ..." in notes
     assert "Fix all stopped at its time limit (20 s); not reached: aten::threshold" in notes
 

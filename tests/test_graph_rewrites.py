@@ -17,6 +17,7 @@ import torch
 from fixport.core.exporters.dynamo.candidates import candidates_for, fixable
 from fixport.core.fixing.generated_fixes import generated_offers
 from fixport.core.project.project import load_project
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.fix_choices import FAMILY_GRAPH_REWRITE
 from fixport.core.records.requests import AutoFixRequest, SynthesizeRequest
 from fixport.core.records.results import ModelRequest
@@ -108,7 +109,8 @@ def test_fix_auto_rewrites_the_graph_and_names_the_node(worker, model_file) -> N
 
     from fixport.core.session.fix_all import plan_from
 
-    plan = plan_from(fixed, [])  # the window's Fix all: its row and its Log say which node it rewrote
+    # the window's Fix all: its row and its Log say which node it rewrote
+    plan = plan_from(ExporterRun.from_auto_fix(fixed), [])
     (outcome,) = plan.outcomes
     assert outcome.how.startswith(f"graph_rewrite: {CAST_INTEGER_OPERAND_ID}"), outcome.how
     assert "rsub (aten.rsub.Scalar)" in outcome.how

@@ -164,6 +164,32 @@ def test_the_session_reads_no_advice_from_messages() -> None:
     assert opset_that_works(problem, 9) == 11 and opset_that_works(problem, 11) is None
 
 
+def test_fix_alls_summary_says_whether_compare_can_run_by_the_runs_rule() -> None:
+    """Fix all and `fix --auto` read their search as the ExporterRun sweep rows and `compare --exporters`
+    read: one rule for "compare can run" (a runtime error leaves an export to compare, a rejected
+    symbolic does not) and one for the options after the fix."""
+    from fixport.core.project.export_options import ExportOptions
+    from fixport.core.records.exporter_comparison import ExporterRun
+    from fixport.core.records.results import AnalysisResult, AutoFixResult
+    from fixport.core.session.fix_all import plan_from
+
+    def search(reason: ProblemReason, opset_raised: tuple[int, int] | None = None) -> AutoFixResult:
+        left = [UnsupportedNode("aten::asinh", "n1", reason, "no symbolic", "", "")]
+        before = AnalysisResult("model.py", "python", ExportOptions(opset=12), None, None, left, ["x"], [(2, 5)])
+        after = AnalysisResult("model.py", "python", ExportOptions(opset=(opset_raised or (0, 12))[1]), None, None,
+                               left, ["x"], [(2, 5)])
+        return AutoFixResult(before, after, no_template=["aten::asinh"], opset_raised=opset_raised)
+
+    blocked = ExporterRun.from_auto_fix(search(ProblemReason.SYMBOLIC_REJECTED, (12, 13)), {"exporter": "torchscript"})
+    assert not blocked.compare_can_run and blocked.options == {"exporter": "torchscript", "opset": 13}
+    summary = plan_from(blocked, []).summary()
+    assert summary.startswith("Fix all: 0 kind(s) fixed, opset raised to 13; no fix fitted aten::asinh; "
+                              "1 problem(s) keep the export from running in ONNX Runtime: aten::asinh"), summary
+    runs = ExporterRun.from_auto_fix(search(ProblemReason.RUNTIME_ERROR), {}, pin_opset=False)
+    assert runs.compare_can_run and runs.options == {}
+    assert "; compare can run." in plan_from(runs, []).summary()
+
+
 def test_open_failure_is_an_error_event_and_leaves_nothing_open(session, tmp_path: Path) -> None:
     session, _ = session
     recorded = session.events.record()

@@ -6,6 +6,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from fixport.core.project.export_options import ExportOptions
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.fix_choices import AutoFixChoice
 from fixport.core.records.results import AnalysisResult, AutoFixResult
 from fixport.core.records.traced_sizes import pinned_dims_note, traced_sizes
@@ -55,7 +56,7 @@ def test_the_fix_all_log_names_the_dims_a_shape_specialised_choice_pins() -> Non
     choices = [AutoFixChoice(POOL_KIND, None, SPECIALISED_TEMPLATE, "made for this op", "hand_written",
                              shape_specialised=True),
                AutoFixChoice("aten::cosh", None, "cosh_standard", "the ONNX op of the same name", "standard_op")]
-    plan = plan_from(AutoFixResult(analysis, analysis, choices=choices), [])
+    plan = plan_from(ExporterRun.from_auto_fix(AutoFixResult(analysis, analysis, choices=choices)), [])
     assert plan.notes == [f"{POOL_KIND}: {SPECIALISED_TEMPLATE} is shape-specialised. {PINNED_HW}"]
 
 

@@ -18,6 +18,7 @@ import torch
 from fixport.core.checks.value_check import other_values, value_label
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.project.project import load_project
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.fix_choices import FAMILY_TRACED_VALUE_INPUT
 from fixport.core.records.requests import AutoFixRequest
 from fixport.core.records.results import ModelRequest
@@ -85,7 +86,8 @@ def test_fix_auto_keeps_the_scale_an_input_and_the_value_check_passes(worker, mo
 
     from fixport.core.session.fix_all import plan_from
 
-    plan = plan_from(fixed, [])  # the window's Fix all: its Log says what the fix made of the node
+    # the window's Fix all: its Log says what the fix made of the node
+    plan = plan_from(ExporterRun.from_auto_fix(fixed), [])
     assert any("traced as RuntimeScaleResize" in note for note in plan.notes), plan.notes
 
 

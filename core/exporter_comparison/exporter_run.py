@@ -63,16 +63,15 @@ def run_exporter(request: RunExporterRequest, progress: ProgressCallback | None 
     else:
         run.fixes_from = FIXES_FROM_AUTO_FIX
         try:
-            run.auto_fix = auto_fix(AutoFixRequest(request.model, options, analysis=plain,
-                                                   other_shapes=request.other_shapes), step(RunStep.FIX), cancelled)
+            fixed = auto_fix(AutoFixRequest(request.model, options, analysis=plain,
+                                            other_shapes=request.other_shapes), step(RunStep.FIX), cancelled)
         except (Cancelled, ModelLoadError):
             raise
         except FixportError as exc:
             return run.failed(RunStep.FIX, exc.message, exc.hint)
-        run.mappings, run.left = list(run.auto_fix.mappings), list(run.auto_fix.after.unsupported)
-        run.opset = run.auto_fix.after.options.opset
-        options.update(run.auto_fix.option_edits(options, pin_opset=True))
-    run.options = options
+        run.take_auto_fix(fixed, options, pin_opset=True)
+    if run.auto_fix is None:
+        run.options = options
     if run.blocking:
         return run
     settings = request.compare or CompareRequest(request.model)

@@ -6,6 +6,7 @@ exports link a value to the same source line, module scope and op.
 """
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass, field
 from enum import StrEnum
 from typing import Any
@@ -68,6 +69,29 @@ class ExporterRun:
     hint: str = ""  # what to do about ``error``
     # the ONNX graph compared node by node (no constant folding), for the window's side-by-side panes
     onnx_graph: Graph | None = None
+
+    @classmethod
+    def from_auto_fix(cls, result: AutoFixResult, options: Mapping[str, Any] | None = None, *,
+                      pin_opset: bool = True) -> ExporterRun:
+        """The run of Fix all and `fix --auto` (which stop before compare): ``result``'s search on
+        ``options``, with what it found, fixed and left."""
+        run = cls(result.after.options.exporter, opset=result.before.options.opset,
+                  found=list(result.before.unsupported), left=list(result.before.unsupported))
+        run.take_auto_fix(result, options or {}, pin_opset=pin_opset)
+        return run
+
+    def take_auto_fix(self, result: AutoFixResult, options: Mapping[str, Any], *, pin_opset: bool) -> None:
+        """Its fix step, done by ``result``: the fixes chosen, the problems left, and the options after
+        the fix (the one rule: :meth:`AutoFixResult.option_edits`) applied to ``options``."""
+        self.fixes_from, self.auto_fix = FIXES_FROM_AUTO_FIX, result
+        self.mappings, self.left = list(result.mappings), list(result.after.unsupported)
+        self.opset = result.after.options.opset
+        self.options = {**options, **result.option_edits(options, pin_opset=pin_opset)}
+
+    @property
+    def compare_can_run(self) -> bool:
+        """No step failed and no problem left keeps compare from running (the one rule)."""
+        return not self.failed_step and not self.blocking
 
     @property
     def compared(self) -> bool:

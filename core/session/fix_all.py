@@ -1,10 +1,12 @@
-"""Fix all and `fix --auto`: the search's result turned into project edits and per-kind rows.
+"""Fix all and `fix --auto`: the search's run turned into project edits and per-kind rows.
 
-The search itself is the worker's AutoFixRequest job (``core/fixing/auto_fix.py``); this module
-decides what the session and the command line do with its result: which mappings the project
-gets, and one line per op kind saying which fix was chosen (its family) or why none fitted. The
-export options it moves to are :meth:`~fixport.core.records.results.AutoFixResult.option_edits` (the
-one rule). Nothing here touches the project until the job has finished, so Cancel leaves it as it was.
+The search itself is the worker's AutoFixRequest job (``core/fixing/auto_fix.py``); its result is
+read as the :class:`~fixport.core.records.exporter_comparison.ExporterRun` that sweep rows and
+`compare --exporters` read (``ExporterRun.from_auto_fix``), so the export options it moves to and
+whether compare can run follow their one rule each. This module decides what the session and the
+command line do with that run: which mappings the project gets, and one line per op kind saying
+which fix was chosen (its family) or why none fitted. Nothing here touches the project until the
+job has finished, so Cancel leaves it as it was.
 """
 from __future__ import annotations
 
@@ -12,6 +14,7 @@ from dataclasses import dataclass, field
 
 from fixport.core.exporters.capture_change_fix import diff_in
 from fixport.core.project.project import FixMapping
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE, FAMILY_TRACED_VALUE_INPUT
 from fixport.core.records.fix_records import last_rejection_for
 from fixport.core.records.results import AutoFixResult
@@ -46,6 +49,7 @@ class FixAllPlan:
     opset: int | None = None  # the opset to move to, when the search raised it
     capture_settings: list[str] = field(default_factory=list)  # the export's capture settings, when it chose one
     outcomes: list[FixedKind] = field(default_factory=list)
+    compare_blocked: str = ""  # why compare cannot run on the fixed export ('' when it can)
 
     @property
     def changes_anything(self) -> bool:
@@ -61,14 +65,18 @@ class FixAllPlan:
         opset = f", opset raised to {self.opset}" if self.opset is not None else ""
         opset += f", captured with {', '.join(self.capture_settings)}" if self.capture_settings else ""
         left = f"; no fix fitted {', '.join(missing)}" if missing else ""
-        return f"Fix all: {fitted} kind(s) fixed{opset}{left}. {self.trials} {self.costs}".rstrip()
+        compare = f"; {self.compare_blocked}" if self.compare_blocked else "; compare can run"
+        return f"Fix all: {fitted} kind(s) fixed{opset}{left}{compare}. {self.trials} {self.costs}".rstrip()
 
 
-def plan_from(result: AutoFixResult, existing: list[FixMapping]) -> FixAllPlan:
+def plan_from(run: ExporterRun, existing: list[FixMapping]) -> FixAllPlan:
     """The project edits and per-kind rows for one finished `fix --auto` search."""
+    result = run.auto_fix
+    assert result is not None, "plan_from reads a run whose fix step ran (ExporterRun.from_auto_fix)"
     known = {(m.target_kind, m.python_op_name, m.instance) for m in existing}
-    plan = FixAllPlan(new_mappings=[m for m in result.mappings
-                                    if (m.target_kind, m.python_op_name, m.instance) not in known])
+    plan = FixAllPlan(new_mappings=[m for m in run.mappings
+                                    if (m.target_kind, m.python_op_name, m.instance) not in known],
+                      compare_blocked="" if run.compare_can_run else run.error)
     plan.trials = (f"{result.node_trials} trial(s) on the failing nodes alone, {result.whole_model_trials} on the "
                    f"whole model; the whole model exported {result.whole_model_exports} time(s).")
     plan.costs = costs_text(result)

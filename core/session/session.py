@@ -18,6 +18,7 @@ from fixport.core.foundation.errors import FixportError
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.project.project import PROJECT_SUFFIX, FixMapping, merged_optimizer_fixes
 from fixport.core.records.compare_result import DEFAULT_RUNS, CompareResult
+from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.requests import (
     AnalyzeRequest,
     AutoFixRequest,
@@ -263,12 +264,15 @@ class Session:
         project = self.workbench.project
         if project is None:
             return
-        plan = plan_from(result, project.mappings)
+        # The window's project keeps following the exporter's default opset until the user picks one
+        run = ExporterRun.from_auto_fix(result, project.export_options, pin_opset=False)
+        plan = plan_from(run, project.mappings)
         with self.workbench.batched_edits():
             for mapping in plan.new_mappings:
                 self.workbench.apply_mapping(mapping)
-            for name, value in result.option_edits(project.export_options, pin_opset=False).items():
-                self.workbench.set_export_option(name, value)
+            for name, value in run.options.items():
+                if project.export_options.get(name) != value:
+                    self.workbench.set_export_option(name, value)
         self.fix_outcomes = plan.outcomes
         self._log(plan.summary(), "\n".join([*plan.notes, *(r.line() for r in result.rejected),
                                              *(f"tried on the whole model: {why}" for why in result.whole_model_why)]))
