@@ -69,7 +69,7 @@ def test_a_folder_is_a_checkpoint_by_its_config_and_a_hub_id_is_refused_offline(
 
 
 def test_the_task_comes_from_the_architectures_through_transformers_auto_mappings() -> None:
-    from fixport.core.foundation.checkpoint_tasks import task_of
+    from fixport.core.foundation.checkpoints.tasks import task_of
 
     cases = {"BertForMaskedLM": (_bert_config, "fill-mask"), "BertForSequenceClassification":
              (_bert_config, "text-classification"), "BertModel": (_bert_config, "feature-extraction"),

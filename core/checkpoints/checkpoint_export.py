@@ -106,7 +106,7 @@ def _metadata(loaded: LoadedModel, options: ExportOptions) -> Any:
 
 def _patched_component(loaded: LoadedModel) -> Any:
     """The PatchedForExport inside the loaded module (a StructuredCall wraps it)."""
-    from fixport.core.foundation.checkpoints import PatchedForExport
+    from fixport.core.foundation.checkpoints.folder import PatchedForExport
 
     for module in loaded.module.modules():
         if isinstance(module, PatchedForExport):

@@ -17,7 +17,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fixport.core.foundation.checkpoint_inputs import TEXT_INPUT, ExampleSizes, example_inputs
+from fixport.core.foundation.checkpoints.inputs import TEXT_INPUT, ExampleSizes, example_inputs
 from fixport.core.foundation.low_precision import LOW_PRECISION, widened_input, widened_to_float32
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.onnx_io.onnx_model import OnnxModel

@@ -91,17 +91,18 @@ def fixport_imports(tree: ast.Module) -> list[str]:
 
 
 def support_sources() -> list[tuple[str, str]]:
-    """(name in the script, source): every module of the support package, whole."""
+    """(name in the script, source): every module of the support package and its sub-packages, whole."""
     folder = module_path(SUPPORT_PACKAGE).parent
     sources = []
-    for path in sorted(folder.glob("*.py")):
+    for path in sorted(folder.rglob("*.py")):
         source = path.read_text(encoding="utf-8")
+        parts = path.relative_to(folder).with_suffix("").parts
+        dotted = ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
         imported = fixport_imports(ast.parse(source))
         if imported:
-            raise ImportError(f"{SUPPORT_PACKAGE}.{path.stem} imports {', '.join(imported)}: the fix script's "
+            raise ImportError(f"{SUPPORT_PACKAGE}.{dotted} imports {', '.join(imported)}: the fix script's "
                               "support imports only itself (relative imports), torch and the ONNX packages")
-        name = SCRIPT_SUPPORT if path.stem == "__init__" else f"{SCRIPT_SUPPORT}.{path.stem}"
-        sources.append((name, source))
+        sources.append((f"{SCRIPT_SUPPORT}.{dotted}" if dotted else SCRIPT_SUPPORT, source))
     return sources
 
 

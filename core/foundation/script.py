@@ -26,7 +26,7 @@ import onnxruntime as ort
 import torch
 
 from .bfloat16 import Bfloat16Session, bfloat16_values, has_bfloat16, widen_in_place
-from .checkpoints import load_checkpoint_folder
+from .checkpoints.folder import load_checkpoint_folder
 from .comparison import (
     DEFAULT_TOLERANCES,
     FALLBACK_DTYPE,

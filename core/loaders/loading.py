@@ -16,7 +16,7 @@ from typing import Any
 import numpy as np
 import torch
 
-from fixport.core.foundation.checkpoints import CheckpointInfo, load_checkpoint_folder
+from fixport.core.foundation.checkpoints.folder import CheckpointInfo, load_checkpoint_folder
 from fixport.core.foundation.errors import InputSpecError, MissingInputsError, ModelLoadError
 from fixport.core.foundation.input_sets import flat_input_sets, proposed_dynamic_axes, several_input_sets
 from fixport.core.foundation.inputs import (

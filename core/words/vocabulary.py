@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from enum import StrEnum
 
-from fixport.core.foundation.checkpoint_tasks import TASK_AUTO_CLASSES
+from fixport.core.foundation.checkpoints.tasks import TASK_AUTO_CLASSES
 from fixport.core.foundation.scopes import module_scope
 
 # In a symbolic_rejected message: an op on complex tensors whose symbolic ignores the trailing

@@ -15,9 +15,9 @@ from typing import Any
 import numpy as np
 import torch
 
-from .checkpoint_tasks import IMAGE_INPUT
-from .errors import MissingInputsError
-from .inputs import InputSpec, random_inputs
+from ..errors import MissingInputsError
+from ..inputs import InputSpec, random_inputs
+from .tasks import IMAGE_INPUT
 
 EXAMPLE_BATCH = 2
 EXAMPLE_SEQUENCE = 7

@@ -11,7 +11,7 @@ leaf paths as transformers' ONNX exporter names them, its dynamic dims found by 
 components a second time at another batch and sequence length.
 
 Without ``transformers.exporters`` (a transformers older than 5), or with ``--component model`` on a
-generative task, the folder takes the plain path (checkpoint_plain.py): the model's forward as one
+generative task, the folder takes the plain path (``plain.py``): the model's forward as one
 component, ``model``.
 """
 from __future__ import annotations
@@ -24,11 +24,11 @@ from typing import Any
 
 import torch
 
-from .checkpoint_inputs import ExampleSizes, example_inputs
-from .checkpoint_plain import PLAIN_COMPONENT, load_plain_checkpoint
-from .checkpoint_tasks import GENERATION_TASKS, auto_class_for, task_of
-from .errors import FixportError, InputSpecError, ModelLoadError
-from .inputs import InputChoices, flat_model
+from ..errors import FixportError, InputSpecError, ModelLoadError
+from ..inputs import InputChoices, flat_model
+from .inputs import ExampleSizes, example_inputs
+from .plain import PLAIN_COMPONENT, load_plain_checkpoint
+from .tasks import GENERATION_TASKS, auto_class_for, task_of
 
 SINGLE_COMPONENT = "model"  # transformers' name for a one-graph export
 SECOND_SIZES = ExampleSizes(batch=3, sequence=5)  # the second capture: which dims follow batch and length

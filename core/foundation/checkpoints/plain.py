@@ -2,7 +2,7 @@
 
 For a transformers without ``transformers.exporters`` (older than 5), and on request
 (``--component model`` on a generative task, which transformers' exporter splits into prefill and
-decode): the inputs come from the forward signature and the config (checkpoint_inputs.py), the
+decode): the inputs come from the forward signature and the config (``inputs.py``), the
 model is called with its cache off and its outputs as a dict of tensors, and the dims that follow
 the batch size and the sequence length are found from the inputs made at a second size. No patches,
 no decomposition, no generation check: those are transformers' exporter's.
@@ -15,8 +15,8 @@ from typing import Any
 
 import torch
 
-from .checkpoint_inputs import ExampleSizes, example_inputs, forward_parameters
-from .inputs import InputChoices, flat_model
+from ..inputs import InputChoices, flat_model
+from .inputs import ExampleSizes, example_inputs, forward_parameters
 
 PLAIN_COMPONENT = "model"  # transformers' name for a one-graph export
 PLAIN_SECOND_SIZES = ExampleSizes(batch=3, sequence=5)  # a second set of inputs: which dims follow batch and length

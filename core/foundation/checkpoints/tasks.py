@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
-from .errors import ModelLoadError
+from ..errors import ModelLoadError
 
-# The input an image model takes (transformers' main_input_name); checkpoint_inputs makes it.
+# The input an image model takes (transformers' main_input_name); inputs.py makes it.
 IMAGE_INPUT = "pixel_values"
 # Task -> the auto classes that load a model for it, in the order they are tried. A task listed
 # earlier wins where one architecture serves several (CLIPModel: zero-shot before features).
