@@ -162,6 +162,19 @@ def test_the_writer_knows_the_settings_the_common_part_takes() -> None:
     assert SETTINGS_FIELDS == common.ScriptSettings._fields
 
 
+def test_the_script_carries_the_foundation_with_its_checkpoints_sub_package() -> None:
+    """Every module of core/foundation/, sub-packages too, under the script's name for it (a checkpoint
+    folder's script imports fix_script_support.checkpoints.folder, which imports ..errors)."""
+    from fixport.core.fixing.carried_source import FIXPORT_ROOT, support_sources
+
+    carried = dict(support_sources())
+    folder = FIXPORT_ROOT / "core" / "foundation"
+    assert len(carried) == len(list(folder.rglob("*.py")))
+    assert {"fix_script_support", "fix_script_support.script", "fix_script_support.checkpoints",
+            "fix_script_support.checkpoints.folder", "fix_script_support.checkpoints.tasks"} <= set(carried)
+    assert carried["fix_script_support.checkpoints.tasks"] == (folder / "checkpoints" / "tasks.py").read_text()
+
+
 def test_a_fix_importing_fixport_is_carried_with_its_module(tmp_path: Path) -> None:
     source = "from fixport.core.words.vocabulary import PYTHON_OP_KIND\n\ndef symbolic(g, x):\n    return x\n"
     project = Project(model_path=str(THRESHOLD.path), mappings=[FixMapping("aten::relu", "user.relu", source)])
