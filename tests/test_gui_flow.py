@@ -243,6 +243,7 @@ def test_save_project_and_open_it_again(qtbot, window: MainWindow, worker, tmp_p
     window.actions["save_project"].trigger()
     assert project_path.exists() and not window.workbench.dirty
     assert not window.workbench.autosave_file().exists()  # saved: nothing left to restore
+    assert window.log.contents().count(f"Saved project {project_path.resolve()}") == 1  # the session's event, once
     reopened = MainWindow(settings=QSettings(str(tmp_path / "s3.ini"), QSettings.Format.IniFormat),
                           runner=JobRunner(worker=worker))
     qtbot.addWidget(reopened)
