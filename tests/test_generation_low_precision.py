@@ -49,6 +49,31 @@ def test_a_parting_is_rounding_only_where_torchs_own_low_precision_run_parts_fir
     assert json.loads(json.dumps(check.to_json()))["runs"][0]["rounding_only"] is rounding
 
 
+@pytest.mark.parametrize(("onnx_to_float32", "passed"), [
+    ([1e-3, 3e-3], True),  # as close to float32 as torch's own bfloat16 run (2e-3 a step): rounding
+    ([1e-3, 5e-2], False),  # much further from float32 than torch at the parting step: the export
+])
+def test_a_parting_while_torch_keeps_float32s_tokens_is_rounding_when_onnx_is_as_close_to_float32(
+        onnx_to_float32, passed) -> None:
+    """Flat logits (a random model): ONNX Runtime parts from torch at step 1 while torch's bfloat16 run keeps
+    float32's tokens; the verdict is the output checks' one, distance to the float32 run against torch's own."""
+    run = _run(1, None)
+    run.onnx_float32_logit_difference = onnx_to_float32
+    check = GenerationCheck("torchscript", 4, [run])
+    said = " ".join(check.lines())
+    assert (check.passed, check.rounding_only) == (passed, passed), said
+    assert ("two tokens within bfloat16 rounding of each other" in said) is passed, said
+    if passed:
+        assert "ONNX Runtime's logits are 3.0e-03 from the float32 run's and torch's own bfloat16 run's 2.0e-03" in said
+
+
+def test_the_generation_verdict_keeps_the_output_checks_rounding_margin() -> None:
+    from fixport.core.foundation.low_precision import ROUNDING_MARGIN as OUTPUT_CHECKS_MARGIN
+    from fixport.core.records.generation_result import ROUNDING_MARGIN
+
+    assert ROUNDING_MARGIN == OUTPUT_CHECKS_MARGIN
+
+
 def test_a_float32_model_is_held_to_torchs_tokens_alone() -> None:
     check = GenerationCheck("torchscript", 4, [_run(2, None, dtype="")])
     assert not check.passed and "float32" not in " ".join(check.lines(tokens=True))

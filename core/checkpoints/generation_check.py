@@ -58,9 +58,9 @@ def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], expo
     sessions = {name: create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
                 for name, model in components.items()}
     for prompt, float32_run in zip(prompts, float32_runs):
-        run, torch_logits = _run(info.model, prompt, sessions, tokens)
+        run, torch_logits, onnx_logits = _run(info.model, prompt, sessions, tokens)
         if float32_run is not None:
-            _against_float32(run, torch_logits, *float32_run)
+            _against_float32(run, torch_logits, onnx_logits, *float32_run)
         check.runs.append(run)
     return check
 
@@ -149,10 +149,10 @@ def _float32_generations(model: torch.nn.Module, prompts: list[dict[str, Any]], 
     return found
 
 
-def _against_float32(run: GenerationRun, torch_logits: tuple[torch.Tensor, ...], dtype: str,
-                     float32_tokens: torch.Tensor, float32_logits: tuple[torch.Tensor, ...]) -> None:
-    """The step where torch's own low-precision run parts from its float32 one, and their logit
-    differences up to there."""
+def _against_float32(run: GenerationRun, torch_logits: tuple[torch.Tensor, ...], onnx_logits: list[np.ndarray],
+                     dtype: str, float32_tokens: torch.Tensor, float32_logits: tuple[torch.Tensor, ...]) -> None:
+    """The step where torch's own low-precision run parts from its float32 one, their logit differences
+    up to there, and ONNX Runtime's logits against the float32 run's while all three share their tokens."""
     run.low_precision = dtype
     run.float32_tokens = float32_tokens.tolist()
     steps = min(len(run.torch_tokens[0]) if run.torch_tokens else 0, len(run.float32_tokens[0]))
@@ -165,11 +165,15 @@ def _against_float32(run: GenerationRun, torch_logits: tuple[torch.Tensor, ...],
         if not torch.equal(own, wide):
             run.torch_parts_from_float32 = step
             break
+    shared = min(len(onnx_logits), len(float32_logits), len(run.float32_logit_difference))
+    for step in range(shared):  # ONNX Runtime's tokens equal torch's before its last step, float32's before this
+        exact = float32_logits[step].float().numpy()
+        run.onnx_float32_logit_difference.append(float(np.abs(onnx_logits[step] - exact).max()))
 
 
 def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any],
-         tokens: int) -> tuple[GenerationRun, tuple[torch.Tensor, ...]]:
-    """ONNX Runtime's greedy decode against torch's generate(), and torch's logits per step."""
+         tokens: int) -> tuple[GenerationRun, tuple[torch.Tensor, ...], list[np.ndarray]]:
+    """ONNX Runtime's greedy decode against torch's generate(), and torch's and ONNX Runtime's logits per step."""
     from transformers.exporters.utils import _capture_forward, get_leaf_tensors
 
     with torch.no_grad(), _capture_forward(model) as calls:
@@ -184,6 +188,7 @@ def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any
                         onnx_tokens=[[] for _ in range(batch)], max_logit_difference=[],
                         encoder_length=encoder_length)
     previous: dict[str, np.ndarray] = {}
+    onnx_logits: list[np.ndarray] = []
     onnx_token: np.ndarray | None = None
     for step, call in enumerate(calls[:tokens]):
         session = sessions[PREFILL if step == 0 else DECODE]
@@ -194,9 +199,10 @@ def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any
             outputs = dict(zip(names, session.run(None, feed)))
         except Exception as exc:  # noqa: BLE001 -- ONNX Runtime's failure is the finding
             run.first_difference, run.error = step, str(exc).splitlines()[0][:300]
-            return run, generated.logits
+            return run, generated.logits, onnx_logits
         previous = {name.removeprefix(OUTPUT_PREFIX): value for name, value in outputs.items()}
         logits = previous[LOGITS][:, -1, :]
+        onnx_logits.append(logits.astype(np.float32))
         onnx_token = logits.argmax(-1)
         expected = generated.logits[step].float().numpy()
         run.max_logit_difference.append(float(np.abs(logits.astype(np.float32) - expected).max()))
@@ -204,8 +210,8 @@ def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any
             run.onnx_tokens[row].append(int(token))
         if not np.array_equal(onnx_token, torch_tokens[:, step].numpy()):
             run.first_difference = step
-            return run, generated.logits
-    return run, generated.logits
+            return run, generated.logits, onnx_logits
+    return run, generated.logits, onnx_logits
 
 
 def _feed(session: Any, leaves: dict[str, torch.Tensor], previous: dict[str, np.ndarray],
