@@ -60,7 +60,8 @@ from fixport.core.sweep.stamp import machine_stamp, stamp_markdown
 REPO = Path(__file__).resolve().parent.parent
 MODELS = REPO / "bench" / "real_size_models"
 MODEL_NAMES = ("qwen2_0_5b", "vit_large_rmsnorm", "wide_linear_3gb", "vit_base_fp16", "qwen2_0_5b_bf16",
-               "qwen2_0_5b_generation", "qwen2_0_5b_generation_bf16")
+               "qwen2_0_5b_generation", "qwen2_0_5b_generation_bf16",
+               "qwen2_5_1_5b_generation_bf16", "qwen2_5_3b_generation_bf16")
 COMMAND_NAMES = ("check", "fix --auto", "export", "compare")
 EXPORTERS = ("torchscript", "dynamo")
 SAMPLE_S = 0.1
