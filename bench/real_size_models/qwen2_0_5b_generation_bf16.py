@@ -13,9 +13,11 @@ from transformers import Qwen2Config, Qwen2ForCausalLM
 
 from fixport.bench.real_size_models._size import quick
 from fixport.bench.real_size_models.qwen2_0_5b import REAL, TINY
-from fixport.bench.real_size_models.qwen2_0_5b_generation import GENERATION_IDS, TASK, TINY_IDS
+from fixport.bench.real_size_models.qwen2_0_5b_generation import GENERATION_IDS, TINY_IDS
 
 __all__ = ["TASK", "write_bfloat16_checkpoint", "write_checkpoint"]
+
+TASK = "text-generation"
 
 
 def write_checkpoint(folder: Path) -> Path:

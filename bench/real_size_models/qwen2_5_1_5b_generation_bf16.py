@@ -4,9 +4,11 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from fixport.bench.real_size_models.qwen2_0_5b_generation_bf16 import TASK, write_bfloat16_checkpoint
+from fixport.bench.real_size_models.qwen2_0_5b_generation_bf16 import write_bfloat16_checkpoint
 
 __all__ = ["TASK", "write_checkpoint"]
+
+TASK = "text-generation"
 
 REAL = dict(vocab_size=151936, hidden_size=1536, intermediate_size=8960, num_hidden_layers=28,
             num_attention_heads=12, num_key_value_heads=2,
