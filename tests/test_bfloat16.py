@@ -12,7 +12,7 @@ import pytest
 import torch
 from onnx import TensorProto, helper, numpy_helper
 
-from fixport.core.onnx_io.bfloat16_runs import boundary_in_float32, widened
+from fixport.core.onnx_io.bfloat16_runs import boundary_in_float32, casts_weights_at_use, widened
 from fixport.core.onnx_io.onnx_model import OnnxModel, WeightsFolder, on_disk
 from fixport.core.onnx_io.ort_session import create_session
 from tests.conftest import slow_but_one
@@ -112,7 +112,8 @@ def test_a_widened_session_rounds_where_the_graph_casts_and_returns_bfloat16() -
     assert any("widened to float32" in message for message in info.messages)
 
 
-def test_weights_on_disk_are_widened_once_per_folder_and_run_the_same(tmp_path) -> None:
+def _weights_on_disk(weight_is_an_output: bool = False) -> tuple[onnx.ModelProto, OnnxModel]:
+    """The rounding model with a weight past the inline limit, in memory and held on disk."""
     model = _rounding_model()
     weights = onnx.ModelProto()
     weights.CopyFrom(model)
@@ -120,16 +121,38 @@ def test_weights_on_disk_are_widened_once_per_folder_and_run_the_same(tmp_path) 
         np.linspace(-2, 2, 3000).astype(ml_dtypes.bfloat16).reshape(2, 1500), "w"))  # past the 1 KB inline limit
     for io_value in (*weights.graph.input, *weights.graph.output):
         io_value.type.tensor_type.shape.dim[1].dim_value = 1500
+    if weight_is_an_output:
+        weights.graph.output.append(helper.make_tensor_value_info("w", TensorProto.BFLOAT16, [2, 1500]))
     held = on_disk(weights, WeightsFolder())
     assert held.weights_on_disk and held.proto.graph.initializer[0].data_location == TensorProto.EXTERNAL
-    first, second = widened(held), widened(held)
-    assert first.base_dir == second.base_dir and first.base_dir != held.base_dir
-    assert (first.base_dir / "weights.data").stat().st_size >= 2 * 3000  # float32: twice the bfloat16 bytes
+    return weights, held
+
+
+def _runs_the_same(weights: onnx.ModelProto, held: OnnxModel) -> None:
     x = np.random.default_rng(0).standard_normal((2, 1500)).astype(np.float32)
-    (from_disk,) = create_session(held, "cpu").session.run(None, {"x": x})
-    (in_memory,) = create_session(OnnxModel(weights), "cpu").session.run(None, {"x": x})
+    (from_disk, *_) = create_session(held, "cpu").session.run(None, {"x": x})
+    (in_memory, *_) = create_session(OnnxModel(weights), "cpu").session.run(None, {"x": x})
     np.testing.assert_array_equal(from_disk.astype(np.float32), in_memory.astype(np.float32))
     np.testing.assert_array_equal(in_memory.astype(np.float32), _expected(x, weights))
+
+
+def test_weights_on_disk_stay_bfloat16_and_are_cast_where_used(tmp_path) -> None:
+    weights, held = _weights_on_disk()
+    wide = widened(held)
+    assert wide.base_dir == held.base_dir  # no second, float32 copy of the weights
+    assert wide.proto.graph.initializer[0].data_type == TensorProto.BFLOAT16
+    assert casts_weights_at_use(wide.proto) and not casts_weights_at_use(held.proto)
+    assert [n.op_type for n in wide.proto.graph.node][0] == "Cast"
+    _runs_the_same(weights, held)
+
+
+def test_a_weight_that_is_also_an_output_is_widened_once_per_folder_and_runs_the_same(tmp_path) -> None:
+    weights, held = _weights_on_disk(weight_is_an_output=True)
+    first, second = widened(held), widened(held)
+    assert not casts_weights_at_use(first.proto)
+    assert first.base_dir == second.base_dir and first.base_dir != held.base_dir
+    assert (first.base_dir / "weights.data").stat().st_size >= 2 * 3000  # float32: twice the bfloat16 bytes
+    _runs_the_same(weights, held)
 
 
 def test_the_boundary_copy_takes_and_gives_float32_and_keeps_bfloat16_inside() -> None:

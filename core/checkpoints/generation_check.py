@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import copy
 import dataclasses
+import gc
 from typing import Any
 
 import numpy as np
@@ -52,16 +53,24 @@ def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], expo
     check = GenerationCheck(exporter=exporter, tokens=tokens)
     prompts = [example_inputs(info.model, info.config, sizes, for_generation=True, seed=seed + 1)
                for seed, sizes in enumerate(GENERATION_PROMPTS)]
-    # torch in float32 first: its widened weights are gone before ONNX Runtime's sessions (on CPU, a
-    # bfloat16 graph's weights widened to float32 too) take their memory, so the two never add up.
+    # torch first, in float32 and in the model's own dtype: its widened weights and its activations are
+    # gone before ONNX Runtime's sessions (on CPU, a bfloat16 graph's weights widened to float32 too)
+    # take their memory. Then one session at a time: every prompt's prefill, then every prompt's decode
+    # steps, so the two components' weights are never held at once.
     float32_runs = _float32_generations(info.model, prompts, tokens)
-    sessions = {name: create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
-                for name, model in components.items()}
-    for prompt, float32_run in zip(prompts, float32_runs):
-        run, torch_logits, onnx_logits = _run(info.model, prompt, sessions, tokens)
+    decodings = [_torch_generation(info.model, prompt, tokens) for prompt in prompts]
+    for name, steps in ((PREFILL, range(1)), (DECODE, range(1, tokens))):
+        session = create_session(components[name], "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
+        for decoding in decodings:
+            for step in steps:
+                if not decoding.step(session, step):
+                    break
+        del session
+        gc.collect()
+    for decoding, float32_run in zip(decodings, float32_runs):
         if float32_run is not None:
-            _against_float32(run, torch_logits, onnx_logits, *float32_run)
-        check.runs.append(run)
+            _against_float32(decoding.run, decoding.torch_logits, decoding.onnx_logits, *float32_run)
+        check.runs.append(decoding.run)
     return check
 
 
@@ -171,9 +180,50 @@ def _against_float32(run: GenerationRun, torch_logits: tuple[torch.Tensor, ...],
         run.onnx_float32_logit_difference.append(float(np.abs(onnx_logits[step] - exact).max()))
 
 
-def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any],
-         tokens: int) -> tuple[GenerationRun, tuple[torch.Tensor, ...], list[np.ndarray]]:
-    """ONNX Runtime's greedy decode against torch's generate(), and torch's and ONNX Runtime's logits per step."""
+@dataclasses.dataclass
+class _Decoding:
+    """One prompt's greedy decoding: torch's generate() (its tokens, logits and the inputs it passed at
+    each step), and ONNX Runtime's decoding of it so far, one step at a time."""
+
+    run: GenerationRun
+    torch_logits: tuple[torch.Tensor, ...]
+    step_inputs: list[dict[str, torch.Tensor]]
+    torch_tokens: torch.Tensor
+    previous: dict[str, np.ndarray] = dataclasses.field(default_factory=dict)
+    onnx_logits: list[np.ndarray] = dataclasses.field(default_factory=list)
+    onnx_token: np.ndarray | None = None
+    finished: bool = False
+
+    def step(self, session: Any, step: int) -> bool:
+        """Decode ``step`` through ``session``; False once the tokens part or ONNX Runtime fails."""
+        if self.finished or step >= len(self.step_inputs):
+            return False
+        run = self.run
+        try:
+            feed = _feed(session, self.step_inputs[step], self.previous, self.onnx_token)
+            names = [output.name for output in session.get_outputs()]
+            outputs = dict(zip(names, session.run(None, feed)))
+        except Exception as exc:  # noqa: BLE001 -- ONNX Runtime's failure is the finding
+            run.first_difference, run.error = step, str(exc).splitlines()[0][:300]
+            self.finished = True
+            return False
+        self.previous = {name.removeprefix(OUTPUT_PREFIX): value for name, value in outputs.items()}
+        logits = self.previous[LOGITS][:, -1, :]
+        self.onnx_logits.append(logits.astype(np.float32))
+        self.onnx_token = logits.argmax(-1)
+        expected = self.torch_logits[step].float().numpy()
+        run.max_logit_difference.append(float(np.abs(logits.astype(np.float32) - expected).max()))
+        for row, token in enumerate(self.onnx_token.tolist()):
+            run.onnx_tokens[row].append(int(token))
+        if not np.array_equal(self.onnx_token, self.torch_tokens[:, step].numpy()):
+            run.first_difference = step
+            self.finished = True
+        return not self.finished
+
+
+def _torch_generation(model: torch.nn.Module, prompt: dict[str, Any], tokens: int) -> _Decoding:
+    """torch's greedy generate() from ``prompt``, with the inputs it passed at each step, ready for
+    ONNX Runtime to decode the same prompt."""
     from transformers.exporters.utils import _capture_forward, get_leaf_tensors
 
     with torch.no_grad(), _capture_forward(model) as calls:
@@ -187,31 +237,8 @@ def _run(model: torch.nn.Module, prompt: dict[str, Any], sessions: dict[str, Any
     run = GenerationRun(batch=batch, prompt_length=int(start), torch_tokens=torch_tokens.tolist(),
                         onnx_tokens=[[] for _ in range(batch)], max_logit_difference=[],
                         encoder_length=encoder_length)
-    previous: dict[str, np.ndarray] = {}
-    onnx_logits: list[np.ndarray] = []
-    onnx_token: np.ndarray | None = None
-    for step, call in enumerate(calls[:tokens]):
-        session = sessions[PREFILL if step == 0 else DECODE]
-        leaves = get_leaf_tensors(call)
-        try:
-            feed = _feed(session, leaves, previous, onnx_token)
-            names = [output.name for output in session.get_outputs()]
-            outputs = dict(zip(names, session.run(None, feed)))
-        except Exception as exc:  # noqa: BLE001 -- ONNX Runtime's failure is the finding
-            run.first_difference, run.error = step, str(exc).splitlines()[0][:300]
-            return run, generated.logits, onnx_logits
-        previous = {name.removeprefix(OUTPUT_PREFIX): value for name, value in outputs.items()}
-        logits = previous[LOGITS][:, -1, :]
-        onnx_logits.append(logits.astype(np.float32))
-        onnx_token = logits.argmax(-1)
-        expected = generated.logits[step].float().numpy()
-        run.max_logit_difference.append(float(np.abs(logits.astype(np.float32) - expected).max()))
-        for row, token in enumerate(onnx_token.tolist()):
-            run.onnx_tokens[row].append(int(token))
-        if not np.array_equal(onnx_token, torch_tokens[:, step].numpy()):
-            run.first_difference = step
-            return run, generated.logits, onnx_logits
-    return run, generated.logits, onnx_logits
+    step_inputs = [get_leaf_tensors(call) for call in calls[:tokens]]
+    return _Decoding(run, generated.logits, step_inputs, torch_tokens)
 
 
 def _feed(session: Any, leaves: dict[str, torch.Tensor], previous: dict[str, np.ndarray],

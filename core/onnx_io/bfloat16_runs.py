@@ -40,12 +40,15 @@ from fixport.core.foundation.bfloat16 import (
 from fixport.core.onnx_io.external_data import ExternalDataWriter, external_place, read_external_chunks
 from fixport.core.onnx_io.onnx_model import WEIGHTS_FILE, OnnxModel, WeightsFolder
 
-__all__ = ["WIDENED_ON_CPU_NOTE", "boundary_in_float32", "widened"]
+__all__ = ["WIDENED_ON_CPU_NOTE", "boundary_in_float32", "casts_weights_at_use", "widened"]
 
 WIDENED_ON_CPU_NOTE = (
     "ONNX Runtime's CPU provider has no bfloat16 kernels for most ops, so the model ran with its bfloat16 "
     "tensors widened to float32 (exactly) and rounded to bfloat16 where the graph casts to it: this checks the "
     "conversion, held to bfloat16's tolerance. For bfloat16 kernels' own rounding, compare with --provider cuda.")
+
+WEIGHT_CAST_PREFIX = "fixport_widen_weight/"
+WIDENED_SUFFIX = "__fixport_float32"
 
 # The widened weights of each source folder: (its WeightsFolder, {(file, offset, length): (offset, length)}).
 _widened_weights: dict[Path, tuple[WeightsFolder, dict[tuple[str, int, int], tuple[int, int]]]] = {}
@@ -56,7 +59,36 @@ def widened(model: OnnxModel) -> OnnxModel:
     proto = onnx.ModelProto()
     proto.CopyFrom(model.proto)  # external weights are references: the copy is the graph's size
     widen_in_place(proto)
+    if model.base_dir is not None and _cast_at_use(proto):
+        return model.derived(proto)
     return _with_widened_weights(model, proto)
+
+
+def casts_weights_at_use(model: onnx.ModelProto) -> bool:
+    """Whether ``model`` casts bfloat16 weights to float32 where they are used (:func:`widened`): its
+    session must not fold those Casts into float32 copies of the weights."""
+    return any(node.name.startswith(WEIGHT_CAST_PREFIX) for graph in all_graphs(model.graph) for node in graph.node)
+
+
+def _cast_at_use(proto: onnx.ModelProto) -> bool:
+    """Keep each external bfloat16 weight as it is on disk and widen it with a Cast where the graph
+    reads it: a session then holds the bfloat16 file once (mapped) and each weight's float32 copy
+    only while its node runs, where a widened copy of the weights would hold them twice over.
+    False (nothing changed) when a weight is also a graph input or output, whose type must not change."""
+    places = [(graph, tensor) for graph in all_graphs(proto.graph) for tensor in graph.initializer
+              if tensor.data_type == BFLOAT16 and tensor.data_location == onnx.TensorProto.EXTERNAL]
+    edges = {info.name for graph in all_graphs(proto.graph) for info in (*graph.input, *graph.output)}
+    if not places or any(tensor.name in edges for _, tensor in places):
+        return False
+    for graph, tensor in places:
+        wide = tensor.name + WIDENED_SUFFIX
+        _rename_uses(graph, tensor.name, wide)
+        for info in graph.value_info:
+            if info.name == tensor.name:
+                info.name = wide
+        graph.node.insert(0, onnx.helper.make_node("Cast", [tensor.name], [wide], to=FLOAT,
+                                                   name=WEIGHT_CAST_PREFIX + tensor.name))
+    return True
 
 
 def boundary_in_float32(model: OnnxModel) -> OnnxModel:

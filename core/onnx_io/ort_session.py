@@ -12,7 +12,12 @@ import onnxruntime as ort
 from fixport.core.foundation.bfloat16 import Bfloat16Session, bfloat16_values, has_bfloat16
 from fixport.core.foundation.comparison import to_numpy
 from fixport.core.foundation.session_feeds import feeds_for
-from fixport.core.onnx_io.bfloat16_runs import WIDENED_ON_CPU_NOTE, boundary_in_float32, widened
+from fixport.core.onnx_io.bfloat16_runs import (
+    WIDENED_ON_CPU_NOTE,
+    boundary_in_float32,
+    casts_weights_at_use,
+    widened,
+)
 from fixport.core.onnx_io.cuda_precision import DEFAULT_PRECISION, cuda_provider_options
 from fixport.core.onnx_io.external_data import session_source
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
@@ -91,6 +96,7 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
     model, bfloat16_names = _in_float32_where_bfloat16(model, runs_on)
     if bfloat16_names is not None and runs_on == "cpu":
         messages.append(WIDENED_ON_CPU_NOTE)
+        fold_constants = fold_constants and not (isinstance(model, OnnxModel) and casts_weights_at_use(model.proto))
     unfolded = {} if fold_constants else {"disabled_optimizers": ["ConstantFolding"]}
     options = extra_session_options or ort.SessionOptions()
     options.log_severity_level = log_severity
