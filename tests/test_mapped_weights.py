@@ -173,3 +173,28 @@ def test_a_float16_weight_written_transposed_keeps_torchs_own_copy(tmp_path: Pat
     assert weights[torch.float16].is_contiguous()
     for weight in weights.values():
         torch.testing.assert_close(weight.float(), torch.arange(12, dtype=torch.float32).reshape(3, 4))
+
+
+@pytest.mark.slow
+def test_a_bfloat16_session_reads_its_weights_from_torchs_mapping_of_the_file(small_threshold: Path,
+                                                                              model_file) -> None:
+    """On CPU a bfloat16 graph keeps its weights bfloat16 and casts them where used, so ONNX Runtime
+    takes them from the mapping torch already holds, with no copy of its own, and matches torch."""
+    from fixport.core.onnx_io.ort_session import create_session
+
+    loaded = load_model(model_file("mapped_bf16.py", MODEL.replace(
+        "Model().eval()", "Model().eval().to(torch.bfloat16)").replace(
+        "torch.randn(1, 2, 64))", "torch.randn(1, 2, 64, dtype=torch.bfloat16))")), trust=True)
+    result = exporter_for("dynamo").export(loaded, ExportOptions(opset=17))
+    assert result.unsupported == [] and result.model.weights_on_disk
+    session = create_session(result.model, "cpu").session
+    bfloat16_weights = {t.name for t in result.model.proto.graph.initializer
+                        if t.data_type == TensorProto.BFLOAT16 and t.data_location == TensorProto.EXTERNAL}
+    assert bfloat16_weights and bfloat16_weights <= set(session.fixport_shared_weights)
+    ids, x = loaded.example_inputs
+    feeds = dict(zip([i.name for i in session.get_inputs()], (ids.numpy(), x.float().numpy())))
+    (got,) = session.run(None, feeds)
+    with torch.no_grad():
+        expected = loaded.module(ids, x).float()
+    torch.testing.assert_close(torch.from_numpy(got.astype(np.float32)), expected, rtol=2e-2, atol=2e-2)
+    result.model.release()

@@ -48,8 +48,9 @@ def mapped_file(path: Path) -> tuple[np.ndarray, AsWritten] | None:
 
 def shared_initializers(model: onnx.ModelProto, base_dir: Path) -> dict[str, ort.OrtValue]:
     """For each external initializer of ``model`` whose file is mapped already: its bytes there, as an
-    OrtValue over that memory (no copy). Tensors ONNX Runtime cannot take from numpy (bfloat16,
-    float8, 4-bit), unaligned or past the mapping's end are left for ONNX Runtime to read."""
+    OrtValue over that memory (no copy; bfloat16 as its 16-bit words, typed bfloat16). Tensors ONNX
+    Runtime cannot take from numpy (float8, 4-bit), unaligned or past the mapping's end are left for
+    ONNX Runtime to read."""
     shared: dict[str, ort.OrtValue] = {}
     for tensor in model.graph.initializer:
         if tensor.data_location != onnx.TensorProto.EXTERNAL:
@@ -64,11 +65,17 @@ def shared_initializers(model: onnx.ModelProto, base_dir: Path) -> dict[str, ort
         shape = tuple(tensor.dims)
         if int(np.prod(shape, dtype=np.int64)) * dtype.itemsize != length:
             continue
-        shared[tensor.name] = ort.OrtValue.ortvalue_from_numpy(data[offset:offset + length].view(dtype).reshape(shape))
+        values = data[offset:offset + length].view(dtype).reshape(shape)
+        shared[tensor.name] = (ort.OrtValue.ortvalue_from_numpy_with_onnx_type(values, tensor.data_type)
+                               if tensor.data_type == onnx.TensorProto.BFLOAT16 else
+                               ort.OrtValue.ortvalue_from_numpy(values))
     return shared
 
 
 def _numpy_dtype(data_type: int) -> np.dtype | None:
+    """The numpy type whose bytes hold ``data_type``'s, for the types ONNX Runtime takes from numpy."""
+    if data_type == onnx.TensorProto.BFLOAT16:
+        return np.dtype(np.uint16)
     try:
         dtype = np.dtype(onnx.helper.tensor_dtype_to_np_dtype(data_type))
     except (KeyError, TypeError, ValueError):
