@@ -9,7 +9,13 @@ import torch
 
 from fixport.core.checks.low_precision import rounding_note, rounding_only
 from fixport.core.foundation.comparison import flatten_outputs
-from fixport.core.foundation.low_precision import ROUNDING_MARGIN, float32_outputs
+from fixport.core.foundation.low_precision import (
+    ROUNDING_MARGIN,
+    float32_outputs,
+    in_float32,
+    widened_to_float32,
+    widened_where_used,
+)
 from fixport.core.project.tolerances import ToleranceTable
 from fixport.core.statistics.output_stats import compare_output_lists
 
@@ -92,3 +98,54 @@ def test_the_fix_script_says_rounding_once_per_shape_however_many_outputs() -> N
     assert rounding_line(lines) == f"; {lines['out0']}; 55 more outputs likewise"
     assert rounding_line({"out0": lines["out0"]}) == f"; {lines['out0']}"
     assert rounding_line({}) == ""
+
+
+class _ReadsAnotherModulesWeight(torch.nn.Module):
+    """Casts its input to a child's weight dtype outside the child's forward (as T5's feed-forward does)."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.first, self.second = torch.nn.Linear(8, 8), torch.nn.Linear(8, 8)
+
+    def forward(self, x: torch.Tensor) -> torch.Tensor:
+        return self.second(self.first(x).to(self.second.weight.dtype))
+
+
+def _float32_peak_bytes(model: torch.nn.Module, widening) -> int:
+    """The most float32 parameter bytes the model holds at once while it runs under ``widening``."""
+    peak = 0
+
+    def measure(*_: object) -> None:
+        nonlocal peak
+        peak = max(peak, sum(p.numel() * 4 for p in model.parameters() if p.dtype == torch.float32))
+
+    hooks = [m.register_forward_hook(measure) for m in model.modules()]
+    with widening(model), torch.no_grad():
+        model(torch.randn(4, 64))
+    for hook in hooks:
+        hook.remove()
+    return peak
+
+
+def test_widening_where_used_holds_one_layer_in_float32_and_computes_the_same() -> None:
+    model, (x,) = _deep_half_mlp()
+    with widened_to_float32(model), torch.no_grad():
+        whole = model(x.float())
+    with widened_where_used(model) as owners, torch.no_grad():
+        layer_by_layer = model(x.float())
+    assert owners == 12 and torch.equal(whole, layer_by_layer)
+    assert all(p.dtype == torch.float16 for p in model.parameters())
+    layer = 64 * 64 * 4 + 64 * 4
+    assert _float32_peak_bytes(model, widened_where_used) == layer
+    assert _float32_peak_bytes(model, widened_to_float32) == 12 * layer
+
+
+def test_a_model_reading_another_modules_weight_is_widened_whole_and_restored() -> None:
+    torch.manual_seed(0)
+    model = _ReadsAnotherModulesWeight().eval().to(torch.bfloat16)
+    x = torch.randn(2, 8)
+    with widened_to_float32(model), torch.no_grad():
+        expected = model(x)
+    got = in_float32(model, lambda: model(x))
+    assert got.dtype == torch.float32 and torch.equal(got, expected)
+    assert all(p.dtype == torch.bfloat16 for p in model.parameters())

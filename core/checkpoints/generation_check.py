@@ -19,7 +19,7 @@ import numpy as np
 import torch
 
 from fixport.core.foundation.checkpoints.inputs import TEXT_INPUT, ExampleSizes, example_inputs
-from fixport.core.foundation.low_precision import LOW_PRECISION, widened_input, widened_to_float32
+from fixport.core.foundation.low_precision import LOW_PRECISION, in_float32, widened_input
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.onnx_io.onnx_model import OnnxModel
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
@@ -147,12 +147,12 @@ def _float32_generations(model: torch.nn.Module, prompts: list[dict[str, Any]], 
         return [None] * len(prompts)
     found: list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None] = []
     try:
-        with widened_to_float32(model), torch.no_grad():
-            for prompt in prompts:
-                wide = {name: widened_input(value) for name, value in copy.deepcopy(prompt).items()}
-                generated = model.generate(**wide, generation_config=_greedy_config(model, tokens))
-                start = generated.sequences.shape[1] - len(generated.logits)
-                found.append((dtype, generated.sequences[:, start:], generated.logits))
+        for prompt in prompts:
+            wide = {name: widened_input(value) for name, value in copy.deepcopy(prompt).items()}
+            generated = in_float32(model, lambda wide=wide: model.generate(
+                **wide, generation_config=_greedy_config(model, tokens)))
+            start = generated.sequences.shape[1] - len(generated.logits)
+            found.append((dtype, generated.sequences[:, start:], generated.logits))
     except Exception:  # noqa: BLE001 -- a model that refuses float32: the check stays the plain one
         return [None] * len(prompts)
     return found

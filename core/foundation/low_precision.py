@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import itertools
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from typing import Any
 
 import numpy as np
@@ -33,6 +33,68 @@ def widened_to_float32(module: torch.nn.Module) -> Iterator[int]:
             tensor.data = original
 
 
+@contextlib.contextmanager
+def widened_where_used(module: torch.nn.Module) -> Iterator[int]:
+    """``module`` running in float32 one submodule at a time: each submodule's own float16/bfloat16
+    weights and buffers are widened (exactly) while its forward runs and put back after, so a model
+    of N bytes in bfloat16 needs its largest layer in float32 beside it, not 2N more. A model that
+    reads another module's weight outside that module's forward sees it narrow; run it under
+    :func:`widened_to_float32` instead (:func:`in_float32` does both). Yields how many submodules
+    hold such tensors."""
+    held: dict[int, tuple[torch.Tensor, torch.Tensor]] = {}
+
+    def own_tensors(owner: torch.nn.Module) -> list[torch.Tensor]:
+        return [t for t in itertools.chain(owner.parameters(recurse=False), owner.buffers(recurse=False))
+                if t is not None and t.dtype in LOW_PRECISION]
+
+    def widen(owner: torch.nn.Module, *_: Any) -> None:
+        for tensor in own_tensors(owner):
+            held.setdefault(id(tensor), (tensor, tensor.data))
+            tensor.data = tensor.data.float()
+
+    def narrow(owner: torch.nn.Module, *_: Any) -> None:
+        for tensor in itertools.chain(owner.parameters(recurse=False), owner.buffers(recurse=False)):
+            if tensor is not None and id(tensor) in held:
+                tensor.data = held.pop(id(tensor))[1]
+
+    owners = [owner for owner in module.modules() if own_tensors(owner)]
+    hooks = [hook for owner in owners for hook in (owner.register_forward_pre_hook(widen),
+                                                    owner.register_forward_hook(narrow))]
+    try:
+        yield len(owners)
+    finally:
+        for hook in hooks:
+            hook.remove()
+        for tensor, original in held.values():  # a forward that raised skipped its restoring hook
+            tensor.data = original
+
+
+def in_float32(module: torch.nn.Module, run: Callable[[], Any]) -> Any:
+    """``run()`` with ``module`` in float32: widened where used, or, when the model refuses that or
+    its floating results come out narrow (it casts to a weight's dtype outside the weight's
+    module), with all its weights widened at once. Raises what the model raises in float32."""
+    try:
+        with widened_where_used(module), torch.no_grad():
+            result = run()
+        if not _narrow_values(result):
+            return result
+    except Exception:  # noqa: BLE001 -- some models only run widened as a whole
+        pass
+    with widened_to_float32(module), torch.no_grad():
+        return run()
+
+
+def _narrow_values(value: Any) -> bool:
+    """Whether ``value`` (tensors, in sequences, mappings or model outputs) holds a float16/bfloat16 tensor."""
+    if isinstance(value, torch.Tensor):
+        return value.dtype in LOW_PRECISION
+    if isinstance(value, dict) or hasattr(value, "values") and callable(value.values):
+        return any(_narrow_values(item) for item in value.values())
+    if isinstance(value, (list, tuple)):
+        return any(_narrow_values(item) for item in value)
+    return False
+
+
 def widened_input(value: Any) -> Any:
     """A float16/bfloat16 tensor as float32 (exact); anything else as it is."""
     return value.float() if isinstance(value, torch.Tensor) and value.dtype in LOW_PRECISION else value
@@ -42,8 +104,7 @@ def float32_outputs(module: torch.nn.Module, inputs: Sequence[Any]) -> list[tupl
     """The model's outputs with its float16/bfloat16 weights and inputs widened to float32 (exact);
     None when the model does not run that way."""
     try:
-        with widened_to_float32(module), torch.no_grad():
-            return flatten_outputs(module(*[widened_input(t) for t in inputs]))
+        return flatten_outputs(in_float32(module, lambda: module(*[widened_input(t) for t in inputs])))
     except Exception:  # a model that casts to its own dtype and then refuses float32: no verdict
         return None
 
