@@ -154,6 +154,33 @@ def test_a_llama_folder_generates_torchs_tokens_through_its_exported_components(
 
 
 @pytest.mark.slow
+def test_the_second_components_export_checks_generation_with_the_first_as_written(worker, checkpoints,
+                                                                                 tmp_path: Path) -> None:
+    """Exported one component at a time into one directory, the last export's generation check decodes
+    through the file the first one wrote (the pair the user deploys), not through a fresh export; a
+    directory holding another model's export is not read."""
+    out = tmp_path / "exported"
+    first = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="decode"),
+                                      output=str(out), generation_check=False))
+    assert first.unsupported == [] and (out / "decode.onnx").is_file()
+    second = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="prefill"),
+                                       output=str(out), generation_check=True))
+    assert second.unsupported == [], [p.message for p in second.unsupported]
+    assert second.generation.passed and second.generation.written == str(out / "decode.onnx")
+    assert f"this export and {out / 'decode.onnx'} as written" in second.generation.lines()[0]
+    assert {run.batch for run in second.generation.runs} == {1, 3}
+
+    config = json.loads((out / "config.json").read_text())
+    (out / "config.json").write_text(json.dumps({**config, "num_hidden_layers": 5}))  # another model's export
+    again = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="prefill"),
+                                      generation_check=True, output=str(tmp_path / "elsewhere")))
+    assert again.generation.passed and again.generation.written == ""
+    other = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="prefill"),
+                                      generation_check=True, output=str(out)))
+    assert other.generation.passed and other.generation.written == ""
+
+
+@pytest.mark.slow
 def test_the_generation_check_runs_with_the_dynamo_exporter_too(worker, checkpoints) -> None:
     result = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="decode"),
                                        {"exporter": "dynamo"}))

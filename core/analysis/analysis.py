@@ -107,7 +107,7 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     if request.run_check and result.ok and request.generation_check and generation_components(loaded):
         report(progress, 0.97, "checking greedy generation")
         generation = generation_with_other_component(request.model, request.options, list(request.mappings), loaded,
-                                                     export_options, result.model, cancelled)
+                                                     export_options, result.model, cancelled, request.output)
         if not generation.passed and not generation.note:
             result.unsupported.append(generation_problem(generation))
     compared_at = time.perf_counter()

@@ -61,6 +61,33 @@ def save_checkpoint_component(loaded: LoadedModel, model: OnnxModel, options: Ex
     return [*written, str(manifest_path)]
 
 
+def written_component(loaded: LoadedModel, directory: str | Path | None, component: str) -> Path | None:
+    """The ``component``'s ONNX file an earlier export of the same checkpoint wrote into ``directory``
+    (transformers' layout: listed in export.json, beside the same config), or None."""
+    info = loaded.checkpoint
+    if directory is None or info is None or info.plain or info.config is None or not Path(directory).is_dir():
+        return None
+    from transformers import AutoConfig
+    from transformers.exporters.base import EXPORT_MANIFEST_FILE as manifest_name
+    from transformers.exporters.base import EXPORT_SCHEMA_VERSION
+
+    directory = Path(directory)
+    entry = _existing_manifest(directory / manifest_name, EXPORT_SCHEMA_VERSION)["components"].get(component)
+    if not isinstance(entry, dict) or not (directory / str(entry.get("file", ""))).is_file():
+        return None
+    try:
+        same_config = _settings(AutoConfig.from_pretrained(directory)) == _settings(info.config)
+    except (OSError, ValueError):
+        return None
+    return directory / entry["file"] if same_config else None
+
+
+def _settings(config: Any) -> dict[str, Any]:
+    """A config's settings, without where it was read from and which transformers wrote it."""
+    return {key: value for key, value in config.to_dict().items()
+            if not key.startswith("_") and key != "transformers_version"}
+
+
 def _existing_manifest(path: Path, schema_version: int) -> dict[str, Any]:
     """The manifest the other components' exports wrote (a fresh one where there is none, or not an ONNX one)."""
     fresh = {"schema_version": schema_version, "export_format": ONNX_FORMAT, "components": {}}

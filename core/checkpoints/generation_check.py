@@ -16,12 +16,14 @@ import gc
 from typing import Any
 
 import numpy as np
+import onnx
 import torch
 
+from fixport.core.checkpoints.checkpoint_export import written_component
 from fixport.core.foundation.checkpoints.inputs import TEXT_INPUT, ExampleSizes, example_inputs
 from fixport.core.foundation.low_precision import LOW_PRECISION, in_float32, widened_input
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.onnx_io.onnx_model import OnnxModel
+from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
 from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.project import FixMapping
@@ -99,13 +101,20 @@ def generation_of_both_components(model: ModelRequest, request_options: dict[str
 
 def generation_with_other_component(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
                                     loaded: LoadedModel, options: ExportOptions, exported: OnnxModel,
-                                    cancelled: CancelCallback | None) -> GenerationCheck:
-    """This component's export and the other one's (with the same fixes), decoding greedily against torch."""
+                                    cancelled: CancelCallback | None, output: str | None = None) -> GenerationCheck:
+    """This component's export and the other one's, decoding greedily against torch: the other one as an
+    earlier export wrote it into ``output`` (the pair the user deploys), else exported now with the same fixes."""
     from fixport.core.exporters.choice import exporter_for, resolved_export_options
     from fixport.core.loaders.model_cache import open_model
 
     component = loaded.checkpoint.component
     other_name = DECODE if component == PREFILL else PREFILL
+    written = written_component(loaded, output, other_name)
+    if written is not None:
+        other_model = beside_file(onnx.load(str(written), load_external_data=False), written)
+        check = check_generation(loaded, {component: exported, other_name: other_model}, options.exporter)
+        check.written = str(written)
+        return check
     other = open_model(dataclasses.replace(model, component=other_name))
     other_options = resolved_export_options(other.settings, request_options)
     exporter = exporter_for(other_options.exporter)

@@ -112,6 +112,7 @@ class GenerationCheck:
     tokens: int
     runs: list[GenerationRun] = field(default_factory=list)
     note: str = ""  # why it could not run, where it could not
+    written: str = ""  # the other component's file, as an earlier export wrote it (else exported afresh)
 
     @property
     def passed(self) -> bool:
@@ -125,7 +126,7 @@ class GenerationCheck:
     def to_json(self) -> dict[str, Any]:
         """In `check --json` and `compare --json`: every prompt's run."""
         return {"exporter": self.exporter, "tokens": self.tokens, "passed": self.passed, "note": self.note,
-                "rounding_only": self.rounding_only,
+                "rounding_only": self.rounding_only, "written_component": self.written,
                 "runs": [{**asdict(run), "identical": run.identical, "rounding_only": run.rounding_only,
                           "past_lengths": run.past_lengths} for run in self.runs]}
 
@@ -144,8 +145,10 @@ class GenerationCheck:
             verdict = f"tokens part from torch's only where {dtype} rounding parts torch from float32 too"
         else:
             verdict = "same tokens as torch"
-        lines = [f"Generation check ({self.exporter}): greedy decode of {self.tokens} tokens through the exported "
-                 f"prefill and decode in ONNX Runtime, {verdict}; batch sizes {', '.join(map(str, batches))}, "
+        through = (f"this export and {self.written} as written" if self.written
+                   else "the exported prefill and decode")
+        lines = [f"Generation check ({self.exporter}): greedy decode of {self.tokens} tokens through {through} "
+                 f"in ONNX Runtime, {verdict}; batch sizes {', '.join(map(str, batches))}, "
                  f"past lengths {_span(pasts)}."]
         for run in self.runs:
             encoder = f" after an encoder input of {run.encoder_length}" if run.encoder_length else ""
