@@ -26,6 +26,7 @@ from fixport.core.exporters.profiles import profile_for
 from fixport.core.exporters.trace_warnings import nodes_it_produced, trace_warning
 from fixport.core.foundation.errors import FixportError
 from fixport.core.records.baseline import BaselineResult, fixport_worse
+from fixport.core.records.generation_result import DECODE, PREFILL
 from fixport.core.records.requests import AnalyzeRequest, BaselineRequest, SuggestDynamicRequest
 from fixport.core.records.results import AnalysisResult
 from fixport.core.words.advice import Step, advice_for
@@ -120,7 +121,7 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[
         while True:
             try:
                 result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args),
-                                                   generation_check=not any(r.generation for r in results),
+                                                   generation_check=_checks_generation(args, output, results),
                                                    runtime=checked_runtime(args)),
                                     progress=progress_printer(args.json))
             except WorkerCrashed as crash:
@@ -133,6 +134,17 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[
                 break
             request.component = left[0]
     return results, len(mappings)
+
+
+def _checks_generation(args: argparse.Namespace, output: str | None, results: list[AnalysisResult]) -> bool:
+    """Whether the next component's analysis decodes greedily: until one has; when every component is
+    written into one directory, from the second of prefill and decode on, so it decodes through the
+    first as written."""
+    if any(r.generation for r in results):
+        return False
+    if output is None or args.component:
+        return True
+    return any(r.component in (PREFILL, DECODE) for r in results)
 
 
 def print_components(results: list[AnalysisResult]) -> None:

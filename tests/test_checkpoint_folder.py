@@ -181,6 +181,18 @@ def test_the_second_components_export_checks_generation_with_the_first_as_writte
 
 
 @pytest.mark.slow
+def test_export_of_every_component_checks_generation_through_the_written_pair(cli, checkpoints,
+                                                                             tmp_path: Path) -> None:
+    out = tmp_path / "exported"
+    done = cli("export", str(checkpoints["llama"]), "-o", str(out), "--json")
+    assert done.returncode == 0, done.stdout + done.stderr
+    components = json.loads(done.stdout)["components"]
+    assert "generation" not in components["prefill"]
+    generation = components["decode"]["generation"]
+    assert generation["passed"] and generation["written_component"] == str(out / "prefill.onnx")
+
+
+@pytest.mark.slow
 def test_the_generation_check_runs_with_the_dynamo_exporter_too(worker, checkpoints) -> None:
     result = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="decode"),
                                        {"exporter": "dynamo"}))

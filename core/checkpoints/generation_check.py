@@ -27,7 +27,7 @@ from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.ort_session import ORT_LOG_FATAL_ONLY, create_session
 from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.project import FixMapping
-from fixport.core.records.generation_result import GenerationCheck, GenerationRun
+from fixport.core.records.generation_result import DECODE, PREFILL, GenerationCheck, GenerationRun
 from fixport.core.records.results import ModelRequest
 from fixport.core.words.cancel import CancelCallback
 from fixport.core.words.problems import UnsupportedNode
@@ -36,7 +36,6 @@ from fixport.core.words.vocabulary import ProblemReason
 GENERATED_TOKENS = 8
 # Other batch sizes and lengths than the traced example's (2 x 7): past lengths 4-11 and 9-16.
 GENERATION_PROMPTS = (ExampleSizes(batch=1, sequence=4), ExampleSizes(batch=3, sequence=9))
-PREFILL, DECODE = "prefill", "decode"
 INPUT_PREFIX, OUTPUT_PREFIX = "input.", "output."
 LOGITS = "logits"
 GENERATION_KIND = "generation::greedy"

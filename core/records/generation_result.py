@@ -15,6 +15,7 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 from typing import Any
 
+PREFILL, DECODE = "prefill", "decode"  # the components a decoder generates through
 ROUNDING_MARGIN = 2.0  # the output checks' margin (core/foundation/low_precision.py; a test keeps them equal)
 
 
