@@ -321,6 +321,8 @@ def _report_export(args: argparse.Namespace, result: AnalysisResult, fix_count: 
         fixes = f", {fix_count} fix(es)" if args.project else ""
         print(f"Wrote {', '.join(result.saved_files)} (opset {result.options.opset}{fixes}, "
               f"{len(result.onnx_graph.nodes) if result.onnx_graph else 0} nodes, passes onnx.checker).")
+        for line in result.generation.lines() if result.generation is not None else []:
+            print(line)
     if result.source_kind == "onnx":
         return EXIT_ERROR
     return EXIT_PROBLEMS if result.unsupported else EXIT_OK

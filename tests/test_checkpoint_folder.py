@@ -190,6 +190,8 @@ def test_export_of_every_component_checks_generation_through_the_written_pair(cl
     assert "generation" not in components["prefill"]
     generation = components["decode"]["generation"]
     assert generation["passed"] and generation["written_component"] == str(out / "prefill.onnx")
+    said = cli("export", str(checkpoints["llama"]), "-o", str(out))
+    assert said.returncode == 0 and f"this export and {out / 'prefill.onnx'} as written" in said.stdout
 
 
 @pytest.mark.slow

@@ -90,7 +90,8 @@ def test_a_big_torchscript_export_leaves_torch_one_copy_of_its_weights_the_file(
     from fixport.core.onnx_io.ort_session import create_session
 
     monkeypatch.setattr(torchscript, "IN_MEMORY_EXPORT_LIMIT_BYTES", 1000)  # the file export of a big model
-    source = MODEL if dtype == "float32" else MODEL.replace("Model().eval()", "Model().eval().to(torch.bfloat16)").replace(
+    source = MODEL if dtype == "float32" else MODEL.replace(
+        "Model().eval()", "Model().eval().to(torch.bfloat16)").replace(
         "torch.randn(1, 2, 64))", "torch.randn(1, 2, 64, dtype=torch.bfloat16))")
     loaded = load_model(model_file(f"mapped_ts_{dtype}.py", source), trust=True)
     parameters = dict(loaded.module.named_parameters())
