@@ -16,7 +16,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 
 import fixport.core.onnx_io.onnx_model as onnx_model
 from fixport.core.exporters.choice import exporter_for
-from fixport.core.exporters.mapped_weights import WeightSource, map_from_file
+from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file
 from fixport.core.loaders.loading import load_model
 from fixport.core.project.export_options import ExportOptions
 
@@ -77,48 +77,6 @@ def test_a_big_dynamo_export_leaves_torch_one_copy_of_its_weights_the_file(small
         again = exporter_for(exporter).export(loaded, ExportOptions(opset=17))
         assert again.unsupported == [], exporter
         again.model.release()
-
-
-@pytest.mark.slow
-@pytest.mark.parametrize("dtype", ["float32", "bfloat16"])
-def test_a_big_torchscript_export_leaves_torch_one_copy_of_its_weights_the_file(small_threshold: Path, monkeypatch,
-                                                                                model_file, dtype: str) -> None:
-    """The TorchScript exporter writes the weights itself (weights.py): torch's weights are then the
-    file too, the Linear weights as transposed views of the transposes constant folding wrote, and
-    ONNX Runtime's session reads them from that mapping."""
-    from fixport.core.exporters.torchscript import exporter as torchscript
-    from fixport.core.onnx_io.ort_session import create_session
-
-    monkeypatch.setattr(torchscript, "IN_MEMORY_EXPORT_LIMIT_BYTES", 1000)  # the file export of a big model
-    source = MODEL if dtype == "float32" else MODEL.replace(
-        "Model().eval()", "Model().eval().to(torch.bfloat16)").replace(
-        "torch.randn(1, 2, 64))", "torch.randn(1, 2, 64, dtype=torch.bfloat16))")
-    loaded = load_model(model_file(f"mapped_ts_{dtype}.py", source), trust=True)
-    parameters = dict(loaded.module.named_parameters())
-    before = {name: StorageWeakRef(parameters[name].untyped_storage()) for name in WEIGHTS}
-    ids, x = loaded.example_inputs
-    with torch.no_grad():
-        expected = loaded.module(ids, x.to(parameters["first.weight"].dtype)).float()
-
-    result = exporter_for("torchscript").export(loaded, ExportOptions(opset=17), run_check=False)
-    assert result.unsupported == [] and result.model.weights_on_disk
-    file_bytes = _weights_file(result.model).stat().st_size
-    gc.collect()
-    for name in WEIGHTS:
-        assert before[name].expired(), f"torch's own copy of {name} is still held"
-        assert parameters[name].untyped_storage().nbytes() == file_bytes, f"{name} is not mapped from the file"
-    assert not parameters["second.weight"].is_contiguous()  # a view of the transpose the file holds
-    with torch.no_grad():
-        again = loaded.module(ids, x.to(parameters["first.weight"].dtype)).float()
-    torch.testing.assert_close(again, expected, rtol=1e-6, atol=1e-6)  # a transposed view sums in another order
-    session = create_session(result.model, "cpu").session
-    external = {t.name for t in result.model.proto.graph.initializer if t.data_location == TensorProto.EXTERNAL}
-    assert external and external <= set(session.fixport_shared_weights)
-    feeds = dict(zip([i.name for i in session.get_inputs()], (ids.numpy(), x.float().numpy())))
-    (got,) = session.run(None, feeds)
-    tolerance = 1e-5 if dtype == "float32" else 2e-2
-    torch.testing.assert_close(torch.from_numpy(got.astype(np.float32)), expected, rtol=tolerance, atol=tolerance)
-    result.model.release()
 
 
 @pytest.mark.slow

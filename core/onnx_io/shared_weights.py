@@ -1,7 +1,7 @@
 """ONNX Runtime reading a model's weights from the mapping torch already holds (issue 20).
 
 After a big export, torch's weights are mapped from the file the export wrote
-(:mod:`fixport.core.exporters.mapped_weights`). A session opened over that file would map it a
+(:mod:`fixport.core.exporters.dynamo.mapped_weights`). A session opened over that file would map it a
 second time: the page cache holds one copy, but every resident page then counts twice in the
 process's resident memory, and a real-size ``compare`` measured 1.6-1.9x a plain export's peak.
 Handing ONNX Runtime arrays over torch's mapping (``SessionOptions.add_initializer``, which uses

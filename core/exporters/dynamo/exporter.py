@@ -55,6 +55,7 @@ from fixport.core.exporters.dynamo.fixes import (
     decompositions_while_preparing,
     register_translations,
 )
+from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file, weight_sources
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.dynamo.script_part import (
@@ -66,7 +67,6 @@ from fixport.core.exporters.dynamo.script_part import (
 )
 from fixport.core.exporters.dynamo.size_guards import SizeGuards
 from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
-from fixport.core.exporters.mapped_weights import WeightSource, map_from_file, weight_sources
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.exporters.torch_export.capture_failures import (
     CAPTURE_KIND_PREFIX,

@@ -23,7 +23,6 @@ from fixport.core.exporters.base import (
     refuse_onnx_files,
     refuse_unknown_dynamic_axes,
 )
-from fixport.core.exporters.mapped_weights import WeightSource, map_from_file
 from fixport.core.exporters.profiles import TORCHSCRIPT
 from fixport.core.exporters.torchscript.applied_fixes import applied_mappings, validate_mappings
 from fixport.core.exporters.torchscript.candidates import (
@@ -94,11 +93,10 @@ class TorchScriptExporter(Exporter):
         report(progress, 0.05, TRACING_STAGE)
         target = _export_target(loaded)
         path = target if isinstance(target, io.BytesIO) else target.path / EXPORT_FILE_NAME
-        sources: dict[str, WeightSource] = {}
         try:
             record, caught = self._run_torch_export(
                 loaded, options, path, diagnose,
-                on_traced=lambda graph: self._traced(graph, loaded.input_names, progress), record_sources=sources)
+                on_traced=lambda graph: self._traced(graph, loaded.input_names, progress))
         except _FailedAfterConversion as failure:
             if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
                 raise ExportError(f"The export failed: {failure.reason}", failure.hint,
@@ -111,8 +109,6 @@ class TorchScriptExporter(Exporter):
         exported = (on_disk(onnx.load_model_from_string(target.getvalue())) if isinstance(target, io.BytesIO)
                     else read_export(path, target))
         del target  # the serialised export, once read
-        if sources and exported.base_dir is not None:  # torch's weights become the file ONNX Runtime reads
-            map_from_file(sources, exported.proto, exported.base_dir)
         model = exported.proto
         if not model.graph.output:
             raise TraceError("The model's forward() returned no tensor (None, or containers without tensors), "
@@ -256,11 +252,7 @@ class TorchScriptExporter(Exporter):
         report(progress, 0.3, CONVERTING_STAGE)
 
     def _run_torch_export(self, loaded: LoadedModel, options: ExportOptions, path: Path | io.BytesIO, diagnose: bool,
-                          on_traced: Callable[[Graph], None] | None = None,
-                          record_sources: dict[str, WeightSource] | None = None,
-                          ) -> tuple[ConversionRecord, list[str]]:
-        """torch.onnx.export into ``path``; a file export notes in ``record_sources`` which of the
-        module's weights each initializer written to its weights file is."""
+                          on_traced: Callable[[Graph], None] | None = None) -> tuple[ConversionRecord, list[str]]:
         output_names = onnx_output_names(loaded, options.output_names)
         refuse_unknown_dynamic_axes(loaded, options, output_names)
         kwargs: dict[str, Any] = dict(
@@ -276,8 +268,7 @@ class TorchScriptExporter(Exporter):
         )
         # A file export keeps its weights in the folder's weights file: written there from torch's
         # tensors, never encoded into the proto torch serialises (see weights.py).
-        weights = (nullcontext() if isinstance(path, io.BytesIO)
-                   else weights_written_to(path.parent / WEIGHTS_FILE, loaded.module, record_sources))
+        weights = nullcontext() if isinstance(path, io.BytesIO) else weights_written_to(path.parent / WEIGHTS_FILE)
         with warnings.catch_warnings(record=True) as caught, weights, conversion_hooks(
                 diagnose=diagnose, opset=options.opset, autograd_inlining=options.autograd_inlining,
                 user_input_count=len(loaded.example_inputs), on_traced=on_traced,

@@ -10,14 +10,9 @@ copies on top of torch's own weights. While :func:`weights_written_to` is active
 no parameters, and the ones it was given become initializers of its light proto whose bytes go,
 tensor by tensor, to the weights file of the export's folder: the model that
 :func:`fixport.core.onnx_io.onnx_model.read_export` makes of a full export, without the copies.
-
-It also notes which of the module's weights each written tensor is (itself, or the transpose torch's
-constant folding made of it), so the exporter can map torch's weights from the file afterwards
-(:mod:`fixport.core.exporters.mapped_weights`): one copy of the weights, shared with ONNX Runtime.
 """
 from __future__ import annotations
 
-import itertools
 import sys
 from collections.abc import Iterator, Mapping, Sequence
 from contextlib import contextmanager
@@ -28,7 +23,6 @@ import onnx
 import torch
 from torch.onnx._internal.torchscript_exporter import _type_utils
 
-from fixport.core.exporters.mapped_weights import WeightSource
 from fixport.core.onnx_io.external_data import EXTERNAL_TENSOR_MIN_BYTES, ExternalDataWriter
 
 # torch 2.x's TorchScript exporter calls graph._export_onnx(params_dict, opset_version, dynamic_axes,
@@ -40,13 +34,10 @@ KEEP_INITIALIZERS_AS_INPUTS_ARGUMENT = 6
 
 
 @contextmanager
-def weights_written_to(data_path: Path, module: torch.nn.Module | None = None,
-                       sources: dict[str, WeightSource] | None = None) -> Iterator[None]:
+def weights_written_to(data_path: Path) -> Iterator[None]:
     """For the exports run inside: parameters written to ``data_path`` (appended, aligned as
     :class:`ExternalDataWriter` does) and referenced from the model torch writes; a call this
-    does not know how to take (another signature, deferred or quantized weights) goes to torch.
-    With ``module`` and ``sources``: each written tensor that is one of the module's weights, or its
-    transpose, noted in ``sources`` (initializer name -> the weight)."""
+    does not know how to take (another signature, deferred or quantized weights) goes to torch."""
     original = torch._C.Graph._export_onnx
 
     def export_onnx(graph: torch._C.Graph, *args: Any, **kwargs: Any) -> Any:
@@ -61,8 +52,6 @@ def weights_written_to(data_path: Path, module: torch.nn.Module | None = None,
             del model.graph.input[:]
             model.graph.input.extend(kept)
         add_initializers(model, params, order, data_path)
-        if module is not None and sources is not None:
-            sources.update(weights_of(module, params))
         return (model.SerializeToString(), *rest)
 
     torch._C.Graph._export_onnx = export_onnx
@@ -88,33 +77,6 @@ def add_initializers(model: onnx.ModelProto, params: Mapping[str, torch.Tensor],
                 tensor.raw_data = data.tobytes()
             else:
                 writer.add(tensor, lambda stream, data=data: stream.write(data))
-
-
-def weights_of(module: torch.nn.Module, params: Mapping[str, torch.Tensor]) -> dict[str, WeightSource]:
-    """For each tensor of ``params`` written to the file: the module's weight it is (the same memory),
-    or the weight whose transpose torch's constant folding made of it (same values, read to the end
-    only for the candidate whose first row matches)."""
-    own: dict[tuple[int, torch.dtype, tuple[int, ...], tuple[int, ...]], torch.Tensor] = {}
-    by_shape: dict[tuple[torch.dtype, tuple[int, ...]], list[torch.Tensor]] = {}
-    for weight in itertools.chain(module.parameters(), module.buffers()):
-        if weight.device.type != "cpu" or weight.layout != torch.strided or weight.numel() == 0:
-            continue
-        own.setdefault((weight.data_ptr(), weight.dtype, tuple(weight.shape), weight.stride()), weight)
-        by_shape.setdefault((weight.dtype, tuple(weight.shape)), []).append(weight)
-    found: dict[str, WeightSource] = {}
-    with torch.no_grad():
-        for name, value in params.items():
-            if not isinstance(value, torch.Tensor) or value.numel() * value.element_size() < EXTERNAL_TENSOR_MIN_BYTES:
-                continue
-            same = own.get((value.data_ptr(), value.dtype, tuple(value.shape), value.stride()))
-            if same is not None:
-                found[name] = WeightSource(same)
-            elif value.dim() == 2:
-                for weight in by_shape.get((value.dtype, (value.shape[1], value.shape[0])), []):
-                    if torch.equal(value[0], weight[:, 0]) and torch.equal(value, weight.t()):
-                        found[name] = WeightSource(weight, (1, 0))
-                        break
-    return found
 
 
 def _writable(params: Any, defer_weight_export: bool) -> bool:
