@@ -1,5 +1,5 @@
 """One registry of a project's fixes that both exporters' fix routes ask (onnxscript's
-``registration.py`` keeps one registry too): which fixes apply to an op, of which kind, and each
+registration module keeps one registry too): which fixes apply to an op, of which kind, and each
 one's ``symbolic`` compiled once for the export.
 
 It reads each fix's metadata from the fix itself (``FixMapping.meta``), never from its source, and

@@ -46,8 +46,8 @@ from fixport.core.fixing.carried_source import (
 from fixport.core.project.atomic_files import atomic_write_text
 from fixport.core.project.inputs import InputSpec, parse_input_spec
 from fixport.core.project.project import FixMapping, Project
-from fixport.symbolics.library import TemplateFormatError, for_complex_inputs, parse_template_source
 from fixport.core.project.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
+from fixport.symbolics.library import TemplateFormatError, for_complex_inputs, parse_template_source
 
 # Options the script keeps apart from EXPORT_OPTIONS: OPSET, CUSTOM_OPSETS, and the part carried.
 SCRIPT_LEVEL_OPTIONS = ("opset", "custom_opsets", "exporter")
