@@ -120,15 +120,6 @@ def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo
                         tolerance=tuple(meta["tolerance"]) if meta.get("tolerance") else None)
 
 
-def for_complex_inputs(source: str) -> bool:
-    """Whether a template's TEMPLATE says its ONNX function is for the op on complex values (False
-    for a source whose TEMPLATE cannot be read)."""
-    try:
-        return parse_template_source(source).complex_inputs
-    except TemplateFormatError:
-        return False
-
-
 def fit_strength(fit: str, kind: str, python_op_name: str | None) -> str | None:
     """'exact', 'namespace', 'generic' or None for how ``fit`` matches an op."""
     if fit == "*":
