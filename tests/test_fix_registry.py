@@ -70,6 +70,7 @@ def test_the_dynamo_route_reads_no_metadata_and_compiles_each_fix_once() -> None
     registry = FixRegistry([fix])
     fixes = fixes_from([fix], registry)
     assert registry.compiled(fix) is registry.compiled(fix) and registry.compiles == 1
+    assert registry.for_op("aten::median.dim") == [fix] and registry.for_op("aten::median") == []
     table = {target: per_node[None] for target, per_node in fixes.translations.items()}
     assert list(table) == [torch.ops.aten.median.dim]
     inputs = [torch.randn(3, 7, 5)]

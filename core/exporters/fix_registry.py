@@ -10,7 +10,6 @@ from __future__ import annotations
 from collections.abc import Callable
 from typing import Any
 
-from fixport.core.project.fix_meta import FixMeta
 from fixport.core.project.project import FixMapping
 from fixport.core.words.errors import TemplateValidationError
 
@@ -33,10 +32,6 @@ class FixRegistry:
 
     def not_of_family(self, *families: str) -> list[FixMapping]:
         return [m for m in self.mappings if m.family not in families]
-
-    @staticmethod
-    def meta(mapping: FixMapping) -> FixMeta | None:
-        return mapping.meta
 
     def compiled(self, mapping: FixMapping) -> Callable[..., Any]:
         """The fix's ``symbolic`` with its params set; errors name the template's line."""
