@@ -7,6 +7,7 @@ import argparse
 import json
 import math
 import os
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Any
@@ -169,6 +170,8 @@ def job_arguments(args: argparse.Namespace) -> tuple[Any, dict[str, Any], list]:
     request, options, mappings = model_request(args), export_overrides(args), []
     if getattr(args, "project", None):
         project = load_project(args.project)
+        for note in project.load_notes:  # said once: saving the project keeps the converted text
+            print(f"note: {note}", file=sys.stderr)
         options, mappings = {**project.export_options, **options}, list(project.mappings)
         if not args.input and not args.inputs:
             request.inputs = project.input_options()

@@ -249,7 +249,8 @@ def run_templates(args: argparse.Namespace) -> int:
     for row in rows:
         extra = row.get("why") or f"fits {', '.join(row['fits'])}, opset {row['min_opset']}+"
         print(f"{row['id']:<42} {row['title']}\n{'':<42} {extra}")
-    if library.errors:
-        for error in library.errors:
-            print(f"warning: {error}")
+    for error in library.errors:
+        print(f"warning: {error}")
+    for note in library.notes:
+        print(f"note: {note}")
     return EXIT_OK if rows else EXIT_ERROR

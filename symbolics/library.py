@@ -1,7 +1,7 @@
 """The template library: built-in templates plus the user's own, ranked per op kind.
 
 Templates are plain Python modules with a docstring, a literal ``TEMPLATE`` dict and a
-``symbolic`` function (see :mod:`fixport.symbolics.template_form`). Metadata is read with
+``symbolic`` function (see :mod:`fixport.core.project.template_form`). Metadata is read with
 ``ast`` so listing never imports torch. Built-ins come from ``builtin/`` and from the templates
 written for the example models; user templates live in their own folder and override built-ins
 with the same id; ``reset(id)`` removes the override (torch's SymbolicRegistry keeps custom
@@ -19,6 +19,8 @@ from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
+from fixport.core.project.fix_meta import REQUIRED_KEYS, FixMetaError, template_metadata
+from fixport.core.project.template_form import in_current_form
 from fixport.core.words.vocabulary import split_python_op
 
 # The hand-written fixes, one folder per op namespace as torch_lib lays out its ops; ``any_op`` holds
@@ -30,11 +32,8 @@ BUILTIN_DIRS = (*NAMESPACE_DIRS, EXAMPLE_TEMPLATES_DIR)
 DEFAULT_USER_DIR = Path(os.path.expanduser("~/.config/fixport/templates"))
 KIND_PARAM = "kind"  # a template's param that Fixport fills with the op it fixes (one file for several ops)
 PARAM_TYPES = frozenset({"str", "int", "float", "bool", "choice"})
-REQUIRED_KEYS = ("id", "title", "description", "family", "fits", "min_opset", "max_opset",
-                 "params", "runs_in_onnxruntime", "custom_opsets", "notes")
 TORCHLIB_MIN_OPSET = 18  # torch_lib functions are written against ONNX opset 18 (replayed lower)
 BRIDGE_TEMPLATE_ID = "bridge.torchlib"
-FIX_DECORATOR = "fix"  # fixport.symbolics.api.fix, which this torch-free module cannot import
 STUB_TEMPLATE_ID = "stub"
 
 # Ranking tiers, best first.
@@ -107,29 +106,9 @@ class RankedTemplate:
 def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo:
     """Read a template's metadata with ``ast`` + ``literal_eval`` (no import, no exec)."""
     try:
-        tree = ast.parse(source, filename=path)
-    except SyntaxError as error:
-        raise TemplateFormatError(f"syntax error: {error.msg}", path, error.lineno) from error
-    meta: dict[str, Any] | None = None
-    symbolic_line = 0
-    for node in tree.body:
-        if isinstance(node, ast.Assign) and any(
-                isinstance(t, ast.Name) and t.id == "TEMPLATE" for t in node.targets):
-            try:
-                meta = ast.literal_eval(node.value)
-            except ValueError as error:
-                raise TemplateFormatError("TEMPLATE must be a literal dict", path, node.lineno) from error
-        elif isinstance(node, ast.FunctionDef) and node.name == "symbolic":
-            symbolic_line = node.lineno
-    if meta is None:
-        meta, symbolic_line = fix_decorator_metadata(tree, path)
-    if not isinstance(meta, dict):
-        raise TemplateFormatError("no TEMPLATE = {...} dict and no @fix(...) on symbolic", path, 1)
-    missing = [key for key in REQUIRED_KEYS if key not in meta]
-    if missing:
-        raise TemplateFormatError(f"TEMPLATE lacks {', '.join(missing)}", path, 1)
-    if not symbolic_line:
-        raise TemplateFormatError("no function named 'symbolic'", path, 1)
+        meta, tree, symbolic_line = template_metadata(source, path)
+    except FixMetaError as error:
+        raise TemplateFormatError(error.message, path, error.line) from error
     for name, spec in meta["params"].items():
         if spec.get("type") not in PARAM_TYPES:
             raise TemplateFormatError(f"param {name!r}: type must be one of {sorted(PARAM_TYPES)}", path, 1)
@@ -139,41 +118,6 @@ def parse_template_source(source: str, path: str = "<template>") -> TemplateInfo
                         complex_inputs=bool(meta.get("complex_inputs", False)),
                         exporters=tuple(meta.get("exporters", ())), torchscript_only=meta.get("torchscript_only", ""),
                         tolerance=tuple(meta["tolerance"]) if meta.get("tolerance") else None)
-
-
-def fix_decorator_metadata(tree: ast.Module, path: str) -> tuple[dict[str, Any] | None, int]:
-    """The TEMPLATE a ``@fix(*fits, **metadata)`` above ``def symbolic`` amounts to, and its line
-    (None, 0 where there is none); see :func:`fixport.symbolics.api.fix`."""
-    for node in tree.body:
-        if not (isinstance(node, ast.FunctionDef) and node.name == "symbolic"):
-            continue
-        for decorator in node.decorator_list:
-            called = decorator.func if isinstance(decorator, ast.Call) else None
-            name = called.id if isinstance(called, ast.Name) else getattr(called, "attr", None)
-            if name != FIX_DECORATOR or not isinstance(decorator, ast.Call):
-                continue
-            try:
-                fits = [ast.literal_eval(arg) for arg in decorator.args]
-                given = {kw.arg: ast.literal_eval(kw.value) for kw in decorator.keywords if kw.arg}
-            except ValueError as error:
-                raise TemplateFormatError("@fix(...) takes literal arguments only", path, decorator.lineno) from error
-            if "strategy" not in given:
-                raise TemplateFormatError("@fix(...) lacks strategy", path, decorator.lineno)
-            only = given.get("torchscript_only", "")
-            meta = {"max_opset": None, "params": {}, "runs_in_onnxruntime": True, "custom_opsets": {},
-                    "notes": "", **given, "fits": fits, "family": given.pop("strategy"),
-                    "exporters": ["torchscript"] if only else ["torchscript", "dynamo"]}
-            return meta, node.lineno
-    return None, 0
-
-
-def for_complex_inputs(source: str) -> bool:
-    """Whether a template's TEMPLATE says its ONNX function is for the op on complex values (False
-    for a source whose TEMPLATE cannot be read)."""
-    try:
-        return parse_template_source(source).complex_inputs
-    except TemplateFormatError:
-        return False
 
 
 def fit_strength(fit: str, kind: str, python_op_name: str | None) -> str | None:
@@ -233,10 +177,13 @@ class TemplateLibrary:
         self._builtins: dict[str, TemplateInfo] = {}
         self._user: dict[str, TemplateInfo] = {}
         self.errors: list[TemplateFormatError] = []
+        self.notes: list[str] = []  # user templates read in an older form and converted (see reload)
         self.reload()
 
     def reload(self) -> None:
-        self.errors = []
+        """Read every folder again; a user template in an older form is converted to the current one
+        as it is read (its file is left as it is), and ``notes`` says so."""
+        self.errors, self.notes = [], []
         self._builtins = {}
         for folder in self.builtin_dirs:
             self._builtins.update(self._load_folder(folder, builtin=True))
@@ -256,6 +203,10 @@ class TemplateLibrary:
                 continue
             if not info.for_exporter(self.exporter):
                 continue
+            converted, note = in_current_form(info.source)
+            if note:
+                info = parse_template_source(converted, str(path))
+                self.notes.append(f"{path}: {note}; save the file with these lines to keep it current.")
             info.builtin = builtin
             found[info.id] = info
         return found

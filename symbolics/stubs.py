@@ -14,7 +14,7 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fixport.symbolics.template_form import PARAMS_LINES, import_block
+from fixport.core.project.template_form import PARAMS_LINES, import_block
 
 # Schema type -> parse_args descriptor. Tensors and anything unusual stay Values ("v").
 _DESCRIPTORS = {"int": "i", "SymInt": "i", "float": "f", "bool": "b", "str": "s",

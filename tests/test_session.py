@@ -236,3 +236,21 @@ def test_saving_and_discarding_the_autosave_are_session_events(tmp_path: Path, m
     assert saved == (tmp_path / "model.fixport.json").resolve()
     assert kinds_of(recorded) == ["Logged", "ProjectSaved"] and recorded[-1].path == saved
     assert load_project(saved).export_options == {"opset": 13} and not session.workbench.dirty
+
+
+def test_opening_a_project_with_an_old_form_fix_says_once_that_it_was_converted(session, tmp_path: Path) -> None:
+    """The window's Log tells what ``--project`` commands print: the fix's template was converted."""
+    import json
+
+    from tests.test_fix_registry import BARE_INJECTED
+
+    session, _ = session
+    (tmp_path / "m.py").write_text(THRESHOLD_AND_ASINH, encoding="utf-8")
+    path = tmp_path / "old.fixport.json"
+    path.write_text(json.dumps({"format_version": 3, "model_path": "m.py", "mappings": [
+        {"target_kind": "aten::asinh", "template_id": "user.scaled_asinh", "source": BARE_INJECTED,
+         "params": {"scale": 3.0}}]}))
+    recorded = session.events.record()
+    assert session.open(path)
+    notes = [e.text for e in recorded if isinstance(e, events.Logged) and e.text.startswith("Note:")]
+    assert len(notes) == 1 and "aten::asinh (user.scaled_asinh): converted to the current template form" in notes[0]

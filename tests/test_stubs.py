@@ -8,9 +8,9 @@ import torch
 
 from fixport.core.exporters.template_compiler import compile_template_source
 from fixport.core.exporters.torchscript.symbolic_registration import MappingSpec, validate_mapping
+from fixport.core.project.template_form import injected_names_used
 from fixport.symbolics.library import parse_template_source
 from fixport.symbolics.stubs import PythonOpSignature, generate_stub
-from fixport.symbolics.template_form import injected_names_used
 
 
 @pytest.fixture(scope="module")

@@ -13,8 +13,8 @@ import torch.nn.functional as F
 
 from fixport.core.exporters.template_compiler import compile_template_source
 from fixport.core.exporters.torchscript.symbolic_registration import MappingSpec
+from fixport.core.project.template_form import injected_names_used
 from fixport.symbolics.api import FIX_METADATA
-from fixport.symbolics.template_form import injected_names_used
 from tests.fixport_export_helpers import (
     LIBRARY,
     Lambda,

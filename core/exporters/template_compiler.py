@@ -12,7 +12,7 @@ from typing import Any
 import torch
 from torch.onnx._internal.torchscript_exporter import _type_utils, symbolic_helper
 
-from fixport.symbolics.template_form import PARAMS_NAME, injected_names_used
+from fixport.core.project.template_form import PARAMS_NAME, injected_names_used
 
 
 class TemplateError(Exception):

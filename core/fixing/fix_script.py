@@ -46,8 +46,7 @@ from fixport.core.fixing.carried_source import (
 from fixport.core.project.atomic_files import atomic_write_text
 from fixport.core.project.inputs import InputSpec, parse_input_spec
 from fixport.core.project.project import FixMapping, Project
-from fixport.symbolics.library import TemplateFormatError, for_complex_inputs, parse_template_source
-from fixport.symbolics.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
+from fixport.core.project.template_form import PARAMS_NAME, defines_params, import_block, injected_names_used
 
 # Options the script keeps apart from EXPORT_OPTIONS: OPSET, CUSTOM_OPSETS, and the part carried.
 SCRIPT_LEVEL_OPTIONS = ("opset", "custom_opsets", "exporter")
@@ -216,23 +215,16 @@ def _fix_function(index: int, mapping: FixMapping) -> str:
             f"fix_{index} = make_fix_{index}({python_literal(mapping.params)})\n")
 
 
-def template_family(source: str) -> str | None:
-    """The family the fix's TEMPLATE names (None where it has no readable one), read as Fixport does."""
-    try:
-        return parse_template_source(source).family
-    except TemplateFormatError:
-        return None
-
-
 def _fix_table(mappings: list[FixMapping], profile: ExporterProfile) -> str:
-    """FIXES: each fix and what it is for, which the exporter's part registers."""
+    """FIXES: each fix and what it is for, which the exporter's part registers (from each fix's own
+    metadata: the sources are not read again)."""
     def registered(mapping: FixMapping) -> str:
-        return profile.registered_kind(template_family(mapping.source), mapping.target_kind, mapping.replaced_kind)
+        return profile.registered_kind(mapping.family, mapping.target_kind, mapping.replaced_kind)
 
     rows = "".join(
         f"    ScriptFix(fix_{index}, {python_literal(registered(m))}, instance={python_literal(m.instance)}, "
-        f"python_op_name={python_literal(m.python_op_name)}, family={python_literal(template_family(m.source))}"
-        f"{', complex_inputs=True' if for_complex_inputs(m.source) else ''}),\n"
+        f"python_op_name={python_literal(m.python_op_name)}, family={python_literal(m.family)}"
+        f"{', complex_inputs=True' if m.meta is not None and m.meta.complex_inputs else ''}),\n"
         for index, m in enumerate(mappings, 1))
     return f"\n\nFIXES = [\n{rows}]\n" if rows else "\n\nFIXES = []  # the model exports without fixes\n"
 

@@ -13,8 +13,10 @@ from typing import Any
 
 from fixport.core.project.atomic_files import atomic_write_text
 from fixport.core.project.export_options import ExportOptions
+from fixport.core.project.fix_meta import FixMeta
 from fixport.core.project.inputs import InputOptions, parse_input_spec
 from fixport.core.project.shape_sets import ShapeSet, parse_shape_lines
+from fixport.core.project.template_form import in_current_form
 from fixport.core.words.errors import ExportError, ProjectError
 from fixport.core.words.graph import Node
 from fixport.core.words.optimizer_guard import OptimizerFix
@@ -37,6 +39,20 @@ class FixMapping:
     python_op_name: str | None = None
     custom_opsets: dict[str, int] = field(default_factory=dict)
     edited: bool = False  # the user changed the template's source
+    # Its template's metadata, read once from ``source`` when the fix is made (or, for a project saved
+    # before fixes kept it, when it is loaded); None where the source declares none.
+    meta: FixMeta | None = None
+
+    def __post_init__(self) -> None:
+        if isinstance(self.meta, dict):  # as a project file keeps it
+            self.meta = FixMeta.from_json(self.meta)
+        elif self.meta is None:
+            self.meta = FixMeta.of_source(self.source)
+
+    @property
+    def family(self) -> str | None:
+        """The kind of fix its template declares (None where it declares none)."""
+        return self.meta.family if self.meta else None
 
     def domain_opsets(self) -> dict[str, int]:
         """Domains this fix's nodes use; a custom-domain template names its domain in params."""
@@ -104,6 +120,9 @@ class Project:
     # The settings that avoid an optimizer pass `compare --optimize` found breaking the export
     # (OptimizerFix.to_json each); an optional key like task's.
     optimizer_fixes: list[dict[str, Any]] = field(default_factory=list)
+    # What loading changed, for the user to be told once (a fix's template converted to the current
+    # form); not saved: the next save writes the converted text.
+    load_notes: list[str] = field(default_factory=list)
 
     def set_optimizer_fixes(self, fixes: list[OptimizerFix]) -> None:
         self.optimizer_fixes = merged_optimizer_fixes(self.optimizer_fixes, fixes)
@@ -133,6 +152,7 @@ class Project:
 
     def to_json(self, project_path: str | Path | None = None) -> dict[str, Any]:
         data = asdict(self)
+        del data["load_notes"]
         if project_path is not None:
             data["model_path"] = _relative_if_possible(Path(self.model_path), Path(project_path).resolve().parent)
         return {"format_version": FORMAT_VERSION, "app": "fixport", **data}
@@ -195,8 +215,15 @@ def project_from_json(data: dict[str, Any]) -> Project:
     values = {k: v for k, v in data.items() if k in known}
     mapping_fields = {f.name for f in fields(FixMapping)}
     try:
-        values["mappings"] = [FixMapping(**{k: v for k, v in m.items() if k in mapping_fields})
-                              for m in values.get("mappings", [])]
+        mappings = [{k: v for k, v in m.items() if k in mapping_fields} for m in values.get("mappings", [])]
+        notes = []
+        for saved in mappings:
+            source, note = in_current_form(str(saved.get("source", "")))
+            if note:
+                saved["source"] = source
+                notes.append(f"The fix for {saved.get('target_kind')} ({saved.get('template_id')}): {note}.")
+        values["mappings"] = [FixMapping(**m) for m in mappings]
+        values["load_notes"] = notes
         project = Project(**values)
         options = ExportOptions(**project.export_options)  # unknown options fail here, not at export time
         if options.dynamic_axes is not None:  # int axes in memory, whatever JSON made of them

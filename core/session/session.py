@@ -107,6 +107,8 @@ class Session:
         self.selected = None
         self.fix_outcomes = None
         self._log(f"Opened {path}")
+        for note in self.workbench.project.load_notes:  # once: saving keeps the converted text
+            self._log(f"Note: {note}")
         autosave = self.workbench.autosave_file() if self.workbench.has_newer_autosave() else None
         self.events.emit(events.Opened(path, Path(self.workbench.project.model_path), autosave))
         self.reexport(keep_view=False)

@@ -20,6 +20,7 @@ from typing import Any
 import torch
 
 from fixport.core.exporters.dynamo.script_part import ChangedMethod, by_instance
+from fixport.core.exporters.fix_registry import FixRegistry
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import GraphRewrite
 from fixport.core.words.errors import TemplateValidationError
@@ -75,31 +76,6 @@ def op_overload(kind: str) -> torch._ops.OpOverload:
                                       "Fix the mapping's kind, or import the module that defines the op.") from error
 
 
-def _declared(source: str) -> tuple[str, bool]:
-    """The fix's family and whether it is for the op on complex values, from one reading of its
-    metadata (a fix without readable metadata is a translation)."""
-    from fixport.symbolics.library import TemplateFormatError, parse_template_source
-
-    try:
-        info = parse_template_source(source)
-    except TemplateFormatError:
-        return FAMILY_TRANSLATION, False
-    return info.family, info.complex_inputs
-
-
-def compile_mapping(mapping: FixMapping) -> Callable:
-    """The mapping's ``symbolic`` function, its params set; errors name the template's line."""
-    from fixport.core.exporters.template_compiler import TemplateError, compile_template_source
-
-    try:
-        return compile_template_source(mapping.source, dict(mapping.params), f"<template {mapping.template_id}>")
-    except TemplateError as error:
-        where = f" at line {error.line}" if error.line else ""
-        raise TemplateValidationError(f"The fix for {mapping.label} ({mapping.template_id}){where}: {error.message}",
-                                      "Edit the template source or pick another template.", line=error.line,
-                                      target=mapping.label) from error
-
-
 def code_changes_of(mapping: FixMapping, function: Callable) -> list[ChangedMethod]:
     """The changed methods a code-change fix's ``symbolic()`` lists, checked for their form."""
     try:
@@ -114,20 +90,22 @@ def code_changes_of(mapping: FixMapping, function: Callable) -> list[ChangedMeth
     return changed
 
 
-def fixes_from(mappings: list[FixMapping]) -> DynamoFixes:
-    """Compile every mapping into what the dynamo exporter registers."""
+def fixes_from(mappings: list[FixMapping], registry: FixRegistry | None = None) -> DynamoFixes:
+    """Compile every mapping into what the dynamo exporter registers: each fix's kind comes from its
+    saved metadata, and its source is compiled once (``registry.compiles`` counts it)."""
+    registry = registry or FixRegistry(mappings)
     fixes = DynamoFixes()
-    for mapping in mappings:
-        function = compile_mapping(mapping)
+    for mapping in registry.mappings:
+        function = registry.compiled(mapping)
         fixes.custom_opsets.update(mapping.domain_opsets())
-        family, complex_inputs = _declared(mapping.source)  # the source is read once per fix
+        family = mapping.family or FAMILY_TRANSLATION  # a fix without readable metadata is a translation
         if family == FAMILY_GRAPH_REWRITE:
             fixes.graph_rewrites.append((mapping.template_id, function))
         elif family == FAMILY_CODE_CHANGE:
             fixes.code_changes += code_changes_of(mapping, function)
         elif family == FAMILY_DECOMPOSITION:
             fixes.decompositions[mapping.replaced_kind] = function
-        elif complex_inputs:
+        elif mapping.meta is not None and mapping.meta.complex_inputs:
             fixes.complex_translations[op_overload(mapping.target_kind)] = function
         else:
             fixes.translations.setdefault(op_overload(mapping.target_kind), {})[mapping.instance] = function

@@ -5,18 +5,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import ExitStack, contextmanager
 
+from fixport.core.exporters.fix_registry import FixRegistry
 from fixport.core.project.project import FixMapping
 from fixport.core.words.errors import TemplateValidationError
 from fixport.core.words.vocabulary import TRACED_VALUE_FAMILY
-from fixport.symbolics.library import TemplateFormatError, parse_template_source
 
 
 def traced_in(mapping: FixMapping) -> bool:
-    """Whether the fix is a context the model is traced in, not a symbolic (its TEMPLATE's family)."""
-    try:
-        return parse_template_source(mapping.source).family == TRACED_VALUE_FAMILY
-    except TemplateFormatError:
-        return False
+    """Whether the fix is a context the model is traced in, not a symbolic (its template's family)."""
+    return mapping.family == TRACED_VALUE_FAMILY
 
 
 def mapping_specs(mappings: list[FixMapping]):
@@ -37,13 +34,9 @@ def _declared_opsets(mapping: FixMapping) -> tuple[int, int | None]:
     """The opsets the fix's template declares, read from the saved fix itself (it keeps its
     template's metadata: no library is built per export); an edited fix, or one whose metadata
     cannot be read, is tried at any opset."""
-    if mapping.edited:
+    if mapping.edited or mapping.meta is None:
         return 1, None
-    try:
-        info = parse_template_source(mapping.source, f"<template {mapping.template_id}>")
-    except TemplateFormatError:
-        return 1, None
-    return info.min_opset, info.max_opset
+    return mapping.meta.min_opset, mapping.meta.max_opset
 
 
 def validate_mappings(mappings: list[FixMapping], opset: int, specs: list | None = None) -> None:
@@ -66,19 +59,19 @@ def applied_mappings(mappings: list[FixMapping], opset: int) -> Iterator[dict[st
     if not mappings:
         yield {}
         return
-    from fixport.core.exporters.template_compiler import TemplateError, compile_template_source
+    from fixport.core.exporters.template_compiler import TemplateError
     from fixport.core.exporters.torchscript.conversion_hooks import current_instance_key
     from fixport.core.exporters.torchscript.symbolic_registration import registered_mappings
 
-    contexts = [m for m in mappings if traced_in(m)]
-    symbolics = [m for m in mappings if not traced_in(m)]
+    registry = FixRegistry(mappings)
+    contexts = registry.of_family(TRACED_VALUE_FAMILY)
+    symbolics = registry.not_of_family(TRACED_VALUE_FAMILY)
     specs = mapping_specs(symbolics)
     validate_mappings(symbolics, opset, specs)
     try:
         with ExitStack() as stack:
             for mapping in contexts:
-                stack.enter_context(compile_template_source(mapping.source, dict(mapping.params),
-                                                            f"<template {mapping.template_id}>")())
+                stack.enter_context(registry.compiled(mapping)())
             yield stack.enter_context(registered_mappings(specs, opset, current_instance_key))
     except TemplateError as error:
         raise TemplateValidationError(str(error), "Fix the template source.", line=error.line) from error
