@@ -1,0 +1,66 @@
+"""Code changes that keep a size the TorchScript trace would fold into a constant (issue 46).
+
+Under ``torch.jit.trace`` a size read with ``x.shape[-1]`` stays a traced value while it meets
+only tensor-friendly arithmetic; ``math.ceil(n / s)`` turns it into a Python number (a
+TracerWarning at that line) and the graph holds the traced size's answer. At the line the
+warning names, the rounding is rewritten as integer arithmetic the trace keeps:
+
+- ``math.ceil(a / b)`` -> ``((a) + (b) - 1) // (b)`` (sizes are not negative; ONNX's integer Div
+  truncates, so the ``-(-a // b)`` spelling would be wrong);
+- ``math.floor(a / b)`` and ``int(a / b)`` -> ``(a) // (b)``.
+
+The change is a :class:`~fixport.core.exporters.capture_changes.CodeChange`, so it renders as a
+diff and its method is taken out by :func:`~fixport.core.exporters.capture_change_fix.changed_method`
+like a capture's change. No torch.
+"""
+from __future__ import annotations
+
+import ast
+
+from fixport.core.exporters.capture_changes import CodeChange, _enclosing
+
+
+class _SizeRounding(ast.NodeTransformer):
+    """``math.ceil``/``math.floor``/``int`` of a true division, as floor division on sizes."""
+
+    def __init__(self) -> None:
+        self.changed = 0
+
+    def visit_Call(self, node: ast.Call) -> ast.expr:
+        self.generic_visit(node)
+        if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.BinOp) \
+                or not isinstance(node.args[0].op, ast.Div):
+            return node
+        name = ast.unparse(node.func)
+        top, bottom = node.args[0].left, node.args[0].right
+        if name == "math.ceil":
+            self.changed += 1
+            numerator = ast.BinOp(ast.BinOp(top, ast.Add(), bottom), ast.Sub(), ast.Constant(1))
+            return ast.BinOp(numerator, ast.FloorDiv(), bottom)
+        if name in ("math.floor", "int"):
+            self.changed += 1
+            return ast.BinOp(top, ast.FloorDiv(), bottom)
+        return node
+
+
+def propose_size_change(source: str, line: int) -> CodeChange | None:
+    """The change at ``line`` (a TracerWarning's line) that keeps its size traced, or None when
+    the statement there rounds no division of sizes."""
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return None
+    class_name, function, statement = _enclosing(tree, line)
+    if function is None or not isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return,
+                                                      ast.Expr)):
+        return None
+    rounding = _SizeRounding()
+    changed = rounding.visit(ast.parse(ast.unparse(statement)).body[0])
+    if not rounding.changed:
+        return None
+    text_line = source.splitlines()[statement.lineno - 1]
+    indent = text_line[:len(text_line) - len(text_line.lstrip())]
+    why = ("The size is rounded through a Python float (math.ceil/floor of a division), which the trace "
+           "folds into a constant: integer floor division keeps it a traced size, correct at every length.")
+    return CodeChange(statement.lineno, statement.end_lineno or statement.lineno,
+                      (f"{indent}{ast.unparse(changed)}",), why, class_name, function.name)
