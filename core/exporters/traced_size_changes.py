@@ -17,7 +17,7 @@ from __future__ import annotations
 
 import ast
 
-from fixport.core.exporters.capture_changes import CodeChange, _enclosing
+from fixport.core.exporters.capture_changes import CodeChange, enclosing
 
 
 class _SizeRounding(ast.NodeTransformer):
@@ -50,7 +50,7 @@ def propose_size_change(source: str, line: int) -> CodeChange | None:
         tree = ast.parse(source)
     except SyntaxError:
         return None
-    class_name, function, statement = _enclosing(tree, line)
+    class_name, function, statement = enclosing(tree, line)
     if function is None or not isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return,
                                                       ast.Expr)):
         return None
