@@ -11,13 +11,21 @@ warning names, the rounding is rewritten as integer arithmetic the trace keeps:
 
 The change is a :class:`~fixport.core.exporters.capture_changes.CodeChange`, so it renders as a
 diff and its method is taken out by :func:`~fixport.core.exporters.capture_change_fix.changed_method`
-like a capture's change. No torch.
+like a capture's change. :func:`with_size_changes` gives each ``shape_specialised`` problem the fix that
+makes them while the model is traced, which ``fix --auto`` tries (strategy ``traced_size_change``). No torch.
 """
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 
-from fixport.core.exporters.capture_changes import CodeChange, enclosing
+from fixport.core.exporters.capture_change_fix import code_change_template
+from fixport.core.exporters.capture_changes import ChangedSource, CodeChange, enclosing
+from fixport.core.exporters.code_files import code_files
+from fixport.core.exporters.trace_warnings import trace_warnings
+from fixport.core.loaders.loading import LoadedModel
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 
 
 class _SizeRounding(ast.NodeTransformer):
@@ -64,3 +72,44 @@ def propose_size_change(source: str, line: int) -> CodeChange | None:
            "folds into a constant: integer floor division keeps it a traced size, correct at every length.")
     return CodeChange(statement.lineno, statement.end_lineno or statement.lineno,
                       (f"{indent}{ast.unparse(changed)}",), why, class_name, function.name)
+
+
+def size_change_fix(loaded: LoadedModel, warnings: list[str], kinds: list[str]) -> tuple[str, str]:
+    """The TorchScript fix (template source) that makes the size-keeping change at every line a
+    TracerWarning of ``warnings`` names, in the model's file or a library's its parts come from,
+    while the model is traced (``kinds``: the problems it answers), and its diff; ('', '') where no
+    line has one."""
+    if loaded.source_kind != "python" or loaded.module is None:
+        return "", ""
+    lines: dict[str, list[int]] = {}
+    for warning in trace_warnings(warnings):
+        file, _, number = warning.line.rpartition(":")
+        if number.isdigit():
+            lines.setdefault(file, []).append(int(number))
+    changed_files: list[ChangedSource] = []
+    for name, path in code_files(loaded).items():
+        if name not in lines:
+            continue
+        try:
+            before = path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue
+        changes = [c for c in (propose_size_change(before, n) for n in sorted(set(lines[name]))) if c is not None]
+        if changes:
+            changed_files.append(ChangedSource(name, before, list(dict.fromkeys(changes))))
+    template = code_change_template(changed_files, kinds, traced=True) if changed_files else None
+    return (template, "".join(changed.diff() for changed in changed_files)) if template else ("", "")
+
+
+def with_size_changes(loaded: LoadedModel, problems: list[UnsupportedNode], warnings: list[str]
+                      ) -> list[UnsupportedNode]:
+    """``problems`` with the size-keeping fix (``code_change_fix``) on each ``shape_specialised``
+    one, where the trace's warnings name lines it changes (TorchScript only: only a trace warns)."""
+    specialised = [p for p in problems if p.reason == ProblemReason.SHAPE_SPECIALISED]
+    if not specialised or not trace_warnings(warnings):
+        return problems
+    fix, diff = size_change_fix(loaded, warnings, [p.kind for p in specialised])
+    if not fix:
+        return problems
+    return [replace(p, code_change_fix=fix, code_change=diff) if p.reason == ProblemReason.SHAPE_SPECIALISED else p
+            for p in problems]

@@ -1,0 +1,132 @@
+"""Issue 46: `fix --auto` fixes a size the TorchScript trace folds into a constant. An EnCodec-like
+model pads its length up to a multiple of the stride with ``math.ceil(n / stride)``: the trace
+warns at that line and the export holds at the traced length only (``shape_specialised``). The
+strategy ``traced_size_change`` runs that line as integer arithmetic while the model is traced,
+and the other-size check finds the export right at other lengths; the project and the fix script
+keep it."""
+from __future__ import annotations
+
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+import torch
+
+from fixport.core.exporters.capture_change_fix import TRACED_CODE_CHANGE_TEMPLATE_ID
+from fixport.core.exporters.choice import exporter_for
+from fixport.core.project.project import FixMapping, load_project
+from fixport.core.records.exporter_comparison import ExporterRun
+from fixport.core.records.fix_choices import FAMILY_TRACED_SIZE_CHANGE
+from fixport.core.records.fix_strategies import FIX_STRATEGIES, TRACED_SIZE_CHANGE, TRACED_VALUE_INPUT
+from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest
+from fixport.core.records.results import ModelRequest
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
+
+ENCODEC_LIKE = '''
+import math
+
+import torch
+import torch.nn.functional as F
+
+FIXPORT_EXAMPLE = {"opset": 17, "export_options": {"input_names": ["x"], "dynamic_axes": {"x": {2: "length"}}}}
+
+
+class PaddedConv(torch.nn.Module):
+    """EnCodec's pattern: the length padded up to a multiple of the stride, computed in Python."""
+
+    def __init__(self):
+        super().__init__()
+        self.stride = 4
+        self.conv = torch.nn.Conv1d(1, 2, 4, stride=self.stride)
+
+    def forward(self, x):
+        n = x.shape[-1]
+        extra = math.ceil(n / self.stride) * self.stride - n
+        return self.conv(F.pad(x, (0, extra)))
+
+
+def build():
+    torch.manual_seed(0)
+    return PaddedConv().eval(), (torch.randn(1, 1, 599),)
+'''
+PAD_LINE = "padded_conv.py:20"
+
+
+def test_the_strategy_is_tried_for_torchscript_only_and_only_with_a_change() -> None:
+    assert FIX_STRATEGIES.index(TRACED_SIZE_CHANGE) == FIX_STRATEGIES.index(TRACED_VALUE_INPUT) + 1
+    torchscript, dynamo = exporter_for("torchscript"), exporter_for("dynamo")
+    assert TRACED_SIZE_CHANGE in torchscript.fix_strategies and TRACED_SIZE_CHANGE not in dynamo.fix_strategies
+    bare = UnsupportedNode("aten::_convolution", "n1", ProblemReason.SHAPE_SPECIALISED, "wrong at x=1000", "",
+                           PAD_LINE)
+    assert not torchscript.can_fix(bare)
+    assert torchscript.fix_candidates(bare, 17, torchscript.profile.template_library(), False) == []
+
+
+@pytest.mark.slow
+def test_fix_auto_keeps_the_length_traced_and_the_other_sizes_match(worker, model_file) -> None:
+    model = ModelRequest(str(model_file("padded_conv.py", ENCODEC_LIKE)))
+    checked = worker.run(AnalyzeRequest(model, {}))
+    specialised = [p for p in checked.unsupported if p.reason == ProblemReason.SHAPE_SPECIALISED]
+    assert specialised and PAD_LINE in specialised[0].message, [p.message for p in checked.unsupported]
+    assert "(n + self.stride - 1) // self.stride" in specialised[0].code_change  # the Inspector's proposed change
+
+    fixed = worker.run(AutoFixRequest(model, {}))
+    assert fixed.after.unsupported == [], [p.message for p in fixed.after.unsupported]
+    (choice,) = fixed.choices
+    assert choice.family == FAMILY_TRACED_SIZE_CHANGE and choice.max_abs is not None and choice.max_abs < 1e-4
+    assert fixed.after.other_sizes_checked, fixed.after.notes  # and it matched there
+    assert not [w for w in fixed.after.warnings if PAD_LINE in w]  # the trace no longer folds it
+
+    from fixport.core.session.fix_all import plan_from
+
+    # the window's Fix all: its Log shows the change as a diff, and the outcome names the kind of fix
+    plan = plan_from(ExporterRun.from_auto_fix(fixed), [])
+    assert any("+        extra = (n + self.stride - 1) // self.stride" in note for note in plan.notes), plan.notes
+    assert any(FAMILY_TRACED_SIZE_CHANGE in outcome.how for outcome in plan.outcomes), plan.outcomes
+
+
+@pytest.mark.slow
+def test_a_change_right_only_at_the_traced_size_is_rejected(worker, model_file) -> None:
+    model = ModelRequest(str(model_file("padded_conv.py", ENCODEC_LIKE)))
+    checked = worker.run(AnalyzeRequest(model, {}))
+    fix = next(p.code_change_fix for p in checked.unsupported if p.code_change_fix)
+    # the traced length's padding as a constant: right at 599, wrong at every length that pads otherwise
+    pinned = fix.replace("n = x.shape[-1]", "n = 599").replace(
+        "extra = (n + self.stride - 1) // self.stride * self.stride - n", "extra = 1")
+    assert pinned != fix
+    mapping = FixMapping(target_kind="aten::_convolution", template_id=TRACED_CODE_CHANGE_TEMPLATE_ID, source=pinned)
+    trial = worker.run(AnalyzeRequest(model, {}, [mapping]))
+    assert any(p.reason == ProblemReason.SHAPE_SPECIALISED for p in trial.unsupported), trial.unsupported
+
+
+@pytest.mark.slow
+def test_the_project_and_the_fix_script_keep_the_change(cli, model_file, tmp_path: Path) -> None:
+    path = model_file("padded_conv.py", ENCODEC_LIKE)
+    project = tmp_path / "padded.fixport.json"
+    fixed = cli("fix", str(path), "--auto", "-o", str(project))
+    assert fixed.returncode == 0, fixed.stdout + fixed.stderr
+    assert [m.template_id for m in load_project(project).mappings] == [TRACED_CODE_CHANGE_TEMPLATE_ID]
+    again = cli("check", str(path), "--project", str(project))  # the project reloaded, exported again with it
+    assert again.returncode == 0 and "shape_specialised" not in again.stdout, again.stdout + again.stderr
+    script = tmp_path / "padded_export.py"
+    assert cli("script", str(project), "-o", str(script)).returncode == 0
+    output = tmp_path / "from_script.onnx"
+    without_fixport = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    ran = subprocess.run([sys.executable, str(script), "-o", str(output)], cwd=tmp_path, capture_output=True,
+                         text=True, timeout=300, check=False, env=without_fixport)
+    assert ran.returncode == 0 and output.exists(), ran.stdout[-2000:] + ran.stderr[-3000:]
+    session = ort.InferenceSession(str(output))
+    namespace: dict = {}
+    exec(compile(ENCODEC_LIKE, str(path), "exec"), namespace)  # noqa: S102 -- the test's own model
+    model, _ = namespace["build"]()
+    for length in (599, 601, 1000):
+        x = torch.randn(1, 1, length)
+        got = session.run(None, {"x": x.numpy()})[0]
+        with torch.no_grad():
+            expected = model(x).numpy()
+        assert got.shape == expected.shape and np.abs(got - expected).max() < 1e-4, length
