@@ -18,9 +18,9 @@ import torch
 from fixport.core.exporters.capture_change_fix import code_change_template
 from fixport.core.exporters.capture_changes import ChangedSource, CodeChange, proposals_for
 from fixport.core.exporters.code_files import code_files
-from fixport.core.exporters.dynamo.script_part import methods_changed
 from fixport.core.exporters.template_compiler import compile_template_source
 from fixport.core.exporters.torch_export.same_outputs import same_outputs
+from fixport.core.foundation.changed_methods import methods_changed
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.words.problems import UnsupportedNode
 
