@@ -130,3 +130,59 @@ def test_the_project_and_the_fix_script_keep_the_change(cli, model_file, tmp_pat
         with torch.no_grad():
             expected = model(x).numpy()
         assert got.shape == expected.shape and np.abs(got - expected).max() < 1e-4, length
+
+
+# A library's module (a stand-in for one the user does not edit): it reads a size with int().
+HALVING_LIBRARY = '''
+import torch
+
+
+class Halves(torch.nn.Module):
+    def forward(self, x):
+        b = x.shape[0]
+        half = int(x.size(1)) // 2
+        return x.view(b, half, -1).sum(-1)
+'''
+USES_THE_LIBRARY = '''
+import torch
+
+import halvinglib
+
+FIXPORT_EXAMPLE = {"opset": 17, "export_options": {"input_names": ["x"], "dynamic_axes": {"x": {0: "b", 1: "n"}}}}
+
+
+class Model(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.halves = halvinglib.Halves()
+
+    def forward(self, x):
+        return self.halves(x * 2.0)
+
+
+def build():
+    return Model().eval(), (torch.randn(2, 8, 3),)
+'''
+
+
+def test_int_of_a_size_read_becomes_the_traced_read() -> None:
+    from fixport.core.exporters.traced_size_changes import propose_size_change
+
+    change = propose_size_change(HALVING_LIBRARY, 8)
+    assert change is not None and change.replacement == ("        half = x.size(1) // 2",)
+    assert propose_size_change("def f(x):\n    return int(x.size(1) / 3)\n", 2).replacement == (
+        "    return x.size(1) // 3",)  # a division still becomes floor division, not a dropped int()
+
+
+@pytest.mark.slow
+def test_fix_auto_changes_a_library_line_for_the_trace_only(worker, model_file, tmp_path: Path) -> None:
+    library = tmp_path / "halvinglib.py"
+    library.write_text(HALVING_LIBRARY, encoding="utf-8")
+    model = ModelRequest(str(model_file("uses_halving.py", USES_THE_LIBRARY)))
+    fixed = worker.run(AutoFixRequest(model, {}))
+    assert [p.reason for p in fixed.before.unsupported] == [ProblemReason.SHAPE_SPECIALISED]
+    assert "halvinglib.py:8" in fixed.before.unsupported[0].message
+    assert fixed.after.unsupported == [], [p.message for p in fixed.after.unsupported]
+    (choice,) = fixed.choices
+    assert choice.family == FAMILY_TRACED_SIZE_CHANGE and "Halves.forward (halvinglib.py)" in choice.why
+    assert library.read_text(encoding="utf-8") == HALVING_LIBRARY  # the library's file stays as it is

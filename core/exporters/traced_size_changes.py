@@ -7,7 +7,9 @@ warning names, the rounding is rewritten as integer arithmetic the trace keeps:
 
 - ``math.ceil(a / b)`` -> ``((a) + (b) - 1) // (b)`` (sizes are not negative; ONNX's integer Div
   truncates, so the ``-(-a // b)`` spelling would be wrong);
-- ``math.floor(a / b)`` and ``int(a / b)`` -> ``(a) // (b)``.
+- ``math.floor(a / b)`` and ``int(a / b)`` -> ``(a) // (b)``;
+- ``int(x.size(1))`` (or ``int(x.shape[1] // 2)``) -> ``x.size(1)``: the size read stays a traced
+  value (``x.view(b, x.size(1) // 2, -1)``), as ``torch.onnx.operators.shape_as_tensor`` would keep it.
 
 The change is a :class:`~fixport.core.exporters.capture_changes.CodeChange`, so it renders as a
 diff and its method is taken out by :func:`~fixport.core.exporters.capture_change_fix.changed_method`
@@ -28,6 +30,22 @@ from fixport.core.words.problems import UnsupportedNode
 from fixport.core.words.vocabulary import ProblemReason
 
 
+def _reads_a_size(node: ast.expr) -> bool:
+    """Whether ``node`` reads a tensor's size: ``x.shape[i]``, ``x.size(i)`` (or arithmetic on one)."""
+    for part in ast.walk(node):
+        if isinstance(part, ast.Subscript) and isinstance(part.value, ast.Attribute) and part.value.attr == "shape":
+            return True
+        if isinstance(part, ast.Call) and isinstance(part.func, ast.Attribute) and part.func.attr == "size" \
+                and len(part.args) == 1:
+            return True
+    return False
+
+
+def _divides(node: ast.expr) -> bool:
+    """Whether ``node`` has a true division (a float the trace would keep a float)."""
+    return any(isinstance(part, ast.BinOp) and isinstance(part.op, ast.Div) for part in ast.walk(node))
+
+
 class _SizeRounding(ast.NodeTransformer):
     """``math.ceil``/``math.floor``/``int`` of a true division, as floor division on sizes."""
 
@@ -36,6 +54,10 @@ class _SizeRounding(ast.NodeTransformer):
 
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
+        if len(node.args) == 1 and not node.keywords and ast.unparse(node.func) == "int" \
+                and _reads_a_size(node.args[0]) and not _divides(node.args[0]):
+            self.changed += 1  # int(x.size(1)) // 2: the size read stays traced without int()
+            return node.args[0]
         if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.BinOp) \
                 or not isinstance(node.args[0].op, ast.Div):
             return node
@@ -68,8 +90,9 @@ def propose_size_change(source: str, line: int) -> CodeChange | None:
         return None
     text_line = source.splitlines()[statement.lineno - 1]
     indent = text_line[:len(text_line) - len(text_line.lstrip())]
-    why = ("The size is rounded through a Python float (math.ceil/floor of a division), which the trace "
-           "folds into a constant: integer floor division keeps it a traced size, correct at every length.")
+    why = ("The size is turned into a Python number (int() of a size, or math.ceil/floor of a division), which "
+           "the trace folds into a constant: integer arithmetic on the size read keeps it traced, correct at "
+           "every length.")
     return CodeChange(statement.lineno, statement.end_lineno or statement.lineno,
                       (f"{indent}{ast.unparse(changed)}",), why, class_name, function.name)
 
