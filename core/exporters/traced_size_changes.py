@@ -97,19 +97,20 @@ def propose_size_change(source: str, line: int) -> CodeChange | None:
                       (f"{indent}{ast.unparse(changed)}",), why, class_name, function.name)
 
 
-def size_change_fix(loaded: LoadedModel, warnings: list[str], kinds: list[str]) -> tuple[str, str]:
+def size_change_fix(loaded: LoadedModel, warnings: list[str], kinds: list[str]) -> tuple[str, str, set[str]]:
     """The TorchScript fix (template source) that makes the size-keeping change at every line a
     TracerWarning of ``warnings`` names, in the model's file or a library's its parts come from,
-    while the model is traced (``kinds``: the problems it answers), and its diff; ('', '') where no
-    line has one."""
+    while the model is traced (``kinds``: the problems it answers), its diff, and the warned lines it
+    changes ('file.py:12'); ('', '', set()) where no line has one."""
     if loaded.source_kind != "python" or loaded.module is None:
-        return "", ""
+        return "", "", set()
     lines: dict[str, list[int]] = {}
     for warning in trace_warnings(warnings):
         file, _, number = warning.line.rpartition(":")
         if number.isdigit():
             lines.setdefault(file, []).append(int(number))
     changed_files: list[ChangedSource] = []
+    changed_lines: set[str] = set()
     for name, path in code_files(loaded).items():
         if name not in lines:
             continue
@@ -117,22 +118,30 @@ def size_change_fix(loaded: LoadedModel, warnings: list[str], kinds: list[str]) 
             before = path.read_text(encoding="utf-8")
         except (OSError, UnicodeDecodeError):
             continue
-        changes = [c for c in (propose_size_change(before, n) for n in sorted(set(lines[name]))) if c is not None]
+        proposed = {n: propose_size_change(before, n) for n in sorted(set(lines[name]))}
+        changes = [c for c in proposed.values() if c is not None]
+        changed_lines |= {f"{name}:{n}" for n, c in proposed.items() if c is not None}
         if changes:
             changed_files.append(ChangedSource(name, before, list(dict.fromkeys(changes))))
     template = code_change_template(changed_files, kinds, traced=True) if changed_files else None
-    return (template, "".join(changed.diff() for changed in changed_files)) if template else ("", "")
+    if not template:
+        return "", "", set()
+    return template, "".join(changed.diff() for changed in changed_files), changed_lines
 
 
 def with_size_changes(loaded: LoadedModel, problems: list[UnsupportedNode], warnings: list[str]
                       ) -> list[UnsupportedNode]:
-    """``problems`` with the size-keeping fix (``code_change_fix``) on each ``shape_specialised``
-    one, where the trace's warnings name lines it changes (TorchScript only: only a trace warns)."""
+    """``problems`` with the size-keeping fix (``code_change_fix``) and its diff (``code_change``) on
+    each ``shape_specialised`` one whose message names a line it changes (TorchScript only: only a
+    trace warns)."""
     specialised = [p for p in problems if p.reason == ProblemReason.SHAPE_SPECIALISED]
     if not specialised or not trace_warnings(warnings):
         return problems
-    fix, diff = size_change_fix(loaded, warnings, [p.kind for p in specialised])
+    fix, diff, lines = size_change_fix(loaded, warnings, [p.kind for p in specialised])
     if not fix:
         return problems
-    return [replace(p, code_change_fix=fix, code_change=diff) if p.reason == ProblemReason.SHAPE_SPECIALISED else p
-            for p in problems]
+
+    def answered(problem: UnsupportedNode) -> bool:  # its message names a changed line: "file.py:12 (what)"
+        return problem.reason == ProblemReason.SHAPE_SPECIALISED and any(f"{line} (" in problem.message
+                                                                         for line in lines)
+    return [replace(p, code_change_fix=fix, code_change=diff) if answered(p) else p for p in problems]
