@@ -186,3 +186,24 @@ def test_fix_auto_changes_a_library_line_for_the_trace_only(worker, model_file, 
     (choice,) = fixed.choices
     assert choice.family == FAMILY_TRACED_SIZE_CHANGE and "Halves.forward (halvinglib.py)" in choice.why
     assert library.read_text(encoding="utf-8") == HALVING_LIBRARY  # the library's file stays as it is
+
+
+@pytest.mark.slow
+def test_fix_all_in_the_window_logs_the_diff_and_the_template_dock_shows_the_fix(qtbot, window, model_file) -> None:
+    from PySide6.QtCore import Qt
+
+    from tests.test_fix_all import toolbar_button
+    from tests.test_gui_flow import run_job
+
+    model = model_file("padded_conv.py", ENCODEC_LIKE)
+    run_job(qtbot, window, lambda: window.open_path(model))
+    run_job(qtbot, window, lambda: qtbot.mouseClick(toolbar_button(window, "fix_all"), Qt.MouseButton.LeftButton))
+    assert window.workbench.analysis.unsupported == [], window.log.contents()
+    assert "+        extra = (n + self.stride - 1) // self.stride * self.stride - n" in window.log.contents()
+    (mapping,) = window.workbench.project.mappings
+    assert mapping.template_id == TRACED_CODE_CHANGE_TEMPLATE_ID
+    row = window.problems.tree.topLevelItem(0)
+    assert "traced_size_change: torchscript.traced_size_change" in row.text(0), row.text(0)
+    window.problems._on_item_clicked(row)  # no node stands for it: the Template dock shows its source
+    assert "fixed by <b>torchscript.traced_size_change</b>" in window.template.heading.text()
+    assert "extra = (n + self.stride - 1) // self.stride * self.stride - n" in window.template.editor.source()
