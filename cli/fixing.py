@@ -27,7 +27,7 @@ from fixport.core.foundation.errors import FixportError
 from fixport.core.project.capture_settings import describe_setting
 from fixport.core.project.project import Project, load_project, save_project
 from fixport.core.records.exporter_comparison import ExporterRun
-from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE
+from fixport.core.records.fix_choices import CODE_CHANGE_FAMILIES
 from fixport.core.records.requests import AutoFixRequest
 from fixport.core.records.results import AutoFixResult, ModelRequest
 from fixport.core.records.traced_sizes import pinned_dims_note
@@ -117,7 +117,7 @@ def _pinned_dims(choice, result) -> str:
 
 def _code_change_diff(choice, result: AutoFixResult) -> str:
     """What a code-change fix changed, as the diff its source shows ('' for other fixes)."""
-    if getattr(choice, "family", "") != FAMILY_CODE_CHANGE:
+    if getattr(choice, "family", "") not in CODE_CHANGE_FAMILIES:
         return ""
     mapping = next((m for m in result.mappings if m.target_kind == choice.kind), None)
     return diff_in(mapping.source) if mapping is not None else ""

@@ -18,8 +18,8 @@ import torch
 
 from fixport.core.exporters.capture_change_fix import CODE_CHANGE_TEMPLATE_ID, code_change_template
 from fixport.core.exporters.capture_changes import ChangedSource, propose_change
-from fixport.core.exporters.dynamo.script_part import methods_changed
 from fixport.core.exporters.template_compiler import compile_template_source
+from fixport.core.foundation.changed_methods import methods_changed
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE
 from fixport.core.records.requests import AnalyzeRequest, AutoFixRequest

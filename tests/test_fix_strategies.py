@@ -22,6 +22,7 @@ from fixport.core.records.fix_strategies import (
     KERNEL_TYPES,
     STANDARD_OP,
     TORCHLIB_BRIDGE,
+    TRACED_SIZE_CHANGE,
     TRACED_VALUE_INPUT,
     FixStrategy,
     candidates_in_order,
@@ -48,7 +49,7 @@ def test_candidates_follow_the_list_whatever_order_an_exporter_writes_its_table_
 
 @pytest.mark.parametrize("name, declined", [("torchscript", {GRAPH_REWRITE, CAPTURE_CODE_CHANGE}),
                                             ("dynamo", {KERNEL_TYPES, TORCHLIB_BRIDGE, GENERIC,
-                                                        TRACED_VALUE_INPUT})])
+                                                        TRACED_VALUE_INPUT, TRACED_SIZE_CHANGE})])
 def test_each_exporter_implements_strategies_of_the_one_list_or_declines_them(name: str, declined: set) -> None:
     implemented = exporter_for(name).fix_strategies
     assert list(implemented) == [s for s in FIX_STRATEGIES if s in implemented]  # the list's order

@@ -277,3 +277,6 @@ def write_changed_copy(model_path: Path, problems: list, target: Path | None = N
     target = target or changed_copy_path(model_path)
     target.write_text(changed.after, encoding="utf-8")
     return target
+
+
+enclosing = _enclosing  # (class name, function, innermost statement) around a line, for traced_size_changes

@@ -26,6 +26,8 @@ FAMILY_CODE_CHANGE = "capture_code_change"  # code changed for the capture (core
 FAMILY_CUSTOM_DOMAIN = "custom_domain"  # a node ONNX Runtime cannot run: the target runtime must
 FAMILY_GRAPH_REWRITE = "graph_rewrite"  # an FX pass on the captured graph before torch.onnx's own passes
 FAMILY_TRACED_VALUE_INPUT = "traced_value_input"  # a value the trace baked, kept an input by a generated Function
+FAMILY_TRACED_SIZE_CHANGE = "traced_size_change"  # a line changed while traced, so its size stays traced
+CODE_CHANGE_FAMILIES = (FAMILY_CODE_CHANGE, FAMILY_TRACED_SIZE_CHANGE)  # fixes that show a diff of the code
 CUSTOM_DOMAIN_WHY = "a custom-domain node: ONNX Runtime cannot run it; the target runtime must implement it"
 
 

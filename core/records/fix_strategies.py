@@ -37,6 +37,10 @@ GRAPH_REWRITE = FixStrategy(
 TRACED_VALUE_INPUT = FixStrategy(
     "traced_value_input", "for an input whose value the trace bakes into a resize (float(scale)): a generated "
     "autograd.Function whose symbolic passes the runtime value to Resize, so the input stays an input")
+TRACED_SIZE_CHANGE = FixStrategy(
+    "traced_size_change", "for a size the TorchScript trace folds into a constant at a line it warns about "
+    "(math.ceil(n / s)): the line changed to integer arithmetic the trace keeps, in the model's code or a "
+    "library's, for the trace only")
 CAPTURE_CODE_CHANGE = FixStrategy(
     "capture_code_change", "for a capture that stops where the code depends on a tensor's value: the line changed "
     "mechanically (torch.where, torch._check, .item()) in the model's code or a library's, for the capture only")
@@ -74,6 +78,7 @@ CUSTOM_DOMAIN = FixStrategy(
 FIX_STRATEGIES: tuple[FixStrategy, ...] = (
     GRAPH_REWRITE,
     TRACED_VALUE_INPUT,
+    TRACED_SIZE_CHANGE,
     CAPTURE_CODE_CHANGE,
     KERNEL_TYPES,
     STANDARD_OP,

@@ -15,7 +15,7 @@ from dataclasses import dataclass, field
 from fixport.core.exporters.capture_change_fix import diff_in
 from fixport.core.project.project import FixMapping
 from fixport.core.records.exporter_comparison import ExporterRun
-from fixport.core.records.fix_choices import FAMILY_CODE_CHANGE, FAMILY_TRACED_VALUE_INPUT
+from fixport.core.records.fix_choices import CODE_CHANGE_FAMILIES, FAMILY_TRACED_VALUE_INPUT
 from fixport.core.records.fix_records import last_rejection_for
 from fixport.core.records.results import AutoFixResult
 from fixport.core.records.runtime_cost import cost_change
@@ -100,7 +100,7 @@ def plan_from(run: ExporterRun, existing: list[FixMapping]) -> FixAllPlan:
         if choice.shape_specialised and pinned:
             plan.notes.append(f"{label}: {choice.template_id} is shape-specialised. {pinned}")
         mapping = by_kind.get((choice.kind, choice.python_op_name))
-        if choice.family == FAMILY_CODE_CHANGE and mapping is not None:  # what it changed, for the Log
+        if choice.family in CODE_CHANGE_FAMILIES and mapping is not None:  # what it changed, for the Log
             plan.notes.append(f"{label}: {choice.why}\n{diff_in(mapping.source)}".rstrip())
         family = choice.family or "template"
         runtime = "" if choice.runs_in_onnxruntime else " (ONNX Runtime cannot run it)"

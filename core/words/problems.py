@@ -25,7 +25,8 @@ class UnsupportedNode:
     onnx_node: str = ""  # for runtime errors: the ONNX node that failed
     code_change: str = ""  # for capture failures: a unified diff of the model file that answers it
     # for capture failures: the dynamo fix (template source) that makes every such change while the
-    # model is captured, where they were tried and hold (core.exporters.capture_change_fix)
+    # model is captured, where they were tried and hold (core.exporters.capture_change_fix); for a
+    # size the TorchScript trace folded: the fix that changes its line while traced (traced_size_changes)
     code_change_fix: str = ""
     decomposed_from: str = ""  # dynamo: the captured op torch.onnx's decomposition made this node from
     complex_inputs: bool = False  # dynamo: the node takes complex tensors (only complex templates fit)

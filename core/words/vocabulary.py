@@ -29,6 +29,7 @@ DYNAMO_DECOMPOSITION_FAMILY = "dynamo_decomposition"  # a dynamo fix written in 
 DYNAMO_GRAPH_REWRITE_FAMILY = "dynamo_graph_rewrite"  # a dynamo fix that rewrites the captured graph before torch.onnx
 TRACED_VALUE_FAMILY = "torchscript_traced_value"  # a TorchScript fix: the context the model is traced in
 DYNAMO_CODE_CHANGE_FAMILY = "dynamo_code_change"  # a dynamo fix that changes the model's methods while captured
+TRACED_CODE_CHANGE_FAMILY = "torchscript_code_change"  # a TorchScript fix: the model's methods changed while traced
 
 
 class ProblemReason(StrEnum):

@@ -275,7 +275,7 @@ def _custom_domain(offers: _Offers) -> list[Candidate]:
 
 # The strategies of FIX_STRATEGIES this exporter implements. It declines torch_lib replay (torch_lib
 # is this exporter's own registry), the cast to a node's traced types and generic templates (fits: *),
-# which it never offered.
+# which it never offered, and the TorchScript trace's own fixes (a traced value, a size the trace folds).
 STRATEGIES: StrategyTable[_Offers] = {
     GRAPH_REWRITE: _graph_rewrite,
     CAPTURE_CODE_CHANGE: _capture_code_change,

@@ -10,41 +10,23 @@ carries its diff, and the fix `fix --auto` tries (``code_change_fix``).
 """
 from __future__ import annotations
 
-import inspect
-import os
 from collections.abc import Callable
 from dataclasses import replace
-from pathlib import Path
 
 import torch
 
 from fixport.core.exporters.capture_change_fix import code_change_template
 from fixport.core.exporters.capture_changes import ChangedSource, CodeChange, proposals_for
-from fixport.core.exporters.dynamo.script_part import methods_changed
+from fixport.core.exporters.code_files import code_files
 from fixport.core.exporters.template_compiler import compile_template_source
 from fixport.core.exporters.torch_export.same_outputs import same_outputs
+from fixport.core.foundation.changed_methods import methods_changed
 from fixport.core.loaders.loading import LoadedModel
-from fixport.core.loaders.source_frames import is_library_frame
 from fixport.core.words.problems import UnsupportedNode
 
 CHANGE_HOLDS = ("Tried on the loaded model: with the change below torch.export captures it, and torch's outputs "
                 "stay the same")
 CHANGE_UNTRIED = "The change below may answer it"
-
-
-def code_files(loaded: LoadedModel) -> dict[str, Path]:
-    """File name -> path of the model's code: its own file, and the file of every class (and base
-    class) its parts are instances of, outside torch (a library's: transformers, torchvision)."""
-    files = {loaded.path.name: loaded.path} if loaded.path.is_file() else {}
-    for part in loaded.module.modules():
-        for owner in type(part).__mro__:
-            try:
-                path = inspect.getsourcefile(owner)
-            except TypeError:  # a builtin class
-                continue
-            if path and not is_library_frame(path):
-                files.setdefault(os.path.basename(path), Path(path))
-    return files
 
 
 def _try(loaded: LoadedModel, template: str, recaptured: Callable[[], str]) -> str:

@@ -19,8 +19,9 @@ from typing import Any
 
 import torch
 
-from fixport.core.exporters.dynamo.script_part import ChangedMethod, by_instance
+from fixport.core.exporters.dynamo.script_part import by_instance
 from fixport.core.exporters.fix_registry import FixRegistry
+from fixport.core.foundation.changed_methods import ChangedMethod
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import GraphRewrite
 from fixport.core.words.errors import TemplateValidationError

@@ -13,15 +13,13 @@ from __future__ import annotations
 
 import contextvars
 import inspect
-import os
-import sys
-import types
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager, nullcontext
 from typing import Any
 
 import torch
 
+from fixport.core.foundation.changed_methods import methods_changed
 from fixport.core.foundation.script import ExportJob, ScriptFix
 
 # torch's capture settings, named as Fixport saves them in a project's capture_settings
@@ -234,65 +232,6 @@ def shapes_by_parameter(module: Any, args: tuple, per_input: list[dict[int, str]
             shapes.append(per_input[index])
             index += 1
     return tuple(shapes)
-
-
-# One changed method of a capture fix: (class name, the file its class is defined in, method name, the
-# changed function). The class may be the model's or a library's (its base classes are searched too).
-ChangedMethod = tuple[str, str, str, Callable[..., Any]]
-
-
-def _defining_class(instance: Any, class_name: str, file_name: str, method: str) -> type | None:
-    """The class of ``instance`` (or a base class) named ``class_name`` in ``file_name`` that
-    defines ``method``, where ``instance`` runs that definition (a subclass may override it)."""
-    for owner in type(instance).__mro__:
-        if owner.__name__ != class_name or method not in vars(owner):
-            continue
-        try:
-            defined_in = os.path.basename(inspect.getsourcefile(owner) or "")
-        except TypeError:  # a builtin class
-            continue
-        if defined_in == file_name and getattr(type(instance), method, None) is vars(owner)[method]:
-            return owner
-    return None
-
-
-def _bound_like(function: Callable[..., Any], owner: type) -> Callable[..., Any]:
-    """``function`` reading the names of the module ``owner`` is defined in, as its method does."""
-    module = sys.modules.get(owner.__module__)
-    names = dict(vars(module)) if module is not None else {}
-    names.setdefault("torch", torch)
-    names[owner.__name__] = owner  # super(Class, self) in a changed method names it
-    return types.FunctionType(function.__code__, names, function.__name__, function.__defaults__,
-                              function.__closure__)
-
-
-@contextmanager
-def methods_changed(model: torch.nn.Module, changed: Sequence[ChangedMethod]) -> Iterator[None]:
-    """Every submodule of ``model`` runs the changed version of each method in ``changed`` while
-    the block runs (set on the instances, taken off after): the model's files and classes stay
-    as they are, as transformers' exporters patch modules for the export only. A change that
-    reaches no submodule raises LookupError, naming it."""
-    patched: list[tuple[Any, str, Any]] = []  # (instance, method, what its __dict__ held before)
-    missing = object()
-    try:
-        for class_name, file_name, method, function in changed:
-            reached = 0
-            for instance in model.modules():
-                owner = _defining_class(instance, class_name, file_name, method)
-                if owner is not None:
-                    patched.append((instance, method, instance.__dict__.get(method, missing)))
-                    instance.__dict__[method] = types.MethodType(_bound_like(function, owner), instance)
-                    reached += 1
-            if not reached:
-                raise LookupError(f"no part of the model runs {class_name}.{method} of {file_name}: the change "
-                                  "is for another model or another version of its code")
-        yield
-    finally:
-        for instance, method, before in reversed(patched):
-            if before is missing:
-                instance.__dict__.pop(method, None)
-            else:
-                instance.__dict__[method] = before
 
 
 TRANSLATING = contextvars.ContextVar("translating_node", default="")  # the FX node's name

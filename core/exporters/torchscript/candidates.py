@@ -26,6 +26,11 @@ traced with that interpolate run as a generated ``autograd.Function`` whose symb
 runtime scale to ``Resize`` (:mod:`fixport.symbolics.synthesis.runtime_scale`). No conversion of
 the node changes a constant the trace made, so the other strategies do not apply to it.
 
+For a size the trace folds into a constant at a line it warns about (``shape_specialised``:
+``math.ceil(n / s)``), the traced-size strategy gives that line changed to integer arithmetic the
+trace keeps, run in place of the method while the model is traced
+(:mod:`fixport.core.exporters.traced_size_changes`); nothing else is tried for it.
+
 The opset is kept; only when no candidate works for what is left does ``opset_that_fixes``
 name a higher opset where torch or a template handles it.
 """
@@ -33,6 +38,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 
+from fixport.core.exporters.capture_change_fix import TRACED_CODE_CHANGE_TEMPLATE_ID
 from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import (
@@ -46,6 +52,7 @@ from fixport.core.records.fix_choices import (
     FAMILY_KERNEL_TYPES,
     FAMILY_MATERIALISED,
     FAMILY_STANDARD_OP,
+    FAMILY_TRACED_SIZE_CHANGE,
     FAMILY_TRACED_VALUE_INPUT,
     Candidate,
     custom_domain_params,
@@ -63,6 +70,7 @@ from fixport.core.records.fix_strategies import (
     REWRITTEN_IMPLEMENTATION,
     STANDARD_OP,
     TORCHLIB_BRIDGE,
+    TRACED_SIZE_CHANGE,
     TRACED_VALUE_INPUT,
     StrategyTable,
     candidates_in_order,
@@ -247,12 +255,26 @@ def _traced_value_input(offers: _Offers) -> list[Candidate]:
                       "RuntimeScaleResize)") for o in traced_value_offers(problem.kind)]
 
 
+def _traced_size_change(offers: _Offers) -> list[Candidate]:
+    """The lines where the trace folded a size, changed while the model is traced
+    (:mod:`fixport.core.exporters.traced_size_changes`)."""
+    problem = offers.problem
+    if problem.reason != ProblemReason.SHAPE_SPECIALISED or not problem.code_change_fix:
+        return []
+    mapping = FixMapping(target_kind=problem.kind, template_id=TRACED_CODE_CHANGE_TEMPLATE_ID,
+                         source=problem.code_change_fix)
+    description = parse_template_source(problem.code_change_fix).description.rstrip(".")
+    return [Candidate(mapping, FAMILY_TRACED_SIZE_CHANGE, f"{description[0].lower()}{description[1:]} (the diff is "
+                      "in the fix's source; the check runs the export at the declared other sizes too)")]
+
+
 # The strategies of FIX_STRATEGIES but two: the TorchScript exporter declines the rewrite of a captured FX
 # graph (its graph is TorchScript's, and torch.onnx runs no pass over an FX graph for it) and the
 # capture's code change (a trace never stops on a tensor's value: it records the branch taken, and the
 # check at other values says so).
 STRATEGIES: StrategyTable[_Offers] = {
     TRACED_VALUE_INPUT: _traced_value_input,
+    TRACED_SIZE_CHANGE: _traced_size_change,
     KERNEL_TYPES: _kernel_types,
     STANDARD_OP: _standard_op,
     HAND_WRITTEN: _hand_written,
@@ -275,6 +297,8 @@ def candidates_for(problem: UnsupportedNode, opset: int, library: TemplateLibrar
     the fixes made from them."""
     if problem.reason == ProblemReason.BAKED_INPUT:  # a constant the trace made: no conversion changes it
         return _traced_value_input(_Offers(problem, opset, library, [], [], [], [], []))
+    if problem.reason == ProblemReason.SHAPE_SPECIALISED:  # a size the trace folded: only its line's change
+        return _traced_size_change(_Offers(problem, opset, library, [], [], [], [], []))
     return candidates_in_order(STRATEGIES, _prepared(problem, opset, library, sample), allow_custom)
 
 

@@ -24,7 +24,11 @@ from fixport.core.exporters.base import (
     refuse_unknown_dynamic_axes,
 )
 from fixport.core.exporters.profiles import TORCHSCRIPT
-from fixport.core.exporters.torchscript.applied_fixes import applied_mappings, validate_mappings
+from fixport.core.exporters.torchscript.applied_fixes import (
+    applied_mappings,
+    code_changes_applied,
+    validate_mappings,
+)
 from fixport.core.exporters.torchscript.candidates import (
     STRATEGIES,
     candidates_for,
@@ -188,6 +192,8 @@ class TorchScriptExporter(Exporter):
             return False  # the export itself failed, no node named: no op to give a fix to
         if problem.reason == ProblemReason.BAKED_INPUT:  # a scale read with float(): kept an input by a Function
             return bool(traced_value_offers(problem.kind))
+        if problem.reason == ProblemReason.SHAPE_SPECIALISED and problem.code_change_fix:
+            return True  # a size folded at a line the trace warned about: that line changed while traced
         # The model's own randomness, sizes or input values its code turned into constants: no conversion changes that.
         return problem.reason not in (ProblemReason.RANDOM_OUTPUT, ProblemReason.SHAPE_SPECIALISED,
                                       ProblemReason.BAKED_INPUT)
@@ -280,7 +286,7 @@ class TorchScriptExporter(Exporter):
             try:
                 # No torch.no_grad(): it would switch modules such as MultiheadAttention to
                 # fast paths that a plain export never sees.
-                with given_inputs_only(loaded.module, len(loaded.example_inputs)):
+                with given_inputs_only(loaded.module, len(loaded.example_inputs)), code_changes_applied(loaded):
                     torch.onnx.export(loaded.module, loaded.example_inputs,
                                       path if isinstance(path, io.BytesIO) else str(path), **kwargs)
             except Exception as exc:

@@ -71,6 +71,9 @@ def node_samples(run_export: Callable[[], object], loaded: LoadedModel,
         if problem.reason == ProblemReason.BAKED_INPUT:
             samples.undecided[problem.instance] = ("the input's values reach the node through the model's Python, "
                                                    "which only the whole model runs")
+        elif problem.reason == ProblemReason.SHAPE_SPECIALISED:
+            samples.undecided[problem.instance] = ("the size was folded at a line of the model's Python, which only "
+                                                   "the whole model runs")
         elif node is None:
             samples.undecided[problem.instance] = "the node is not in the graph the exporter converts"
         elif node.owningBlock() != graph.block():

@@ -25,11 +25,13 @@ from typing import Any
 import torch
 from torch.onnx import register_custom_op_symbolic, unregister_custom_op_symbolic
 
+from fixport.core.foundation.changed_methods import methods_changed
 from fixport.core.foundation.scopes import module_scope
 from fixport.core.foundation.script import ExportJob, ScriptFix
 
 PYTHON_OP_KIND = "prim::PythonOp"  # every autograd.Function's node
 TRACED_VALUE_FAMILY = "torchscript_traced_value"  # a fix whose symbolic() is the context the model is traced in
+CODE_CHANGE_FAMILY = "torchscript_code_change"  # a fix whose symbolic() lists methods changed while traced
 INSTANCE_KEY_SEPARATOR = "|"
 _FRAME_RE = re.compile(r"^(?P<file>.+?)\((?P<line>\d+)\): (?P<func>.+)$")
 _STDLIB_DIR = os.path.dirname(os.__file__) + os.sep
@@ -291,7 +293,7 @@ def fixes_registered(fixes: Sequence[ScriptFix], opset: int) -> Iterator[None]:
         for fix in fixes:
             if fix.family == TRACED_VALUE_FAMILY:  # the context the model is traced in, not a symbolic
                 undo.enter_context(fix.function())
-        fixes = [fix for fix in fixes if fix.family != TRACED_VALUE_FAMILY]
+        fixes = [fix for fix in fixes if fix.family not in (TRACED_VALUE_FAMILY, CODE_CHANGE_FAMILY)]
         if any(fix.instance for fix in fixes):
             undo.enter_context(_nodes_keyed_before_conversion())
         for kind, entries in fixes_by_kind(fixes).items():
@@ -322,7 +324,10 @@ def export_with_fixes(job: ExportJob) -> None:
     """Export ``job.model`` with ``torch.onnx.export(dynamo=False)`` and the fixes registered."""
     named = {"input_names": job.input_names, **({"output_names": job.output_names} if job.output_names else {})}
     options = exporter_options({**named, **job.model_file_options, **job.export_options})
-    with fixes_registered(job.fixes, job.opset), given_inputs_only(job.model, len(job.inputs)):
+    # the methods a code-change fix changes run changed while the model is traced
+    changed = [patch for fix in job.fixes if fix.family == CODE_CHANGE_FAMILY for patch in fix.function()]
+    with fixes_registered(job.fixes, job.opset), given_inputs_only(job.model, len(job.inputs)), \
+            methods_changed(job.model, changed):
         # given_inputs_only: forward()'s other parameters keep their defaults, as in Fixport
         torch.onnx.export(job.model, job.inputs, job.output, opset_version=job.opset,
                           custom_opsets=job.custom_opsets or None, dynamo=False, **options)
