@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
@@ -32,10 +33,15 @@ CHANGE_HOLDS = ("Tried on the loaded model: with the change below torch.export c
 CHANGE_UNTRIED = "The change below may answer it"
 
 
-def code_files(loaded: LoadedModel) -> dict[str, Path]:
-    """File name -> path of the model's code: its own file, and the file of every class (and base
-    class) its parts are instances of, outside torch (a library's: transformers, torchvision)."""
+def code_files(loaded: LoadedModel, named: set[str] = frozenset()) -> dict[str, Path]:
+    """File name -> path of the model's code: its own file, the file of every class (and base
+    class) its parts are instances of, and each loaded module's file of the names ``named`` (a
+    plain function's, as torchvision's NMS), outside torch (a library's: transformers, torchvision)."""
     files = {loaded.path.name: loaded.path} if loaded.path.is_file() else {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None) or ""
+        if os.path.basename(path) in named and path.endswith(".py") and not is_library_frame(path):
+            files.setdefault(os.path.basename(path), Path(path))
     for part in loaded.module.modules():
         for owner in type(part).__mro__:
             try:
@@ -72,7 +78,7 @@ def with_code_changes(loaded: LoadedModel, problems: list[UnsupportedNode],
         return problems
     found: dict[int, tuple[ChangedSource, CodeChange]] = {}
     changed_files: list[ChangedSource] = []
-    for name, path in code_files(loaded).items():
+    for name, path in code_files(loaded, {p.source.rpartition(":")[0] for p in problems}).items():
         if not any(p.source.rpartition(":")[0] == name for p in problems):
             continue
         try:
@@ -87,7 +93,7 @@ def with_code_changes(loaded: LoadedModel, problems: list[UnsupportedNode],
         return problems
     template = code_change_template(changed_files, [problems[index].kind for index in found])
     outcome = (_try(loaded, template, recaptured) if template is not None
-               else "not tried: a line is not in a method of a class")
+               else "not tried: a line is not in a method of a class or a plain function")
     updated = list(problems)
     for index, (changed, change) in found.items():
         problem = problems[index]
