@@ -62,6 +62,9 @@ class Row:
     other_inputs_ok: bool | None = None
     error: str = ""
     seconds: float = 0.0
+    # What fix --auto tried and did not keep, and why; the message of each problem left (to read why)
+    rejected: list[str] = field(default_factory=list)
+    left_messages: list[str] = field(default_factory=list)
 
 
 def _problem_lines(analysis: AnalysisResult) -> list[str]:
@@ -136,6 +139,9 @@ def sweep_one(worker: ExportWorker, path: Path, exporter: str, folder: Path, tim
             row.fixes = [f"{c.kind} -> {c.template_id}" for c in fixed.choices] + \
                 [f"capture setting {s}" for s in fixed.capture_settings]
             row.left = _problem_lines(fixed.after)
+            row.rejected = [r.line()[:300] for r in fixed.rejected]
+            row.left_messages = [f"{p.display_kind} at {p.source or p.scope}: {p.message[:500]}"
+                                 for p in fixed.after.unsupported]
             row.unplaced += _unplaced(fixed.after)
             fix_options.update(fixed.option_edits(options, pin_opset=False))
         if not row.left:
