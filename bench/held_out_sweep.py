@@ -62,6 +62,9 @@ class Row:
     other_inputs_ok: bool | None = None
     error: str = ""
     seconds: float = 0.0
+    # What fix --auto tried and did not keep, and why; the message of each problem left (to read why)
+    rejected: list[str] = field(default_factory=list)
+    left_messages: list[str] = field(default_factory=list)
 
 
 def _problem_lines(analysis: AnalysisResult) -> list[str]:
@@ -118,10 +121,12 @@ def check_at_other_inputs(path: Path, onnx_file: Path, rtol: float, atol: float)
     return worst, within
 
 
-def sweep_one(worker: ExportWorker, path: Path, exporter: str, folder: Path, timeout_s: float) -> Row:
-    """check, fix --auto, compare, and the independent check of the saved export."""
+def sweep_one(worker: ExportWorker, path: Path, exporter: str, folder: Path, timeout_s: float,
+              options: dict[str, Any] | None = None) -> Row:
+    """check, fix --auto, compare, and the independent check of the saved export; ``options`` are
+    export options the user sets besides the exporter (bench/dynamic_axes_sweep.py's dynamic axes)."""
     row, started = Row(path.stem, exporter), time.monotonic()
-    request, options = ModelRequest(str(path), trust=True), {"exporter": exporter}
+    request, options = ModelRequest(str(path), trust=True), {**(options or {}), "exporter": exporter}
     onnx_file = folder / f"{path.stem}-{exporter}.onnx"
     try:
         check = worker.run(AnalyzeRequest(request, options, output=str(onnx_file)), timeout_s=timeout_s)
@@ -131,11 +136,14 @@ def sweep_one(worker: ExportWorker, path: Path, exporter: str, folder: Path, tim
             fixed = worker.run(AutoFixRequest(request, options, analysis=check, output=str(onnx_file)),
                                timeout_s=timeout_s)
             mappings = list(fixed.mappings)
-            row.fixes = [f"{c.kind} -> {c.template_id}" for c in fixed.choices]
+            row.fixes = [f"{c.kind} -> {c.template_id}" for c in fixed.choices] + \
+                [f"capture setting {s}" for s in fixed.capture_settings]
             row.left = _problem_lines(fixed.after)
+            row.rejected = [r.line()[:300] for r in fixed.rejected]
+            row.left_messages = [f"{p.display_kind} at {p.source or p.scope}: {p.message[:500]}"
+                                 for p in fixed.after.unsupported]
             row.unplaced += _unplaced(fixed.after)
-            if fixed.opset_raised:
-                fix_options["opset"] = fixed.opset_raised[1]
+            fix_options.update(fixed.option_edits(options, pin_opset=False))
         if not row.left:
             compared = worker.run(CompareRequest(request, fix_options, mappings, runs=2), timeout_s=timeout_s)
             row.compare_passed = compared.passed

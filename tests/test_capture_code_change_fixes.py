@@ -305,3 +305,93 @@ def test_fix_all_in_the_window_logs_the_diff_and_the_row_shows_the_fix(qtbot, wi
     window.problems._on_item_clicked(row)  # no node stands for it: the Template dock shows its source
     assert "fixed by <b>dynamo.capture_code_change</b>" in window.template.heading.text()
     assert "count = (scores > 0).sum().item()" in window.template.editor.source()
+
+
+# A library's plain functions (torchvision's batched NMS): an early return on a size read from data.
+PLAIN_LIBRARY = '''
+import torch
+
+
+def pick(boxes, scores):
+    if boxes.numel() > 4000:
+        return boxes * scores[:, None]
+    else:
+        return trick(boxes, scores)
+
+
+def trick(boxes, scores):
+    if boxes.numel() == 0:
+        return torch.zeros((0, 4))
+    top = boxes.max()
+    return boxes / (top + 1.0) * scores[:, None]
+'''
+
+PLAIN_MODEL = '''
+import torch
+from torch import nn
+
+import plainops
+
+FIXPORT_EXAMPLE = {"opset": 18, "export_options": {"exporter": "dynamo"}}
+
+
+class Model(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.linear = nn.Linear(4, 4)
+
+    def forward(self, x):
+        boxes = self.linear(x)
+        scores = boxes.sum(1)
+        keep = scores > 0
+        return plainops.pick(boxes[keep], scores[keep])
+
+
+def build():
+    torch.manual_seed(0)
+    return Model().eval(), (torch.randn(16, 4),)
+'''
+
+
+def test_an_early_return_on_a_size_in_a_plain_function_takes_the_general_path_for_the_capture(
+        tmp_path: Path, monkeypatch) -> None:
+    source = PLAIN_LIBRARY.lstrip()
+    change = propose_change(source, 12, "Eq(4*u0, 0)")  # if boxes.numel() == 0: in trick
+    assert change is not None and (change.class_name, change.method_name, change.start, change.end) == \
+        ("", "trick", 12, 12)  # the `if` line alone: its body stays
+    assert change.replacement == ("    if torch.fx.experimental.symbolic_shapes.guard_or_false(boxes.numel() == 0):",)
+    on_a_value = "def f(x):\n    if x.max() > 0:\n        return x\n    return -x\n"
+    assert propose_change(on_a_value, 2, "u0") is None  # a value, not a size: no general path to take
+    template = code_change_template([ChangedSource("plainops.py", source, [change])], ["torch.export::x"])
+    assert template is not None and "trick (plainops.py)" in template
+    ((class_name, file_name, name, function),) = compile_template_source(template, {}, "<test>")()
+    assert (class_name, file_name, name) == ("", "plainops.py", "trick")
+
+    (tmp_path / "plainops.py").write_text(source, encoding="utf-8")
+    monkeypatch.syspath_prepend(str(tmp_path))
+    monkeypatch.delitem(sys.modules, "plainops", raising=False)
+    import plainops
+
+    original = plainops.trick
+    with methods_changed(torch.nn.Identity(), [(class_name, file_name, name, function)]):
+        assert plainops.trick is not original and plainops.trick.__globals__ is vars(plainops)
+        boxes = torch.rand(3, 4)
+        torch.testing.assert_close(plainops.pick(boxes, torch.ones(3)), original(boxes, torch.ones(3)))
+    assert plainops.trick is original
+
+
+@pytest.mark.slow
+def test_fix_auto_changes_a_librarys_plain_function_for_the_capture(worker, tmp_path: Path) -> None:
+    (tmp_path / "plainops.py").write_text(PLAIN_LIBRARY.lstrip(), encoding="utf-8")
+    model = tmp_path / "model.py"
+    model.write_text(PLAIN_MODEL.lstrip(), encoding="utf-8")
+    before = worker.run(AnalyzeRequest(ModelRequest(str(model))))
+    assert "plainops.py:12" in {p.source for p in before.unsupported if p.reason == ProblemReason.CAPTURE_FAILED}
+
+    result = worker.run(AutoFixRequest(ModelRequest(str(model))))
+    assert result.after.unsupported == [], (result.after.unsupported, result.rejected)
+    (choice,) = result.choices
+    assert choice.family == FAMILY_CODE_CHANGE and "trick (plainops.py)" in choice.why
+    assert "# +    if torch.fx.experimental.symbolic_shapes.guard_or_false(boxes.numel() == 0):" \
+        in result.mappings[0].source
+    assert any(note.startswith("Input x: its values are read at") for note in result.after.notes), result.after.notes

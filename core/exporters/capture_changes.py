@@ -11,7 +11,10 @@ have a mechanical answer, found in the statement at the failing line (``ast``, n
   ``torch._check`` keeps it as a runtime assertion export can capture;
 - a size read from data, ``count = int((scores > 0).sum())``: ``.item()`` keeps it a symbolic
   size instead of forcing a Python int, and ``torch._check(count >= 0)`` gives export the fact
-  that a size needs.
+  that a size needs;
+- a branch on a size that returns, ``if boxes.numel() == 0: return empty`` (torchvision's NMS,
+  in a plain function): where export cannot decide the size, ``guard_or_false`` takes the path
+  written for the general size (the fall-through or ``else``); verified like every change.
 
 A change says where it goes (the enclosing class and method, so it can be tried on the loaded
 model without reloading its weights) and renders as a unified diff of the model file.
@@ -191,6 +194,28 @@ def _check_instead_of_raise(statement: ast.stmt, indent: str, guard: str) -> tup
         "torch.export can capture (ONNX has no errors to raise: the exported model does not check it).")
 
 
+_SIZE_READS = frozenset({"numel", "shape", "size", "dim", "len"})
+
+
+def _reads_a_size(test: ast.expr) -> bool:
+    return any(isinstance(node, ast.Attribute) and node.attr in _SIZE_READS
+               or isinstance(node, ast.Call) and isinstance(node.func, ast.Name) and node.func.id in _SIZE_READS
+               for node in ast.walk(test))
+
+
+def _size_branch_takes_the_general_path(statement: ast.If, indent: str, source_line: str,
+                                        guard: str) -> tuple[list[str], str] | None:
+    """``if <size test>: ... return ...`` (one line of test): a branch no torch.where can stand for,
+    as it returns. ``guard_or_false`` lets export take the path for the general size where it
+    cannot decide the test."""
+    if not (statement.body and isinstance(statement.body[-1], ast.Return)) or not _reads_a_size(statement.test) \
+            or statement.test.end_lineno != statement.lineno or not source_line.rstrip().endswith(":"):
+        return None
+    return [f"{indent}if torch.fx.experimental.symbolic_shapes.guard_or_false({ast.unparse(statement.test)}):"], (
+        f"The branch returns early on a size read from data (`{guard}`): where torch.export cannot decide it, "
+        "guard_or_false takes the path written for the general size; the export is checked at other sizes.")
+
+
 def _size_from_data(statement: ast.Assign, indent: str, guard: str) -> tuple[list[str], str] | None:
     if len(statement.targets) != 1 or not isinstance(statement.targets[0], ast.Name):
         return None
@@ -224,6 +249,11 @@ def propose_change(source: str, line: int, guard: str) -> CodeChange | None:
     if isinstance(statement, (ast.If, ast.Assert)) and statement.lineno == line:
         made = _check_instead_of_raise(statement, indent, guard) or (
             _branch_as_where(statement, indent, guard) if isinstance(statement, ast.If) else None)
+        if made is None and isinstance(statement, ast.If):
+            test_only = _size_branch_takes_the_general_path(statement, indent, text_line, guard)
+            if test_only is not None:  # the `if` line alone changes; its body stays
+                return CodeChange(statement.lineno, statement.lineno, tuple(test_only[0]), test_only[1],
+                                  class_name, function.name)
     elif isinstance(statement, ast.Assign):
         made = _size_from_data(statement, indent, guard)
     else:

@@ -3,16 +3,22 @@ from __future__ import annotations
 
 import inspect
 import os
+import sys
 from pathlib import Path
 
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.loaders.source_frames import is_library_frame
 
 
-def code_files(loaded: LoadedModel) -> dict[str, Path]:
-    """File name -> path of the model's code: its own file, and the file of every class (and base
-    class) its parts are instances of, outside torch (a library's: transformers, torchvision)."""
+def code_files(loaded: LoadedModel, named: set[str] = frozenset()) -> dict[str, Path]:
+    """File name -> path of the model's code: its own file, the file of every class (and base
+    class) its parts are instances of, and each loaded module's file of the names ``named`` (a
+    plain function's, as torchvision's NMS), outside torch (a library's: transformers, torchvision)."""
     files = {loaded.path.name: loaded.path} if loaded.path.is_file() else {}
+    for module in list(sys.modules.values()):
+        path = getattr(module, "__file__", None) or ""
+        if os.path.basename(path) in named and path.endswith(".py") and not is_library_frame(path):
+            files.setdefault(os.path.basename(path), Path(path))
     for part in loaded.module.modules():
         for owner in type(part).__mro__:
             try:

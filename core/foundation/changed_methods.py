@@ -46,6 +46,24 @@ def _bound_like(function: Callable[..., Any], owner: type) -> Callable[..., Any]
                               function.__closure__)
 
 
+def _modules_defining(file_name: str, function: str) -> list[types.ModuleType]:
+    """The loaded modules of the file ``file_name`` whose global ``function`` is defined there."""
+    found = []
+    for module in list(sys.modules.values()):
+        value = getattr(module, "__dict__", {}).get(function)
+        code = getattr(inspect.unwrap(value), "__code__", None) if callable(value) else None
+        if code is not None and os.path.basename(getattr(module, "__file__", None) or "") == file_name \
+                and os.path.basename(code.co_filename) == file_name:
+            found.append(module)
+    return found
+
+
+def _in_module(function: Callable[..., Any], module: types.ModuleType) -> Callable[..., Any]:
+    """``function`` reading the globals of ``module``, as the function it stands for does."""
+    return types.FunctionType(function.__code__, module.__dict__, function.__name__, function.__defaults__,
+                              function.__closure__)
+
+
 @contextmanager
 def methods_changed(model: torch.nn.Module, changed: Sequence[ChangedMethod]) -> Iterator[None]:
     """Every submodule of ``model`` runs the changed version of each method in ``changed`` while
@@ -56,6 +74,15 @@ def methods_changed(model: torch.nn.Module, changed: Sequence[ChangedMethod]) ->
     missing = object()
     try:
         for class_name, file_name, method, function in changed:
+            if not class_name:  # a plain function: its module's global, read by its callers at each call
+                modules = _modules_defining(file_name, method)
+                for module in modules:
+                    patched.append((module, method, module.__dict__[method]))
+                    module.__dict__[method] = _in_module(function, module)
+                if not modules:
+                    raise LookupError(f"no module of {file_name} defines {method}: the change is for another "
+                                      "version of its code")
+                continue
             reached = 0
             for instance in model.modules():
                 owner = _defining_class(instance, class_name, file_name, method)

@@ -54,7 +54,7 @@ def with_code_changes(loaded: LoadedModel, problems: list[UnsupportedNode],
         return problems
     found: dict[int, tuple[ChangedSource, CodeChange]] = {}
     changed_files: list[ChangedSource] = []
-    for name, path in code_files(loaded).items():
+    for name, path in code_files(loaded, {p.source.rpartition(":")[0] for p in problems}).items():
         if not any(p.source.rpartition(":")[0] == name for p in problems):
             continue
         try:
@@ -69,7 +69,7 @@ def with_code_changes(loaded: LoadedModel, problems: list[UnsupportedNode],
         return problems
     template = code_change_template(changed_files, [problems[index].kind for index in found])
     outcome = (_try(loaded, template, recaptured) if template is not None
-               else "not tried: a line is not in a method of a class")
+               else "not tried: a line is not in a method of a class or a plain function")
     updated = list(problems)
     for index, (changed, change) in found.items():
         problem = problems[index]
