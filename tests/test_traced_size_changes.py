@@ -47,6 +47,34 @@ def test_a_line_without_rounding_gets_no_change() -> None:
     assert propose_size_change(ENCODEC_LIKE, 18) is None
 
 
+DEPTH_HEAD_LIKE = '''import torch
+import torch.nn.functional as F
+
+
+class Head(torch.nn.Module):
+    """Depth Anything's pattern: the output size computed from the patch grid, frozen by int()."""
+
+    patch_size = 14
+
+    def forward(self, x, patch_height, patch_width):
+        return F.interpolate(x, (int(patch_height * self.patch_size), int(patch_width * self.patch_size)),
+                             mode="bilinear", align_corners=True)
+
+    def scaled(self, x):
+        return F.interpolate(x, (int(x.shape[-2] * 0.5), int(x.shape[-1] / 2)))
+'''
+
+
+def test_int_of_integer_arithmetic_is_dropped_and_a_float_product_is_left() -> None:
+    change = propose_size_change(DEPTH_HEAD_LIKE, 11)
+    assert change is not None
+    assert change.replacement == ("        return F.interpolate(x, (patch_height * self.patch_size, patch_width * "
+                                  "self.patch_size), mode='bilinear', align_corners=True)",)
+    scaled = propose_size_change(DEPTH_HEAD_LIKE, 15)  # int(h * 0.5) stays; int(w / 2) becomes w // 2
+    assert scaled is not None and scaled.replacement == (
+        "        return F.interpolate(x, (int(x.shape[-2] * 0.5), x.shape[-1] // 2))",)
+
+
 def _export(model, length: int) -> tuple[bytes, list[str]]:
     import torch
 

@@ -8,8 +8,9 @@ warning names, the rounding is rewritten as integer arithmetic the trace keeps:
 - ``math.ceil(a / b)`` -> ``((a) + (b) - 1) // (b)`` (sizes are not negative; ONNX's integer Div
   truncates, so the ``-(-a // b)`` spelling would be wrong);
 - ``math.floor(a / b)`` and ``int(a / b)`` -> ``(a) // (b)``;
-- ``int(x.size(1))`` (or ``int(x.shape[1] // 2)``) -> ``x.size(1)``: the size read stays a traced
-  value (``x.view(b, x.size(1) // 2, -1)``), as ``torch.onnx.operators.shape_as_tensor`` would keep it.
+- ``int(x.size(1))`` (or ``int(x.shape[1] // 2)``, ``int(patch_height * self.patch_size)``: integer
+  arithmetic on names and sizes) -> the expression itself: the size stays a traced value
+  (``x.view(b, x.size(1) // 2, -1)``), as ``torch.onnx.operators.shape_as_tensor`` would keep it.
 
 The change is a :class:`~fixport.core.exporters.capture_changes.CodeChange`, so it renders as a
 diff and its method is taken out by :func:`~fixport.core.exporters.capture_change_fix.changed_method`
@@ -46,6 +47,19 @@ def _divides(node: ast.expr) -> bool:
     return any(isinstance(part, ast.BinOp) and isinstance(part.op, ast.Div) for part in ast.walk(node))
 
 
+def _integer_arithmetic(node: ast.expr) -> bool:
+    """Whether ``node`` is a size read or +, -, * and // of names, attributes, sizes and whole numbers
+    (the int() around it, at a line where the trace converts a tensor to an integer, only freezes it)."""
+    if isinstance(node, ast.BinOp):
+        return isinstance(node.op, (ast.Add, ast.Sub, ast.Mult, ast.FloorDiv)) \
+            and _integer_arithmetic(node.left) and _integer_arithmetic(node.right)
+    if _reads_a_size(node):
+        return not _divides(node)
+    if isinstance(node, ast.Constant):
+        return isinstance(node.value, int) and not isinstance(node.value, bool)
+    return isinstance(node, (ast.Name, ast.Attribute))
+
+
 class _SizeRounding(ast.NodeTransformer):
     """``math.ceil``/``math.floor``/``int`` of a true division, as floor division on sizes."""
 
@@ -55,8 +69,8 @@ class _SizeRounding(ast.NodeTransformer):
     def visit_Call(self, node: ast.Call) -> ast.expr:
         self.generic_visit(node)
         if len(node.args) == 1 and not node.keywords and ast.unparse(node.func) == "int" \
-                and _reads_a_size(node.args[0]) and not _divides(node.args[0]):
-            self.changed += 1  # int(x.size(1)) // 2: the size read stays traced without int()
+                and _integer_arithmetic(node.args[0]):
+            self.changed += 1  # int(x.size(1)) // 2, int(patch_height * 14): the size stays traced without int()
             return node.args[0]
         if len(node.args) != 1 or node.keywords or not isinstance(node.args[0], ast.BinOp) \
                 or not isinstance(node.args[0].op, ast.Div):
