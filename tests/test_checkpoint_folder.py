@@ -126,15 +126,27 @@ def test_a_llama_folder_generates_torchs_tokens_through_its_exported_components(
     from transformers.exporters.utils import decompose_for_generation
 
     out = tmp_path / "exported"
+    said: list[str] = []
     for component in ("prefill", "decode"):
         result = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component=component),
-                                           output=str(out), generation_check=component == "prefill"))
+                                           output=str(out), generation_check=component == "prefill"),
+                            progress=lambda _fraction, message: said.append(message))
         assert result.unsupported == [], [p.message for p in result.unsupported]
         assert result.components == ["prefill", "decode"]
         if component == "prefill":
             check = result.generation
     assert check.passed and check.tokens == 8
     assert {run.batch for run in check.runs} == {1, 3}
+    # every stage of the generation check says so (at real size it takes minutes, and the worker stops a
+    # job that goes silent): the other component's export, torch's runs, each ONNX Runtime step
+    generating = [m.removeprefix("checking greedy generation: ") for m in said
+                  if m.startswith("checking greedy generation: ")]
+    assert "loading the decode component" in generating
+    assert any(m.startswith("exporting the decode component: ") for m in generating)
+    assert "torch's greedy decoding, prompt 2 of 2" in generating
+    assert "ONNX Runtime's prefill, prompt 1 of 2" in generating
+    assert "ONNX Runtime's decode, prompt 2 of 2, step 7 of 7" in generating
+    assert any(m.startswith("checking other sizes: ") for m in said)
     pasts = {past for run in check.runs for past in run.past_lengths}
     assert pasts == set(range(4, 11)) | set(range(9, 16))  # 7 decode steps after each prompt
     assert all(len(run.max_logit_difference) == 8 and max(run.max_logit_difference) < 1e-4 for run in check.runs)

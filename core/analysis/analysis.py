@@ -31,6 +31,7 @@ from fixport.core.words.cancel import (
     ProgressCallback,
     check_cancelled,
     report,
+    within,
 )
 from fixport.core.words.runtimes import OPENVINO, ORT
 from fixport.core.words.vocabulary import LOADING_STAGE
@@ -100,7 +101,8 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
             report(progress, 0.95, "checking other sizes")
             shapes = check_other_shapes(loaded, export_options, result.model, result.onnx_graph,
                                         result.source_graph, result.warnings, request.other_shapes,
-                                        request.at_input_sets, result.sizes_refused)
+                                        request.at_input_sets, result.sizes_refused,
+                                        progress=within(progress, 0.95, "checking other sizes"))
             # sizes the trace folded at a line it warned about: the change that keeps them, for fix --auto
             result.unsupported += with_size_changes(loaded, shapes.problems, result.warnings)
             notes += shape_label_note(shapes)
@@ -109,7 +111,8 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     if request.run_check and result.ok and request.generation_check and generation_components(loaded):
         report(progress, 0.97, "checking greedy generation")
         generation = generation_with_other_component(request.model, request.options, list(request.mappings), loaded,
-                                                     export_options, result.model, cancelled, request.output)
+                                                     export_options, result.model, cancelled, request.output,
+                                                     progress=within(progress, 0.97, "checking greedy generation"))
         if not generation.passed and not generation.note:
             result.unsupported.append(generation_problem(generation))
     compared_at = time.perf_counter()

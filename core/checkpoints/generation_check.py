@@ -29,7 +29,7 @@ from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.project import FixMapping
 from fixport.core.records.generation_result import DECODE, PREFILL, GenerationCheck, GenerationRun
 from fixport.core.records.results import ModelRequest
-from fixport.core.words.cancel import CancelCallback
+from fixport.core.words.cancel import CancelCallback, Cancelled, ProgressCallback, check_cancelled, report, within
 from fixport.core.words.problems import UnsupportedNode
 from fixport.core.words.vocabulary import ProblemReason
 
@@ -39,6 +39,7 @@ GENERATION_PROMPTS = (ExampleSizes(batch=1, sequence=4), ExampleSizes(batch=3, s
 INPUT_PREFIX, OUTPUT_PREFIX = "input.", "output."
 LOGITS = "logits"
 GENERATION_KIND = "generation::greedy"
+GENERATION_FRACTION = 0.97
 
 
 def generation_components(loaded: LoadedModel) -> bool:
@@ -48,8 +49,10 @@ def generation_components(loaded: LoadedModel) -> bool:
 
 
 def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], exporter: str,
-                     tokens: int = GENERATED_TOKENS) -> GenerationCheck:
-    """Greedy decoding of ``tokens`` tokens per prompt through ``components`` ({"prefill", "decode"}: ONNX)."""
+                     tokens: int = GENERATED_TOKENS, progress: ProgressCallback | None = None,
+                     cancelled: CancelCallback | None = None) -> GenerationCheck:
+    """Greedy decoding of ``tokens`` tokens per prompt through ``components`` ({"prefill", "decode"}: ONNX),
+    reporting each run (a real-size model takes minutes here, and the worker stops a job that goes silent)."""
     info = loaded.checkpoint
     check = GenerationCheck(exporter=exporter, tokens=tokens)
     prompts = [example_inputs(info.model, info.config, sizes, for_generation=True, seed=seed + 1)
@@ -58,12 +61,20 @@ def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], expo
     # gone before ONNX Runtime's sessions (on CPU, a bfloat16 graph's weights widened to float32 too)
     # take their memory. Then one session at a time: every prompt's prefill, then every prompt's decode
     # steps, so the two components' weights are never held at once.
-    float32_runs = _float32_generations(info.model, prompts, tokens)
-    decodings = [_torch_generation(info.model, prompt, tokens) for prompt in prompts]
+    float32_runs = _float32_generations(info.model, prompts, tokens, progress, cancelled)
+    decodings = []
+    for number, prompt in enumerate(prompts, 1):
+        report(progress, GENERATION_FRACTION, f"torch's greedy decoding, prompt {number} of {len(prompts)}")
+        check_cancelled(cancelled)
+        decodings.append(_torch_generation(info.model, prompt, tokens))
     for name, steps in ((PREFILL, range(1)), (DECODE, range(1, tokens))):
+        report(progress, GENERATION_FRACTION, f"opening the {name} component in ONNX Runtime")
         session = create_session(components[name], "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
-        for decoding in decodings:
+        for number, decoding in enumerate(decodings, 1):
             for step in steps:
+                report(progress, GENERATION_FRACTION, f"ONNX Runtime's {name}, prompt {number} of {len(decodings)}"
+                       + (f", step {step} of {tokens - 1}" if name == DECODE else ""))
+                check_cancelled(cancelled)
                 if not decoding.step(session, step):
                     break
         del session
@@ -77,7 +88,8 @@ def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], expo
 
 def generation_of_both_components(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
                                   loaded: LoadedModel, options: ExportOptions,
-                                  cancelled: CancelCallback | None) -> GenerationCheck:
+                                  cancelled: CancelCallback | None,
+                                  progress: ProgressCallback | None = None) -> GenerationCheck:
     """Both components exported afresh with the fixes (``compare``, which exports with per-node capture),
     decoding greedily against torch."""
     from fixport.core.exporters.choice import exporter_for
@@ -86,21 +98,24 @@ def generation_of_both_components(model: ModelRequest, request_options: dict[str
     options = dataclasses.replace(options)
     with exporter.fixes_applied(mappings, options) as custom_opsets:
         options.custom_opsets = {**custom_opsets, **options.custom_opsets}
-        own = exporter.export(loaded, options, run_check=False, cancelled=cancelled)
+        own = exporter.export(loaded, options, run_check=False, cancelled=cancelled,
+                              progress=within(progress, GENERATION_FRACTION,
+                                              f"exporting the {loaded.checkpoint.component} component"))
     try:
         if not own.ok:
             return GenerationCheck(options.exporter, GENERATED_TOKENS,
                                    note=f"not run: the {loaded.checkpoint.component} component does not export "
                                         "cleanly.")
         return generation_with_other_component(model, request_options, mappings, loaded, options, own.model,
-                                               cancelled)
+                                               cancelled, progress=progress)
     finally:
         own.model.release()
 
 
 def generation_with_other_component(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
                                     loaded: LoadedModel, options: ExportOptions, exported: OnnxModel,
-                                    cancelled: CancelCallback | None, output: str | None = None) -> GenerationCheck:
+                                    cancelled: CancelCallback | None, output: str | None = None,
+                                    progress: ProgressCallback | None = None) -> GenerationCheck:
     """This component's export and the other one's, decoding greedily against torch: the other one as an
     earlier export wrote it into ``output`` (the pair the user deploys), else exported now with the same fixes."""
     from fixport.core.exporters.choice import exporter_for, resolved_export_options
@@ -111,22 +126,27 @@ def generation_with_other_component(model: ModelRequest, request_options: dict[s
     written = written_component(loaded, output, other_name)
     if written is not None:
         other_model = beside_file(onnx.load(str(written), load_external_data=False), written)
-        check = check_generation(loaded, {component: exported, other_name: other_model}, options.exporter)
+        check = check_generation(loaded, {component: exported, other_name: other_model}, options.exporter,
+                                 progress=progress, cancelled=cancelled)
         check.written = str(written)
         return check
+    report(progress, GENERATION_FRACTION, f"loading the {other_name} component")
     other = open_model(dataclasses.replace(model, component=other_name))
     other_options = resolved_export_options(other.settings, request_options)
     exporter = exporter_for(other_options.exporter)
     with exporter.fixes_applied(mappings, other_options) as custom_opsets:
         other_options.custom_opsets = {**custom_opsets, **other_options.custom_opsets}
-        other_result = exporter.export(other, other_options, run_check=False, cancelled=cancelled)
+        other_result = exporter.export(other, other_options, run_check=False, cancelled=cancelled,
+                                       progress=within(progress, GENERATION_FRACTION, f"exporting the {other_name} "
+                                                                                      "component"))
     try:
         if not other_result.ok:
             kinds = ", ".join(sorted({p.display_kind for p in other_result.unsupported}))
             return GenerationCheck(options.exporter, GENERATED_TOKENS,
                                    note=f"not run: the {other_name} component does not export cleanly ({kinds}); "
                                         f"check it with --component {other_name}.")
-        return check_generation(loaded, {component: exported, other_name: other_result.model}, options.exporter)
+        return check_generation(loaded, {component: exported, other_name: other_result.model}, options.exporter,
+                                progress=progress, cancelled=cancelled)
     finally:
         other_result.model.release()
 
@@ -146,7 +166,8 @@ def _low_precision(model: torch.nn.Module) -> str:
     return str(dtype).removeprefix("torch.") if dtype in LOW_PRECISION else ""
 
 
-def _float32_generations(model: torch.nn.Module, prompts: list[dict[str, Any]], tokens: int
+def _float32_generations(model: torch.nn.Module, prompts: list[dict[str, Any]], tokens: int,
+                         progress: ProgressCallback | None = None, cancelled: CancelCallback | None = None
                          ) -> list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None]:
     """For a float16/bfloat16 model: per prompt, (its dtype, torch's greedy tokens and logits in float32),
     the weights widened exactly; None per prompt for a float32 model, or one that refuses float32."""
@@ -155,12 +176,17 @@ def _float32_generations(model: torch.nn.Module, prompts: list[dict[str, Any]], 
         return [None] * len(prompts)
     found: list[tuple[str, torch.Tensor, tuple[torch.Tensor, ...]] | None] = []
     try:
-        for prompt in prompts:
+        for number, prompt in enumerate(prompts, 1):
+            report(progress, GENERATION_FRACTION, f"torch's greedy decoding in float32, prompt {number} of "
+                                                  f"{len(prompts)}")
+            check_cancelled(cancelled)
             wide = {name: widened_input(value) for name, value in copy.deepcopy(prompt).items()}
             generated = in_float32(model, lambda wide=wide: model.generate(
                 **wide, generation_config=_greedy_config(model, tokens)))
             start = generated.sequences.shape[1] - len(generated.logits)
             found.append((dtype, generated.sequences[:, start:], generated.logits))
+    except Cancelled:
+        raise
     except Exception:  # noqa: BLE001 -- a model that refuses float32: the check stays the plain one
         return [None] * len(prompts)
     return found

@@ -37,6 +37,7 @@ from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.shape_sets import example_shape_set, shape_names_error, unknown_names
 from fixport.core.project.tolerances import ToleranceTable
 from fixport.core.statistics.output_stats import compare_output_lists
+from fixport.core.words.cancel import ProgressCallback, report
 from fixport.core.words.graph import Graph
 from fixport.core.words.problems import UnsupportedNode
 from fixport.core.words.vocabulary import ProblemReason
@@ -139,9 +140,11 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxM
                        source_graph: Graph | None, warnings: list[str],
                        given: list[dict[str, tuple[int, ...]]] | None = None,
                        at_input_sets: bool = True,
-                       sizes_refused: Callable[[Sequence[torch.Tensor]], str] | None = None) -> ShapeCheck:
+                       sizes_refused: Callable[[Sequence[torch.Tensor]], str] | None = None,
+                       progress: ProgressCallback | None = None) -> ShapeCheck:
     """Torch and ONNX Runtime at each generalisation shape, or at the ``given`` ones (see the module
-    docstring); a set ``sizes_refused`` names a broken guard for is a note, not a problem."""
+    docstring), each reported on ``progress``; a set ``sizes_refused`` names a broken guard for is a
+    note, not a problem."""
     sets_only = at_input_sets and only_the_input_sets(loaded, options, given)
     check = ShapeCheck([], [SETS_ONLY_NOTE] if sets_only else [], [])
     sets = generalisation_shapes(loaded, options, given, at_input_sets)
@@ -152,6 +155,7 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxM
     baked = _baked_lines(warnings)
     rounded: dict[str, list[Rounding]] = {}  # by shape label: outputs off by their precision's rounding only
     for shape_set in sets:
+        report(progress, 0.0, shape_set.label)
         try:
             with torch.no_grad():
                 expected = flatten_outputs(loaded.module(*shape_set.inputs))

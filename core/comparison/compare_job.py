@@ -67,6 +67,7 @@ from fixport.core.words.cancel import (
     ProgressCallback,
     check_cancelled,
     report,
+    within,
 )
 from fixport.core.words.errors import ExportError, NothingToCompareError
 from fixport.core.words.graph import Graph
@@ -154,7 +155,8 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
     if onnx_path is None and generation_components(loaded):  # a decoder: compared the way it generates too
         report(progress, 0.98, "checking greedy generation")
         result.generation = generation_of_both_components(request.model, request.options, mappings, loaded,
-                                                          context.export_options(), cancelled)
+                                                          context.export_options(), cancelled,
+                                                          within(progress, 0.98, "checking greedy generation"))
     return result
 
 

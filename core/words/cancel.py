@@ -18,6 +18,14 @@ def report(progress: ProgressCallback | None, fraction: float, message: str = ""
         progress(fraction, message)
 
 
+def within(progress: ProgressCallback | None, fraction: float, doing: str) -> ProgressCallback | None:
+    """A step's own progress inside a larger one: every message as "``doing``: message", at ``fraction``
+    (a nested step's fractions would move the caller's bar backwards)."""
+    if progress is None:
+        return None
+    return lambda _fraction, message: progress(fraction, f"{doing}: {message}" if message else doing)
+
+
 def report_partial(progress: ProgressCallback | None, piece: Any) -> None:
     """Hand an early piece of the result to a caller that takes one (the worker's progress has
     a ``partial`` method); other callers wait for the whole result."""
