@@ -150,15 +150,17 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxM
     sets = generalisation_shapes(loaded, options, given, at_input_sets)
     if not sets:
         return check
-    session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
     tolerances = tolerances_for(loaded)
     baked = _baked_lines(warnings)
     rounded: dict[str, list[Rounding]] = {}  # by shape label: outputs off by their precision's rounding only
+    # torch at every set first, then ONNX Runtime at every set: the weights torch reads and the ones the
+    # session reads need not be in memory at once (resident_weights.py)
+    expected_at: list[tuple[ShapeSet, list]] = []
     for shape_set in sets:
-        report(progress, 0.0, shape_set.label)
+        report(progress, 0.0, f"{shape_set.label} in torch")
         try:
             with torch.no_grad():
-                expected = flatten_outputs(loaded.module(*shape_set.inputs))
+                expected_at.append((shape_set, flatten_outputs(loaded.module(*shape_set.inputs))))
         except Exception as exc:  # the model itself does not run there: not the export's fault
             if shape_set.in_range is not None:  # the wider values are refused: the same sizes in range
                 check.notes.append(in_range_note(shape_set, exc))
@@ -166,9 +168,17 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxM
                 continue
             check.notes.append(f"Not checked at {shape_set.label} ({shape_set.shapes}): torch itself fails there "
                                f"({type(exc).__name__}: {first_line(exc)}).")
-            continue
+    if not expected_at:
+        return check
+    session = create_session(model, "cpu", log_severity=ORT_LOG_FATAL_ONLY).session
+    actual_at = []
+    for shape_set, _ in expected_at:
+        report(progress, 0.0, f"{shape_set.label} in ONNX Runtime")
+        actual_at.append(_onnx_outputs(session, loaded, shape_set))
+    del session  # the verdicts below may run torch again (in float32, for rounding): one copy of the weights
+    for (shape_set, expected), actual in zip(expected_at, actual_at):
         check.shapes_tried.append(shape_set.label)
-        found, rounding = _problems_at(session, loaded, shape_set, expected, tolerances, onnx_graph, source_graph,
+        found, rounding = _problems_at(loaded, shape_set, expected, actual, tolerances, onnx_graph, source_graph,
                                        baked)
         refused = sizes_refused(shape_set.inputs) if found and sizes_refused else ""
         if refused:  # the captured program itself holds at other sizes only: ONNX cannot do better there
@@ -186,17 +196,24 @@ def check_other_shapes(loaded: LoadedModel, options: ExportOptions, model: OnnxM
     return check
 
 
-def _problems_at(session: InferenceSession, loaded: LoadedModel, shape_set: ShapeSet,
-                 expected: list[tuple[str, np.ndarray]], tolerances: ToleranceTable, onnx_graph: Graph,
+def _onnx_outputs(session: InferenceSession, loaded: LoadedModel, shape_set: ShapeSet) -> list[np.ndarray] | Exception:
+    """ONNX Runtime's outputs at one shape set, or the exception it raised there."""
+    try:
+        return session.run(None, feeds_for(session, loaded.input_names, [to_numpy(t) for t in shape_set.inputs]))
+    except Exception as exc:  # noqa: BLE001 -- ORT's own exception types; the failing node is named in the text
+        return exc
+
+
+def _problems_at(loaded: LoadedModel, shape_set: ShapeSet, expected: list[tuple[str, np.ndarray]],
+                 actual: list[np.ndarray] | Exception, tolerances: ToleranceTable, onnx_graph: Graph,
                  source_graph: Graph | None, baked: list[tuple[str, str]]
                  ) -> tuple[list[UnsupportedNode], list[Rounding]]:
-    """What ONNX Runtime gets wrong at one shape set, against torch's ``expected`` outputs there, and
-    the outputs whose difference is only low-precision rounding (not problems)."""
-    try:
-        actual = session.run(None, feeds_for(session, loaded.input_names, [to_numpy(t) for t in shape_set.inputs]))
-    except Exception as exc:  # ORT's own exception types; the failing node is named in the text
-        problem = runtime_error_problem(str(exc), onnx_graph, source_graph, mark=False)
-        return [_specialised(problem, shape_set, f"ONNX Runtime fails there: {first_line(exc)}", baked)], []
+    """What ONNX Runtime got wrong at one shape set (its ``actual`` outputs, or its exception), against
+    torch's ``expected`` outputs there, and the outputs whose difference is only low-precision rounding
+    (not problems)."""
+    if isinstance(actual, Exception):
+        problem = runtime_error_problem(str(actual), onnx_graph, source_graph, mark=False)
+        return [_specialised(problem, shape_set, f"ONNX Runtime fails there: {first_line(actual)}", baked)], []
     stats = compare_output_lists(expected, actual, tolerances, keep_plot_data=False)
     failing = [output for output in stats if not output.passed]
     rounding = rounding_only(loaded.module, shape_set.inputs, expected, actual, failing) if failing else {}

@@ -23,6 +23,7 @@ from fixport.core.onnx_io.external_data import session_source
 from fixport.core.onnx_io.onnx_model import OnnxModel, beside_file
 from fixport.core.onnx_io.openvino_session import OpenVinoSession, create_openvino_session
 from fixport.core.onnx_io.placement import enable_profiling
+from fixport.core.onnx_io.resident_weights import release_clean_weight_pages
 from fixport.core.onnx_io.runtime_check import CUDA_PROVIDER, cuda_fallback_message, cuda_unavailable_reason
 from fixport.core.onnx_io.shared_weights import shared_initializers
 from fixport.core.words.runtimes import OPENVINO
@@ -98,6 +99,7 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
         messages.append(WIDENED_ON_CPU_NOTE)
         fold_constants = fold_constants and not (isinstance(model, OnnxModel) and casts_weights_at_use(model.proto))
     unfolded = {} if fold_constants else {"disabled_optimizers": ["ConstantFolding"]}
+    release_clean_weight_pages()  # torch's copy of the weights is not read while the session runs
     options = extra_session_options or ort.SessionOptions()
     options.log_severity_level = log_severity
     if profile:
