@@ -109,7 +109,8 @@ def with_code_changes(loaded: LoadedModel, problems: list[UnsupportedNode],
         together = f" (with the {len(found) + further} changes proposed here)" if len(found) + further > 1 else ""
         then = (f", {further} of them for the lines it stopped at next" if further and not outcome else "")
         verdict = f"{CHANGE_HOLDS}{together}{then}." if not outcome else f"{CHANGE_UNTRIED} ({outcome})."
-        what = problem.message.partition("`. ")[0] + "`."  # what torch could not decide, at which line
+        head, cut, _ = problem.message.partition("`. ")  # what torch could not decide, at which line
+        what = f"{head}`." if cut else problem.message.rstrip()
         updated[index] = replace(problem, message=f"{what} {change.why} {verdict}",
                                  code_change=ChangedSource(changed.path_name, changed.before, [change]).diff(),
                                  code_change_fix=template if not outcome and template else "")
