@@ -211,9 +211,28 @@ def _size_branch_takes_the_general_path(statement: ast.If, indent: str, source_l
     if not (statement.body and isinstance(statement.body[-1], ast.Return)) or not _reads_a_size(statement.test) \
             or statement.test.end_lineno != statement.lineno or not source_line.rstrip().endswith(":"):
         return None
-    return [f"{indent}if torch.fx.experimental.symbolic_shapes.guard_or_false({ast.unparse(statement.test)}):"], (
+    return [f"{indent}if {_general_path_test(statement.test)}:"], (
         f"The branch returns early on a size read from data (`{guard}`): where torch.export cannot decide it, "
         "guard_or_false takes the path written for the general size; the export is checked at other sizes.")
+
+
+def _general_path_test(test: ast.expr) -> str:
+    """``test`` under ``guard_or_false``; in an ``and`` / ``or`` (torchvision's ``if boxes.numel() > n
+    and not _is_tracing():``), each operand that reads a size on its own, as Python asks each
+    operand for a bool before the whole test is one."""
+    guarded = "torch.fx.experimental.symbolic_shapes.guard_or_false"
+    if isinstance(test, ast.BoolOp):
+        joined = f" {'and' if isinstance(test.op, ast.And) else 'or'} "
+        return joined.join((f"({_general_path_test(value)})" if isinstance(value, ast.BoolOp) else
+                            _general_path_test(value)) if _reads_a_size(value) else _operand(value)
+                           for value in test.values)
+    return f"{guarded}({ast.unparse(test)})"
+
+
+def _operand(value: ast.expr) -> str:
+    """``value`` as an operand of ``and`` / ``or`` (in brackets where it is one itself)."""
+    text = ast.unparse(value)
+    return f"({text})" if isinstance(value, (ast.BoolOp, ast.IfExp, ast.NamedExpr)) else text
 
 
 def _size_from_data(statement: ast.Assign, indent: str, guard: str) -> tuple[list[str], str] | None:

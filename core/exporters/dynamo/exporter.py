@@ -420,12 +420,13 @@ def raise_if_forward_fails(loaded: LoadedModel) -> None:
                          details=traceback.format_exc()) from exc
 
 
-def _still_failing(loaded: LoadedModel, options: ExportOptions) -> str:
-    """What still stops torch.export from capturing the model ('' when it captures)."""
+def _still_failing(loaded: LoadedModel, options: ExportOptions) -> list[UnsupportedNode]:
+    """What still stops torch.export from capturing the model ([] when it captures)."""
     program, problems = capture(loaded, options)
     if program is not None and not problems:
-        return ""
-    return "torch.export still fails: " + (problems[0].message.split(". ")[0] if problems else "no graph")
+        return []
+    return problems or [UnsupportedNode(f"{CAPTURE_KIND_PREFIX}capture", "", ProblemReason.CAPTURE_FAILED,
+                                        "no graph", "", "")]
 
 
 def export_arguments(loaded: LoadedModel, options: ExportOptions) -> tuple[tuple, dict, Any]:
