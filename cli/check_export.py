@@ -4,7 +4,9 @@ from __future__ import annotations
 import argparse
 import json
 import sys
+import tempfile
 import textwrap
+from contextlib import nullcontext
 from pathlib import Path
 from typing import Any
 
@@ -117,12 +119,17 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[
     does), one for anything else; and how many fixes (from --project) each applied."""
     request, options, mappings = job_arguments(args)
     results: list[AnalysisResult] = []
-    with command_worker(args.timeout) as worker:
+    # check on a folder: the first component's export waits on disk for the second one's generation check,
+    # as export -o writes it (one export of each component, not the other one exported again)
+    kept = (tempfile.TemporaryDirectory(prefix="fixport-check-") if output is None and not args.component
+            and Path(args.model).is_dir() else nullcontext(None))
+    with kept as kept_in, command_worker(args.timeout) as worker:
         while True:
             try:
                 result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args),
-                                                   generation_check=_checks_generation(args, output, results),
-                                                   runtime=checked_runtime(args)),
+                                                   generation_check=_checks_generation(args, output or kept_in,
+                                                                                       results),
+                                                   runtime=checked_runtime(args), kept_in=kept_in),
                                     progress=progress_printer(args.json))
             except WorkerCrashed as crash:
                 if crash.stage in ("", LOADING_STAGE, TRACING_STAGE):

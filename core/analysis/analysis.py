@@ -111,8 +111,11 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     if request.run_check and result.ok and request.generation_check and generation_components(loaded):
         report(progress, 0.97, "checking greedy generation")
         generation = generation_with_other_component(request.model, request.options, list(request.mappings), loaded,
-                                                     export_options, result.model, cancelled, request.output,
+                                                     export_options, result.model, cancelled,
+                                                     request.output or request.kept_in,
                                                      progress=within(progress, 0.97, "checking greedy generation"))
+        if not request.output:  # kept for this check only: the pair is this check's exports
+            generation.written = ""
         if not generation.passed and not generation.note:
             result.unsupported.append(generation_problem(generation))
     compared_at = time.perf_counter()
@@ -121,6 +124,9 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     if output and result.ok:
         saved = (save_checkpoint_component(loaded, result.model, export_options, output) if loaded.checkpoint
                  else [str(p) for p in save_model(result.model, output)])
+    elif request.kept_in and result.ok and loaded.checkpoint:
+        report(progress, 0.98, "keeping the export for the next component's generation check")
+        save_checkpoint_component(loaded, result.model, export_options, request.kept_in)
     analysis = _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
         **seconds, "compare": compared_at - exported_at, "save": time.perf_counter() - compared_at})
     analysis.other_sizes_checked = other_sizes

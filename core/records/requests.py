@@ -37,6 +37,9 @@ class AnalyzeRequest:
     # against torch's (one component's analysis runs it for both).
     generation_check: bool = True
     runtime: str = "ort"  # "openvino": the outputs compared in OpenVINO (core/words/runtimes.py)
+    # A checkpoint component's export kept in this directory (the caller's, deleted after; not reported
+    # as saved), for a later component's generation check to decode through, as an export with -o does.
+    kept_in: str | None = None
 
 
 @dataclass
