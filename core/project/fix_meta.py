@@ -2,8 +2,9 @@
 registered function): read once from the template's source when the fix is made, so no exporter
 builds a library or reads the source again to export it.
 
-The reading itself is here, with ``ast`` only (no import, no exec): a literal ``TEMPLATE`` dict, or
-``@fix(*fits, **metadata)`` above ``def symbolic`` (``fixport.symbolics.api.fix``).
+The reading itself is here, with ``ast`` only (no import, no exec): ``@fix(*fits, **metadata)`` above
+``def symbolic`` (``fixport.symbolics.api.fix``), or the older literal ``TEMPLATE`` dict, read as it
+is until :func:`fixport.core.project.template_form.in_current_form` converts it.
 """
 from __future__ import annotations
 
@@ -14,6 +15,7 @@ from typing import Any
 REQUIRED_KEYS = ("id", "title", "description", "family", "fits", "min_opset", "max_opset",
                  "params", "runs_in_onnxruntime", "custom_opsets", "notes")
 FIX_DECORATOR = "fix"  # fixport.symbolics.api.fix, which this torch-free module cannot import
+OTHER = {"torchscript": "dynamo", "dynamo": "torchscript"}  # @fix(dynamo_only=...) leaves out torchscript
 _reads = [0]  # sources read for metadata in this process (tests count them: an export reads none)
 
 
@@ -77,10 +79,11 @@ def fix_decorator_metadata(tree: ast.Module) -> tuple[dict[str, Any] | None, int
                 raise FixMetaError("@fix(...) takes literal arguments only", decorator.lineno) from error
             if "strategy" not in given:
                 raise FixMetaError("@fix(...) lacks strategy", decorator.lineno)
-            only = given.get("torchscript_only", "")
+            if given.get("torchscript_only") and given.get("dynamo_only"):
+                raise FixMetaError("@fix(...) takes torchscript_only or dynamo_only, not both", decorator.lineno)
+            exporters = [name for name in ("torchscript", "dynamo") if not given.get(f"{OTHER[name]}_only")]
             meta = {"max_opset": None, "params": {}, "runs_in_onnxruntime": True, "custom_opsets": {},
-                    "notes": "", **given, "fits": fits, "family": given.pop("strategy"),
-                    "exporters": ["torchscript"] if only else ["torchscript", "dynamo"]}
+                    "notes": "", **given, "fits": fits, "family": given.pop("strategy"), "exporters": exporters}
             return meta, node.lineno
     return None, 0
 

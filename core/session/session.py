@@ -206,6 +206,10 @@ class Session:
         """Give the project ``mapping`` (autosaved) and export again, marking what the fix makes."""
         if self.workbench.project is None:
             return
+        # Text pasted in an older template form (a TEMPLATE dict, injected names) is kept converted.
+        mapping, note = mapping.in_current_form(profile_for(self.workbench.exporter_name).name)
+        if note:
+            self._log(f"Note: the fix for {mapping.label} ({mapping.template_id}): {note}.")
         self.workbench.apply_mapping(mapping)
         self.fix_outcomes = None  # the project's fixes are the user's own from here on
         analysis = self.workbench.analysis
