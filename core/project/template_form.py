@@ -16,6 +16,8 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from fixport.core.words.vocabulary import DEFAULT_EXPORTER
+
 EXPORTER_PACKAGE = "torch.onnx._internal.torchscript_exporter"  # torch 2.9-2.14
 IMPORTED_NAMES = ("torch", "_type_utils", "symbolic_helper", "parse_args")
 PARAMS_NAME = "params"
@@ -146,9 +148,10 @@ def _import_edit(tree: ast.Module, lines: list[str], names: set[str], before: in
     return at, at, ["\n", line, "\n\n"] if imports else [line, "\n\n"]
 
 
-def _template_dict_as_fix(source: str, exporter: str) -> str:
+def template_dict_as_fix(source: str, only: str, why: str) -> str:
     """``source``'s literal ``TEMPLATE`` dict (and the ``params`` line made from it) rewritten as
-    ``@fix(...)`` on ``symbolic``; ``source`` as it is where it has none to rewrite."""
+    ``@fix(...)`` on ``symbolic``, taken by the exporter ``only`` for the reason ``why``; ``source``
+    as it is where it has none to rewrite."""
     from fixport.core.project.fix_meta import REQUIRED_KEYS
 
     tree = ast.parse(source)
@@ -165,8 +168,6 @@ def _template_dict_as_fix(source: str, exporter: str) -> str:
            for node in from_template):
         return source  # TEMPLATE read elsewhere: leave it as it is
     lines = source.splitlines(keepends=True)
-    only = "dynamo" if exporter == "dynamo" else "torchscript"
-    why = f"converted from a TEMPLATE dict of the {EXPORTER_WORDS[only]} templates"
     decorator = fix_decorator(meta, only=only, why=why)
     first = min([symbolic.lineno, *(d.lineno for d in symbolic.decorator_list)]) - 1
     reads_params = _reads(tree, PARAMS_NAME)
@@ -188,7 +189,7 @@ def _template_dict_as_fix(source: str, exporter: str) -> str:
     return text
 
 
-def in_current_form(source: str, exporter: str = "torchscript") -> tuple[str, str]:
+def in_current_form(source: str, exporter: str = DEFAULT_EXPORTER) -> tuple[str, str]:
     """``source`` in the current form, and a note saying what was changed ('' where it was current).
 
     The imports it used without writing go after its docstring and ``__future__`` imports; a
@@ -198,7 +199,9 @@ def in_current_form(source: str, exporter: str = "torchscript") -> tuple[str, st
     for: a TEMPLATE file was offered by its own folder's library only).
     """
     injected, used = _with_injected_names(source)
-    converted = _template_dict_as_fix(injected, exporter) if _parses(injected) else injected
+    only = exporter if exporter in ONLY_KEYWORDS else DEFAULT_EXPORTER
+    why = f"converted from a TEMPLATE dict of the {EXPORTER_WORDS[only]} templates"
+    converted = template_dict_as_fix(injected, only, why) if _parses(injected) else injected
     said = []
     if used:
         said.append(f"it used {', '.join(sorted(used))} without importing or defining them, and now does so itself")

@@ -13,6 +13,7 @@ torch only, so the fix script carries it as it is and runs it on the program it 
 """
 from __future__ import annotations
 
+from fixport.core.project.template_form import template_dict_as_fix
 from fixport.core.words.vocabulary import DYNAMO_GRAPH_REWRITE_FAMILY as GRAPH_REWRITE_FAMILY
 
 CAST_INTEGER_OPERAND_ID = "dynamo.cast_integer_operand"
@@ -24,7 +25,8 @@ ARITHMETIC_KINDS = tuple(f"aten::{name}.{overload}" for name in ("add", "sub", "
 def cast_integer_operand_template(line: str = "") -> str:
     """The template that casts the integer operand of float arithmetic to the float type, at the
     nodes of the model's ``line`` (``file.py:13``; every such node when empty)."""
-    return f'''"""Cast the integer operand of float arithmetic to the float type, before torch.onnx's passes.
+    return template_dict_as_fix(
+        f'''"""Cast the integer operand of float arithmetic to the float type, before torch.onnx's passes.
 
 torch.onnx's type promotion finds no overload for a float minus an integer tensor (pytorch#194381):
 each add/sub/rsub/mul/div node of the captured graph that mixes an integer tensor with a float
@@ -108,4 +110,4 @@ def symbolic(program):
             changed.append((node.name, str(target), f"its {{dtype}} operand {{operand.name}} cast to {{wanted}} first"))
     program.graph_module.recompile()
     return changed
-'''
+''', "dynamo", 'a pass over the program torch.export captured')

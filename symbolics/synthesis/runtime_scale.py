@@ -14,6 +14,7 @@ the context manager the model is traced under. It imports torch only: the fix sc
 """
 from __future__ import annotations
 
+from fixport.core.project.template_form import template_dict_as_fix
 from fixport.core.words.vocabulary import TRACED_VALUE_FAMILY
 
 RUNTIME_SCALE_ID = "torchscript.runtime_scale_resize"
@@ -23,7 +24,8 @@ RESIZE_KINDS = tuple(f"aten::upsample_{mode}" for mode in ("nearest1d", "nearest
 
 def runtime_scale_template() -> str:
     """The template that keeps an interpolate's scale factor, read from a tensor input, an input."""
-    return f'''"""Keep a scale factor read with float(scale) an input: Resize with the runtime scale.
+    return template_dict_as_fix(
+        f'''"""Keep a scale factor read with float(scale) an input: Resize with the runtime scale.
 
 While the model is traced, float()/.item() of a floating tensor remember the tensor they read, and
 F.interpolate whose scale factors are all such values runs as RuntimeScaleResize, an
@@ -160,4 +162,4 @@ def symbolic():
                 delattr(torch.Tensor, name)
             else:
                 setattr(torch.Tensor, name, value)
-'''
+''', "torchscript", 'an autograd.Function the TorchScript trace keeps as one node')

@@ -13,6 +13,8 @@ from functools import lru_cache
 import onnx.defs
 import torch
 
+from fixport.core.project.template_form import template_dict_as_fix
+
 STANDARD_OP_FAMILY = "standard_op"
 
 
@@ -119,7 +121,8 @@ def standard_op_template(kind: str, opset: int) -> str | None:
     if match is None:
         return None
     name = kind.partition("::")[2]
-    return f'''"""{kind} as the standard ONNX op {match.onnx_op}, found by Fixport (generated).
+    return template_dict_as_fix(
+        f'''"""{kind} as the standard ONNX op {match.onnx_op}, found by Fixport (generated).
 
 ATen: {match.aten_schema}
 ONNX: {match.onnx_op} (version {match.onnx_since}, in opset {match.onnx_since}+)
@@ -142,7 +145,7 @@ TEMPLATE = {{
 }}
 
 
-{_symbolic_source(kind, match)}'''
+{_symbolic_source(kind, match)}''', "torchscript", 'a g.op symbolic')
 
 
 def standard_op_function_template(kind: str) -> str | None:
@@ -155,7 +158,8 @@ def standard_op_function_template(kind: str) -> str | None:
     opset = max(18, match.onnx_since)
     name = base.partition("::")[2]
     arguments = ", ".join(match.argument_names)
-    return f'''"""{kind} as the standard ONNX op {match.onnx_op}, found by Fixport (generated).
+    return template_dict_as_fix(
+        f'''"""{kind} as the standard ONNX op {match.onnx_op}, found by Fixport (generated).
 
 ATen: {match.aten_schema}
 ONNX: {match.onnx_op} (version {match.onnx_since}, in opset {match.onnx_since}+)
@@ -182,4 +186,4 @@ params = {{}}
 
 def symbolic({arguments}):
     return op.{match.onnx_op}({arguments})
-'''
+''', "dynamo", "an ONNX function for the dynamo exporter's translation table")
