@@ -148,7 +148,7 @@ def _import_edit(tree: ast.Module, lines: list[str], names: set[str], before: in
     return at, at, ["\n", line, "\n\n"] if imports else [line, "\n\n"]
 
 
-def template_dict_as_fix(source: str, only: str, why: str) -> str:
+def _template_dict_as_fix(source: str, only: str, why: str) -> str:
     """``source``'s literal ``TEMPLATE`` dict (and the ``params`` line made from it) rewritten as
     ``@fix(...)`` on ``symbolic``, taken by the exporter ``only`` for the reason ``why``; ``source``
     as it is where it has none to rewrite."""
@@ -201,7 +201,7 @@ def in_current_form(source: str, exporter: str = DEFAULT_EXPORTER) -> tuple[str,
     injected, used = _with_injected_names(source)
     only = exporter if exporter in ONLY_KEYWORDS else DEFAULT_EXPORTER
     why = f"converted from a TEMPLATE dict of the {EXPORTER_WORDS[only]} templates"
-    converted = template_dict_as_fix(injected, only, why) if _parses(injected) else injected
+    converted = _template_dict_as_fix(injected, only, why) if _parses(injected) else injected
     said = []
     if used:
         said.append(f"it used {', '.join(sorted(used))} without importing or defining them, and now does so itself")
