@@ -13,8 +13,9 @@ By default ``symbolic`` is an onnxscript function in trace mode taking the op's 
 schema order, and both exporters register it (see :mod:`fixport.symbolics.onnx_functions`). A fix
 only TorchScript can express (``g.op`` on a custom domain, an ``autograd.Function``'s PythonOp)
 says why in ``torchscript_only="..."`` and takes the graph context ``g`` first, as torch.onnx's
-symbolics do. Fixport reads the decorator's arguments with ``ast`` (they must be literals), so
-listing the library never imports a template.
+symbolics do; one only the dynamo exporter takes (a translation, a decomposition, a graph rewrite)
+says why in ``dynamo_only="..."``. Fixport reads the decorator's arguments with ``ast`` (they must
+be literals), so listing the library never imports a template.
 """
 from __future__ import annotations
 

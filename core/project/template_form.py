@@ -233,8 +233,7 @@ def _with_injected_names(source: str) -> tuple[str, set[str]]:
             head_end = node.end_lineno or head_end
         else:
             break
-    template = next((node for node in tree.body if isinstance(node, ast.Assign)
-                     and any(isinstance(t, ast.Name) and t.id == "TEMPLATE" for t in node.targets)), None)
+    template = next((node for node in tree.body if _is_template_assign(node)), None)
     imports = import_block(used - {PARAMS_NAME})
     params_text = ""
     if PARAMS_NAME in used:
