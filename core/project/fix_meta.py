@@ -55,7 +55,7 @@ def template_metadata(source: str, path: str = "<template>") -> tuple[dict[str, 
         raise FixMetaError("no TEMPLATE = {...} dict and no @fix(...) on symbolic", 1)
     missing = [key for key in REQUIRED_KEYS if key not in meta]
     if missing:
-        raise FixMetaError(f"TEMPLATE lacks {', '.join(missing)}", 1)
+        raise FixMetaError(f"the metadata lacks {', '.join(missing)} (give them to @fix(...))", 1)
     if not symbolic_line:
         raise FixMetaError("no function named 'symbolic'", 1)
     return meta, tree, symbolic_line

@@ -16,6 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
+from fixport.core.project.fix_meta import REQUIRED_KEYS
 from fixport.core.words.vocabulary import DEFAULT_EXPORTER
 
 EXPORTER_PACKAGE = "torch.onnx._internal.torchscript_exporter"  # torch 2.9-2.14
@@ -133,7 +134,7 @@ def _with_blank_lines_after(lines: list[str], end: int) -> int:
     return end
 
 
-def _import_edit(tree: ast.Module, lines: list[str], names: set[str], before: int) -> tuple[int, int, list[str]]:
+def _import_edit(tree: ast.Module, names: set[str], before: int) -> tuple[int, int, list[str]]:
     """The edit importing ``names`` from the API module: merged into its one-line import where the
     file has one, else a line after the last import above line ``before`` (0-based)."""
     for node in tree.body:
@@ -152,9 +153,10 @@ def _template_dict_as_fix(source: str, only: str, why: str) -> str:
     """``source``'s literal ``TEMPLATE`` dict (and the ``params`` line made from it) rewritten as
     ``@fix(...)`` on ``symbolic``, taken by the exporter ``only`` for the reason ``why``; ``source``
     as it is where it has none to rewrite."""
-    from fixport.core.project.fix_meta import REQUIRED_KEYS
-
-    tree = ast.parse(source)
+    try:
+        tree = ast.parse(source)
+    except SyntaxError:
+        return source  # reading it says where
     template = next((node for node in tree.body if _is_template_assign(node)), None)
     symbolic = next((node for node in tree.body if isinstance(node, ast.FunctionDef) and node.name == "symbolic"), None)
     try:
@@ -180,7 +182,7 @@ def _template_dict_as_fix(source: str, only: str, why: str) -> str:
         if node is not template and start and lines[start - 1].lstrip().startswith("# The defaults from TEMPLATE"):
             start -= 1
         edits.append((start, _with_blank_lines_after(lines, node.end_lineno or 0), []))
-    edits.append(_import_edit(tree, lines, {"fix", *(["default_params"] if reads_params else [])}, template.lineno - 1))
+    edits.append(_import_edit(tree, {"fix", *(["default_params"] if reads_params else [])}, template.lineno - 1))
     for start, end, replacement in sorted(edits, key=lambda edit: (edit[0], edit[1]), reverse=True):
         lines[start:end] = replacement
     text = "".join(lines)
@@ -201,21 +203,13 @@ def in_current_form(source: str, exporter: str = DEFAULT_EXPORTER) -> tuple[str,
     injected, used = _with_injected_names(source)
     only = exporter if exporter in ONLY_KEYWORDS else DEFAULT_EXPORTER
     why = f"converted from a TEMPLATE dict of the {EXPORTER_WORDS[only]} templates"
-    converted = _template_dict_as_fix(injected, only, why) if _parses(injected) else injected
+    converted = _template_dict_as_fix(injected, only, why)
     said = []
     if used:
         said.append(f"it used {', '.join(sorted(used))} without importing or defining them, and now does so itself")
     if converted != injected:
         said.append("its TEMPLATE dict is now @fix(...) on symbolic")
     return converted, ("converted to the current template form: " + "; ".join(said)) if said else ""
-
-
-def _parses(source: str) -> bool:
-    try:
-        ast.parse(source)
-    except SyntaxError:
-        return False
-    return True
 
 
 def _with_injected_names(source: str) -> tuple[str, set[str]]:
