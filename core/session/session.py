@@ -216,8 +216,17 @@ class Session:
         self.highlight_after_export = {mapping.instance} if mapping.instance else {
             p.instance for p in (analysis.unsupported if analysis else []) if p.kind == mapping.target_kind}
         self.events.emit(events.ProjectEdited("mappings"))
+        shown = self._selected_source_node() if note else None
+        if shown is not None:  # the Template dock shows the fix as the project keeps it
+            self._offer_templates(shown)
         self._log(f"Applied {mapping.template_id} to {mapping.label}; re-exporting.")
         self.reexport(keep_view=True)
+
+    def _selected_source_node(self) -> Node | None:
+        """The source-graph node of the selection (an ONNX node's origin), None where there is none."""
+        graph = self.graph(self.selected[0]) if self.selected else None
+        node = graph.node_by_id.get(self.selected[1]) if graph and self.selected else None
+        return node if node is None or self.selected[0] == SOURCE else self.origin_node(node)
 
     def remove_mapping(self, mapping: FixMapping) -> None:
         if self.workbench.project is None:
