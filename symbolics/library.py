@@ -2,11 +2,11 @@
 
 Templates are plain Python modules with a docstring and a ``symbolic`` function under
 ``@fix(...)`` (see :mod:`fixport.core.project.template_form`; an older ``TEMPLATE`` dict is
-converted as it is read). Metadata is read with
-``ast`` so listing never imports torch. Built-ins come from ``builtin/`` and from the templates
-written for the example models; user templates live in their own folder and override built-ins
-with the same id; ``reset(id)`` removes the override (torch's SymbolicRegistry keeps custom
-symbolics apart the same way). ``get(id)`` is the one lookup by id.
+converted as it is read). Metadata is read with ``ast`` so listing never imports torch. Built-ins
+come from the namespace folders and from the templates written for the example models; user
+templates live in their own folder and override built-ins with the same id; ``reset(id)`` removes
+the override (torch's SymbolicRegistry keeps custom symbolics apart the same way). ``get(id)`` is
+the one lookup by id.
 """
 from __future__ import annotations
 

@@ -15,7 +15,8 @@ from typing import Any
 REQUIRED_KEYS = ("id", "title", "description", "family", "fits", "min_opset", "max_opset",
                  "params", "runs_in_onnxruntime", "custom_opsets", "notes")
 FIX_DECORATOR = "fix"  # fixport.symbolics.api.fix, which this torch-free module cannot import
-OTHER = {"torchscript": "dynamo", "dynamo": "torchscript"}  # @fix(dynamo_only=...) leaves out torchscript
+# @fix's keywords saying only one exporter takes the fix (and why), by exporter; neither: both take it.
+ONLY_KEYWORDS = {"torchscript": "torchscript_only", "dynamo": "dynamo_only"}
 _reads = [0]  # sources read for metadata in this process (tests count them: an export reads none)
 
 
@@ -79,11 +80,12 @@ def fix_decorator_metadata(tree: ast.Module) -> tuple[dict[str, Any] | None, int
                 raise FixMetaError("@fix(...) takes literal arguments only", decorator.lineno) from error
             if "strategy" not in given:
                 raise FixMetaError("@fix(...) lacks strategy", decorator.lineno)
-            if given.get("torchscript_only") and given.get("dynamo_only"):
-                raise FixMetaError("@fix(...) takes torchscript_only or dynamo_only, not both", decorator.lineno)
-            exporters = [name for name in ("torchscript", "dynamo") if not given.get(f"{OTHER[name]}_only")]
+            only = [name for name, keyword in ONLY_KEYWORDS.items() if given.get(keyword)]
+            if len(only) > 1:
+                raise FixMetaError(f"@fix(...) takes one of {', '.join(ONLY_KEYWORDS.values())}", decorator.lineno)
             meta = {"max_opset": None, "params": {}, "runs_in_onnxruntime": True, "custom_opsets": {},
-                    "notes": "", **given, "fits": fits, "family": given.pop("strategy"), "exporters": exporters}
+                    "notes": "", **given, "fits": fits, "family": given.pop("strategy"),
+                    "exporters": only or list(ONLY_KEYWORDS)}
             return meta, node.lineno
     return None, 0
 

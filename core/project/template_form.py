@@ -16,7 +16,7 @@ from __future__ import annotations
 import ast
 from typing import Any
 
-from fixport.core.project.fix_meta import REQUIRED_KEYS
+from fixport.core.project.fix_meta import ONLY_KEYWORDS, REQUIRED_KEYS
 from fixport.core.words.vocabulary import DEFAULT_EXPORTER
 
 EXPORTER_PACKAGE = "torch.onnx._internal.torchscript_exporter"  # torch 2.9-2.14
@@ -81,7 +81,6 @@ BARE_PARAMS_LINES = ("# Fixport replaces it with the values set for this fix.\n"
 
 API_MODULE = "fixport.symbolics.api"  # the one Fixport module a template imports
 EXPORTER_WORDS = {"torchscript": "TorchScript", "dynamo": "dynamo"}
-ONLY_KEYWORDS = {"torchscript": "torchscript_only", "dynamo": "dynamo_only"}  # @fix's "one exporter takes it"
 DEFAULT_PARAMS_LINE = "params = default_params(symbolic)\n"
 # @fix's keywords in the order written; those at their default are left out.
 _FIX_ORDER = ("id", "strategy", "title", "description", "min_opset", "max_opset", "params",
