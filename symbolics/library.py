@@ -208,7 +208,8 @@ class TemplateLibrary:
             converted, note = in_current_form(info.source, self.exporter)
             if note:
                 info = parse_template_source(converted, str(path))
-                self.notes.append(f"{path}: {note}; save the file with these lines to keep it current.")
+                self.notes.append(f"{path}: {note}; write the file in that form (docs/writing-a-fix.md) "
+                                  "to keep it current.")
             info.builtin = builtin
             found[info.id] = info
         return found
