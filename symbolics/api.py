@@ -13,8 +13,9 @@ By default ``symbolic`` is an onnxscript function in trace mode taking the op's 
 schema order, and both exporters register it (see :mod:`fixport.symbolics.onnx_functions`). A fix
 only TorchScript can express (``g.op`` on a custom domain, an ``autograd.Function``'s PythonOp)
 says why in ``torchscript_only="..."`` and takes the graph context ``g`` first, as torch.onnx's
-symbolics do. Fixport reads the decorator's arguments with ``ast`` (they must be literals), so
-listing the library never imports a template.
+symbolics do; one only the dynamo exporter takes (a translation, a decomposition, a graph rewrite)
+says why in ``dynamo_only="..."``. Fixport reads the decorator's arguments with ``ast`` (they must
+be literals), so listing the library never imports a template.
 """
 from __future__ import annotations
 
@@ -36,21 +37,25 @@ FIX_DECORATOR = "fix"  # the name the loader looks for above ``symbolic``
 FIX_METADATA = "fixport_fix"  # set on the decorated function: the decorator's arguments
 
 
-def fix(*fits: str, torchscript_only: str = "", complex_inputs: bool = False,
+def fix(*fits: str, torchscript_only: str = "", dynamo_only: str = "", complex_inputs: bool = False,
         **metadata: Any) -> Callable[[Callable[..., Any]], Any]:
     """Mark ``symbolic`` as the fix for the ops ``fits``, with the template's metadata.
 
     Keywords: ``id``, ``title``, ``description``, ``strategy`` (the family it ranks in),
     ``min_opset``, and optionally ``max_opset``, ``params`` (the form's fields), ``notes``,
     ``runs_in_onnxruntime``, ``custom_opsets``, ``shape_specialised``, ``tolerance``
-    (``(rtol, atol)`` the fix promises against torch) and ``torchscript_only`` (why only the
-    TorchScript exporter can take it: ``symbolic`` is then a ``g.op`` symbolic).
+    (``(rtol, atol)`` the fix promises against torch), ``complex_inputs`` (the op on complex
+    values) and ``torchscript_only`` (why only the TorchScript exporter can take it: ``symbolic`` is
+    then a ``g.op`` symbolic, or what its family says) or ``dynamo_only`` (why only the dynamo
+    exporter takes it: a translation, decomposition, graph rewrite or code change of its family).
+    Either way ``symbolic`` is registered as it is written.
     """
 
     def decorate(function: Callable[..., Any]) -> Any:
-        registered = function if torchscript_only else for_both_exporters(function, complex_inputs=complex_inputs)
+        one_exporter = torchscript_only or dynamo_only
+        registered = function if one_exporter else for_both_exporters(function, complex_inputs=complex_inputs)
         setattr(registered, FIX_METADATA, {"fits": list(fits), "torchscript_only": torchscript_only,
-                                           "complex_inputs": complex_inputs, **metadata})
+                                           "dynamo_only": dynamo_only, "complex_inputs": complex_inputs, **metadata})
         return registered
 
     return decorate

@@ -1,11 +1,12 @@
 """The template library: built-in templates plus the user's own, ranked per op kind.
 
-Templates are plain Python modules with a docstring, a literal ``TEMPLATE`` dict and a
-``symbolic`` function (see :mod:`fixport.core.project.template_form`). Metadata is read with
-``ast`` so listing never imports torch. Built-ins come from ``builtin/`` and from the templates
-written for the example models; user templates live in their own folder and override built-ins
-with the same id; ``reset(id)`` removes the override (torch's SymbolicRegistry keeps custom
-symbolics apart the same way). ``get(id)`` is the one lookup by id.
+Templates are plain Python modules with a docstring and a ``symbolic`` function under
+``@fix(...)`` (see :mod:`fixport.core.project.template_form`; an older ``TEMPLATE`` dict is
+converted as it is read). Metadata is read with ``ast`` so listing never imports torch. Built-ins
+come from the namespace folders and from the templates written for the example models; user
+templates live in their own folder and override built-ins with the same id; ``reset(id)`` removes
+the override (torch's SymbolicRegistry keeps custom symbolics apart the same way). ``get(id)`` is
+the one lookup by id.
 """
 from __future__ import annotations
 
@@ -69,14 +70,15 @@ class TemplateInfo:
     docstring: str = ""
     builtin: bool = True
     symbolic_line: int = 0
-    # Optional in TEMPLATE: the fix is built for the traced sizes (a baked matrix or index), so it is
+    # Optional: the fix is built for the traced sizes (a baked matrix or index), so it is
     # right at other sizes only by chance; ranked after the fixes that keep shapes open.
     shape_specialised: bool = False
-    # Optional in TEMPLATE (dynamo): the ONNX function is for the op on complex values, which the
+    # Optional (dynamo): the ONNX function is for the op on complex values, which the
     # exporter carries as real tensors with a trailing (real, imag) axis of 2.
     complex_inputs: bool = False
-    # The exporters that take it: both for an ONNX function; "" for a TEMPLATE-dict file, which
-    # only the library whose folder holds it offers (see exporters_of).
+    # The exporters that take it: both for an ONNX function, one under torchscript_only or
+    # dynamo_only; () for a TEMPLATE-dict file not yet converted, which only the library whose
+    # folder holds it offers (it is converted for that library's exporter as it loads).
     exporters: tuple[str, ...] = ()
     torchscript_only: str = ""  # why only TorchScript can express it (a g.op fix in the shared library)
     tolerance: tuple[float, float] | None = None  # (rtol, atol) the fix promises against torch
@@ -203,10 +205,11 @@ class TemplateLibrary:
                 continue
             if not info.for_exporter(self.exporter):
                 continue
-            converted, note = in_current_form(info.source)
+            converted, note = in_current_form(info.source, self.exporter)
             if note:
                 info = parse_template_source(converted, str(path))
-                self.notes.append(f"{path}: {note}; save the file with these lines to keep it current.")
+                self.notes.append(f"{path}: {note}; write the file in that form (docs/writing-a-fix.md) "
+                                  "to keep it current.")
             info.builtin = builtin
             found[info.id] = info
         return found

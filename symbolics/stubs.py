@@ -4,7 +4,8 @@ Parameter names and ``@parse_args`` descriptors come from the TorchScript schema
 (``torch._C._jit_get_schemas_for_operator``) for aten/torchvision/torch.library ops, or from
 an autograd.Function's ``forward`` signature for ``prim::PythonOp``. The body raises a clear
 TODO next to a commented ``g.op`` example. Unknown kinds get ``*args``. Imports torch lazily.
-A stub has the form of every template: it imports what it uses and keeps ``params`` itself.
+A stub has the form of every template: ``@fix(...)`` above ``symbolic`` (TorchScript only: it is a
+``g.op`` symbolic), and it imports what it uses and keeps ``params`` itself.
 """
 from __future__ import annotations
 
@@ -14,8 +15,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from fixport.core.project.template_form import PARAMS_LINES, import_block
+from fixport.core.project.template_form import API_MODULE, DEFAULT_PARAMS_LINE, fix_decorator, import_block
 
+STUB_WHY = "a g.op symbolic (an onnxscript function without this line is taken by both exporters)"
 # Schema type -> parse_args descriptor. Tensors and anything unusual stay Values ("v").
 _DESCRIPTORS = {"int": "i", "SymInt": "i", "float": "f", "bool": "b", "str": "s",
                 "int[]": "is", "SymInt[]": "is", "float[]": "fs", "ScalarType": "i",
@@ -104,5 +106,7 @@ def generate_stub(kind: str, *, opset: int, input_types: list[str] | None = None
             "min_opset": opset, "max_opset": None, "params": {}, "runs_in_onnxruntime": True,
             "custom_opsets": {}, "notes": "Generated stub: replace the TODO."}
     imports = import_block({"torch", "symbolic_helper", "_type_utils", *(["parse_args"] if decorator else [])})
+    marked = fix_decorator(meta, only="torchscript", why=STUB_WHY)
     return (f'"""Symbolic for ``{fits}``.\n\nSchema: ``{schema_text}``.\n"""\n\n{imports}\n'
-            f"TEMPLATE = {meta!r}\n\n{PARAMS_LINES}\n\n{decorator}def symbolic({signature}):\n{body}\n")
+            f"from {API_MODULE} import default_params, fix\n\n\n"
+            f"{marked}{decorator}def symbolic({signature}):\n{body}\n\n\n{DEFAULT_PARAMS_LINE}")

@@ -134,7 +134,8 @@ def test_an_old_form_user_template_is_converted_as_it_is_read_and_the_user_told(
     library = TemplateLibrary(user_dir=tmp_path)
     converted = library.get("user.scaled_asinh").source
     assert injected_names_used(converted) == set() and "import torch\n" in converted
-    assert "params = {name: spec[\"default\"]" in converted
+    assert "@fix(\n" in converted and "TEMPLATE =" not in converted  # the dict is now @fix(...)
+    assert "params = default_params(symbolic)" in converted
     assert [note.split(": ")[0] for note in library.notes] == [str(tmp_path / "user.scaled_asinh.py")]
     assert library.errors == [] and library.get("user.scaled_asinh").default_params() == {"scale": 2.0}
     assert _asinh_onnx(converted) == _asinh_onnx(INJECTED_UNDER_TEMPLATE)

@@ -138,6 +138,33 @@ def test_a_template_that_raises_leaves_the_window_usable(qtbot, window: MainWind
     assert "line 1" in window.template.error_label.text()
 
 
+# Pasted in the Template dock's editor in an older form: a TEMPLATE dict, torch and parse_args injected.
+OLD_FORM_THRESHOLD = '''"""aten::threshold as Where(x > threshold, x, value)."""
+TEMPLATE = {"id": "user.threshold", "title": "Threshold", "description": "Where.", "family": "user",
+            "fits": ["aten::threshold"], "min_opset": 9, "max_opset": None, "params": {},
+            "runs_in_onnxruntime": True, "custom_opsets": {}, "notes": ""}
+
+
+@parse_args("v", "f", "f")
+def symbolic(g, self, threshold, value):
+    above = g.op("Greater", self, g.op("Constant", value_t=torch.tensor(threshold)))
+    return g.op("Where", above, self, g.op("Constant", value_t=torch.tensor(value)))
+'''
+
+
+def test_text_pasted_in_an_older_form_is_applied_converted_and_shown(qtbot, window: MainWindow) -> None:
+    open_example(qtbot, window, "threshold")
+    click_problem(qtbot, window, 0)
+    choose_template(qtbot, window, "decompose.threshold_where")
+    window.template.editor.set_source(OLD_FORM_THRESHOLD)
+    apply_to_kind(qtbot, window)
+    assert window.workbench.analysis.unsupported == [], window.log.contents()
+    (kept,) = window.workbench.project.mappings
+    assert "\n@fix(\n" in kept.source and "TEMPLATE =" not in kept.source and "import torch\n" in kept.source
+    assert window.template.editor.source() == kept.source, "the dock shows the converted text"
+    assert "its TEMPLATE dict is now @fix(...) on symbolic" in window.log.contents()
+
+
 @pytest.mark.slow
 def test_killed_worker_leaves_the_window_usable(qtbot, window: MainWindow, model_file) -> None:
     """Kill the worker process while it exports: the window says so, keeps the last result,

@@ -120,6 +120,32 @@ def test_applying_a_fix_edits_the_project_and_exports_again(session, model_file)
     assert session.highlight_after_export == set()
 
 
+# Pasted in the Template dock's editor in the oldest form: a TEMPLATE dict, torch and params injected.
+PASTED_OLD_FORM = '''"""aten::asinh as Asinh."""
+TEMPLATE = {"id": "user.asinh", "title": "Asinh", "description": "The ONNX op.", "family": "user",
+            "fits": ["aten::asinh"], "min_opset": 9, "max_opset": None, "params": {}, "runs_in_onnxruntime": True,
+            "custom_opsets": {}, "notes": ""}
+
+
+def symbolic(g, self):
+    return g.op("Asinh", g.op("Mul", self, g.op("Constant", value_t=torch.tensor(params.get("scale", 1.0)))))
+'''
+
+
+def test_text_pasted_in_an_older_form_is_converted_when_applied(session, model_file) -> None:
+    session, jobs = session
+    open_and_analyse(session, jobs, model_file("two.py", THRESHOLD_AND_ASINH), opset=12)
+    recorded = session.events.record()
+    session.apply_mapping(FixMapping("aten::asinh", "user.asinh", PASTED_OLD_FORM, edited=True))
+    (kept,) = session.workbench.project.mappings
+    assert "import torch\n" in kept.source and "\n@fix(\n" in kept.source and "TEMPLATE =" not in kept.source
+    assert kept.meta is not None and kept.meta.exporters == ("torchscript",)
+    said = [e.text for e in recorded if isinstance(e, events.Logged) and "converted" in e.text]
+    assert len(said) == 1 and "aten::asinh (user.asinh)" in said[0]
+    jobs.run_all()
+    assert [p.kind for p in session.workbench.analysis.unsupported] == ["aten::threshold"]
+
+
 def test_fix_all_fixes_both_kinds_with_one_autosave(session, model_file, monkeypatch) -> None:
     session, jobs = session
     open_and_analyse(session, jobs, model_file("two.py", THRESHOLD_AND_ASINH), opset=12)

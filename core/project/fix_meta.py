@@ -2,8 +2,9 @@
 registered function): read once from the template's source when the fix is made, so no exporter
 builds a library or reads the source again to export it.
 
-The reading itself is here, with ``ast`` only (no import, no exec): a literal ``TEMPLATE`` dict, or
-``@fix(*fits, **metadata)`` above ``def symbolic`` (``fixport.symbolics.api.fix``).
+The reading itself is here, with ``ast`` only (no import, no exec): ``@fix(*fits, **metadata)`` above
+``def symbolic`` (``fixport.symbolics.api.fix``), or the older literal ``TEMPLATE`` dict, read as it
+is until :func:`fixport.core.project.template_form.in_current_form` converts it.
 """
 from __future__ import annotations
 
@@ -14,6 +15,8 @@ from typing import Any
 REQUIRED_KEYS = ("id", "title", "description", "family", "fits", "min_opset", "max_opset",
                  "params", "runs_in_onnxruntime", "custom_opsets", "notes")
 FIX_DECORATOR = "fix"  # fixport.symbolics.api.fix, which this torch-free module cannot import
+# @fix's keywords saying only one exporter takes the fix (and why), by exporter; neither: both take it.
+ONLY_KEYWORDS = {"torchscript": "torchscript_only", "dynamo": "dynamo_only"}
 _reads = [0]  # sources read for metadata in this process (tests count them: an export reads none)
 
 
@@ -53,7 +56,7 @@ def template_metadata(source: str, path: str = "<template>") -> tuple[dict[str, 
         raise FixMetaError("no TEMPLATE = {...} dict and no @fix(...) on symbolic", 1)
     missing = [key for key in REQUIRED_KEYS if key not in meta]
     if missing:
-        raise FixMetaError(f"TEMPLATE lacks {', '.join(missing)}", 1)
+        raise FixMetaError(f"the metadata lacks {', '.join(missing)} (give them to @fix(...))", 1)
     if not symbolic_line:
         raise FixMetaError("no function named 'symbolic'", 1)
     return meta, tree, symbolic_line
@@ -77,10 +80,12 @@ def fix_decorator_metadata(tree: ast.Module) -> tuple[dict[str, Any] | None, int
                 raise FixMetaError("@fix(...) takes literal arguments only", decorator.lineno) from error
             if "strategy" not in given:
                 raise FixMetaError("@fix(...) lacks strategy", decorator.lineno)
-            only = given.get("torchscript_only", "")
+            only = [name for name, keyword in ONLY_KEYWORDS.items() if given.get(keyword)]
+            if len(only) > 1:
+                raise FixMetaError(f"@fix(...) takes one of {', '.join(ONLY_KEYWORDS.values())}", decorator.lineno)
             meta = {"max_opset": None, "params": {}, "runs_in_onnxruntime": True, "custom_opsets": {},
                     "notes": "", **given, "fits": fits, "family": given.pop("strategy"),
-                    "exporters": ["torchscript"] if only else ["torchscript", "dynamo"]}
+                    "exporters": only or list(ONLY_KEYWORDS)}
             return meta, node.lineno
     return None, 0
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import json
 from collections.abc import Callable
-from dataclasses import asdict, dataclass, field, fields
+from dataclasses import asdict, dataclass, field, fields, replace
 from pathlib import Path
 from typing import Any
 
@@ -20,6 +20,7 @@ from fixport.core.project.template_form import in_current_form
 from fixport.core.words.errors import ExportError, ProjectError
 from fixport.core.words.graph import Node
 from fixport.core.words.optimizer_guard import OptimizerFix
+from fixport.core.words.vocabulary import DEFAULT_EXPORTER
 
 FORMAT_VERSION = 3
 PROJECT_SUFFIX = ".fixport.json"
@@ -48,6 +49,12 @@ class FixMapping:
             self.meta = FixMeta.from_json(self.meta)
         elif self.meta is None:
             self.meta = FixMeta.of_source(self.source)
+
+    def in_current_form(self, exporter: str) -> tuple[FixMapping, str]:
+        """This fix with its source in the current template form, read for ``exporter``, and the
+        note saying what changed ('' where nothing did: the fix itself)."""
+        source, note = in_current_form(self.source, exporter)
+        return (replace(self, source=source, meta=None), note) if note else (self, "")
 
     @property
     def family(self) -> str | None:
@@ -217,8 +224,9 @@ def project_from_json(data: dict[str, Any]) -> Project:
     try:
         mappings = [{k: v for k, v in m.items() if k in mapping_fields} for m in values.get("mappings", [])]
         notes = []
+        exporter = str(values.get("export_options", {}).get("exporter") or DEFAULT_EXPORTER)
         for saved in mappings:
-            source, note = in_current_form(str(saved.get("source", "")))
+            source, note = in_current_form(str(saved.get("source", "")), exporter)
             if note:
                 saved["source"] = source
                 notes.append(f"The fix for {saved.get('target_kind')} ({saved.get('template_id')}): {note}.")

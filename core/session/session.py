@@ -206,14 +206,27 @@ class Session:
         """Give the project ``mapping`` (autosaved) and export again, marking what the fix makes."""
         if self.workbench.project is None:
             return
+        # Text pasted in an older template form (a TEMPLATE dict, injected names) is kept converted.
+        mapping, note = mapping.in_current_form(profile_for(self.workbench.exporter_name).name)
+        if note:
+            self._log(f"Note: the fix for {mapping.label} ({mapping.template_id}): {note}.")
         self.workbench.apply_mapping(mapping)
         self.fix_outcomes = None  # the project's fixes are the user's own from here on
         analysis = self.workbench.analysis
         self.highlight_after_export = {mapping.instance} if mapping.instance else {
             p.instance for p in (analysis.unsupported if analysis else []) if p.kind == mapping.target_kind}
         self.events.emit(events.ProjectEdited("mappings"))
+        shown = self._selected_source_node() if note else None
+        if shown is not None:  # the Template dock shows the fix as the project keeps it
+            self._offer_templates(shown)
         self._log(f"Applied {mapping.template_id} to {mapping.label}; re-exporting.")
         self.reexport(keep_view=True)
+
+    def _selected_source_node(self) -> Node | None:
+        """The source-graph node of the selection (an ONNX node's origin), None where there is none."""
+        graph = self.graph(self.selected[0]) if self.selected else None
+        node = graph.node_by_id.get(self.selected[1]) if graph and self.selected else None
+        return node if node is None or self.selected[0] == SOURCE else self.origin_node(node)
 
     def remove_mapping(self, mapping: FixMapping) -> None:
         if self.workbench.project is None:

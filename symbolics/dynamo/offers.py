@@ -1,6 +1,6 @@
 """Fixes generated for one op overload: torch_lib's function as an editable starting point, and
-a stub from the op's schema. Both are complete template files (a ``TEMPLATE`` dict and a
-``symbolic`` ONNX function), so they rank, edit, save and apply like the built-in ones.
+a stub from the op's schema. Both are complete template files (a ``symbolic`` ONNX function under
+``@fix(..., dynamo_only=...)``), so they rank, edit, save and apply like the built-in ones.
 """
 from __future__ import annotations
 
@@ -11,17 +11,20 @@ import textwrap
 
 import torch
 
+from fixport.core.project.template_form import API_MODULE, DEFAULT_PARAMS_LINE, fix_decorator
 from fixport.symbolics.api import op_schema
 
 TORCHLIB_TEMPLATE_ID = "dynamo.torchlib_start"
 STUB_TEMPLATE_ID = "dynamo.stub"
+TRANSLATION_WHY = "an ONNX function for the dynamo exporter's translation table, at opset 18"
 
 
 def _template_source(docstring: str, imports: str, meta: dict, body: str) -> str:
-    return (f'"""{docstring}"""\n\n{imports}\nTEMPLATE = {meta!r}\n\n'
-            "# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.\n"
-            'params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}\n\n\n'
-            f"{body.rstrip()}\n")
+    """A template file: ``body`` (its last function ``symbolic``) under ``@fix`` carrying ``meta``."""
+    marked = body.rstrip().replace("def symbolic(", fix_decorator(meta, only="dynamo", why=TRANSLATION_WHY)
+                                   + "def symbolic(", 1)
+    return (f'"""{docstring}"""\n\n{imports}\nfrom {API_MODULE} import default_params, fix\n\n\n'
+            f"{marked}\n\n\n{DEFAULT_PARAMS_LINE}")
 
 
 def _meta(template_id: str, title: str, description: str, kind: str, notes: str) -> dict:

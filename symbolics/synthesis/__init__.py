@@ -1,7 +1,8 @@
 """Synthesized fixes: template sources generated for the op at hand, from what torch and ONNX know.
 
-Each generator writes an ordinary template (docstring, literal ``TEMPLATE``, ``symbolic``) that
-the user can read, edit and save like a built-in one:
+Each generator writes an ordinary template (docstring, ``symbolic`` under ``@fix(...)``, whose
+arguments :func:`fixport.core.project.template_form.fix_decorator` writes) that the user can read,
+edit and save like a built-in one:
 
 - :mod:`.standard_op` -- the ONNX op of the same name and tensor inputs (``aten::cosh`` -> Cosh);
 - :mod:`.decomposition` -- torch's own decomposition of the op, replayed at export time by

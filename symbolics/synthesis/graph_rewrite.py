@@ -13,6 +13,7 @@ torch only, so the fix script carries it as it is and runs it on the program it 
 """
 from __future__ import annotations
 
+from fixport.core.project.template_form import DEFAULT_PARAMS_LINE, fix_decorator
 from fixport.core.words.vocabulary import DYNAMO_GRAPH_REWRITE_FAMILY as GRAPH_REWRITE_FAMILY
 
 CAST_INTEGER_OPERAND_ID = "dynamo.cast_integer_operand"
@@ -24,6 +25,16 @@ ARITHMETIC_KINDS = tuple(f"aten::{name}.{overload}" for name in ("add", "sub", "
 def cast_integer_operand_template(line: str = "") -> str:
     """The template that casts the integer operand of float arithmetic to the float type, at the
     nodes of the model's ``line`` (``file.py:13``; every such node when empty)."""
+    marked = fix_decorator({
+        "id": CAST_INTEGER_OPERAND_ID,
+        "title": "Cast the integer operand to float (graph rewrite before torch.onnx's passes)",
+        "description": "An FX pass on the captured program: the integer operand of float arithmetic is cast to the "
+                       "float type first, so torch.onnx's type promotion finds an overload.",
+        "family": GRAPH_REWRITE_FAMILY, "fits": list(ARITHMETIC_KINDS), "min_opset": 18,
+        "params": {"line": {"type": "str", "default": line,
+                            "label": "Only the nodes of this line (file.py:13; empty: all)"}},
+        "notes": "Same numbers as torch: eager arithmetic promotes the integer operand to the float type too."},
+        only="dynamo", why="a pass over the program torch.export captured")
     return f'''"""Cast the integer operand of float arithmetic to the float type, before torch.onnx's passes.
 
 torch.onnx's type promotion finds no overload for a float minus an integer tensor (pytorch#194381):
@@ -37,25 +48,7 @@ import re
 
 import torch
 
-TEMPLATE = {{
-    "id": "{CAST_INTEGER_OPERAND_ID}",
-    "title": "Cast the integer operand to float (graph rewrite before torch.onnx's passes)",
-    "description": "An FX pass on the captured program: the integer operand of float arithmetic is cast to the "
-                   "float type first, so torch.onnx's type promotion finds an overload.",
-    "family": "{GRAPH_REWRITE_FAMILY}",
-    "fits": {list(ARITHMETIC_KINDS)!r},
-    "min_opset": 18,
-    "max_opset": None,
-    "params": {{
-        "line": {{"type": "str", "default": {line!r}, "label": "Only the nodes of this line (file.py:13; empty: all)"}},
-    }},
-    "runs_in_onnxruntime": True,
-    "custom_opsets": {{}},
-    "notes": "Same numbers as torch: eager arithmetic promotes the integer operand to the float type too.",
-}}
-
-# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
-params = {{name: spec["default"] for name, spec in TEMPLATE["params"].items()}}
+from fixport.symbolics.api import default_params, fix
 
 ARITHMETIC = ("add", "sub", "rsub", "mul", "div")
 FRAME = re.compile(r'File "([^"]+)", line (\\d+)')
@@ -83,7 +76,7 @@ def at_line(node, line):
                for path, found in FRAME.findall(node.meta.get("stack_trace") or ""))
 
 
-def symbolic(program):
+{marked}def symbolic(program):
     """Rewrite ``program``'s graph in place; (node, op, what changed) for each node rewritten."""
     graph = program.graph_module.graph
     changed = []
@@ -108,4 +101,6 @@ def symbolic(program):
             changed.append((node.name, str(target), f"its {{dtype}} operand {{operand.name}} cast to {{wanted}} first"))
     program.graph_module.recompile()
     return changed
-'''
+
+
+{DEFAULT_PARAMS_LINE}'''

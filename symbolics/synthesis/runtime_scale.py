@@ -14,6 +14,7 @@ the context manager the model is traced under. It imports torch only: the fix sc
 """
 from __future__ import annotations
 
+from fixport.core.project.template_form import fix_decorator
 from fixport.core.words.vocabulary import TRACED_VALUE_FAMILY
 
 RUNTIME_SCALE_ID = "torchscript.runtime_scale_resize"
@@ -23,6 +24,13 @@ RESIZE_KINDS = tuple(f"aten::upsample_{mode}" for mode in ("nearest1d", "nearest
 
 def runtime_scale_template() -> str:
     """The template that keeps an interpolate's scale factor, read from a tensor input, an input."""
+    marked = fix_decorator({
+        "id": RUNTIME_SCALE_ID, "title": "Keep the scale factor an input (Resize with the runtime scale)",
+        "description": "An autograd.Function whose symbolic passes the scale read with float(scale) to ONNX Resize, "
+                       "so the scale stays an input of the ONNX graph instead of a constant of the trace.",
+        "family": TRACED_VALUE_FAMILY, "fits": list(RESIZE_KINDS), "min_opset": 11,
+        "notes": "Applies to F.interpolate (and nn.Upsample) given scale_factor, not size."},
+        only="torchscript", why="an autograd.Function the TorchScript trace keeps as one node")
     return f'''"""Keep a scale factor read with float(scale) an input: Resize with the runtime scale.
 
 While the model is traced, float()/.item() of a floating tensor remember the tensor they read, and
@@ -37,22 +45,7 @@ import warnings
 import torch
 import torch.nn.functional as F
 
-TEMPLATE = {{
-    "id": "{RUNTIME_SCALE_ID}",
-    "title": "Keep the scale factor an input (Resize with the runtime scale)",
-    "description": "An autograd.Function whose symbolic passes the scale read with float(scale) to ONNX Resize, "
-                   "so the scale stays an input of the ONNX graph instead of a constant of the trace.",
-    "family": "{TRACED_VALUE_FAMILY}",
-    "fits": {list(RESIZE_KINDS)!r},
-    "min_opset": 11,
-    "max_opset": None,
-    "params": {{}},
-    "runs_in_onnxruntime": True,
-    "custom_opsets": {{}},
-    "notes": "Applies to F.interpolate (and nn.Upsample) given scale_factor, not size.",
-}}
-
-params = {{}}
+from fixport.symbolics.api import fix
 
 ONNX_MODES = {{"nearest": "nearest", "linear": "linear", "bilinear": "linear", "trilinear": "linear",
                "bicubic": "cubic"}}
@@ -139,7 +132,7 @@ def _interpolate(input, size=None, scale_factor=None, mode="nearest", align_corn
     return ORIGINAL["interpolate"](input, size, scale_factor, mode, align_corners, recompute_scale_factor, antialias)
 
 
-@contextlib.contextmanager
+{marked}@contextlib.contextmanager
 def symbolic():
     """The context the model is traced in (see the docstring above)."""
     saved = {{name: torch.Tensor.__dict__.get(name) for name in ("__float__", "item")}}

@@ -1,6 +1,6 @@
 """Fixes for the dynamo exporter: a project's mappings -> a translation table and decompositions.
 
-A dynamo template is a template file (same ``TEMPLATE`` dict as the TorchScript ones) whose
+A dynamo template is a template file (``@fix(..., dynamo_only=...)`` as the TorchScript ones) whose
 ``symbolic`` is either an onnxscript function in trace mode, registered for the op overload the
 way ``torch.onnx.export(dynamo=True, custom_translation_table={op: fn})`` does (family
 ``dynamo_translation``), or a torch function registered as a decomposition of the op

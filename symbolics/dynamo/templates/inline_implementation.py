@@ -17,29 +17,10 @@ import torch
 from torch._decomp import decomposition_table
 from torch._library.custom_ops import OPDEFS
 
+from fixport.symbolics.api import default_params, fix
 from fixport.symbolics.synthesis.extra_linalg import LINALG_DECOMPOSITIONS
 from fixport.symbolics.synthesis.extra_scans import SCAN_DECOMPOSITIONS
 from fixport.symbolics.synthesis.extra_special import SPECIAL_DECOMPOSITIONS
-
-TEMPLATE = {
-    "id": "dynamo.inline_implementation",
-    "title": "Inline the op's implementation (decomposition)",
-    "description": "Replace the op by its Python implementation (custom op) or a decomposition (aten: "
-                   "Fixport's, else torch's).",
-    "family": "dynamo_decomposition",
-    "fits": ["*"],
-    "min_opset": 18,
-    "max_opset": None,
-    "params": {
-        "kind": {"type": "str", "default": "", "label": "Op (namespace::name.overload)"},
-    },
-    "runs_in_onnxruntime": True,
-    "custom_opsets": {},
-    "notes": "Works when the implementation is plain torch ops (no numpy, no .item()).",
-}
-
-# The defaults from TEMPLATE; Fixport replaces them with the values set for this fix.
-params = {name: spec["default"] for name, spec in TEMPLATE["params"].items()}
 
 
 def has_composite_kernel(target):
@@ -68,5 +49,20 @@ def implementation(kind):
     raise NotImplementedError(f"neither torch nor Fixport has a decomposition of {kind}")
 
 
+@fix(
+    "*",
+    id="dynamo.inline_implementation",
+    strategy="dynamo_decomposition",
+    title="Inline the op's implementation (decomposition)",
+    description="Replace the op by its Python implementation (custom op) or a decomposition (aten: "
+                "Fixport's, else torch's).",
+    min_opset=18,
+    params={"kind": {"type": "str", "default": "", "label": "Op (namespace::name.overload)"}},
+    notes="Works when the implementation is plain torch ops (no numpy, no .item()).",
+    dynamo_only="a decomposition run on the captured program",
+)
 def symbolic(*args, **kwargs):
     return implementation(params["kind"])(*args, **kwargs)
+
+
+params = default_params(symbolic)
