@@ -19,6 +19,7 @@ from typing import Any
 
 import torch
 
+from fixport.core.foundation import runtime_scale_op  # registers the op a runtime-scale code change calls
 from fixport.core.foundation.changed_methods import methods_changed
 from fixport.core.foundation.script import ExportJob, ScriptFix
 
@@ -123,7 +124,8 @@ def export_with_fixes(job: ExportJob) -> None:
         with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
             program = torch.onnx.export(target, job.inputs, dynamo=True, opset_version=job.opset,
                                         optimize=bool(given.get("do_constant_folding", True)),
-                                        custom_translation_table=translation_table(job.fixes) or None,
+                                        custom_translation_table={**runtime_scale_op.translations(),
+                                                                          **translation_table(job.fixes)},
                                         dynamic_shapes=dynamic_shapes if target is job.model else None, **options)
     program.save(job.output)
 
