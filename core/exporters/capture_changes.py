@@ -296,7 +296,8 @@ def _runtime_scale(source: str, function: ast.FunctionDef, statement: ast.stmt,
     return start, end, changed, (
         f"The scale factor is read from a tensor's value (`{guard}`): {RUNTIME_SCALE_OP} keeps it a tensor, "
         "runs interpolate as it is, and exports to ONNX Resize with the scale read at run time (its output "
-        "size is data to torch.export).")
+        "size is data to torch.export; the op is defined in fixport.core.foundation.runtime_scale_op, which the fix "
+        "script carries).")
 
 
 def propose_change(source: str, line: int, guard: str) -> CodeChange | None:
