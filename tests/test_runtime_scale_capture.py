@@ -65,6 +65,7 @@ def test_each_interpolate_of_the_function_keeps_its_factor_a_tensor() -> None:
     "F.interpolate(x, scale_factor=float(s), antialias=True)",  # no ONNX Resize does it
     "F.interpolate(x, scale_factor=2.0)",  # no value read: nothing to keep
     "F.interpolate(x, scale_factor=float(s), recompute_scale_factor=True)",
+    "F.interpolate(x, scale_factor=float(s), mode='area')",  # no ONNX Resize mode
 ])
 def test_interpolates_the_op_does_not_stand_for_are_left(call: str) -> None:
     source = f"import torch\n\n\ndef f(x, s):\n    return {call}\n"

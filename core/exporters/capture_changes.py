@@ -241,6 +241,7 @@ def _size_from_data(statement: ast.Assign, indent: str, guard: str) -> tuple[lis
 _INTERPOLATE_PARAMETERS = ("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
                            "antialias")
 RUNTIME_SCALE_OP = "torch.ops.fixport.runtime_scale_interpolate"
+_RESIZE_MODES = frozenset({"nearest", "linear", "bilinear", "trilinear", "bicubic"})  # those ONNX Resize has
 
 
 def _value_read(expression: ast.expr | None) -> ast.expr | None:
@@ -267,9 +268,11 @@ def _runtime_scale_call(call: ast.AST) -> str | None:
     tensor = _value_read(given.get("scale_factor"))
     unset = all(isinstance(given.get(name), ast.Constant) and given[name].value in (None, False)
                 for name in ("size", "recompute_scale_factor", "antialias") if name in given)
-    if tensor is None or "input" not in given or not unset:
+    mode_given = given.get("mode", ast.Constant("nearest"))
+    if tensor is None or "input" not in given or not unset \
+            or not (isinstance(mode_given, ast.Constant) and mode_given.value in _RESIZE_MODES):
         return None
-    mode = ast.unparse(given["mode"]) if "mode" in given else "'nearest'"
+    mode = ast.unparse(mode_given)
     align = ast.unparse(given["align_corners"]) if "align_corners" in given else "None"
     return f"{RUNTIME_SCALE_OP}({ast.unparse(given['input'])}, {ast.unparse(tensor)}, {mode}, {align})"
 
