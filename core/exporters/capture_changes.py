@@ -12,6 +12,10 @@ have a mechanical answer, found in the statement at the failing line (``ast``, n
 - a size read from data, ``count = int((scores > 0).sum())``: ``.item()`` keeps it a symbolic
   size instead of forcing a Python int, and ``torch._check(count >= 0)`` gives export the fact
   that a size needs;
+- a scale factor read from data, ``F.interpolate(x, scale_factor=float(scale))``: each such call
+  of the function becomes ``torch.ops.fixport.runtime_scale_interpolate(x, scale, mode,
+  align_corners)`` (:mod:`fixport.core.foundation.runtime_scale_op`), which keeps ``scale`` a tensor
+  and exports to ONNX ``Resize`` with the runtime scale;
 - a branch on a size that returns, ``if boxes.numel() == 0: return empty`` (torchvision's NMS,
   in a plain function): where export cannot decide the size, ``guard_or_false`` takes the path
   written for the general size (the fall-through or ``else``); verified like every change.
@@ -253,6 +257,71 @@ def _size_from_data(statement: ast.Assign, indent: str, guard: str) -> tuple[lis
         f"forces a Python number, and torch._check({name} >= 0) tells export it is one.")
 
 
+_INTERPOLATE_PARAMETERS = ("input", "size", "scale_factor", "mode", "align_corners", "recompute_scale_factor",
+                           "antialias")
+RUNTIME_SCALE_OP = "torch.ops.fixport.runtime_scale_interpolate"
+_RESIZE_MODES = frozenset({"nearest", "linear", "bilinear", "trilinear", "bicubic"})  # those ONNX Resize has
+
+
+def _value_read(expression: ast.expr | None) -> ast.expr | None:
+    """``t`` of ``float(t)`` or ``t.item()``, else None."""
+    if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Name) \
+            and expression.func.id == "float" and len(expression.args) == 1 and not expression.keywords:
+        return expression.args[0]
+    if isinstance(expression, ast.Call) and isinstance(expression.func, ast.Attribute) \
+            and expression.func.attr == "item" and not expression.args and not expression.keywords:
+        return expression.func.value
+    return None
+
+
+def _runtime_scale_call(call: ast.AST) -> str | None:
+    """``interpolate(x, scale_factor=float(t), mode=..., align_corners=...)`` (no size, no recomputed
+    factor, no antialias) as the call of the op that keeps ``t`` a tensor; else None."""
+    if not isinstance(call, ast.Call) or not (
+            isinstance(call.func, ast.Attribute) and call.func.attr == "interpolate"
+            or isinstance(call.func, ast.Name) and call.func.id == "interpolate") \
+            or any(isinstance(a, ast.Starred) for a in call.args) or len(call.args) > len(_INTERPOLATE_PARAMETERS) \
+            or any(k.arg is None for k in call.keywords):
+        return None
+    given = dict(zip(_INTERPOLATE_PARAMETERS, call.args)) | {k.arg: k.value for k in call.keywords}
+    tensor = _value_read(given.get("scale_factor"))
+    unset = all(isinstance(given.get(name), ast.Constant) and given[name].value in (None, False)
+                for name in ("size", "recompute_scale_factor", "antialias") if name in given)
+    mode_given = given.get("mode", ast.Constant("nearest"))
+    if tensor is None or "input" not in given or not unset \
+            or not (isinstance(mode_given, ast.Constant) and mode_given.value in _RESIZE_MODES):
+        return None
+    mode = ast.unparse(mode_given)
+    align = ast.unparse(given["align_corners"]) if "align_corners" in given else "None"
+    return f"{RUNTIME_SCALE_OP}({ast.unparse(given['input'])}, {ast.unparse(tensor)}, {mode}, {align})"
+
+
+def _runtime_scale(source: str, function: ast.FunctionDef, statement: ast.stmt,
+                   guard: str) -> tuple[int, int, list[str], str] | None:
+    """Every interpolate of ``function`` from ``statement`` on whose scale factor is read from a tensor
+    (``float(scale)``), called as the op that keeps the tensor (lines start..end, the new lines):
+    torch.export stops at the first, and the others read the same factor."""
+    calls = [(node, text) for node in ast.walk(function)
+             if getattr(node, "lineno", 0) >= statement.lineno and (text := _runtime_scale_call(node))]
+    if not any(statement.lineno <= node.lineno <= (statement.end_lineno or statement.lineno) for node, _ in calls):
+        return None
+    lines = source.splitlines()
+    start, end = statement.lineno, max(node.end_lineno or node.lineno for node, _ in calls)
+    if any(node.lineno != node.end_lineno for node, _ in calls):
+        return None  # a call over several lines: its text is not replaced in place
+    changed = lines[start - 1:end]
+    for node, text in sorted(calls, key=lambda c: (c[0].lineno, c[0].col_offset), reverse=True):
+        row = changed[node.lineno - start]
+        prefix = row.encode()[:node.col_offset].decode()  # ast's offsets count UTF-8 bytes
+        tail = row.encode()[node.end_col_offset:].decode()
+        changed[node.lineno - start] = f"{prefix}{text}{tail}"
+    return start, end, changed, (
+        f"The scale factor is read from a tensor's value (`{guard}`): {RUNTIME_SCALE_OP} keeps it a tensor, "
+        "runs interpolate as it is, and exports to ONNX Resize with the scale read at run time (its output "
+        "size is data to torch.export; the op is defined in fixport.core.foundation.runtime_scale_op, which the fix "
+        "script carries).")
+
+
 def propose_change(source: str, line: int, guard: str) -> CodeChange | None:
     """The change that lets torch.export capture the statement at ``line`` (see the module
     docstring), or None when the statement has no mechanical answer."""
@@ -263,6 +332,9 @@ def propose_change(source: str, line: int, guard: str) -> CodeChange | None:
     class_name, function, statement = _enclosing(tree, line)
     if function is None or statement is None:
         return None
+    scaled = _runtime_scale(source, function, statement, guard)
+    if scaled is not None:
+        return CodeChange(scaled[0], scaled[1], tuple(scaled[2]), scaled[3], class_name, function.name)
     text_line = source.splitlines()[statement.lineno - 1]
     indent = text_line[:len(text_line) - len(text_line.lstrip())]
     if isinstance(statement, (ast.If, ast.Assert)) and statement.lineno == line:

@@ -59,7 +59,6 @@ from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
 from fixport.core.exporters.dynamo.script_part import (
-    attributes_kept,
     node_being_translated,
     shapes_by_parameter,
     suggested_dynamic_shapes,
@@ -75,6 +74,7 @@ from fixport.core.exporters.torch_export.capture_failures import (
     stopping_line_first,
 )
 from fixport.core.foundation.changed_methods import methods_changed
+from fixport.core.foundation.kept_attributes import attributes_kept
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.onnx_io.diagnosis import (
     nodes_without_kernel_for_their_types,

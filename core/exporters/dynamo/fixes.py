@@ -21,6 +21,7 @@ import torch
 
 from fixport.core.exporters.dynamo.script_part import by_instance
 from fixport.core.exporters.fix_registry import FixRegistry
+from fixport.core.foundation import runtime_scale_op
 from fixport.core.foundation.changed_methods import ChangedMethod
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import GraphRewrite
@@ -126,6 +127,8 @@ def applied_dynamo_mappings(mappings: list[FixMapping]) -> Iterator[dict[str, in
 
 def register_translations(registry: Any, fixes: DynamoFixes) -> None:
     """Register each fix's ONNX function in the exporter's registry, ahead of torch_lib's."""
+    for target, function in runtime_scale_op.translations().items():  # the op a code change may call
+        registry.register_op(target, function)
     for target, function in fixes.complex_translations.items():
         registry.register_op(target, function, is_complex=True)
     for target, per_node in fixes.translations.items():

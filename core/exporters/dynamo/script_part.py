@@ -19,7 +19,9 @@ from typing import Any
 
 import torch
 
+from fixport.core.foundation import runtime_scale_op  # registers the op a runtime-scale code change calls
 from fixport.core.foundation.changed_methods import methods_changed
+from fixport.core.foundation.kept_attributes import attributes_kept
 from fixport.core.foundation.script import ExportJob, ScriptFix
 
 # torch's capture settings, named as Fixport saves them in a project's capture_settings
@@ -123,7 +125,8 @@ def export_with_fixes(job: ExportJob) -> None:
         with node_being_translated() if per_node else nullcontext(), complex_translations_registered(job.fixes):
             program = torch.onnx.export(target, job.inputs, dynamo=True, opset_version=job.opset,
                                         optimize=bool(given.get("do_constant_folding", True)),
-                                        custom_translation_table=translation_table(job.fixes) or None,
+                                        custom_translation_table={**runtime_scale_op.translations(),
+                                                                          **translation_table(job.fixes)},
                                         dynamic_shapes=dynamic_shapes if target is job.model else None, **options)
     program.save(job.output)
 
@@ -269,55 +272,3 @@ def node_being_translated() -> Iterator[None]:
         yield
     finally:
         _core._handle_call_function_node_with_lowering = original
-
-
-# What nn.Module keeps in these is torch.export's to manage (a buffer assigned in forward() is
-# copied back by torch); everything else in a module's __dict__ is the model's own state.
-_MODULE_BOOKKEEPING = frozenset({"_parameters", "_buffers", "_modules", "_non_persistent_buffers_set"})
-
-
-@contextmanager
-def attributes_kept(model: torch.nn.Module) -> Iterator[None]:
-    """Every submodule's own attributes, and the contents of its list and dict attributes, as
-    they were on entry, once the block ends (issue 33).
-
-    torch.export runs forward() on fake tensors. A forward() that caches what it computes on its
-    modules (a detection head's anchors and strides, kept with the shape they were made for) leaves
-    those fake tensors behind: torch puts back the attributes a module had, but not the ones
-    forward() added over a class default. The next torch run then returns fake tensors, and the
-    next capture takes them for constants that cannot be written."""
-    snapshots = [(module, _snapshot(module)) for module in model.modules()]
-    try:
-        yield
-    finally:
-        for module, (attributes, contents) in snapshots:
-            _restore(module, attributes, contents)
-
-
-def _snapshot(module: torch.nn.Module) -> tuple[dict[str, Any], dict[str, Any]]:
-    attributes = {k: v for k, v in module.__dict__.items() if k not in _MODULE_BOOKKEEPING}
-    contents = {k: (list(v) if isinstance(v, list) else dict(v)) for k, v in attributes.items()
-                if type(v) in (list, dict)}
-    return attributes, contents
-
-
-def _restore(module: torch.nn.Module, attributes: dict[str, Any], contents: dict[str, Any]) -> None:
-    state = module.__dict__
-    for name in [k for k in state if k not in _MODULE_BOOKKEEPING and k not in attributes]:
-        del state[name]
-    for name, value in attributes.items():
-        if state.get(name) is not value:
-            state[name] = value
-        if name in contents and not _same_items(value, contents[name]):
-            value.clear()
-            if isinstance(value, list):
-                value.extend(contents[name])
-            else:
-                value.update(contents[name])
-
-
-def _same_items(now: list | dict, before: list | dict) -> bool:
-    """Whether a container holds the same objects (by identity: tensors do not compare to a bool)."""
-    if isinstance(now, dict):
-        return now.keys() == before.keys() and all(now[k] is before[k] for k in now)
-    return len(now) == len(before) and all(a is b for a, b in zip(now, before))

@@ -43,6 +43,7 @@ from fixport.core.exporters.torchscript.registry import SymbolicRegistryState, b
 from fixport.core.exporters.torchscript.script_part import autograd_functions_named, given_inputs_only
 from fixport.core.exporters.torchscript.weights import weights_written_to
 from fixport.core.foundation.errors import FixportError
+from fixport.core.foundation.kept_attributes import attributes_kept
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.loaders.source_frames import is_library_frame
 from fixport.core.onnx_io.diagnosis import (
@@ -164,7 +165,7 @@ class TorchScriptExporter(Exporter):
 
     def plain_export(self, loaded: LoadedModel, options: ExportOptions, path: Path) -> None:
         refuse_onnx_files(loaded)
-        with warnings.catch_warnings(), _torch_onnx_log_silenced():
+        with warnings.catch_warnings(), _torch_onnx_log_silenced(), attributes_kept(loaded.module):
             warnings.simplefilter("ignore")
             torch.onnx.export(loaded.module, loaded.example_inputs, str(path), opset_version=options.opset,
                               input_names=options.input_names or loaded.input_names or None,
@@ -286,7 +287,10 @@ class TorchScriptExporter(Exporter):
             try:
                 # No torch.no_grad(): it would switch modules such as MultiheadAttention to
                 # fast paths that a plain export never sees.
-                with given_inputs_only(loaded.module, len(loaded.example_inputs)), code_changes_applied(loaded):
+                # attributes_kept: the loaded model is the worker's cached one, and a forward() that caches
+                # what it computes would keep the trace's tensors (a traced size) for the next export
+                with given_inputs_only(loaded.module, len(loaded.example_inputs)), code_changes_applied(loaded), \
+                        attributes_kept(loaded.module):
                     torch.onnx.export(loaded.module, loaded.example_inputs,
                                       path if isinstance(path, io.BytesIO) else str(path), **kwargs)
             except Exception as exc:
