@@ -167,3 +167,33 @@ def test_the_boundary_copy_takes_and_gives_float32_and_keeps_bfloat16_inside() -
     x = np.array([1.5, -2.25, 3.296875], np.float32)  # bfloat16 values: exact through both casts
     (y,) = session.run(None, {"x": x})
     np.testing.assert_array_equal(y, x)
+
+
+def test_an_embeddings_rows_are_gathered_in_bfloat16_then_widened_and_run_the_same() -> None:
+    """A Gather of a bfloat16 vocabulary widens the rows it gathered, not the whole table; a weight
+    read by a MatMul is widened just before it. The numbers are those of the weights widened whole."""
+    vocabulary = np.linspace(-3, 3, 64 * 48).astype(ml_dtypes.bfloat16).reshape(64, 48)
+    projection = np.linspace(1, -1, 48 * 40).astype(ml_dtypes.bfloat16).reshape(48, 40)
+    nodes = [helper.make_node("Gather", ["vocabulary", "ids"], ["rows"]),  # as torch writes a bfloat16 model
+             helper.make_node("Relu", ["rows"], ["relu"]),
+             helper.make_node("MatMul", ["relu", "projection"], ["y"])]
+    model = helper.make_model(helper.make_graph(
+        nodes, "g", [helper.make_tensor_value_info("ids", TensorProto.INT64, [2, 3])],
+        [helper.make_tensor_value_info("y", TensorProto.BFLOAT16, [2, 3, 40])],
+        [numpy_helper.from_array(vocabulary, "vocabulary"), numpy_helper.from_array(projection, "projection")]),
+        opset_imports=[helper.make_opsetid("", 17)])
+    held = on_disk(model, WeightsFolder())
+    wide = widened(held)
+    assert casts_weights_at_use(wide.proto)
+    order = [(n.op_type, list(n.input)) for n in wide.proto.graph.node]
+    gather = next(index for index, (op, _) in enumerate(order) if op == "Gather")
+    assert order[gather][1][0] == "vocabulary" and order[gather + 1][0] == "Cast"  # its rows, widened after it
+    assert not any(op == "Cast" and inputs == ["vocabulary"] for op, inputs in order)  # never the whole table
+    matmul = next(index for index, (op, _) in enumerate(order) if op == "MatMul")
+    assert order[matmul - 1] == ("Cast", ["projection"])  # widened just before its reader
+    ids = np.array([[1, 5, 63], [0, 7, 7]], np.int64)
+    (from_disk,) = create_session(held, "cpu").session.run(None, {"ids": ids})
+    (in_memory,) = create_session(OnnxModel(model), "cpu").session.run(None, {"ids": ids})
+    np.testing.assert_array_equal(from_disk.astype(np.float32), in_memory.astype(np.float32))
+    expected = np.maximum(vocabulary.astype(np.float32)[ids], 0) @ projection.astype(np.float32)
+    np.testing.assert_allclose(from_disk.astype(np.float32), expected, rtol=1e-2, atol=1e-2)

@@ -24,6 +24,7 @@ The widening of the graph itself and the session are the fix script's support's
 from __future__ import annotations
 
 import weakref
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
@@ -49,6 +50,7 @@ WIDENED_ON_CPU_NOTE = (
 
 WEIGHT_CAST_PREFIX = "fixport_widen_weight/"
 WIDENED_SUFFIX = "__fixport_float32"
+ROWS_SUFFIX = "__fixport_bfloat16_rows"  # a Gather's bfloat16 rows, before they are widened
 
 # The widened weights of each source folder: (its WeightsFolder, {(file, offset, length): (offset, length)}).
 _widened_weights: dict[Path, tuple[WeightsFolder, dict[tuple[str, int, int], tuple[int, int]]]] = {}
@@ -73,22 +75,82 @@ def casts_weights_at_use(model: onnx.ModelProto) -> bool:
 def _cast_at_use(proto: onnx.ModelProto) -> bool:
     """Keep each external bfloat16 weight as it is on disk and widen it with a Cast where the graph
     reads it: a session then holds the bfloat16 file once (mapped) and each weight's float32 copy
-    only while its node runs, where a widened copy of the weights would hold them twice over.
-    False (nothing changed) when a weight is also a graph input or output, whose type must not change."""
+    only while its node runs, where a widened copy of the weights would hold them twice over. A
+    Gather of rows (an embedding) is widened after it, rows only: Gather moves values, so the result
+    is the same, and the vocabulary's float32 copy is never made. Each Cast goes just before the
+    first node that reads it. False (nothing changed) when a weight is also a graph input or output,
+    whose type must not change."""
     places = [(graph, tensor) for graph in all_graphs(proto.graph) for tensor in graph.initializer
               if tensor.data_type == BFLOAT16 and tensor.data_location == onnx.TensorProto.EXTERNAL]
     edges = {info.name for graph in all_graphs(proto.graph) for info in (*graph.input, *graph.output)}
     if not places or any(tensor.name in edges for _, tensor in places):
         return False
+    casts: dict[int, list[onnx.NodeProto]] = {}  # by graph: each Cast, placed before its first reader
     for graph, tensor in places:
+        _widen_gathered_rows(graph, tensor.name)
         wide = tensor.name + WIDENED_SUFFIX
-        _rename_uses(graph, tensor.name, wide)
+        if not _reads(graph, tensor.name):
+            continue
+        _rename_uses(graph, tensor.name, wide, keep=_gathers_rows)
         for info in graph.value_info:
             if info.name == tensor.name:
                 info.name = wide
-        graph.node.insert(0, onnx.helper.make_node("Cast", [tensor.name], [wide], to=FLOAT,
-                                                   name=WEIGHT_CAST_PREFIX + tensor.name))
+        casts.setdefault(id(graph), []).append(onnx.helper.make_node("Cast", [tensor.name], [wide], to=FLOAT,
+                                                                       name=WEIGHT_CAST_PREFIX + tensor.name))
+    for graph in {id(graph): graph for graph, _ in places}.values():
+        _place_before_first_reader(graph, casts.get(id(graph), []))
     return True
+
+
+def _widen_gathered_rows(graph: onnx.GraphProto, weight: str) -> None:
+    """Each Gather of ``weight``'s rows (its data input) in ``graph`` gathers bfloat16, then widens them."""
+    nodes: list[onnx.NodeProto] = []
+    for node in graph.node:
+        nodes.append(node)
+        if node.op_type == "Gather" and node.domain in ("", "ai.onnx") and node.input and node.input[0] == weight:
+            gathered = node.output[0] + ROWS_SUFFIX
+            widened = node.output[0]
+            node.output[0] = gathered
+            nodes.append(onnx.helper.make_node("Cast", [gathered], [widened], to=FLOAT,
+                                               name=WEIGHT_CAST_PREFIX + gathered))
+    if len(nodes) != len(graph.node):
+        del graph.node[:]
+        graph.node.extend(nodes)
+
+
+def _gathers_rows(node: onnx.NodeProto) -> bool:
+    """A Gather that :func:`_widen_gathered_rows` made read the bfloat16 table itself."""
+    return node.op_type == "Gather" and bool(node.output) and node.output[0].endswith(ROWS_SUFFIX)
+
+
+def _reads(graph: onnx.GraphProto, name: str) -> bool:
+    """Whether a node of ``graph`` (or of a subgraph) other than a Gather of its rows reads ``name``."""
+    return any(name in node.input and not _gathers_rows(node) for inner in all_graphs(graph) for node in inner.node)
+
+
+def _place_before_first_reader(graph: onnx.GraphProto, casts: list[onnx.NodeProto]) -> None:
+    """Put each Cast of ``casts`` just before the first node of ``graph`` that reads its output (itself,
+    or in a subgraph); one read by no node goes first."""
+    if not casts:
+        return
+    by_output = {cast.output[0]: cast for cast in casts}
+    nodes: list[onnx.NodeProto] = []
+    for node in graph.node:
+        read = [name for name in _names_read(node) if name in by_output]
+        nodes.extend(by_output.pop(name) for name in dict.fromkeys(read))
+        nodes.append(node)
+    del graph.node[:]
+    graph.node.extend([*by_output.values(), *nodes])
+
+
+def _names_read(node: onnx.NodeProto) -> list[str]:
+    """The names ``node`` reads: its inputs, and its subgraphs' nodes' inputs."""
+    names = list(node.input)
+    for attribute in node.attribute:
+        for inner in [attribute.g, *attribute.graphs] if attribute.type in (onnx.AttributeProto.GRAPH,
+                                                                            onnx.AttributeProto.GRAPHS) else []:
+            names += [value for each in all_graphs(inner) for sub in each.node for value in sub.input]
+    return names
 
 
 def boundary_in_float32(model: OnnxModel) -> OnnxModel:
@@ -118,11 +180,13 @@ def boundary_in_float32(model: OnnxModel) -> OnnxModel:
     return model.derived(proto)
 
 
-def _rename_uses(graph: onnx.GraphProto, name: str, new_name: str) -> None:
-    """Point every node input reading ``name`` (in subgraphs too) at ``new_name``."""
+def _rename_uses(graph: onnx.GraphProto, name: str, new_name: str,
+                 keep: Callable[[onnx.NodeProto], bool] = lambda node: False) -> None:
+    """Point every node input reading ``name`` (in subgraphs too) at ``new_name``, but in the nodes ``keep`` names."""
     for inner in all_graphs(graph):
         for node in inner.node:
-            node.input[:] = [new_name if value == name else value for value in node.input]
+            if not keep(node):
+                node.input[:] = [new_name if value == name else value for value in node.input]
 
 
 def _with_widened_weights(source: OnnxModel, proto: onnx.ModelProto) -> OnnxModel:
