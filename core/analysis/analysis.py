@@ -16,6 +16,7 @@ from fixport.core.checks.runtime_outputs import OPENVINO_CHECK_NOTE, openvino_ou
 from fixport.core.checks.shape_check import check_other_shapes, shape_label_note
 from fixport.core.checks.value_check import check_input_values
 from fixport.core.exporters.base import ExportResult
+from fixport.core.exporters.size_shortcuts import with_shortcut_changes
 from fixport.core.exporters.traced_size_changes import with_size_changes
 from fixport.core.foundation.comparison import to_numpy
 from fixport.core.loaders.loading import LoadedModel
@@ -104,7 +105,9 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
                                         request.at_input_sets, result.sizes_refused,
                                         progress=within(progress, 0.95, "checking other sizes"))
             # sizes the trace folded at a line it warned about: the change that keeps them, for fix --auto
-            result.unsupported += with_size_changes(loaded, shapes.problems, result.warnings)
+            # and sizes torch.export pinned at a line taking a shortcut: the change that captures the general path
+            result.unsupported += with_shortcut_changes(
+                loaded, with_size_changes(loaded, shapes.problems, result.warnings), result.warnings)
             notes += shape_label_note(shapes)
             other_sizes = shapes.shapes_tried
     generation = None

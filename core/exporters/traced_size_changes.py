@@ -10,7 +10,9 @@ warning names, the rounding is rewritten as integer arithmetic the trace keeps:
 - ``math.floor(a / b)`` and ``int(a / b)`` -> ``(a) // (b)``;
 - ``int(x.size(1))`` (or ``int(x.shape[1] // 2)``, ``int(patch_height * self.patch_size)``: integer
   arithmetic on names and sizes) -> the expression itself: the size stays a traced value
-  (``x.view(b, x.size(1) // 2, -1)``), as ``torch.onnx.operators.shape_as_tensor`` would keep it.
+  (``x.view(b, x.size(1) // 2, -1)``), as ``torch.onnx.operators.shape_as_tensor`` would keep it;
+- at an ``if`` whose size comparison only guards a cut to that length (``x = x[..., :n]``), the
+  comparison goes (:mod:`~fixport.core.exporters.truncation_guards`).
 
 The change is a :class:`~fixport.core.exporters.capture_changes.CodeChange`, so it renders as a
 diff and its method is taken out by :func:`~fixport.core.exporters.capture_change_fix.changed_method`
@@ -26,6 +28,7 @@ from fixport.core.exporters.capture_change_fix import code_change_template
 from fixport.core.exporters.capture_changes import ChangedSource, CodeChange, enclosing
 from fixport.core.exporters.code_files import code_files
 from fixport.core.exporters.trace_warnings import trace_warnings
+from fixport.core.exporters.truncation_guards import propose_truncation_unguarded
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.words.problems import UnsupportedNode
 from fixport.core.words.vocabulary import ProblemReason
@@ -95,6 +98,8 @@ def propose_size_change(source: str, line: int) -> CodeChange | None:
     except SyntaxError:
         return None
     class_name, function, statement = enclosing(tree, line)
+    if function is not None and isinstance(statement, ast.If) and statement.lineno == line:
+        return propose_truncation_unguarded(source, statement, class_name, function.name)
     if function is None or not isinstance(statement, (ast.Assign, ast.AugAssign, ast.AnnAssign, ast.Return,
                                                       ast.Expr)):
         return None
@@ -146,8 +151,8 @@ def size_change_fix(loaded: LoadedModel, warnings: list[str], kinds: list[str]) 
 def with_size_changes(loaded: LoadedModel, problems: list[UnsupportedNode], warnings: list[str]
                       ) -> list[UnsupportedNode]:
     """``problems`` with the size-keeping fix (``code_change_fix``) and its diff (``code_change``) on
-    each ``shape_specialised`` one whose message names a line it changes (TorchScript only: only a
-    trace warns)."""
+    each ``shape_specialised`` one whose message names a line it changes, else on the first that names
+    a warned line (TorchScript only: only a trace warns)."""
     specialised = [p for p in problems if p.reason == ProblemReason.SHAPE_SPECIALISED]
     if not specialised or not trace_warnings(warnings):
         return problems
@@ -155,7 +160,16 @@ def with_size_changes(loaded: LoadedModel, problems: list[UnsupportedNode], warn
     if not fix:
         return problems
 
-    def answered(problem: UnsupportedNode) -> bool:  # its message names a changed line: "file.py:12 (what)"
+    def names_a_change(problem: UnsupportedNode) -> bool:  # its message names a changed line: "file.py:12 (what)"
         return problem.reason == ProblemReason.SHAPE_SPECIALISED and any(f"{line} (" in problem.message
                                                                          for line in lines)
-    return [replace(p, code_change_fix=fix, code_change=diff) if answered(p) else p for p in problems]
+    warned = {warning.line for warning in trace_warnings(warnings)}
+    answered = [p for p in specialised if names_a_change(p)] or _naming_warned_lines(specialised, warned)
+    return [replace(p, code_change_fix=fix, code_change=diff) if p in answered else p for p in problems]
+
+
+def _naming_warned_lines(specialised: list[UnsupportedNode], warned: set[str]) -> list[UnsupportedNode]:
+    """Where no problem's message names a changed line (it names the few warned lines nearest its
+    node, and the change is at another, as a truncation at the end of forward() is): the first one
+    that names warned lines at all, so the change is tried once and verified like any fix."""
+    return [p for p in specialised if any(f"{line} (" in p.message for line in warned)][:1]

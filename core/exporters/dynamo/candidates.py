@@ -80,6 +80,8 @@ INLINE_TEMPLATE_ID = "dynamo.inline_implementation"
 CUSTOM_DOMAIN_TEMPLATE_ID = "dynamo.custom_domain_node"  # in the dynamo template library
 _FIXABLE = {ProblemReason.NO_ONNX_FUNCTION, ProblemReason.TRANSLATION_FAILED, ProblemReason.RUNTIME_ERROR,
             ProblemReason.MISMATCH}
+# Fixed by code changed for the capture only: what stopped it, or a size it pinned (size_shortcuts)
+_CODE_CHANGE_ONLY = (ProblemReason.CAPTURE_FAILED, ProblemReason.SHAPE_SPECIALISED)
 _PASS_FAILURE = ProblemReason.EXPORT_FAILED  # torch.onnx's own pass failed at the node: only a graph rewrite
 
 
@@ -97,7 +99,7 @@ def graph_rewrite_offers(kind: str, line: str = "") -> list[RankedTemplate]:
 def fixable(problem) -> bool:
     """Whether a template can fix ``problem``: an op overload's node, or a capture failure whose
     code change was tried and holds (``code_change_fix``)."""
-    if problem.reason == ProblemReason.CAPTURE_FAILED:
+    if problem.reason in _CODE_CHANGE_ONLY:
         return bool(problem.code_change_fix)
     namespace, sep, _ = problem.kind.partition("::")
     if problem.reason == _PASS_FAILURE:
@@ -299,4 +301,7 @@ def candidates_for(problem: UnsupportedNode, library: TemplateLibrary, allow_cus
     if problem.reason == _PASS_FAILURE:  # the op has an ONNX function: what failed is torch.onnx's pass
         offers = _Offers(problem, [], [], [], [])
         return candidates_in_order({GRAPH_REWRITE: _graph_rewrite}, offers, allow_custom)
+    if problem.reason == ProblemReason.SHAPE_SPECIALISED:  # a size the capture pinned: its code change alone
+        offers = _Offers(problem, [], [], [], [])
+        return candidates_in_order({CAPTURE_CODE_CHANGE: _capture_code_change}, offers, allow_custom)
     return candidates_in_order(STRATEGIES, _prepared(problem, library, sample), allow_custom)

@@ -65,7 +65,9 @@ from fixport.core.exporters.dynamo.script_part import (
 )
 from fixport.core.exporters.dynamo.size_guards import SizeGuards
 from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
+from fixport.core.exporters.dynamo.specialising_guards import pinned_declared_dims
 from fixport.core.exporters.profiles import DYNAMO
+from fixport.core.exporters.size_shortcuts import changes_for_pinned
 from fixport.core.exporters.torch_export.capture_failures import (
     CAPTURE_KIND_PREFIX,
     capture_advice,
@@ -155,6 +157,7 @@ class DynamoExporter(Exporter):
             if program is None:
                 return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
             captured = program  # its guards: the sizes the export holds for
+            pinned_at = _pinned_at(loaded, options, program) if run_check else []
             report(progress, 0.3, "decomposing against the ONNX registry")
             fixes = active_fixes()
             try:
@@ -202,7 +205,7 @@ class DynamoExporter(Exporter):
                                     [_translation_problem(exc, fx_graph)])
         model = exported.proto
         onnx_graph = onnx_graph_with_provenance(model, fx_graph)
-        warnings_ = _opset_warnings(model, options.opset)
+        warnings_ = _opset_warnings(model, options.opset) + pinned_at
         options.opset = model_opset(model, options.opset)  # what the file really has: 18 when 17 could not be reached
         local_functions = {(f.domain, f.name) for f in model.functions}
         unsupported = nodes_without_runtime_kernel(onnx_graph, local_functions, fx_graph)
@@ -218,7 +221,8 @@ class DynamoExporter(Exporter):
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs,
-                            sizes_refused=SizeGuards(captured, SUGGESTED_DIMS in options.capture_settings).refusal,
+                            sizes_refused=None if changes_for_pinned(loaded, pinned_at)
+                            else SizeGuards(captured, SUGGESTED_DIMS in options.capture_settings).refusal,
                             graph_rewrites=rewrites, check_every_input=bool(active_fixes().code_changes)
                             or bool(DECIDED_AT_CAPTURE & set(options.capture_settings)))
 
@@ -350,6 +354,13 @@ def _opset_warnings(model: onnx.ModelProto, asked: int) -> list[str]:
         return []
     return [(f"The dynamo exporter wrote opset {actual}: converting its opset-{_constants.TORCHLIB_OPSET} "
              f"functions down to opset {asked} failed, so the model was kept at {actual}.")]
+
+
+def _pinned_at(loaded: LoadedModel, options: ExportOptions, program: torch.export.ExportedProgram) -> list[str]:
+    """Where the capture pinned a declared dim (``specialising_guards``), found with the same fixes applied."""
+    args, kwargs, dynamic_shapes = export_arguments(loaded, options)
+    with attributes_kept(loaded.module), code_changes_applied(loaded):
+        return pinned_declared_dims(program, loaded.module, args, kwargs, dynamic_shapes)
 
 
 def registry_opset(opset: int) -> int:

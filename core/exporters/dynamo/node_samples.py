@@ -27,6 +27,7 @@ if TYPE_CHECKING:
     from fixport.core.loaders.loading import LoadedModel
 
 _NOT_CAPTURED = "torch.export could not capture the model as one graph"
+_PINNED_SIZE = "a size the capture pinned is kept by capturing the whole model again with the code change"
 _PASS_FAILED = "torch.onnx's own pass over the captured graph failed, which only the whole model runs"
 
 
@@ -52,6 +53,8 @@ def node_samples(program: torch.export.ExportedProgram | None, loaded: LoadedMod
             wanted_captured[problem.instance] = captured_nodes[origin[1]]
         elif problem.reason == ProblemReason.CAPTURE_FAILED:
             samples.undecided[problem.instance] = "a capture failure is fixed by capturing the whole model again"
+        elif problem.reason == ProblemReason.SHAPE_SPECIALISED and problem.code_change_fix:
+            samples.undecided[problem.instance] = _PINNED_SIZE
         elif problem.instance in nodes:
             wanted[problem.instance] = nodes[problem.instance]
         else:
