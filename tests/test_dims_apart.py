@@ -88,3 +88,32 @@ def test_the_dynamo_export_of_a_square_only_graph_is_named_too(worker, tmp_path:
     result = worker.run(AnalyzeRequest(ModelRequest(str(path)), {"exporter": "dynamo"}))
     (problem,) = result.unsupported
     assert problem.reason == "shape_specialised" and f"At {APART}" in problem.message
+
+
+def test_the_compare_dock_lists_the_apart_set_and_shows_where_it_fails(qtbot, window, tmp_path: Path) -> None:
+    from tests.test_gui_flow import run_job
+
+    path = tmp_path / "aspect.py"
+    path.write_text(ASPECT_RESIZE_MODEL, encoding="utf-8")
+    run_job(qtbot, window, lambda: window.open_path(path))
+    assert [problem.reason for problem in window.workbench.analysis.unsupported] == ["shape_specialised"]
+    run_job(qtbot, window, window.actions["compare"].trigger)
+    dock = window.compare
+    labels = [dock.run_choice.itemText(i) for i in range(dock.run_choice.count())]
+    assert labels[-3:] == ["height=36, width=36", "height=17, width=17", APART], labels
+    dock.run_choice.setCurrentIndex(labels.index("height=36, width=36"))  # square: right
+    assert dock.table.item(0, 9).text() == "pass"
+    dock.run_choice.setCurrentIndex(labels.index(APART))
+    assert dock.table.item(0, 9).text().startswith("FAIL"), dock.table.item(0, 9).text()
+
+
+@pytest.mark.slow  # the fix script in a new process
+def test_the_fix_script_checks_the_apart_set_too(tmp_path: Path) -> None:
+    from tests.test_fix_script_shapes import _run, _script
+
+    script, _ = _script(tmp_path, ASPECT_RESIZE_MODEL, {})
+    ran = _run(script, "-o", "aspect.onnx")
+    assert ran.returncode == 1, ran.stdout + ran.stderr
+    assert "checked at height=36, width=36 (image=1x3x36x36): max abs diff" in ran.stdout, ran.stdout
+    assert (f"checked at {APART} (image=1x3x36x24): MISMATCH out: shape differs: torch [1, 3, 16, 10], "
+            "ONNX [1, 3, 16, 16]") in ran.stdout, ran.stdout
