@@ -185,7 +185,7 @@ def add_shapes_argument(parser: argparse.ArgumentParser) -> None:
     parser.add_argument("--shapes", action="append", default=[], metavar="NAME=DIMS[,NAME=DIMS]",
                         help="also run torch and ONNX Runtime at these input shapes, e.g. x=3x12 (repeatable: one "
                              "input set each; unnamed inputs keep their shape); default: a larger and a smaller "
-                             "size of each dim declared in --dynamic-axes")
+                             "size of each dim declared in --dynamic-axes, and dims of one example size apart")
 
 
 def shape_sets(args: argparse.Namespace) -> list[dict[str, tuple[int, ...]]]:

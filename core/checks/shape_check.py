@@ -4,7 +4,8 @@ An export with dynamic axes claims to work at sizes it was never traced at, and 
 that claim silently breaks (``n = int(x.shape[1])`` becomes a constant; a fix folds the traced
 sizes). So after a clean check at the example shapes, the model runs again at a larger and a
 smaller size of every declared dim (dims of the same name move together; odd sizes, batch 1 and
-above 1 among them), in torch and in ONNX Runtime. A shape torch itself refuses is skipped and
+above 1 among them; dims of different names that share their traced size also apart, in one more
+set), in torch and in ONNX Runtime. A shape torch itself refuses is skipped and
 said so; a difference, or ONNX Runtime failing, is a ``shape_specialised`` problem naming the
 shape, the output, and the lines where the trace warned that it baked a value. The other sizes
 are made by the fix script's support (``core/foundation/other_sizes.py``), so the script checks
@@ -79,8 +80,8 @@ def generalisation_shapes(loaded: LoadedModel, options: ExportOptions,
                           given: list[dict[str, tuple[int, ...]]] | None = None,
                           at_input_sets: bool = True) -> list[ShapeSet]:
     """build()'s other input sets ("set 2", ...; unless not ``at_input_sets``), then the shapes the
-    user ``given`` (by input name), else a larger and a smaller size of every declared dim (none
-    without dynamic axes)."""
+    user ``given`` (by input name), else a larger and a smaller size of every declared dim, and dims
+    of one traced size apart (none without dynamic axes)."""
     numbered = enumerate(loaded.other_input_sets if at_input_sets else [], 2)
     sets = [ShapeSet(f"set {number}", inputs) for number, inputs in numbered]
     if given:

@@ -52,7 +52,8 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
                       wider: dict[int, str] | None = None) -> list[tuple[str, tuple[torch.Tensor, ...]]]:
     """(label, inputs) at a larger and at a smaller size of every dim in ``dims`` (``declared_dims``),
     the other sizes as traced; the integer inputs in ``wider`` (position -> name) drawn from a wider
-    range at the larger size (said in its label)."""
+    range at the larger size (said in its label). Where distinct dims share their traced size, one
+    more set moves them apart (:func:`apart_sizes`)."""
     wider = wider or {}
     if not dims:
         return []
@@ -60,28 +61,77 @@ def other_size_inputs(dims: dict[str, list[tuple[int, int]]], example_inputs: tu
     sums = traced_sums(dims, traced)
     sets = []
     for resize in (_larger, _smaller):
-        sizes = {name: resize(size) for name, size in traced.items()}
-        # "past_plus_1" stays one more than "past" (a mask over the past and the new token)
-        for name, size in traced.items():
-            base, _, offset = name.rpartition("_plus_")
-            if base in sizes and offset.isdigit() and traced[base] + int(offset) == size:
-                sizes[name] = sizes[base] + int(offset)
-        for name, (first, second) in sums.items():
-            sizes[name] = sizes[first] + sizes[second]
+        sizes = _related(traced, sums, {name: resize(size) for name, size in traced.items()})
         if sizes == traced:
             continue
-        shapes = [list(t.shape) for t in example_inputs]
-        for name, places in dims.items():
-            for position, axis in places:
-                shapes[position][axis] = sizes[name]
-        generator = torch.Generator().manual_seed(SHAPE_SEED)
         widen = wider if resize is _larger else {}  # more values where there is room for them
-        inputs = tuple(random_like(t, shape, generator, position in widen)
-                       for position, (t, shape) in enumerate(zip(example_inputs, shapes)))
         label = ", ".join([*(f"{name}={size}" for name, size in sizes.items()),
                            *(wider_label(name, example_inputs[p]) for p, name in widen.items())])
-        sets.append((label, inputs))
+        sets.append((label, _inputs_at(dims, example_inputs, sizes, widen)))
+    apart = apart_sizes(traced, sums)
+    if apart:
+        sizes, groups = apart
+        label = ", ".join(f"{name}={size}" for name, size in sizes.items())
+        differ = "; ".join(" and ".join(group) for group in groups)
+        sets.append((f"{label} ({differ} apart, equal in the example)", _inputs_at(dims, example_inputs, sizes, {})))
     return sets
+
+
+def apart_sizes(traced: dict[str, int], sums: dict[str, tuple[str, str]]
+                ) -> tuple[dict[str, int], list[list[str]]] | None:
+    """Sizes where distinct dims that share their traced size differ (height = width = 47 gives
+    height 71, width 47), with those groups of dims; None where no two do. Moving dims together
+    tries square images only, and a graph right for square ones alone would pass. The first dim of
+    a group grows, the next keeps its size, the third shrinks (then larger again); the other dims
+    stay as traced, and dims derived from others ("past_plus_1", sums) follow them."""
+    derived = set(sums) | {name for name in traced if _plus_base(name, traced)}
+    by_size: dict[int, list[str]] = {}
+    for name, size in traced.items():
+        if name not in derived:
+            by_size.setdefault(size, []).append(name)
+    groups = [names for names in by_size.values() if len(names) > 1]
+    if not groups:
+        return None
+    moved = dict(traced)
+    for names in groups:
+        size = traced[names[0]]
+        choices = [_larger(size), size, _smaller(size)]
+        while len(set(choices)) < len(names):
+            choices.append(_larger(max(choices)))
+        distinct = list(dict.fromkeys(choices))
+        moved.update(zip(names, distinct))
+    return _related(traced, sums, moved), groups
+
+
+def _plus_base(name: str, traced: dict[str, int]) -> str:
+    """The dim "past_plus_1" is one more than ("past"), where it was so as traced; else ""."""
+    base, _, offset = name.rpartition("_plus_")
+    return base if base in traced and offset.isdigit() and traced[base] + int(offset) == traced[name] else ""
+
+
+def _related(traced: dict[str, int], sums: dict[str, tuple[str, str]], sizes: dict[str, int]) -> dict[str, int]:
+    """``sizes`` with the derived dims recomputed from their bases: "past_plus_1" stays one more than
+    "past" (a mask over the past and the new token), a sum stays the sum of its terms."""
+    sizes = dict(sizes)
+    for name in traced:
+        base = _plus_base(name, traced)
+        if base:
+            sizes[name] = sizes[base] + traced[name] - traced[base]
+    for name, (first, second) in sums.items():
+        sizes[name] = sizes[first] + sizes[second]
+    return sizes
+
+
+def _inputs_at(dims: dict[str, list[tuple[int, int]]], example_inputs: tuple[torch.Tensor, ...],
+               sizes: dict[str, int], widen: dict[int, str]) -> tuple[torch.Tensor, ...]:
+    """Random inputs like the example's with every declared dim at its size in ``sizes``."""
+    shapes = [list(t.shape) for t in example_inputs]
+    for name, places in dims.items():
+        for position, axis in places:
+            shapes[position][axis] = sizes[name]
+    generator = torch.Generator().manual_seed(SHAPE_SEED)
+    return tuple(random_like(t, shape, generator, position in widen)
+                 for position, (t, shape) in enumerate(zip(example_inputs, shapes)))
 
 
 def traced_sums(dims: dict[str, list[tuple[int, int]]], traced: dict[str, int]) -> dict[str, tuple[str, str]]:
