@@ -53,3 +53,23 @@ def test_a_mapping_with_a_written_page_keeps_its_pages_and_the_write(tmp_path: P
     release_clean_weight_pages()
     assert _resident(path) >= 7 * MB
     assert mapped[0] == 42.0 and np.array_equal(mapped[1:], values[1:])
+
+
+def test_pages_are_handed_back_while_torch_converts_and_not_after(tmp_path: Path) -> None:
+    import time
+
+    from fixport.core.onnx_io.resident_weights import WeightPagesHandedBack
+
+    path, values = _weights_file(tmp_path, "weights.data")
+    mapped = np.memmap(path, dtype=np.float32, mode="c")
+    pages = WeightPagesHandedBack(every_s=0.05)
+    pages.start()
+    float(mapped.sum())
+    deadline = time.monotonic() + 10
+    while _resident(path) >= MB and time.monotonic() < deadline:
+        time.sleep(0.05)
+    assert _resident(path) < MB
+    pages.stop()
+    assert np.array_equal(mapped, values)
+    time.sleep(0.2)
+    assert _resident(path) >= 7 * MB  # stopped: what is read again stays

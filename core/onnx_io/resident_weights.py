@@ -14,6 +14,7 @@ from __future__ import annotations
 import ctypes
 import ctypes.util
 import sys
+import threading
 
 WEIGHT_FILE_SUFFIXES = (".safetensors", ".bin", ".onnx", ".data", ".pt", ".pt2", ".pth")
 MADV_DONTNEED = 4
@@ -58,3 +59,29 @@ def _clean_weight_mappings() -> list[tuple[int, int, int]]:
     if current is not None and current[3]:
         found.append((current[0], current[1], current[2]))
     return found
+
+
+class WeightPagesHandedBack:
+    """While torch converts a traced model (no model code runs then), every ``every_s`` the weight
+    pages it read are handed back (:func:`release_clean_weight_pages`): constant folding reads each
+    weight once to write its transpose, so the weights and their transposes need not be resident
+    together."""
+
+    def __init__(self, every_s: float = 0.5) -> None:
+        self.every_s = every_s
+        self._stop = threading.Event()
+        self._thread: threading.Thread | None = None
+
+    def start(self) -> None:
+        if self._thread is None and sys.platform.startswith("linux"):
+            self._thread = threading.Thread(target=self._run, name="fixport-weight-pages", daemon=True)
+            self._thread.start()
+
+    def stop(self) -> None:
+        self._stop.set()
+        if self._thread is not None:
+            self._thread.join()
+
+    def _run(self) -> None:
+        while not self._stop.wait(self.every_s):
+            release_clean_weight_pages()

@@ -55,6 +55,7 @@ from fixport.core.onnx_io.onnx_graph import onnx_to_graph, strip_provenance
 from fixport.core.onnx_io.onnx_model import EXPORT_FILE_NAME, WEIGHTS_FILE, WeightsFolder, on_disk, read_export
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.onnx_io.ort_session import run_on_cpu
+from fixport.core.onnx_io.resident_weights import WeightPagesHandedBack
 from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import Candidate
@@ -98,15 +99,23 @@ class TorchScriptExporter(Exporter):
         report(progress, 0.05, TRACING_STAGE)
         target = _export_target(loaded)
         path = target if isinstance(target, io.BytesIO) else target.path / EXPORT_FILE_NAME
+        # a model big enough to be written to a file: its weight pages go back while torch converts
+        pages = WeightPagesHandedBack()
+
+        def traced(graph: Graph) -> None:
+            self._traced(graph, loaded.input_names, progress)
+            if not isinstance(path, io.BytesIO):
+                pages.start()
+
         try:
-            record, caught = self._run_torch_export(
-                loaded, options, path, diagnose,
-                on_traced=lambda graph: self._traced(graph, loaded.input_names, progress))
+            record, caught = self._run_torch_export(loaded, options, path, diagnose, on_traced=traced)
         except _FailedAfterConversion as failure:
             if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
                 raise ExportError(f"The export failed: {failure.reason}", failure.hint,
                                   failure.details) from failure.__cause__  # torch's own error
             return _failed_export(failure)  # a problem to list, like any other (exit 1, not 2)
+        finally:
+            pages.stop()
         check_cancelled(cancelled)
         report(progress, 0.7, "reading the exported graph")
         # A big model's weights go to disk here, where the session and the saved file read them:
