@@ -4,6 +4,7 @@ from __future__ import annotations
 import inspect
 import os
 import sys
+from collections.abc import Iterable, Iterator
 from pathlib import Path
 
 from fixport.core.loaders.loading import LoadedModel
@@ -28,3 +29,15 @@ def code_files(loaded: LoadedModel, named: set[str] = frozenset()) -> dict[str, 
             if path and not is_library_frame(path):
                 files.setdefault(os.path.basename(path), Path(path))
     return files
+
+
+def code_texts(loaded: LoadedModel, names: Iterable[str]) -> Iterator[tuple[str, str]]:
+    """(file name, text) of each file of the model's code named in ``names`` that reads as text."""
+    wanted = set(names)
+    for name, path in code_files(loaded).items():
+        if name not in wanted:
+            continue
+        try:
+            yield name, path.read_text(encoding="utf-8")
+        except (OSError, UnicodeDecodeError):
+            continue

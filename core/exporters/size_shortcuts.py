@@ -23,7 +23,7 @@ from dataclasses import replace
 
 from fixport.core.exporters.capture_change_fix import code_change_template
 from fixport.core.exporters.capture_changes import ChangedSource, CodeChange, enclosing
-from fixport.core.exporters.code_files import code_files
+from fixport.core.exporters.code_files import code_texts
 from fixport.core.exporters.traced_size_changes import propose_size_change
 from fixport.core.loaders.loading import LoadedModel
 from fixport.core.words.problems import UnsupportedNode
@@ -87,13 +87,7 @@ def shortcut_change_fix(loaded: LoadedModel, places: list[str], kinds: list[str]
         if number.isdigit():
             lines.setdefault(file, set()).add(int(number))
     changed_files: list[ChangedSource] = []
-    for name, path in code_files(loaded).items():
-        if name not in lines:
-            continue
-        try:
-            before = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+    for name, before in code_texts(loaded, lines):
         changes = [c for n in sorted(lines[name])
                    if (c := propose_shortcut_change(before, n) or propose_size_change(before, n)) is not None]
         if changes:

@@ -26,7 +26,7 @@ from dataclasses import replace
 
 from fixport.core.exporters.capture_change_fix import code_change_template
 from fixport.core.exporters.capture_changes import ChangedSource, CodeChange, enclosing
-from fixport.core.exporters.code_files import code_files
+from fixport.core.exporters.code_files import code_texts
 from fixport.core.exporters.trace_warnings import trace_warnings
 from fixport.core.exporters.truncation_guards import propose_truncation_unguarded
 from fixport.core.loaders.loading import LoadedModel
@@ -130,13 +130,7 @@ def size_change_fix(loaded: LoadedModel, warnings: list[str], kinds: list[str]) 
             lines.setdefault(file, []).append(int(number))
     changed_files: list[ChangedSource] = []
     changed_lines: set[str] = set()
-    for name, path in code_files(loaded).items():
-        if name not in lines:
-            continue
-        try:
-            before = path.read_text(encoding="utf-8")
-        except (OSError, UnicodeDecodeError):
-            continue
+    for name, before in code_texts(loaded, lines):
         proposed = {n: propose_size_change(before, n) for n in sorted(set(lines[name]))}
         changes = [c for c in proposed.values() if c is not None]
         changed_lines |= {f"{name}:{n}" for n, c in proposed.items() if c is not None}
