@@ -12,6 +12,9 @@ TORCH_INTERNALS: dict[str, tuple[str, ...]] = {
     "FX op overloads": (
         "torch._ops.OpOverload",
     ),
+    "the size-oblivious capture torch.onnx sets, for the second capture that names pinned dims": (
+        "torch.fx.experimental._config.patch",
+    ),
     "effect tokens taken out of the captured program": (
         "torch.export._remove_effect_tokens_pass._remove_effect_tokens",
     ),
