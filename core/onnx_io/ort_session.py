@@ -99,13 +99,13 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
         messages.append(WIDENED_ON_CPU_NOTE)
         fold_constants = fold_constants and not (isinstance(model, OnnxModel) and casts_weights_at_use(model.proto))
     unfolded = {} if fold_constants else {"disabled_optimizers": ["ConstantFolding"]}
-    release_clean_weight_pages()  # torch's copy of the weights is not read while the session runs
     options = extra_session_options or ort.SessionOptions()
     options.log_severity_level = log_severity
     if profile:
         enable_profiling(options)
     if isinstance(model, OnnxModel) and model.weights_on_disk:  # the graph's bytes, the weights from their folder
         keep_one_copy_of_the_weights(options)
+        release_clean_weight_pages()  # a model this size: torch's copy of the weights is not read meanwhile
         options.add_session_config_entry(EXTERNAL_DATA_FOLDER_KEY, str(model.base_dir))
         shared = shared_initializers(model.proto, model.base_dir)
         for name, value in shared.items():
@@ -117,6 +117,7 @@ def create_session(model: OnnxModel | onnx.ModelProto | bytes | str, provider: s
         with session_source(model.proto if isinstance(model, OnnxModel) else model) as source:
             if isinstance(source, str):  # a big model, opened from its file
                 keep_one_copy_of_the_weights(options)
+                release_clean_weight_pages()
             session = ort.InferenceSession(source, sess_options=options, providers=asked, **unfolded)
     used = session.get_providers()
     if bfloat16_names is not None:
