@@ -22,7 +22,7 @@ from fixport.cli.arguments import (
 )
 from fixport.cli.output import print_export_dtype, print_json, progress_printer
 from fixport.cli.runtime_arguments import add_runtime_argument, checked_runtime
-from fixport.cli.workers import command_worker, lending_worker
+from fixport.cli.workers import command_worker, fresh_for_next_component, lending_worker
 from fixport.core.exporters.capture_changes import write_changed_copy
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.exporters.trace_warnings import nodes_it_produced, trace_warning
@@ -140,6 +140,7 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[
             if args.component or not left:
                 break
             request.component = left[0]
+            fresh_for_next_component(worker, Path(args.model))
     return results, len(mappings)
 
 

@@ -4,10 +4,15 @@ from __future__ import annotations
 from collections.abc import Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
+from pathlib import Path
 
 from fixport.core.worker.client import ExportWorker
 
 _lent_worker: ContextVar[ExportWorker | None] = ContextVar("lent_worker", default=None)
+_commands_own: ContextVar[ExportWorker | None] = ContextVar("commands_own", default=None)
+# A checkpoint whose weight files hold this much starts each component in a fresh worker
+FRESH_WORKER_PER_COMPONENT_ABOVE_BYTES = 256 * 1024**2  # as big as a model whose session reads its file
+WEIGHT_FILE_PATTERNS = ("*.safetensors", "*.bin")
 
 
 @contextmanager
@@ -34,9 +39,11 @@ def command_worker(timeout_s: float) -> Iterator[ExportWorker]:
     lent = _lent_worker.get()
     if lent is None:
         worker = ExportWorker(job_timeout_s=timeout_s)
+        token = _commands_own.set(worker)
         try:
             yield worker
         finally:
+            _commands_own.reset(token)
             worker.stop()
         return
     owners_timeout_s, lent.job_timeout_s = lent.job_timeout_s, timeout_s
@@ -44,3 +51,17 @@ def command_worker(timeout_s: float) -> Iterator[ExportWorker]:
         yield lent
     finally:
         lent.job_timeout_s = owners_timeout_s
+
+
+def fresh_for_next_component(worker: ExportWorker, folder: Path) -> None:
+    """Before a big checkpoint's next component: stop the command's own worker, so the next component
+    starts in a fresh process. What one component's export leaves in the process (torch.export's
+    graphs and caches, the allocator's freed pages: near a GB at 0.5 B parameters) is not carried into
+    the next one's peak. A worker lent by the caller is left warm: its owner chose it."""
+    if _commands_own.get() is worker and _weight_bytes(folder) >= FRESH_WORKER_PER_COMPONENT_ABOVE_BYTES:
+        worker.stop()
+
+
+def _weight_bytes(folder: Path) -> int:
+    return sum(path.stat().st_size for pattern in WEIGHT_FILE_PATTERNS for path in folder.glob(pattern)
+               if path.is_file())

@@ -3,7 +3,12 @@ from __future__ import annotations
 
 import signal
 
-from fixport.cli.workers import command_worker, lending_worker
+from fixport.cli.workers import (
+    FRESH_WORKER_PER_COMPONENT_ABOVE_BYTES,
+    command_worker,
+    fresh_for_next_component,
+    lending_worker,
+)
 
 CLEAN_MODEL = """
     import torch
@@ -35,3 +40,25 @@ def test_a_command_without_a_lent_worker_gets_its_own_and_stops_it(worker) -> No
         assert lent is worker and lent.job_timeout_s == 12
     with command_worker(12) as after:
         assert after is not worker  # the lending ended with its block
+
+
+def _folder_with_weights(folder, size: int):  # type: ignore[no-untyped-def]
+    folder.mkdir()
+    with open(folder / "model.safetensors", "wb") as weights:
+        weights.truncate(size)  # sparse: its size counts, no disk is used
+    return folder
+
+
+def test_a_big_checkpoints_next_component_starts_in_a_fresh_worker_of_the_commands_own(worker, tmp_path) -> None:
+    big = _folder_with_weights(tmp_path / "big", FRESH_WORKER_PER_COMPONENT_ABOVE_BYTES)
+    small = _folder_with_weights(tmp_path / "small", 1024)
+    with command_worker(12) as own:
+        own.start()
+        fresh_for_next_component(own, small)
+        assert own.alive  # a small one's components share the warm worker
+        fresh_for_next_component(own, big)
+        assert not own.alive  # the next job starts a fresh process
+    worker.start()
+    with lending_worker(worker), command_worker(12) as lent:
+        fresh_for_next_component(lent, big)
+        assert lent.alive  # the caller's worker is the caller's

@@ -73,3 +73,28 @@ def test_pages_are_handed_back_while_torch_converts_and_not_after(tmp_path: Path
     assert np.array_equal(mapped, values)
     time.sleep(0.2)
     assert _resident(path) >= 7 * MB  # stopped: what is read again stays
+
+
+@pytest.mark.parametrize("big", [True, False])
+def test_compare_hands_torchs_weight_pages_back_between_its_runs_for_a_big_model(tmp_path: Path, big: bool) -> None:
+    import onnx
+    import torch
+
+    from fixport.core.comparison.compare_job import compare_run
+    from fixport.core.onnx_io.ort_session import create_session
+    from fixport.core.onnx_io.resident_weights import turn_taker
+    from fixport.core.project.tolerances import ToleranceTable
+
+    path, values = _weights_file(tmp_path, "weights.bin")
+    mapped = np.memmap(path, dtype=np.float32, mode="c", shape=(len(values) // 512, 512))
+    module = torch.nn.Linear(512, mapped.shape[0], bias=False)
+    module.weight = torch.nn.Parameter(torch.from_numpy(mapped), requires_grad=False)  # torch reads the file's pages
+    example = torch.randn(2, 512)
+    model = tmp_path / "linear.onnx"
+    torch.onnx.export(module, (example,), str(model), input_names=["x"], dynamo=False)
+    session = create_session(onnx.load(str(model)), "cpu").session
+
+    stats, _ = compare_run(module, session, ["x"], (example,), ToleranceTable(), 0, "cpu", turn_taker(big))
+
+    assert all(s.passed for s in stats)
+    assert (_resident(path) == 0) is big  # torch's pages wait in the page cache while ONNX Runtime runs

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import gc
 import time
-from collections.abc import Iterator, Sequence
+from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, replace
 from pathlib import Path
@@ -53,6 +53,7 @@ from fixport.core.onnx_io.ort_errors import ort_error_summary
 from fixport.core.onnx_io.ort_session import SessionInfo, quiet_run
 from fixport.core.onnx_io.placement import collect_placement
 from fixport.core.onnx_io.reference_plan import ReferencePlan, plan_references
+from fixport.core.onnx_io.resident_weights import no_turns, turn_taker
 from fixport.core.onnx_io.runtime_cost import runtime_cost
 from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.project import FixMapping, mapping_for_node
@@ -212,6 +213,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     placement = None
     references: list[Reference] = []  # torch's outputs per input set, for the optimizer guard
     module, device = _module_on(loaded.module, loaded.example_inputs, device, messages)
+    take_turns = turn_taker(getattr(comparable.model, "weights_on_disk", False))
     try:
         with torch_tf32_off(device):
             for index, (label, inputs) in enumerate(labelled):
@@ -221,7 +223,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                 if isinstance(inputs, ShapeSet):  # another size: torch may refuse it, ONNX Runtime may fail there
                     shape_set = inputs
                     stats, note, inputs, failed, check = _compare_other_shape(module, session, loaded.input_names,
-                                                                              shape_set, tolerances, run, device)
+                                                                              shape_set, tolerances, run, device,
+                                                                              take_turns)
                     messages.append(note)
                     rounding_checks += [check] if check is not None and check.failing else []
                     if shape_set.in_range is not None and inputs is shape_set.in_range.inputs:
@@ -231,7 +234,7 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
                 else:
                     try:
                         stats, check = compare_run(module, session, loaded.input_names, inputs, tolerances, run,
-                                                    device)
+                                                    device, take_turns)
                     except _TorchRefused as refused:
                         if index == 0:  # the example inputs: the model's own error, as it is
                             raise refused.__cause__ from None
@@ -485,16 +488,20 @@ class RoundingCheck:
 
 
 def compare_run(module: torch.nn.Module, session: Any, input_names: list[str], inputs: tuple[torch.Tensor, ...],
-                 tolerances: ToleranceTable, run: int, device: str) -> tuple[list[OutputStats], RoundingCheck]:
-    """One input set's outputs, and what is left to check for half precision's own rounding."""
+                 tolerances: ToleranceTable, run: int, device: str,
+                 take_turns: Callable[[], object] = no_turns) -> tuple[list[OutputStats], RoundingCheck]:
+    """One input set's outputs, and what is left to check for half precision's own rounding; ``take_turns``
+    after torch's run and after ONNX Runtime's (resident_weights.turn_taker)."""
     on_device = [t.to(device) for t in inputs]
     try:
         with torch.no_grad():
             expected = flatten_outputs(module(*on_device))
     except Exception as exc:  # the user's forward on these values
         raise _TorchRefused() from exc
+    take_turns()
     try:
         actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in inputs]), quiet_run())
+        take_turns()
     except Exception as exc:  # ORT's own exception types: these values fail, as a failing set, not a crash
         why = f"{RUNTIME_FAILS_ON_SET.format(run=run + 1)}: {first_line(exc)}"
         stats = [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)
@@ -527,7 +534,8 @@ def _judge_rounding(module: torch.nn.Module, checks: list[RoundingCheck], device
 
 
 def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: list[str], shape_set: ShapeSet,
-                         tolerances: ToleranceTable, run: int, device: str
+                         tolerances: ToleranceTable, run: int, device: str,
+                         take_turns: Callable[[], object] = no_turns
                          ) -> tuple[list[OutputStats], str, tuple[torch.Tensor, ...], bool, RoundingCheck | None]:
     """One input set at other sizes of the declared dynamic dims, a note saying what it was, the
     inputs compared (its in-range twin's where torch refuses its wider values), whether ONNX
@@ -541,13 +549,16 @@ def _compare_other_shape(module: torch.nn.Module, session: Any, input_names: lis
     except Exception as exc:  # the model itself does not run there: nothing to hold the export to
         if shape_set.in_range is not None:  # it refuses the wider values: the same sizes, values in range
             stats, note, inputs, failed, check = _compare_other_shape(module, session, input_names,
-                                                                      shape_set.in_range, tolerances, run, device)
+                                                                      shape_set.in_range, tolerances, run, device,
+                                                                      take_turns)
             return stats, f"{in_range_note(shape_set, exc)} {note}", inputs, failed, check
         return [], (f"{where}: skipped, torch itself fails there ({type(exc).__name__}: "
                     f"{str(exc).splitlines()[0]})."), shape_set.inputs, False, None
+    take_turns()
     try:
         actual = session.run(None, feeds_for(session, input_names, [to_numpy(t) for t in shape_set.inputs]),
                              quiet_run())
+        take_turns()
     except Exception as exc:  # ORT's own exception types
         why = f"ONNX Runtime fails at {shape_set.label}: {ort_error_summary(str(exc))[:300] or first_line(exc)}"
         return [missing_output(name, value, *tolerances.for_dtype(str(value.dtype)), run, why)

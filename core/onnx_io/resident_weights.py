@@ -15,6 +15,7 @@ import ctypes
 import ctypes.util
 import sys
 import threading
+from collections.abc import Callable
 
 WEIGHT_FILE_SUFFIXES = (".safetensors", ".bin", ".onnx", ".data", ".pt", ".pt2", ".pth")
 MADV_DONTNEED = 4
@@ -59,6 +60,18 @@ def _clean_weight_mappings() -> list[tuple[int, int, int]]:
     if current is not None and current[3]:
         found.append((current[0], current[1], current[2]))
     return found
+
+
+def turn_taker(big: bool) -> Callable[[], object]:
+    """What to call each time torch or ONNX Runtime has run on a model whose weights both hold, so that
+    the next one's weights are not resident beside them: for a model kept on disk, the pages handed
+    back (they map back from the page cache in well under a second); for a smaller one, nothing."""
+    return release_clean_weight_pages if big else no_turns
+
+
+def no_turns() -> None:
+    """Nothing to hand back: a model small enough that both copies of its weights fit."""
+    return None
 
 
 class WeightPagesHandedBack:
