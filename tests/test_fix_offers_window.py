@@ -1,0 +1,65 @@
+"""Issue 46 in the window: the Template dock names the new kinds of fix for a selected problem before
+Fix all (a code change while tracing, a capture's code change, a capture setting), shows what each
+changes, and applies one as Fix all does: the problem goes, and the saved project keeps the fix."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from PySide6.QtCore import QPoint, QSettings, Qt
+from PySide6.QtWidgets import QFileDialog
+
+from fixport.core.exporters.capture_change_fix import TRACED_CODE_CHANGE_TEMPLATE_ID
+from fixport.core.records.fix_offers import diff_places
+from fixport.core.words.vocabulary import ProblemReason
+from fixport.gui.job_runner import JobRunner
+from fixport.gui.main_window import MainWindow
+from tests.test_gui_flow import JOB_TIMEOUT_MS, click_problem, run_job
+from tests.test_traced_size_change_fix import ENCODEC_LIKE, PAD_LINE
+
+
+def _click_offer(qtbot, window: MainWindow, offer_id: str) -> None:
+    dock = window.template
+    row = dock.offer_ids().index(offer_id)
+    rect = dock.offers.visualItemRect(dock.offers.item(row))
+    qtbot.mouseClick(dock.offers.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 12, rect.center().y()))
+
+
+def test_diff_places_name_the_first_changed_line_of_each_hunk() -> None:
+    diff = ("--- m.py (as it is)\n+++ m.py (changed)\n@@ -19,3 +19,3 @@\n         n = 1\n-        a = 2\n"
+            "+        a = 3\n         b = 4\n@@ -40,2 +40,2 @@\n-x\n+y\n")
+    assert diff_places(diff) == ["m.py:20", "m.py:40"]
+
+
+def test_the_traced_size_change_is_offered_applied_and_kept(qtbot, window: MainWindow, worker, model_file,
+                                                            tmp_path: Path, monkeypatch) -> None:
+    path = model_file("padded_conv.py", ENCODEC_LIKE)
+    run_job(qtbot, window, lambda: window.open_path(path))
+    problems = window.workbench.analysis.unsupported
+    assert [p.reason for p in problems] == [ProblemReason.SHAPE_SPECIALISED], problems
+    click_problem(qtbot, window, 0)
+    dock = window.template
+    qtbot.waitUntil(lambda: TRACED_CODE_CHANGE_TEMPLATE_ID in dock.fix_offer_ids(), timeout=JOB_TIMEOUT_MS)
+    assert dock.offer_ids()[0] == TRACED_CODE_CHANGE_TEMPLATE_ID  # listed first, beside the op templates
+    assert len(dock.offer_ids()) > 1
+    _click_offer(qtbot, window, TRACED_CODE_CHANGE_TEMPLATE_ID)
+    row = dock.offers.item(0).text()
+    assert row.startswith(f"Change {PAD_LINE} while tracing") and "traced_size_change" in row
+    shown = dock.editor.source()  # what it changes: the diff of the line, read-only
+    assert shown.startswith("--- padded_conv.py") and \
+        "+        extra = (n + self.stride - 1) // self.stride * self.stride - n" in shown, shown
+    assert dock.editor.isReadOnly() and dock.apply_kind_button.text() == "Apply this fix"
+
+    run_job(qtbot, window, lambda: qtbot.mouseClick(dock.apply_kind_button, Qt.MouseButton.LeftButton))
+    assert window.workbench.analysis.unsupported == [], window.log.contents()
+    assert [m.template_id for m in window.workbench.project.mappings] == [TRACED_CODE_CHANGE_TEMPLATE_ID]
+
+    project_path = tmp_path / "padded.fixport.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(project_path), ""))
+    window.actions["save_project"].trigger()
+    reopened = MainWindow(settings=QSettings(str(tmp_path / "s2.ini"), QSettings.Format.IniFormat),
+                          runner=JobRunner(worker=worker))
+    qtbot.addWidget(reopened)
+    reopened.show()
+    run_job(qtbot, reopened, lambda: reopened.open_path(project_path))
+    assert [m.template_id for m in reopened.workbench.project.mappings] == [TRACED_CODE_CHANGE_TEMPLATE_ID]
+    assert reopened.workbench.analysis.unsupported == [], reopened.log.contents()
