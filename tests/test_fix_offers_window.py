@@ -63,3 +63,76 @@ def test_the_traced_size_change_is_offered_applied_and_kept(qtbot, window: MainW
     run_job(qtbot, reopened, lambda: reopened.open_path(project_path))
     assert [m.template_id for m in reopened.workbench.project.mappings] == [TRACED_CODE_CHANGE_TEMPLATE_ID]
     assert reopened.workbench.analysis.unsupported == [], reopened.log.contents()
+
+
+BRANCH_ON_A_VALUE = '''
+import torch
+from torch import nn
+
+FIXPORT_EXAMPLE = {"opset": 18, "export_options": {"exporter": "dynamo"}}
+
+
+class Branch(nn.Module):
+    def forward(self, x):
+        if x.mean() > 0:
+            x = x * 2.0
+        else:
+            x = x - 1.0
+        return x + 1.0
+
+
+def build():
+    torch.manual_seed(0)
+    return Branch().eval(), (torch.randn(2, 8),)
+'''
+CAPTURE_CHANGE_ID = "dynamo.capture_code_change"
+
+
+def test_a_capture_failure_is_offered_its_code_change_and_the_capture_settings(qtbot, window: MainWindow, worker,
+                                                                               model_file, tmp_path: Path,
+                                                                               monkeypatch) -> None:
+    """A capture that stops on a value has no node: picking it in Problems lists its fixes alone."""
+    path = model_file("branch.py", BRANCH_ON_A_VALUE)
+    run_job(qtbot, window, lambda: window.open_path(path))
+    problems = window.workbench.analysis.unsupported
+    assert [p.reason for p in problems] == [ProblemReason.CAPTURE_FAILED], problems
+    click_problem(qtbot, window, 0)
+    dock = window.template
+    qtbot.waitUntil(lambda: CAPTURE_CHANGE_ID in dock.offer_ids(), timeout=JOB_TIMEOUT_MS)
+    # no op template for a capture failure: its code change first, then torch's own settings for it
+    assert dock.offer_ids() == [CAPTURE_CHANGE_ID, "setting.deferred_asserts", "setting.draft_export"]
+    assert dock.offers.item(0).text().startswith("Change branch.py:10 for the capture only")
+    assert "+        x = torch.where(x.mean() > 0, x * 2.0, x - 1.0)" in dock.editor.source()
+    _click_offer(qtbot, window, "setting.draft_export")
+    assert dock.editor.source().startswith("export option capture_settings: + draft_export")
+    assert not dock.stub_button.isEnabled() and not dock.apply_node_button.isEnabled()
+
+    _click_offer(qtbot, window, CAPTURE_CHANGE_ID)
+    run_job(qtbot, window, lambda: qtbot.mouseClick(dock.apply_kind_button, Qt.MouseButton.LeftButton))
+    assert window.workbench.analysis.unsupported == [], window.log.contents()
+    assert [m.template_id for m in window.workbench.project.mappings] == [CAPTURE_CHANGE_ID]
+    qtbot.waitUntil(lambda: dock.target is None, timeout=5_000)  # the problem it offered fixes for is gone
+
+    project_path = tmp_path / "branch.fixport.json"
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(project_path), ""))
+    window.actions["save_project"].trigger()
+    reopened = MainWindow(settings=QSettings(str(tmp_path / "s2.ini"), QSettings.Format.IniFormat),
+                          runner=JobRunner(worker=worker))
+    qtbot.addWidget(reopened)
+    reopened.show()
+    run_job(qtbot, reopened, lambda: reopened.open_path(project_path))
+    assert [m.template_id for m in reopened.workbench.project.mappings] == [CAPTURE_CHANGE_ID]
+    assert reopened.workbench.analysis.unsupported == [], reopened.log.contents()
+
+
+def test_a_capture_setting_applied_from_the_dock_is_an_export_option(qtbot, window: MainWindow, model_file) -> None:
+    path = model_file("branch.py", BRANCH_ON_A_VALUE)
+    run_job(qtbot, window, lambda: window.open_path(path))
+    click_problem(qtbot, window, 0)
+    dock = window.template
+    qtbot.waitUntil(lambda: "setting.deferred_asserts" in dock.offer_ids(), timeout=JOB_TIMEOUT_MS)
+    _click_offer(qtbot, window, "setting.deferred_asserts")
+    run_job(qtbot, window, lambda: qtbot.mouseClick(dock.apply_kind_button, Qt.MouseButton.LeftButton))
+    assert window.workbench.project.export_options["capture_settings"] == ["deferred_asserts"]
+    assert window.workbench.analysis.options.capture_settings == ["deferred_asserts"]
+    assert "Applied the capture setting deferred_asserts" in window.log.contents()

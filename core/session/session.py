@@ -78,7 +78,8 @@ class Session:
         self.op_infos: dict[str, OpInfo] = {}
         self.synthesized: dict[tuple[str, int, str], list] = {}  # (kind, opset, exporter) -> offers
         self._synthesizing: tuple[str, int, str] | None = None
-        self.fix_offers: dict[tuple, list[FixOffer]] = {}  # the new kinds of fix, per problem (_offers_key)
+        self.fix_offers: dict[tuple, list[FixOffer]] = {}  # the new kinds of fix, per problem (offers_key)
+        self._problem_shown: str | None = None  # the nodeless problem the Template dock offers fixes for
         self.analyzed_request: AnalyzeRequest | None = None  # what the held analysis answers
         self._submitted_analysis: AnalyzeRequest | None = None
         for request_type, handler in self.result_handlers().items():
@@ -171,10 +172,13 @@ class Session:
             # the fix replaced the node (a decomposition): its docks would describe what is gone
             self.selected = None
             self.events.emit(events.SelectionCleared())
+        shown, self._problem_shown = self._problem_shown, None
         if self.selected is not None:
             self.select_node(*self.selected)
         elif result.unsupported:  # start where the work is
             self.activate_problem(result.unsupported[0])
+        elif shown is not None:  # the capture failure the dock offered fixes for is gone
+            self.events.emit(events.TargetChanged(None))
 
     # ---- edits ----
     def set_project_field(self, name: str, value: Any, why: str = "") -> None:
@@ -478,6 +482,7 @@ class Session:
             return
         target = TemplateTarget(problem.kind, problem.instance, None, self.opset, [],
                                 exporter=profile_for(self.workbench.exporter_name), fixes_only=True)
+        self._problem_shown = problem.instance
         self.events.emit(events.TargetChanged(target, None))
         self._request_fix_offers(problem)
 
