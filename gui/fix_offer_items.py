@@ -10,16 +10,18 @@ from fixport.core.records.fix_offers import FixOffer
 
 FIX_OFFER_ROLE = Qt.ItemDataRole.UserRole + 2
 FIX_OFFER_TINT = QColor("#e8f5e9")  # apart from the op templates: these change code, graph or settings
-WHAT_IT_CHANGES = {True: "The change to the code (a unified diff; the file itself is not changed: the fix makes "
-                         "it while exporting, and the project and the fix script keep it):",
-                   False: "What it changes:"}
-SHORT_WHY = 160
+SHORT_WHY = 90
+
+
+def short_why(offer: FixOffer) -> str:
+    """What the fix does, without the candidate's asides in brackets, short enough for one row."""
+    text = offer.why.split(" (", 1)[0].rstrip(".")
+    return text if len(text) <= SHORT_WHY else text[:SHORT_WHY].rstrip() + "…"
 
 
 def fix_offer_item(offer: FixOffer) -> QListWidgetItem:
-    """One row: the fix's name, then the kind of fix it is and what it does, shortened."""
-    why = offer.why if len(offer.why) <= SHORT_WHY else offer.why[:SHORT_WHY].rstrip() + "…"
-    item = QListWidgetItem(f"{offer.name}\n    {offer.family}: {why}")
+    """One row: the fix's name, then the kind of fix it is and what it does."""
+    item = QListWidgetItem(f"{offer.name}\n    {offer.family}: {short_why(offer)}")
     item.setData(FIX_OFFER_ROLE, offer)
     item.setBackground(FIX_OFFER_TINT)
     item.setToolTip(f"{offer.name}\n{offer.why}")
@@ -28,7 +30,10 @@ def fix_offer_item(offer: FixOffer) -> QListWidgetItem:
 
 def fix_offer_text(offer: FixOffer) -> str:
     """The dock's description of a fix offer, above what it changes."""
-    applies = (f"Apply adds the capture setting {offer.setting} to the export options" if offer.setting
-               else "Apply keeps it in the project as a fix")
-    return (f"{offer.name} ({offer.family}): {offer.why}.\n{applies} and exports again, as Fix all does.\n"
-            f"{WHAT_IT_CHANGES[offer.is_diff]}")
+    if offer.setting:
+        applies = f"Apply adds {offer.setting} to the project's capture settings and exports again, as Fix all does."
+    else:
+        applies = "Apply keeps it in the project and the fix script and exports again, as Fix all does."
+    shown = ("Below, the change as a diff: the file itself is not changed, the fix makes it while exporting."
+             if offer.is_diff else "Below, what it changes:")
+    return f"{offer.family}: {offer.why}\n{applies} {shown}"

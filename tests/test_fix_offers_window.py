@@ -53,6 +53,10 @@ def test_the_traced_size_change_is_offered_applied_and_kept(qtbot, window: MainW
     assert window.workbench.analysis.unsupported == [], window.log.contents()
     assert [m.template_id for m in window.workbench.project.mappings] == [TRACED_CODE_CHANGE_TEMPLATE_ID]
 
+    script = tmp_path / "padded_export.py"  # the fix script makes the same change, as for Fix all's fixes
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(script), ""))
+    window.actions["export_script"].trigger()
+    assert "(n + self.stride - 1) // self.stride" in script.read_text()
     project_path = tmp_path / "padded.fixport.json"
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(project_path), ""))
     window.actions["save_project"].trigger()
