@@ -26,7 +26,7 @@ class FixOffer:
     """One fix for a problem: its one-line name, what it changes, and what Apply gives the project
     (a fix ``mapping``, or a capture ``setting`` added to the export options)."""
 
-    name: str  # "Change padded_conv.py:20 while tracing, so the size stays traced"
+    name: str  # "Change model.py:20 while tracing, so the size stays traced"
     family: str  # the family Fix all names: traced_size_change, capture_code_change, capture_setting, ...
     why: str  # what it does, in the candidate's own words
     change: str  # a unified diff (code), the node and its rewrite (graph), the setting and what it does
