@@ -174,7 +174,7 @@ class TemplateDock(QDockWidget):
         new = [offer for offer in offers if offer.template_id not in known]
         if not new:
             return
-        first = 1 if self.offers.count() and self.offers.item(0).data(RAISE_OPSET_ROLE) else 0
+        first = self._leading_rows()
         untouched = not self._user_picked and self.current_mapping is None and self.offers.currentRow() == 0
         chosen = self.offers.currentItem()
         general = [offer for offer in new if not offer.template.shape_specialised]
@@ -193,6 +193,9 @@ class TemplateDock(QDockWidget):
         target = self.target
         if target is None or target.instance != instance:
             return
+        chosen = self.offers.currentItem()
+        if chosen is not None and chosen.data(FIX_OFFER_ROLE) is not None:
+            chosen = None  # an older list of these fixes: replaced below
         for row in reversed(range(self.offers.count())):
             if self.offers.item(row).data(FIX_OFFER_ROLE) is not None:
                 self.offers.takeItem(row)
@@ -200,15 +203,22 @@ class TemplateDock(QDockWidget):
             label = target.kind
             found = f"{len(offers)} fix(es) of its kind" if offers else "no fix of its kind: the Inspector says why"
             self.heading.setText(f"<b>{label}</b><br>{found}")
-        first = 1 if self.offers.count() and self.offers.item(0).data(RAISE_OPSET_ROLE) else 0
+        first = self._leading_rows()
         untouched = not self._user_picked and self.current_mapping is None
-        chosen = self.offers.currentItem()
         for row, offer in enumerate(offers, start=first):
             self.offers.insertItem(row, fix_offer_item(offer))
         if offers and (untouched or chosen is None):
             self.offers.setCurrentRow(first)
         elif chosen is not None:
             self.offers.setCurrentItem(chosen)
+
+    def _leading_rows(self) -> int:
+        """How many rows come before the op templates: "raise the opset", then the new kinds of fix."""
+        rows = 0
+        while rows < self.offers.count() and (self.offers.item(rows).data(RAISE_OPSET_ROLE)
+                                             or self.offers.item(rows).data(FIX_OFFER_ROLE) is not None):
+            rows += 1
+        return rows
 
     def fix_offer_ids(self) -> list[str]:
         """The ids of the new kinds of fix listed (a fix's template id, or 'setting.NAME')."""
