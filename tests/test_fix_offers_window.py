@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
+import pytest
 from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QFileDialog
 
@@ -13,8 +14,14 @@ from fixport.core.records.fix_offers import diff_places
 from fixport.core.words.vocabulary import ProblemReason
 from fixport.gui.job_runner import JobRunner
 from fixport.gui.main_window import MainWindow
-from tests.test_gui_flow import JOB_TIMEOUT_MS, click_problem, run_job
+from fixport.symbolics.synthesis.graph_rewrite import CAST_INTEGER_OPERAND_ID
+from fixport.symbolics.synthesis.runtime_scale import RUNTIME_SCALE_ID
+from tests.test_graph_rewrites import MASK_LINE, MASKED_ATTENTION
+from tests.test_gui_flow import click_problem, run_job
 from tests.test_traced_size_change_fix import ENCODEC_LIKE, PAD_LINE
+from tests.test_traced_value_input import SCALE_LINE, SUPER_RESOLUTION
+
+OFFERS_TIMEOUT_MS = 60_000  # the fix-offers job reads the problem's candidates: no export
 
 
 def _click_offer(qtbot, window: MainWindow, offer_id: str) -> None:
@@ -38,7 +45,7 @@ def test_the_traced_size_change_is_offered_applied_and_kept(qtbot, window: MainW
     assert [p.reason for p in problems] == [ProblemReason.SHAPE_SPECIALISED], problems
     click_problem(qtbot, window, 0)
     dock = window.template
-    qtbot.waitUntil(lambda: TRACED_CODE_CHANGE_TEMPLATE_ID in dock.fix_offer_ids(), timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: TRACED_CODE_CHANGE_TEMPLATE_ID in dock.fix_offer_ids(), timeout=OFFERS_TIMEOUT_MS)
     assert dock.offer_ids()[0] == TRACED_CODE_CHANGE_TEMPLATE_ID  # listed first, beside the op templates
     assert len(dock.offer_ids()) > 1
     _click_offer(qtbot, window, TRACED_CODE_CHANGE_TEMPLATE_ID)
@@ -102,7 +109,7 @@ def test_a_capture_failure_is_offered_its_code_change_and_the_capture_settings(q
     assert [p.reason for p in problems] == [ProblemReason.CAPTURE_FAILED], problems
     click_problem(qtbot, window, 0)
     dock = window.template
-    qtbot.waitUntil(lambda: CAPTURE_CHANGE_ID in dock.offer_ids(), timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: CAPTURE_CHANGE_ID in dock.offer_ids(), timeout=OFFERS_TIMEOUT_MS)
     # no op template for a capture failure: its code change first, then torch's own settings for it
     assert dock.offer_ids() == [CAPTURE_CHANGE_ID, "setting.deferred_asserts", "setting.draft_export"]
     assert dock.offers.item(0).text().startswith("Change branch.py:10 for the capture only")
@@ -134,9 +141,33 @@ def test_a_capture_setting_applied_from_the_dock_is_an_export_option(qtbot, wind
     run_job(qtbot, window, lambda: window.open_path(path))
     click_problem(qtbot, window, 0)
     dock = window.template
-    qtbot.waitUntil(lambda: "setting.deferred_asserts" in dock.offer_ids(), timeout=JOB_TIMEOUT_MS)
+    qtbot.waitUntil(lambda: "setting.deferred_asserts" in dock.offer_ids(), timeout=OFFERS_TIMEOUT_MS)
     _click_offer(qtbot, window, "setting.deferred_asserts")
     run_job(qtbot, window, lambda: qtbot.mouseClick(dock.apply_kind_button, Qt.MouseButton.LeftButton))
     assert window.workbench.project.export_options["capture_settings"] == ["deferred_asserts"]
     assert window.workbench.analysis.options.capture_settings == ["deferred_asserts"]
     assert "Applied the capture setting deferred_asserts" in window.log.contents()
+
+DYNAMO_MASKED_ATTENTION = MASKED_ATTENTION.replace('"export_options": {', '"export_options": {"exporter": "dynamo", ')
+
+
+@pytest.mark.parametrize(("file", "source", "offer_id", "name", "change"), [
+    pytest.param("masked_attention.py", DYNAMO_MASKED_ATTENTION, CAST_INTEGER_OPERAND_ID,
+                 "Rewrite the captured graph at aten::", f"node: aten::sub.Tensor at {MASK_LINE}\nrewrite: an FX pass",
+                 marks=pytest.mark.slow),  # two captures with torch.export
+    ("super_resolution.py", SUPER_RESOLUTION, RUNTIME_SCALE_ID, "Keep the value an input: aten::upsample_bicubic2d",
+     f"node: aten::upsample_bicubic2d at {SCALE_LINE}\nbecomes: the resize as a generated autograd.Function"),
+], ids=["graph_rewrite", "traced_value_input"])
+def test_a_rewrite_and_a_generated_function_name_their_node(qtbot, window: MainWindow, model_file, file: str,
+                                                            source: str, offer_id: str, name: str, change: str) -> None:
+    run_job(qtbot, window, lambda: window.open_path(model_file(file, source)))
+    assert len(window.workbench.analysis.unsupported) == 1, window.workbench.analysis.unsupported
+    click_problem(qtbot, window, 0)
+    dock = window.template
+    qtbot.waitUntil(lambda: offer_id in dock.fix_offer_ids(), timeout=OFFERS_TIMEOUT_MS)
+    _click_offer(qtbot, window, offer_id)
+    assert dock.offers.currentItem().text().startswith(name), dock.offers.currentItem().text()
+    assert dock.editor.source().startswith(change), dock.editor.source()
+    run_job(qtbot, window, lambda: qtbot.mouseClick(dock.apply_kind_button, Qt.MouseButton.LeftButton))
+    assert window.workbench.analysis.unsupported == [], window.log.contents()
+    assert [m.template_id for m in window.workbench.project.mappings] == [offer_id]

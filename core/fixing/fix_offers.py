@@ -7,6 +7,8 @@ them. Each becomes a :class:`~fixport.core.records.fix_offers.FixOffer` naming w
 """
 from __future__ import annotations
 
+import textwrap
+
 from fixport.core.exporters.capture_change_fix import diff_in
 from fixport.core.exporters.choice import exporter_for
 from fixport.core.project.capture_settings import describe_setting, may_cure
@@ -24,6 +26,7 @@ from fixport.core.records.requests import FixOffersRequest
 from fixport.core.words.cancel import CancelCallback, ProgressCallback, check_cancelled
 from fixport.core.words.problems import UnsupportedNode
 
+CHANGE_WIDTH = 56  # characters: the Template dock's editor at its usual width
 NEW_KINDS = (FAMILY_TRACED_SIZE_CHANGE, FAMILY_CODE_CHANGE, FAMILY_GRAPH_REWRITE, FAMILY_TRACED_VALUE_INPUT)
 
 
@@ -53,12 +56,17 @@ def _offer(candidate: Candidate, problem: UnsupportedNode) -> FixOffer:
         return FixOffer(name, family, candidate.why, diff, mapping)
     if family == FAMILY_GRAPH_REWRITE:
         return FixOffer(f"Rewrite the captured graph at {node}", family, candidate.why,
-                        f"node: {node}\nrewrite: {candidate.why}", mapping)
+                        f"node: {node}\n{_wrapped('rewrite', candidate.why)}", mapping)
     return FixOffer(f"Keep the value an input: {problem.kind} as a generated autograd.Function", family,
-                    candidate.why, f"node: {node}\nbecomes: {candidate.why}", mapping)
+                    candidate.why, f"node: {node}\n{_wrapped('becomes', candidate.why)}", mapping)
 
 
 def _setting_offer(setting: str) -> FixOffer:
     what = describe_setting(setting)
     return FixOffer(f"Capture setting {setting}", FAMILY_CAPTURE_SETTING, what,
-                    f"export option capture_settings: + {setting}\n{what}", setting=setting)
+                    f"export option capture_settings: + {setting}\n{_wrapped('what', what)}", setting=setting)
+
+
+def _wrapped(label: str, text: str) -> str:
+    """``label: text`` in lines the dock's editor shows without scrolling sideways."""
+    return textwrap.fill(f"{label}: {text}", CHANGE_WIDTH, subsequent_indent=" " * (len(label) + 2))
