@@ -10,7 +10,6 @@ from PySide6.QtCore import QPoint, QSettings, Qt
 from PySide6.QtWidgets import QFileDialog
 
 from fixport.core.exporters.capture_change_fix import TRACED_CODE_CHANGE_TEMPLATE_ID
-from fixport.core.records.fix_offers import diff_places
 from fixport.core.words.vocabulary import ProblemReason
 from fixport.gui.job_runner import JobRunner
 from fixport.gui.main_window import MainWindow
@@ -29,12 +28,6 @@ def _click_offer(qtbot, window: MainWindow, offer_id: str) -> None:
     row = dock.offer_ids().index(offer_id)
     rect = dock.offers.visualItemRect(dock.offers.item(row))
     qtbot.mouseClick(dock.offers.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 12, rect.center().y()))
-
-
-def test_diff_places_name_the_first_changed_line_of_each_hunk() -> None:
-    diff = ("--- m.py (as it is)\n+++ m.py (changed)\n@@ -19,3 +19,3 @@\n         n = 1\n-        a = 2\n"
-            "+        a = 3\n         b = 4\n@@ -40,2 +40,2 @@\n-x\n+y\n")
-    assert diff_places(diff) == ["m.py:20", "m.py:40"]
 
 
 def test_the_traced_size_change_is_offered_applied_and_kept(qtbot, window: MainWindow, worker, model_file,
