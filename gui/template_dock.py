@@ -25,8 +25,10 @@ from PySide6.QtWidgets import (
 
 from fixport.core.exporters.profiles import TORCHSCRIPT, ExporterProfile
 from fixport.core.project.project import FixMapping
+from fixport.core.records.fix_offers import FixOffer
 from fixport.core.session.targets import TemplateTarget
 from fixport.gui.code_editor import CodeEditor
+from fixport.gui.fix_offer_items import FIX_OFFER_ROLE, fix_offer_item, fix_offer_text
 from fixport.gui.graph_style import WARN_COLOUR
 from fixport.symbolics.library import (
     STUB_TEMPLATE_ID,
@@ -47,6 +49,7 @@ class TemplateDock(QDockWidget):
     remove_requested = Signal(object)  # FixMapping (the one to remove)
     stub_requested = Signal(object)  # TemplateTarget
     opset_requested = Signal(int)  # "raise the opset to N" was applied
+    setting_requested = Signal(str)  # a capture setting offered for the problem was applied
 
     def __init__(self, library: TemplateLibrary, parent: QWidget | None = None) -> None:
         super().__init__("Template", parent)
@@ -56,6 +59,7 @@ class TemplateDock(QDockWidget):
         self.target: TemplateTarget | None = None
         self.current: TemplateInfo | None = None
         self.current_mapping: FixMapping | None = None
+        self.current_fix: FixOffer | None = None  # the new kind of fix shown (code change, rewrite, setting)
         self._param_widgets: dict[str, QWidget] = {}
         self._build()
         self.set_target(None)
@@ -111,8 +115,9 @@ class TemplateDock(QDockWidget):
     # ---- public API ----
     def set_target(self, target: TemplateTarget | None, mapping: FixMapping | None = None) -> None:
         """Offer templates for ``target``; ``mapping`` is the fix already applied to it, if any."""
-        self.target, self.current_mapping = target, mapping
+        self.target, self.current_mapping, self.current_fix = target, mapping, None
         self._user_picked = False
+        self.editor.setReadOnly(False)
         self.offers.blockSignals(True)
         self.offers.clear()
         self.offers.blockSignals(False)
@@ -132,6 +137,12 @@ class TemplateDock(QDockWidget):
         self.heading.setText(f"<b>{label}</b> at opset {target.opset}{state}{note}")
         self.apply_kind_button.setText(f"Apply to all {label}")
         self.library = self._library_for(target.exporter)
+        if target.fixes_only:  # no node, no op: only the fixes the worker offers for the problem
+            self.heading.setText(f"<b>{label}</b>{note}<br><i>Looking for fixes of its kind…</i>")
+            for widget in (self.stub_button, self.apply_kind_button, self.apply_node_button):
+                widget.setEnabled(False)
+            self._show_template(None)
+            return
         offers = self.library.templates_for(target.kind, target.opset, target.python_op_name)
         raise_row = target.suggested_opset is not None and mapping is None
         if raise_row:  # the exporter's own advice comes first: one click, no template
@@ -163,7 +174,7 @@ class TemplateDock(QDockWidget):
         new = [offer for offer in offers if offer.template_id not in known]
         if not new:
             return
-        first = 1 if self.offers.count() and self.offers.item(0).data(RAISE_OPSET_ROLE) else 0
+        first = self._leading_rows()
         untouched = not self._user_picked and self.current_mapping is None and self.offers.currentRow() == 0
         chosen = self.offers.currentItem()
         general = [offer for offer in new if not offer.template.shape_specialised]
@@ -176,9 +187,50 @@ class TemplateDock(QDockWidget):
             self.offers.insertItem(row + offset, self._offer_item(offer))
         self.offers.setCurrentRow(first if untouched and not first else self.offers.row(chosen))
 
+    def add_fix_offers(self, instance: str, offers: list[FixOffer]) -> None:
+        """List the new kinds of fix for the problem at ``instance`` first, after "raise the opset";
+        the first becomes the selection unless the user already picked or applied a fix."""
+        target = self.target
+        if target is None or target.instance != instance:
+            return
+        chosen = self.offers.currentItem()
+        if chosen is not None and chosen.data(FIX_OFFER_ROLE) is not None:
+            chosen = None  # an older list of these fixes: replaced below
+        for row in reversed(range(self.offers.count())):
+            if self.offers.item(row).data(FIX_OFFER_ROLE) is not None:
+                self.offers.takeItem(row)
+        if target.fixes_only:
+            label = target.kind
+            found = f"{len(offers)} fix(es) of its kind" if offers else "no fix of its kind: the Inspector says why"
+            self.heading.setText(f"<b>{label}</b><br>{found}")
+        first = self._leading_rows()
+        untouched = not self._user_picked and self.current_mapping is None
+        for row, offer in enumerate(offers, start=first):
+            self.offers.insertItem(row, fix_offer_item(offer))
+        if offers and (untouched or chosen is None):
+            self.offers.setCurrentRow(first)
+        elif chosen is not None:
+            self.offers.setCurrentItem(chosen)
+
+    def _leading_rows(self) -> int:
+        """How many rows come before the op templates: "raise the opset", then the new kinds of fix."""
+        rows = 0
+        while rows < self.offers.count() and (self.offers.item(rows).data(RAISE_OPSET_ROLE)
+                                             or self.offers.item(rows).data(FIX_OFFER_ROLE) is not None):
+            rows += 1
+        return rows
+
+    def fix_offer_ids(self) -> list[str]:
+        """The ids of the new kinds of fix listed (a fix's template id, or 'setting.NAME')."""
+        items = (self.offers.item(i).data(FIX_OFFER_ROLE) for i in range(self.offers.count()))
+        return [offer.offer_id for offer in items if offer is not None]
+
     def _after_open_fixes(self, row: int) -> bool:
         """Whether the offer at ``row`` is generic, the stub, or shape-specialised itself."""
-        offer = self.offers.item(row).data(OFFER_ROLE)
+        item = self.offers.item(row)
+        if item.data(FIX_OFFER_ROLE) is not None:
+            return False
+        offer = item.data(OFFER_ROLE)
         template = offer.template if offer is not None else None
         return template is None or "*" in template.fits or template.shape_specialised
 
@@ -187,6 +239,9 @@ class TemplateDock(QDockWidget):
 
     @staticmethod
     def _offer_id(item: QListWidgetItem) -> str:
+        fix = item.data(FIX_OFFER_ROLE)
+        if fix is not None:
+            return fix.offer_id
         offer = item.data(OFFER_ROLE)
         return offer.template_id if offer is not None else RAISE_OPSET_OFFER_ID
 
@@ -241,11 +296,16 @@ class TemplateDock(QDockWidget):
         offer: RankedTemplate | None = item.data(OFFER_ROLE) if item else None
         self.clear_error()
         raise_to = item.data(RAISE_OPSET_ROLE) if item else None
+        self.current_fix = item.data(FIX_OFFER_ROLE) if item else None
+        self.editor.setReadOnly(self.current_fix is not None)  # it shows what the fix changes, not a template
         target = self.target
         label = (f"{target.kind}[{target.python_op_name}]" if target.python_op_name else target.kind) if target else ""
         self.apply_kind_button.setText(f"Raise opset to {raise_to}" if raise_to else f"Apply to all {label}")
-        self.apply_node_button.setEnabled(self.target is not None and not raise_to)
-        if raise_to:
+        self.apply_node_button.setEnabled(self.target is not None and not raise_to and self.current_fix is None)
+        self.stub_button.setEnabled(self.target is not None and not self.target.fixes_only)
+        if self.current_fix is not None:
+            self._show_fix_offer(self.current_fix)
+        elif raise_to:
             self._show_template(None)
             self.description.setText(f"torch's exporter handles this node at opset {raise_to}: no template "
                                      "needed. Apply sets the project's opset and exports again.")
@@ -255,6 +315,14 @@ class TemplateDock(QDockWidget):
             self._on_stub_clicked()
         else:
             self._show_template(offer.template, offer.extra_params)
+
+    def _show_fix_offer(self, offer: FixOffer) -> None:
+        """A new kind of fix: what it does, and what it changes (the diff, the node, the setting)."""
+        self._show_template(None)
+        self.apply_kind_button.setText("Apply this fix")
+        self.apply_kind_button.setEnabled(True)
+        self.description.setText(fix_offer_text(offer))
+        self.editor.set_source(offer.change)
 
     def _show_template(self, template: TemplateInfo | None, extra_params: dict[str, Any] | None = None) -> None:
         self.current = template
@@ -347,6 +415,14 @@ class TemplateDock(QDockWidget):
         raise_to = self.raising_opset()
         if raise_to is not None:
             self.opset_requested.emit(raise_to)
+            return
+        fix = self.current_fix
+        if fix is not None:
+            self.clear_error()
+            if fix.setting:
+                self.setting_requested.emit(fix.setting)
+            elif fix.mapping is not None:
+                self.apply_requested.emit(fix.mapping)
             return
         mapping = self.mapping_for(instance_only)
         if mapping is not None:

@@ -77,6 +77,8 @@ def test_fix_auto_chooses_no_grad_where_only_it_exports(worker, model_file) -> N
     assert fixed.option_edits(DYNAMO, pin_opset=False) == {"capture_settings": [NO_GRAD]}
     assert [(o.label, o.how) for o in plan.outcomes] == [("aten::view.default", "capture setting no_grad")]
     assert "captured with no_grad" in plan.summary()
+    # the Log names what the setting changed, as it shows a code change's diff
+    assert "capture setting no_grad: the whole export under torch.no_grad()" in "\n".join(plan.notes), plan.notes
 
 
 @pytest.mark.slow

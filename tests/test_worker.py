@@ -22,6 +22,7 @@ from fixport.core.records.requests import (
     BaselineRequest,
     CompareExportersRequest,
     CompareRequest,
+    FixOffersRequest,
     OpInfoRequest,
     PingRequest,
     RunExporterRequest,
@@ -33,6 +34,8 @@ from fixport.core.records.results import ModelRequest, WorkerInfo
 from fixport.core.records.runtime_pair import RuntimesCompareRequest
 from fixport.core.words.cancel import Cancelled
 from fixport.core.words.errors import WorkerError
+from fixport.core.words.problems import UnsupportedNode
+from fixport.core.words.vocabulary import ProblemReason
 from fixport.core.worker.client import CANCEL_GRACE_S, ExportWorker
 from fixport.core.worker.jobs import JOBS, job_for
 from fixport.gui.latest import LatestRequests
@@ -91,6 +94,8 @@ def sample_request(request_type: type, clean_model: str) -> object:
         StubRequest: StubRequest("aten::threshold", 17, ["Tensor", "Scalar", "Scalar"]),
         OpInfoRequest: OpInfoRequest("aten::relu"),
         SynthesizeRequest: SynthesizeRequest("aten::cosh", 17),
+        FixOffersRequest: FixOffersRequest(UnsupportedNode("aten::upsample_bicubic2d", "n1", ProblemReason.BAKED_INPUT,
+                                                           "scale is baked", "", "m.py:3"), 17),
         SuggestDynamicRequest: SuggestDynamicRequest(ModelRequest(clean_model)),
         RunExporterRequest: RunExporterRequest(ModelRequest(clean_model), {"exporter": "torchscript"}),
         RuntimesCompareRequest: RuntimesCompareRequest(ModelRequest(clean_model), ["ort", "openvino"], runs=1),

@@ -12,6 +12,7 @@ from fixport.core.project.project import FixMapping
 from fixport.core.records.compare_result import DEFAULT_RUNS
 from fixport.core.records.results import AnalysisResult, ModelRequest
 from fixport.core.records.runtime_cost import DEFAULT_LATENCY_RUNS
+from fixport.core.words.problems import UnsupportedNode
 
 
 @dataclass
@@ -153,6 +154,16 @@ class SynthesizeRequest:
     kind: str
     opset: int
     exporter: str | None = None  # whose fixes: the project's exporter (None: the default one)
+
+
+@dataclass
+class FixOffersRequest:
+    """The new kinds of fix (code change, graph rewrite, generated Function, capture setting) for one
+    problem, as the Template dock offers them (``fixport.core.records.fix_offers``)."""
+
+    problem: UnsupportedNode
+    opset: int
+    exporter: str | None = None  # the project's exporter (None: the default one)
 
 
 @dataclass

@@ -76,6 +76,14 @@ class OffersSynthesized:
 
 
 @dataclass(frozen=True)
+class FixOffersFound:
+    """The new kinds of fix for the problem at ``instance`` (``fixport.core.records.fix_offers``)."""
+
+    instance: str
+    offers: list
+
+
+@dataclass(frozen=True)
 class NodeShown:
     """What the Inspector shows for the selected node."""
 

@@ -13,6 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 
 from fixport.core.exporters.capture_change_fix import diff_in
+from fixport.core.project.capture_settings import describe_setting
 from fixport.core.project.project import FixMapping
 from fixport.core.records.exporter_comparison import ExporterRun
 from fixport.core.records.fix_choices import CODE_CHANGE_FAMILIES, FAMILY_TRACED_VALUE_INPUT
@@ -93,6 +94,8 @@ def plan_from(run: ExporterRun, existing: list[FixMapping]) -> FixAllPlan:
         left = {p.display_kind for p in result.after.unsupported}
         plan.outcomes += [FixedKind(kind, f"capture setting {', '.join(result.capture_settings)}") for kind in
                           sorted({p.display_kind for p in result.before.unsupported} - fixed_by_templates - left)]
+        plan.notes += [f"capture setting {setting}: {describe_setting(setting)} (the project's export options keep it)"
+                       for setting in result.capture_settings]  # what it changed, for the Log
     by_kind = {(m.target_kind, m.python_op_name): m for m in result.mappings}
     pinned = pinned_dims_note(result.after, fix_applied=True)
     for choice in result.choices:

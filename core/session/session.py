@@ -19,10 +19,12 @@ from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.project.project import PROJECT_SUFFIX, FixMapping, merged_optimizer_fixes
 from fixport.core.records.compare_result import DEFAULT_RUNS, CompareResult
 from fixport.core.records.exporter_comparison import ExporterRun
+from fixport.core.records.fix_offers import OFFERED_FOR, FixOffer, FixOffers, offers_key
 from fixport.core.records.requests import (
     AnalyzeRequest,
     AutoFixRequest,
     CompareRequest,
+    FixOffersRequest,
     OpInfoRequest,
     PingRequest,
     StubRequest,
@@ -76,6 +78,8 @@ class Session:
         self.op_infos: dict[str, OpInfo] = {}
         self.synthesized: dict[tuple[str, int, str], list] = {}  # (kind, opset, exporter) -> offers
         self._synthesizing: tuple[str, int, str] | None = None
+        self.fix_offers: dict[tuple, list[FixOffer]] = {}  # the new kinds of fix, per problem (offers_key)
+        self._problem_shown: str | None = None  # the nodeless problem the Template dock offers fixes for
         self.analyzed_request: AnalyzeRequest | None = None  # what the held analysis answers
         self._submitted_analysis: AnalyzeRequest | None = None
         for request_type, handler in self.result_handlers().items():
@@ -87,6 +91,7 @@ class Session:
                 CompareRequest: self._compare_finished, OpInfoRequest: self._op_info_finished,
                 StubRequest: lambda source: self.events.emit(events.StubReady(source)),
                 SynthesizeRequest: self._synthesized_finished, AutoFixRequest: self._fix_all_finished,
+                FixOffersRequest: self._fix_offers_finished,
                 SuggestDynamicRequest: self._dims_suggested}
 
     # ---- opening ----
@@ -167,10 +172,13 @@ class Session:
             # the fix replaced the node (a decomposition): its docks would describe what is gone
             self.selected = None
             self.events.emit(events.SelectionCleared())
+        shown, self._problem_shown = self._problem_shown, None
         if self.selected is not None:
             self.select_node(*self.selected)
         elif result.unsupported:  # start where the work is
             self.activate_problem(result.unsupported[0])
+        elif shown is not None:  # the capture failure the dock offered fixes for is gone
+            self.events.emit(events.TargetChanged(None))
 
     # ---- edits ----
     def set_project_field(self, name: str, value: Any, why: str = "") -> None:
@@ -385,6 +393,7 @@ class Session:
             self.select_node(SOURCE, problem.instance)
         else:  # a capture failure or the export's own: no node to select
             self.events.emit(events.ProblemShown(problem))
+            self._offer_for_problem(problem)
 
     def node_for_mapping(self, mapping: FixMapping) -> Node | None:
         """One source node a fixed kind's mapping applies to (its own node, or the first of its kind)."""
@@ -445,14 +454,19 @@ class Session:
             source_node.kind, source_node.id, python_op or None, opset, input_types,
             suggested_opset=opset_that_works(problem, opset) if problem else None,
             exporter=profile_for(self.workbench.exporter_name), not_for_templates=(
-                f"No template fixes this ({problem.reason.description}): it comes from the "
-                "model's own code. The Inspector says what to change." if in_model_code else ""),
+                f"No template fixes this ({problem.reason.description}): it comes from the model's own code. "
+                + ("The fixes listed first change it while exporting; the Inspector says what to change."
+                   if problem.reason in OFFERED_FOR else "The Inspector says what to change.")
+                if in_model_code else ""),
             pinned_dims=pinned_dims_note(self.workbench.analysis))
 
     def _offer_templates(self, source_node: Node) -> None:
         target = self.target_for(source_node)
         project = self.workbench.project
         self.events.emit(events.TargetChanged(target, project.mapping_for(source_node) if project else None))
+        problem = self.problem_for(source_node.id)
+        if problem is not None:
+            self._request_fix_offers(problem)
         if target.python_op_name:
             return
         key = (target.kind, target.opset, target.exporter.name)
@@ -461,6 +475,43 @@ class Session:
         else:  # generated fixes need torch: the worker makes them, the dock shows the templates first
             self._synthesizing = key
             self.jobs.submit(SynthesizeRequest(*key), topic="synthesize")
+
+    def _offer_for_problem(self, problem: UnsupportedNode) -> None:
+        """A problem with no node (a capture failure): the Template dock offers its fixes alone."""
+        if problem.reason not in OFFERED_FOR:
+            return
+        target = TemplateTarget(problem.kind, problem.instance, None, self.opset, [],
+                                exporter=profile_for(self.workbench.exporter_name), fixes_only=True)
+        self._problem_shown = problem.instance
+        self.events.emit(events.TargetChanged(target, None))
+        self._request_fix_offers(problem)
+
+    def _request_fix_offers(self, problem: UnsupportedNode) -> None:
+        """The new kinds of fix for ``problem`` (code change, graph rewrite, capture setting): the
+        worker makes them from `fix --auto`'s candidates; the dock lists them beside the templates."""
+        if problem.reason not in OFFERED_FOR:
+            return
+        known = self.fix_offers.get(offers_key(problem, self.opset, self.workbench.exporter_name))
+        if known is not None:
+            self.events.emit(events.FixOffersFound(problem.instance, known))
+        else:
+            self.jobs.submit(FixOffersRequest(problem, self.opset, self.workbench.exporter_name), topic="fix_offers")
+
+    def _fix_offers_finished(self, answer: FixOffers) -> None:
+        self.fix_offers[answer.key()] = answer.offers
+        self.events.emit(events.FixOffersFound(answer.problem.instance, answer.offers))
+
+    def apply_capture_setting(self, setting: str) -> None:
+        """Add capture ``setting`` to the export options (as Fix all chooses one) and export again."""
+        project = self.workbench.project
+        if project is None:
+            return
+        settings = list(project.export_options.get("capture_settings") or [])
+        if setting not in settings:
+            self.set_export_option("capture_settings", [*settings, setting], "capture setting")
+        self.fix_outcomes = None
+        self._log(f"Applied the capture setting {setting}; re-exporting.")
+        self.reexport(keep_view=True)
 
     def _synthesized_finished(self, offers: list) -> None:
         if self._synthesizing is not None:

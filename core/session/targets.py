@@ -19,3 +19,4 @@ class TemplateTarget:
     exporter: ExporterProfile = TORCHSCRIPT  # whose templates and fix language
     not_for_templates: str = ""  # why no template can fix this node's problem (it is in the model's code)
     pinned_dims: str = ""  # what a fix built for the traced sizes pins (declared dynamic dims), or ''
+    fixes_only: bool = False  # a problem with no node (a capture failure): no op template, only its fix offers

@@ -17,12 +17,14 @@ from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.records.baseline import BaselineResult
 from fixport.core.records.compare_result import CompareResult
 from fixport.core.records.exporter_comparison import ExporterComparison, ExporterRun
+from fixport.core.records.fix_offers import FixOffers
 from fixport.core.records.requests import (
     AnalyzeRequest,
     AutoFixRequest,
     BaselineRequest,
     CompareExportersRequest,
     CompareRequest,
+    FixOffersRequest,
     OpInfoRequest,
     PingRequest,
     RunExporterRequest,
@@ -63,6 +65,7 @@ JOBS: tuple[Job, ...] = (
     Job("op_info", OpInfoRequest, "fixport.core.analysis.op_info:op_info", OpInfo),
     Job("suggest_dynamic", SuggestDynamicRequest, "fixport.core.analysis.dim_suggestions:suggest_dynamic_dims", list),
     Job("synthesize", SynthesizeRequest, "fixport.core.fixing.generated_fixes:generated_offers", list),
+    Job("fix_offers", FixOffersRequest, "fixport.core.fixing.fix_offers:fix_offers", FixOffers),
     Job("compare_runtimes", RuntimesCompareRequest, "fixport.core.comparison.runtime_pair:compare_runtimes",
         RuntimesComparison),
 )
