@@ -86,32 +86,6 @@ def check_generation(loaded: LoadedModel, components: dict[str, OnnxModel], expo
     return check
 
 
-def generation_of_both_components(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
-                                  loaded: LoadedModel, options: ExportOptions,
-                                  cancelled: CancelCallback | None,
-                                  progress: ProgressCallback | None = None) -> GenerationCheck:
-    """Both components exported afresh with the fixes (``compare``, which exports with per-node capture),
-    decoding greedily against torch."""
-    from fixport.core.exporters.choice import exporter_for
-
-    exporter = exporter_for(options.exporter)
-    options = dataclasses.replace(options)
-    with exporter.fixes_applied(mappings, options) as custom_opsets:
-        options.custom_opsets = {**custom_opsets, **options.custom_opsets}
-        own = exporter.export(loaded, options, run_check=False, cancelled=cancelled,
-                              progress=within(progress, GENERATION_FRACTION,
-                                              f"exporting the {loaded.checkpoint.component} component"))
-    try:
-        if not own.ok:
-            return GenerationCheck(options.exporter, GENERATED_TOKENS,
-                                   note=f"not run: the {loaded.checkpoint.component} component does not export "
-                                        "cleanly.")
-        return generation_with_other_component(model, request_options, mappings, loaded, options, own.model,
-                                               cancelled, progress=progress)
-    finally:
-        own.model.release()
-
-
 def generation_with_other_component(model: ModelRequest, request_options: dict[str, Any], mappings: list[FixMapping],
                                     loaded: LoadedModel, options: ExportOptions, exported: OnnxModel,
                                     cancelled: CancelCallback | None, output: str | None = None,

@@ -21,7 +21,7 @@ import torch
 
 from fixport.core.analysis.job_context import JobContext, open_job
 from fixport.core.checkpoints.export_dtype import checkpoint_export_dtype
-from fixport.core.checkpoints.generation_check import generation_components, generation_of_both_components
+from fixport.core.checkpoints.generation_check import generation_components, generation_with_other_component
 from fixport.core.checks.low_precision import Rounding, rounding_note, rounding_only
 from fixport.core.checks.shape_check import (
     ShapeSet,
@@ -148,24 +148,31 @@ def compare(request: CompareRequest, progress: ProgressCallback | None = None,
         raise ModelLoadError(f"{loaded.path.name} is an ONNX file: there is no torch model to compare with.",
                              "Open the PyTorch model and pass the ONNX file with --onnx FILE.")
     export_options = context.export_options()
+    generates = onnx_path is None and generation_components(loaded)  # a decoder: compared the way it generates too
+    kept: list[OnnxModel] = []  # the compared export, for the generation check (not exported again)
     with context.exporter.fixes_applied(mappings, export_options) as custom_opsets:
         export_options.custom_opsets = {**custom_opsets, **export_options.custom_opsets}
         result = _compare_with_fixes(context, export_options, request, tolerances, templates, started, progress,
-                                     cancelled)
+                                     cancelled, kept if generates else None)
     result.export_dtype = checkpoint_export_dtype(loaded)
-    if onnx_path is None and generation_components(loaded):  # a decoder: compared the way it generates too
+    if generates:
         report(progress, 0.98, "checking greedy generation")
-        result.generation = generation_of_both_components(request.model, request.options, mappings, loaded,
-                                                          context.export_options(), cancelled,
-                                                          within(progress, 0.98, "checking greedy generation"))
+        try:
+            result.generation = generation_with_other_component(
+                request.model, request.options, mappings, loaded, context.export_options(), kept[0], cancelled,
+                progress=within(progress, 0.98, "checking greedy generation"))
+        finally:
+            kept[0].release()
     return result
 
 
 def _compare_with_fixes(context: JobContext, export_options: ExportOptions, request: CompareRequest,
                         tolerances: ToleranceTable, templates: dict[str, str], started: float,
-                        progress: ProgressCallback | None, cancelled: CancelCallback | None) -> CompareResult:
+                        progress: ProgressCallback | None, cancelled: CancelCallback | None,
+                        kept: list[OnnxModel] | None = None) -> CompareResult:
     """Compare ``context``'s model with its export (``export_options``: the context's, with its
-    fixes' custom opsets; the fixes registered by the caller) as ``request`` asks."""
+    fixes' custom opsets; the fixes registered by the caller) as ``request`` asks; the export is
+    appended to ``kept`` (the caller releases it) instead of released, where ``kept`` is given."""
     loaded, exporter, mappings = context.loaded, context.exporter, context.mappings
     onnx_path, provider, runs, latency_runs = request.onnx_path, request.provider, request.runs, request.latency_runs
     precision, torch_device, given_shapes = request.precision, request.torch_device, request.other_shapes
@@ -266,7 +273,10 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     # model in float32: at real size, keeping this model and its session as well would hold the
     # weights twice more.
     del session, session_info, plan
-    comparable.model.release()
+    if kept is None:
+        comparable.model.release()
+    else:  # a big model's weights wait on disk, its graph in memory
+        kept.append(comparable.model)
     del comparable
     gc.collect()
     messages += _judge_rounding(loaded.module, rounding_checks, device)
