@@ -71,3 +71,24 @@ def test_values_per_run_follow_the_weights_within_bounds() -> None:
     assert intermediates.values_per_run(_weights_of(173 * mb)) == 173 * mb // 4
     assert intermediates.values_per_run(_weights_of(mb)) == intermediates.VALUES_PER_RUN_FLOOR_BYTES
     assert intermediates.values_per_run(_weights_of(2000 * mb)) == intermediates.VALUES_PER_RUN_BYTES
+
+
+@pytest.mark.parametrize("on_disk", [True, False])
+def test_a_big_model_whose_outputs_all_match_is_not_exported_again_node_by_node(monkeypatch: pytest.MonkeyPatch,
+                                                                                 model_file, on_disk: bool) -> None:
+    import fixport.core.onnx_io.onnx_model as onnx_model
+    from fixport.core.comparison.compare_job import MATCHED_AT_SIZE_NOTE
+
+    if on_disk:  # as big as a model whose weights wait on disk
+        monkeypatch.setattr(onnx_model, "WEIGHTS_ON_DISK_ABOVE_BYTES", 0)
+    path = model_file("linear.py", """
+        import torch
+
+        def build():
+            torch.manual_seed(0)
+            return torch.nn.Sequential(torch.nn.Linear(8, 4), torch.nn.ReLU()), (torch.randn(2, 8),)
+    """)
+    result = compare(CompareRequest(ModelRequest(str(path)), runs=2))
+    assert all(output.passed for output in result.outputs)
+    assert (result.node_analysis is None) is on_disk
+    assert (MATCHED_AT_SIZE_NOTE in result.messages) is on_disk

@@ -88,6 +88,9 @@ VALUES_BAKED_WHILE_TRACING_NOTE = ("At the other values no ONNX node departs fro
 PER_NODE_DEVICES_NOTE = ("Per-node analysis: ONNX Runtime captured every intermediate value on {providers}; the "
                          "source graph re-ran on CPU, where the exporter captured it (its constants live there).")
 CUDA_PROVIDER = "CUDAExecutionProvider"
+MATCHED_AT_SIZE_NOTE = ("Per-node analysis skipped: every output matches torch, and for a model this size it "
+                        "exports the model again and holds every node's values in both torch and ONNX Runtime. "
+                        "An output that differs gets it.")
 RUNTIME_FAILS_ON_SET = "ONNX Runtime fails on input set {run}"  # then its message
 RUNTIME_FAILED_NOTE = ("Per-node analysis skipped: ONNX Runtime cannot run input set(s) {sets}, so there are no values "
                        "to compare node by node there; its message (in the rows above) names the failing node. A count "
@@ -220,7 +223,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
     placement = None
     references: list[Reference] = []  # torch's outputs per input set, for the optimizer guard
     module, device = _module_on(loaded.module, loaded.example_inputs, device, messages)
-    take_turns = turn_taker(getattr(comparable.model, "weights_on_disk", False))
+    big = bool(getattr(comparable.model, "weights_on_disk", False))
+    take_turns = turn_taker(big)
     try:
         with torch_tf32_off(device):
             for index, (label, inputs) in enumerate(labelled):
@@ -295,7 +299,10 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
         # graph fails there too, where it baked a count); its error names the node
         ran = [run for run in failing if run not in runtime_failed]
         run = ran[0] if ran else 0 if not failing else -1
-        if run < 0:
+        if not failing and big:
+            messages.append(MATCHED_AT_SIZE_NOTE)
+            analysis = None
+        elif run < 0:
             messages.append(RUNTIME_FAILED_NOTE.format(sets=", ".join(str(r + 1) for r in failing)))
             analysis = None
         else:
