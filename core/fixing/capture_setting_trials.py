@@ -95,8 +95,8 @@ def _why_not_kept(trial: AnalysisResult, current: AnalysisResult, targets: list[
     stuck = [p for p in trial.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]
     if len(stuck) > len([p for p in current.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]):
         return f"it fails elsewhere instead: {_first_line(stuck[0])}"
-    wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS]
-    if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS]):
+    wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS and not can_fix(p)]
+    if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS and not can_fix(p)]):
         return f"the numbers differ from torch with it: {_first_line(wrong[0])}"
     return ""
 
