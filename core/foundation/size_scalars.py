@@ -63,7 +63,11 @@ class Ratio:
         return self if _is_one(self.den) else Ratio(self.num // self.den)
 
     def ceil(self) -> Ratio:
-        return self if _is_one(self.den) else Ratio(-((-self.num) // self.den))
+        # not -(-num // den): ONNX's integer Div truncates, so a floor division of a negative size exports wrong
+        if _is_one(self.den):
+            return self
+        positive = isinstance(self.den, int) and self.den > 0
+        return Ratio((self.num + self.den - 1) // self.den) if positive else Ratio(-((-self.num) // self.den))
 
 
 @dataclass(frozen=True)
