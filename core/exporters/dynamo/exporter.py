@@ -360,7 +360,7 @@ def _opset_warnings(model: onnx.ModelProto, asked: int) -> list[str]:
 def _pinned_at(loaded: LoadedModel, options: ExportOptions, program: torch.export.ExportedProgram) -> list[str]:
     """Where the capture pinned a declared dim (``specialising_guards``), found with the same fixes applied."""
     args, kwargs, dynamic_shapes = export_arguments(loaded, options)
-    with attributes_kept(loaded.module), code_changes_applied(loaded), sizes_as_settings_ask(loaded, options):
+    with attributes_kept(loaded.module), sizes_as_settings_ask(loaded, options), code_changes_applied(loaded):
         return pinned_declared_dims(program, loaded.module, args, kwargs, dynamic_shapes)
 
 
@@ -378,12 +378,13 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     still gives a graph to show (or None). The model's
     attributes are kept as they were: forward() may cache fake tensors on it while captured. The
     methods a code-change fix changes run changed while it is captured."""
-    with attributes_kept(loaded.module), code_changes_applied(loaded), sizes_as_settings_ask(loaded, options):
+    with attributes_kept(loaded.module), sizes_as_settings_ask(loaded, options), code_changes_applied(loaded):
         return _capture(loaded, options)
 
 
 def sizes_as_settings_ask(loaded: LoadedModel, options: ExportOptions) -> contextlib.AbstractContextManager:
-    """Sizes computed with tensor ops kept symbolic while captured, where the setting ``size_scalars`` asks."""
+    """Sizes computed with tensor ops kept symbolic while captured, where the setting ``size_scalars`` asks
+    (entered before the code changes: a changed method reads its module's names as they are then)."""
     return sizes_kept_symbolic(loaded.module) if SIZE_SCALARS in options.capture_settings else contextlib.nullcontext()
 
 

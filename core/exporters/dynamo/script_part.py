@@ -116,8 +116,8 @@ def export_with_fixes(job: ExportJob) -> None:
     # the methods a code-change fix changes run changed while it is captured
     changed = [patch for fix in job.fixes if fix.family == CODE_CHANGE_FAMILY for patch in fix.function()]
     with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext(), \
-            methods_changed(job.model, changed), \
-            sizes_kept_symbolic(job.model) if SIZE_SCALARS in settings else nullcontext():
+            sizes_kept_symbolic(job.model) if SIZE_SCALARS in settings else nullcontext(), \
+            methods_changed(job.model, changed):
         if SUGGESTED_DIMS in settings and dynamic_shapes is not None:  # the dims as torch.export suggests them
             dynamic_shapes = suggested_dynamic_shapes(job.model, tuple(job.inputs), {}, dynamic_shapes)
             guarded = torch.export.export(job.model, tuple(job.inputs), dynamic_shapes=dynamic_shapes).module()
