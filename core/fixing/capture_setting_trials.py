@@ -17,7 +17,13 @@ from fixport.core.analysis.job_context import JobContext
 from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.foundation.errors import FixportError
-from fixport.core.project.capture_settings import DECIDED_AT_CAPTURE, SETTING_REASONS, describe_setting, may_cure
+from fixport.core.project.capture_settings import (
+    DECIDED_AT_CAPTURE,
+    SETTING_REASONS,
+    SIZE_SCALARS,
+    describe_setting,
+    may_cure,
+)
 from fixport.core.records.fix_records import FAMILY_CAPTURE_SETTING, RejectedCandidate, TrialStage
 from fixport.core.records.results import AnalysisResult
 from fixport.core.words.problems import UnsupportedNode
@@ -89,6 +95,9 @@ def _why_not_kept(trial: AnalysisResult, current: AnalysisResult, targets: list[
     still = [p for p in targets if _key(p) in left]
     if still:
         return f"{still[0].display_kind} still fails: {_first_line(still[0])}"
+    failing = [p for p in trial.unsupported if p.reason == ProblemReason.CAPTURE_FAILED and not can_fix(p)]
+    if setting == SIZE_SCALARS and failing:  # its one job is the capture (a failure may be said at another line now)
+        return f"the capture still fails: {_first_line(failing[0])}"
     after = [p for p in trial.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]
     if setting in DECIDED_AT_CAPTURE and after:  # the capture failures say more than a pass failing on its graph
         return f"it captures, but the export then fails: {_first_line(after[0])}"
