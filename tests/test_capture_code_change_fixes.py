@@ -267,13 +267,14 @@ def build():
 @pytest.mark.slow
 def test_where_no_change_fits_draft_export_is_tried_and_kept_only_where_other_values_match(
         worker, tmp_path: Path) -> None:
-    from fixport.core.project.capture_settings import DEFERRED_ASSERTS, DRAFT_EXPORT
+    from fixport.core.project.capture_settings import DEFERRED_ASSERTS, DRAFT_EXPORT, SIZE_SCALARS
 
     check = tmp_path / "check.py"
     check.write_text(CHECK_IN_A_FUNCTION, encoding="utf-8")
     result = worker.run(AutoFixRequest(ModelRequest(str(check))))
     assert result.after.unsupported == [] and result.capture_settings == [DRAFT_EXPORT], result.rejected
-    assert [r.candidate for r in result.rejected] == [DEFERRED_ASSERTS]  # tried first: a guard stays a guard
+    # tried first: no size is computed with tensor ops, and a guard stays a guard
+    assert [r.candidate for r in result.rejected] == [SIZE_SCALARS, DEFERRED_ASSERTS]
     assert any(note.startswith("Input x: its values are read at check.py:9") for note in result.after.notes), \
         result.after.notes
 

@@ -17,7 +17,13 @@ from fixport.core.analysis.job_context import JobContext
 from fixport.core.exporters.profiles import ExporterProfile
 from fixport.core.fixing.isolation import TrialCrashed, run_isolated
 from fixport.core.foundation.errors import FixportError
-from fixport.core.project.capture_settings import DECIDED_AT_CAPTURE, SETTING_REASONS, describe_setting, may_cure
+from fixport.core.project.capture_settings import (
+    DECIDED_AT_CAPTURE,
+    SETTING_REASONS,
+    SIZE_SCALARS,
+    describe_setting,
+    may_cure,
+)
 from fixport.core.records.fix_records import FAMILY_CAPTURE_SETTING, RejectedCandidate, TrialStage
 from fixport.core.records.results import AnalysisResult
 from fixport.core.words.problems import UnsupportedNode
@@ -89,14 +95,21 @@ def _why_not_kept(trial: AnalysisResult, current: AnalysisResult, targets: list[
     still = [p for p in targets if _key(p) in left]
     if still:
         return f"{still[0].display_kind} still fails: {_first_line(still[0])}"
+    failing = [p for p in trial.unsupported if p.reason == ProblemReason.CAPTURE_FAILED and not can_fix(p)]
+    if setting == SIZE_SCALARS and failing:  # its one job is the capture (a failure may be said at another line now)
+        return f"the capture still fails: {_first_line(failing[0])}"
     after = [p for p in trial.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]
     if setting in DECIDED_AT_CAPTURE and after:  # the capture failures say more than a pass failing on its graph
         return f"it captures, but the export then fails: {_first_line(after[0])}"
     stuck = [p for p in trial.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]
     if len(stuck) > len([p for p in current.unsupported if p.reason in SETTING_REASONS and not can_fix(p)]):
         return f"it fails elsewhere instead: {_first_line(stuck[0])}"
-    wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS]
-    if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS]):
+    # a size the capture pinned, with the code change at the line that pinned it: every size it got
+    # wrong is that change's to answer, in the next round
+    pinned_with_change = any(p.reason == ProblemReason.SHAPE_SPECIALISED and can_fix(p) for p in trial.unsupported)
+    wrong = [p for p in trial.unsupported if p.reason in _WRONG_NUMBERS and not can_fix(p)
+             and not (pinned_with_change and p.reason == ProblemReason.SHAPE_SPECIALISED)]
+    if len(wrong) > len([p for p in current.unsupported if p.reason in _WRONG_NUMBERS and not can_fix(p)]):
         return f"the numbers differ from torch with it: {_first_line(wrong[0])}"
     return ""
 

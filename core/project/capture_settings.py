@@ -16,6 +16,7 @@ from fixport.core.words.vocabulary import ProblemReason
 NO_GRAD = "no_grad"
 STRICT = "strict"
 CORE_ATEN = "core_aten"
+SIZE_SCALARS = "size_scalars"
 DEFERRED_ASSERTS = "deferred_asserts"
 DRAFT_EXPORT = "draft_export"
 SUGGESTED_DIMS = "suggested_dims"
@@ -25,6 +26,8 @@ CAPTURE_SETTINGS: dict[str, str] = {
     STRICT: "torch.export's strict mode (TorchDynamo reads forward()) instead of non-strict",
     CORE_ATEN: "torch's core ATen decompositions on the captured program first (every op, not only those "
                "without an ONNX function)",
+    SIZE_SCALARS: "sizes computed with tensor ops on 0-d integer buffers (persistent=False) kept symbolic while "
+                  "captured, and range() over sizes",
     DEFERRED_ASSERTS: "torch.export with runtime assertions in place of guards "
                       "(prefer_deferred_runtime_asserts_over_guards=True)",
     DRAFT_EXPORT: "the program torch.export.draft_export captures where torch.export stops: what it cannot decide is "
@@ -41,15 +44,16 @@ SETTING_REASONS = frozenset({ProblemReason.CAPTURE_FAILED, ProblemReason.EXPORT_
 AFTER_CAPTURE = SETTING_REASONS - {ProblemReason.CAPTURE_FAILED}
 # Where a capture failure's code change does not fit (issue 46), torch's own ways past it: tried
 # after the code changes, for the capture failures no other setting is tried for.
-FOR_CODE_FAILURES = (DEFERRED_ASSERTS, DRAFT_EXPORT)
+FOR_CODE_FAILURES = (SIZE_SCALARS, DEFERRED_ASSERTS, DRAFT_EXPORT)
 CAPTURE_ONLY = frozenset({ProblemReason.CAPTURE_FAILED})
 TRIED_FOR: dict[str, frozenset[ProblemReason]] = {NO_GRAD: SETTING_REASONS, STRICT: AFTER_CAPTURE,
-                                                  CORE_ATEN: AFTER_CAPTURE, DEFERRED_ASSERTS: CAPTURE_ONLY,
+                                                  CORE_ATEN: AFTER_CAPTURE, SIZE_SCALARS: CAPTURE_ONLY,
+                                                  DEFERRED_ASSERTS: CAPTURE_ONLY,
                                                   DRAFT_EXPORT: CAPTURE_ONLY,
                                                   SUGGESTED_DIMS: frozenset({ProblemReason.SHAPE_SPECIALISED})}
 # Settings that decide at the capture what the model's code leaves to values: their export is
 # checked at other values of every input.
-DECIDED_AT_CAPTURE = frozenset(FOR_CODE_FAILURES)
+DECIDED_AT_CAPTURE = frozenset({DEFERRED_ASSERTS, DRAFT_EXPORT})
 
 
 # Capture failures that are the model code's (a branch on a value, dims that do not hold): only the

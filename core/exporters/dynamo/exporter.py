@@ -77,6 +77,7 @@ from fixport.core.exporters.torch_export.capture_failures import (
 )
 from fixport.core.foundation.changed_methods import methods_changed
 from fixport.core.foundation.kept_attributes import attributes_kept
+from fixport.core.foundation.size_scalars import sizes_kept_symbolic
 from fixport.core.loaders.loading import LoadedModel, onnx_output_names
 from fixport.core.onnx_io.diagnosis import (
     nodes_without_kernel_for_their_types,
@@ -95,7 +96,7 @@ from fixport.core.onnx_io.onnx_model import (
 from fixport.core.onnx_io.op_docs import OpInfo
 from fixport.core.onnx_io.opset_needs import opset_that_runs
 from fixport.core.onnx_io.ort_session import run_on_cpu
-from fixport.core.project.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT, SUGGESTED_DIMS
+from fixport.core.project.capture_settings import DECIDED_AT_CAPTURE, DRAFT_EXPORT, SIZE_SCALARS, SUGGESTED_DIMS
 from fixport.core.project.export_options import ExportOptions
 from fixport.core.project.project import FixMapping
 from fixport.core.records.fix_choices import Candidate
@@ -224,7 +225,7 @@ class DynamoExporter(Exporter):
                             sizes_refused=None if changes_for_pinned(loaded, pinned_at)
                             else SizeGuards(captured, SUGGESTED_DIMS in options.capture_settings).refusal,
                             graph_rewrites=rewrites, check_every_input=bool(active_fixes().code_changes)
-                            or bool(DECIDED_AT_CAPTURE & set(options.capture_settings)))
+                            or bool((DECIDED_AT_CAPTURE | {SIZE_SCALARS}) & set(options.capture_settings)))
 
     def fixes_applied(self, mappings: list[FixMapping], options: ExportOptions
                       ) -> AbstractContextManager[dict[str, int]]:
@@ -359,7 +360,7 @@ def _opset_warnings(model: onnx.ModelProto, asked: int) -> list[str]:
 def _pinned_at(loaded: LoadedModel, options: ExportOptions, program: torch.export.ExportedProgram) -> list[str]:
     """Where the capture pinned a declared dim (``specialising_guards``), found with the same fixes applied."""
     args, kwargs, dynamic_shapes = export_arguments(loaded, options)
-    with attributes_kept(loaded.module), code_changes_applied(loaded):
+    with attributes_kept(loaded.module), sizes_as_settings_ask(loaded, options), code_changes_applied(loaded):
         return pinned_declared_dims(program, loaded.module, args, kwargs, dynamic_shapes)
 
 
@@ -377,8 +378,14 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     still gives a graph to show (or None). The model's
     attributes are kept as they were: forward() may cache fake tensors on it while captured. The
     methods a code-change fix changes run changed while it is captured."""
-    with attributes_kept(loaded.module), code_changes_applied(loaded):
+    with attributes_kept(loaded.module), sizes_as_settings_ask(loaded, options), code_changes_applied(loaded):
         return _capture(loaded, options)
+
+
+def sizes_as_settings_ask(loaded: LoadedModel, options: ExportOptions) -> contextlib.AbstractContextManager:
+    """Sizes computed with tensor ops kept symbolic while captured, where the setting ``size_scalars`` asks
+    (entered before the code changes: a changed method reads its module's names as they are then)."""
+    return sizes_kept_symbolic(loaded.module) if SIZE_SCALARS in options.capture_settings else contextlib.nullcontext()
 
 
 @contextlib.contextmanager

@@ -23,11 +23,13 @@ from fixport.core.foundation import runtime_scale_op  # registers the op a runti
 from fixport.core.foundation.changed_methods import methods_changed
 from fixport.core.foundation.kept_attributes import attributes_kept
 from fixport.core.foundation.script import ExportJob, ScriptFix
+from fixport.core.foundation.size_scalars import sizes_kept_symbolic
 
 # torch's capture settings, named as Fixport saves them in a project's capture_settings
 NO_GRAD = "no_grad"
 STRICT = "strict"
 CORE_ATEN = "core_aten"
+SIZE_SCALARS = "size_scalars"
 DEFERRED_ASSERTS = "deferred_asserts"
 DRAFT_EXPORT = "draft_export"
 SUGGESTED_DIMS = "suggested_dims"
@@ -114,6 +116,7 @@ def export_with_fixes(job: ExportJob) -> None:
     # the methods a code-change fix changes run changed while it is captured
     changed = [patch for fix in job.fixes if fix.family == CODE_CHANGE_FAMILY for patch in fix.function()]
     with attributes_kept(job.model), torch.no_grad() if NO_GRAD in settings else nullcontext(), \
+            sizes_kept_symbolic(job.model) if SIZE_SCALARS in settings else nullcontext(), \
             methods_changed(job.model, changed):
         if SUGGESTED_DIMS in settings and dynamic_shapes is not None:  # the dims as torch.export suggests them
             dynamic_shapes = suggested_dynamic_shapes(job.model, tuple(job.inputs), {}, dynamic_shapes)

@@ -8,6 +8,12 @@ came out static, the model is captured once more with ``Dim.AUTO``, which specia
 refusing and keeps each guard with the line that made it; those at a line outside torch are said
 as warnings (``SIZE_GUARD_PREFIX``), as the TorchScript trace's TracerWarnings name their lines, so
 :mod:`fixport.core.exporters.size_shortcuts` can propose the change there.
+
+A guard can also keep the dim dynamic yet hold only at some sizes: a branch on a size taken as at
+the traced one (``if length < out.shape[-1]: out = out[..., :length]`` with ``out`` 8-aligned holds
+where the length is a multiple of 8). Its sizes are no range, so the program's refusal is no
+assumption of the model's code; such a guard is said at its line too (torch.onnx's capture keeps it
+as a runtime assertion, which has no line: the model is captured once more with guards for it).
 """
 from __future__ import annotations
 
@@ -21,6 +27,7 @@ from torch.utils import _pytree
 from fixport.core.exporters.size_shortcuts import SIZE_GUARD_PREFIX
 
 _PLACE = re.compile(r"([\w./\\-]+\.py):(\d+) in \w+")
+_NEAR = 16  # the sizes on either side of the traced one a guard is tried at
 _TORCH_DIRS = ("_subclasses/", "_prims_common/", "_refs/", "_decomp/", "fx/", "_dynamo/", "export/", "_export/",
                "nn/", "onnx/", "_higher_order_ops/", "utils/", "_library/", "_ops.py", "functional.py")
 
@@ -54,9 +61,19 @@ def _looks_pinned(program: torch.export.ExportedProgram, declared: int) -> bool:
 def pinned_declared_dims(program: torch.export.ExportedProgram, module: torch.nn.Module, args: tuple,
                          kwargs: dict, dynamic_shapes: Any) -> list[str]:
     """Where a declared dim of ``program`` came out static: the guards that pinned it (see
-    :func:`guard_warnings`), from a capture with every declared dim ``Dim.AUTO``; [] otherwise."""
-    if dynamic_shapes is None or not _looks_pinned(program, _declared(dynamic_shapes)):
+    :func:`guard_warnings`), from a capture with every declared dim ``Dim.AUTO``; else where a guard
+    holds at sizes with gaps between them (:func:`gapped_guard_warnings`); [] otherwise."""
+    if dynamic_shapes is None:
         return []
+    pinned = _pinned_guards(module, args, kwargs, dynamic_shapes) \
+        if _looks_pinned(program, _declared(dynamic_shapes)) else []
+    if pinned or not has_gapped_guard(program):
+        return pinned
+    again = _captured_with_guards(module, args, kwargs, dynamic_shapes)
+    return gapped_guard_warnings(again) if again is not None else []
+
+
+def _pinned_guards(module: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[str]:
     auto = _pytree.tree_map(lambda leaf: None if leaf is None else torch.export.Dim.AUTO, dynamic_shapes)
     try:
         with torch.fx.experimental._config.patch(backed_size_oblivious=True):  # as torch.onnx captures
@@ -64,6 +81,77 @@ def pinned_declared_dims(program: torch.export.ExportedProgram, module: torch.nn
     except Exception:  # noqa: BLE001 -- the capture that specialises may fail elsewhere: nothing to say then
         return []
     return guard_warnings(again)
+
+
+def _holds(expression: Any, symbol: Any, size: int) -> bool:
+    try:
+        return bool(expression.subs(symbol, size))
+    except TypeError:  # an expression sympy cannot decide at that size
+        return True
+
+
+def _gapped(expression: Any, hints: Any) -> bool:
+    """Whether ``expression`` on one size fails at a size between two it holds at, near the traced one."""
+    symbols = expression.free_symbols
+    hint = hints.get(next(iter(symbols))) if len(symbols) == 1 else None
+    if hint is None:
+        return False
+    symbol = next(iter(symbols))
+    holds = [_holds(expression, symbol, size) for size in range(max(int(hint) - _NEAR, 2), int(hint) + _NEAR + 1)]
+    inside = [i for i, held in enumerate(holds) if held]
+    return bool(inside) and not all(holds[inside[0]:inside[-1] + 1])
+
+
+def _hints(shape_env: Any) -> Any:
+    return shape_env.backed_var_to_val if hasattr(shape_env, "backed_var_to_val") else shape_env.var_to_val
+
+
+def has_gapped_guard(program: torch.export.ExportedProgram) -> bool:
+    """Whether a guard or runtime assertion of ``program`` holds at sizes with a gap between them (see
+    :func:`gapped_guard_warnings`), wherever it was made (a runtime assertion keeps no line)."""
+    shape_env = _shape_env(program)
+    if shape_env is None:
+        return False
+    expressions = [guard.expr for guard in getattr(shape_env, "guards", [])]
+    expressions += [a.expr for asserts in getattr(shape_env, "deferred_runtime_asserts", {}).values() for a in asserts]
+    return any(_gapped(expression, _hints(shape_env)) for expression in expressions)
+
+
+def gapped_guard_warnings(program: torch.export.ExportedProgram) -> list[str]:
+    """'SizeGuard at file.py:12: ...' for each guard on one size, at a line of the model's or a
+    library's code, that fails at a size between two it holds at, near the traced one (``L >= 8*ceil(L/8)``:
+    a branch on a size taken as at the traced length): no range of sizes says where the export holds."""
+    shape_env = _shape_env(program)
+    if shape_env is None:
+        return []
+    said: dict[str, str] = {}
+    for guard in getattr(shape_env, "guards", []):
+        match = _PLACE.search(str(guard.sloc))
+        if match is None or match[1].startswith(_TORCH_DIRS) or "/torch/" in match[1] or "fixport/" in match[1]:
+            continue
+        if _gapped(guard.expr, _hints(shape_env)):
+            said.setdefault(f"{Path(match[1]).name}:{match[2]}", str(guard.expr))
+    return [f"{SIZE_GUARD_PREFIX}{line}: {expression}" for line, expression in said.items()]
+
+
+def _captured_with_guards(module: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any
+                          ) -> torch.export.ExportedProgram | None:
+    """The model captured as torch.onnx captures it, its guards kept as guards, with their lines (torch.onnx
+    makes them runtime assertions, which keep none); None where that capture fails."""
+    from torch.onnx._internal.exporter import _capture_strategies as strategies
+
+    flags, name = getattr(strategies, "_flags", None), "PREFER_DEFERRED_RUNTIME_ASSERTS_OVER_GUARDS"
+    before = getattr(flags, name, None)
+    if before is not None:
+        setattr(flags, name, False)
+    try:
+        return strategies.TorchExportNonStrictStrategy(verbose=False)(module, args, kwargs,
+                                                                      dynamic_shapes=dynamic_shapes).exported_program
+    except Exception:  # noqa: BLE001 -- nothing to say then
+        return None
+    finally:
+        if before is not None:
+            setattr(flags, name, before)
 
 
 def guard_warnings(program: torch.export.ExportedProgram) -> list[str]:
