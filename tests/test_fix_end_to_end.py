@@ -125,7 +125,8 @@ def test_fix_cli_saves_a_project_that_export_and_script_reproduce(cli, tmp_path:
     assert outside_fixport <= {"__future__", "argparse", "importlib", "os", "re", "sys", "inspect",
                                             "contextlib", "collections", "functools", "itertools", "types", "typing",
                                             "traceback", "copy", "dataclasses", "pathlib", "linecache",
-                                            "math", "tempfile", "numpy", "onnx", "onnxruntime", "torch", "onnxscript",
+                                            "math", "tempfile", "weakref", "operator", "numpy", "onnx", "onnxruntime",
+                                            "torch", "onnxscript",
                                             "ml_dtypes", "transformers"}
     _assert_same_model(onnx.load(str(fixport_onnx)), onnx.load(str(script_onnx)))
 

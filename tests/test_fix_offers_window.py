@@ -104,7 +104,8 @@ def test_a_capture_failure_is_offered_its_code_change_and_the_capture_settings(q
     dock = window.template
     qtbot.waitUntil(lambda: CAPTURE_CHANGE_ID in dock.offer_ids(), timeout=OFFERS_TIMEOUT_MS)
     # no op template for a capture failure: its code change first, then torch's own settings for it
-    assert dock.offer_ids() == [CAPTURE_CHANGE_ID, "setting.deferred_asserts", "setting.draft_export"]
+    assert dock.offer_ids() == [CAPTURE_CHANGE_ID, "setting.size_scalars", "setting.deferred_asserts",
+                                "setting.draft_export"]
     assert dock.offers.item(0).text().startswith("Change branch.py:10 for the capture only")
     assert "+        x = torch.where(x.mean() > 0, x * 2.0, x - 1.0)" in dock.editor.source()
     _click_offer(qtbot, window, "setting.draft_export")
