@@ -30,6 +30,19 @@ def _click_offer(qtbot, window: MainWindow, offer_id: str) -> None:
     qtbot.mouseClick(dock.offers.viewport(), Qt.MouseButton.LeftButton, pos=QPoint(rect.left() + 12, rect.center().y()))
 
 
+def _saved_and_reopened(qtbot, window: MainWindow, worker, tmp_path: Path, monkeypatch, name: str) -> MainWindow:
+    """The window's project saved as ``name`` and opened in a second window."""
+    project_path = tmp_path / name
+    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(project_path), ""))
+    window.actions["save_project"].trigger()
+    reopened = MainWindow(settings=QSettings(str(tmp_path / "s2.ini"), QSettings.Format.IniFormat),
+                          runner=JobRunner(worker=worker))
+    qtbot.addWidget(reopened)
+    reopened.show()
+    run_job(qtbot, reopened, lambda: reopened.open_path(project_path))
+    return reopened
+
+
 def test_the_traced_size_change_is_offered_applied_and_kept(qtbot, window: MainWindow, worker, model_file,
                                                             tmp_path: Path, monkeypatch) -> None:
     path = model_file("padded_conv.py", ENCODEC_LIKE)
@@ -57,14 +70,7 @@ def test_the_traced_size_change_is_offered_applied_and_kept(qtbot, window: MainW
     monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(script), ""))
     window.actions["export_script"].trigger()
     assert "(n + self.stride - 1) // self.stride" in script.read_text()
-    project_path = tmp_path / "padded.fixport.json"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(project_path), ""))
-    window.actions["save_project"].trigger()
-    reopened = MainWindow(settings=QSettings(str(tmp_path / "s2.ini"), QSettings.Format.IniFormat),
-                          runner=JobRunner(worker=worker))
-    qtbot.addWidget(reopened)
-    reopened.show()
-    run_job(qtbot, reopened, lambda: reopened.open_path(project_path))
+    reopened = _saved_and_reopened(qtbot, window, worker, tmp_path, monkeypatch, "padded.fixport.json")
     assert [m.template_id for m in reopened.workbench.project.mappings] == [TRACED_CODE_CHANGE_TEMPLATE_ID]
     assert reopened.workbench.analysis.unsupported == [], reopened.log.contents()
 
@@ -118,14 +124,7 @@ def test_a_capture_failure_is_offered_its_code_change_and_the_capture_settings(q
     assert [m.template_id for m in window.workbench.project.mappings] == [CAPTURE_CHANGE_ID]
     qtbot.waitUntil(lambda: dock.target is None, timeout=5_000)  # the problem it offered fixes for is gone
 
-    project_path = tmp_path / "branch.fixport.json"
-    monkeypatch.setattr(QFileDialog, "getSaveFileName", lambda *args, **kwargs: (str(project_path), ""))
-    window.actions["save_project"].trigger()
-    reopened = MainWindow(settings=QSettings(str(tmp_path / "s2.ini"), QSettings.Format.IniFormat),
-                          runner=JobRunner(worker=worker))
-    qtbot.addWidget(reopened)
-    reopened.show()
-    run_job(qtbot, reopened, lambda: reopened.open_path(project_path))
+    reopened = _saved_and_reopened(qtbot, window, worker, tmp_path, monkeypatch, "branch.fixport.json")
     assert [m.template_id for m in reopened.workbench.project.mappings] == [CAPTURE_CHANGE_ID]
     assert reopened.workbench.analysis.unsupported == [], reopened.log.contents()
 
