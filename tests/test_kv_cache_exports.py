@@ -233,3 +233,29 @@ def test_sizes_torch_exports_own_program_refuses_are_a_note_not_a_problem(tmp_pa
     assert result.unsupported == []
     refused = [note for note in result.notes if "program refuses them" in note]
     assert len(refused) == 1 and "attention_mask.shape[1]" in refused[0], result.notes
+
+
+@pytest.mark.slow
+def test_a_cache_decoder_is_captured_once_and_no_size_is_said_pinned(tmp_path: Path, monkeypatch) -> None:
+    """Every cache tensor's batch is the one dim "batch": torch.export giving them one symbol pins
+    nothing, so no second capture looks for the guards that pinned it (at real size it costs as
+    much as the first) and no SizeGuard warning is said."""
+    import fixport.core.exporters.dynamo.exporter as dynamo_exporter
+    import fixport.core.exporters.dynamo.specialising_guards as specialising_guards
+
+    recaptured = []
+    original = specialising_guards.recaptured_guards
+
+    def counted(*args, **kwargs):
+        recaptured.append(args)
+        return original(*args, **kwargs)
+
+    monkeypatch.setattr(specialising_guards, "recaptured_guards", counted)
+    monkeypatch.setattr(dynamo_exporter, "recaptured_guards", counted)
+    model_file = tmp_path / "decoder.py"
+    model_file.write_text(AS_TRANSFORMERS_CALLS)
+    result = analyze(AnalyzeRequest(ModelRequest(str(model_file)), {"exporter": "dynamo"}))
+    assert not result.unsupported, [p.message for p in result.unsupported]
+    assert result.other_sizes_checked, result.notes
+    assert not [w for w in result.warnings if w.startswith("SizeGuard")], result.warnings
+    assert recaptured == []

@@ -34,8 +34,9 @@ from fixport.core.words.cancel import (
     report,
     within,
 )
+from fixport.core.words.problems import UnsupportedNode
 from fixport.core.words.runtimes import OPENVINO, ORT
-from fixport.core.words.vocabulary import LOADING_STAGE
+from fixport.core.words.vocabulary import LOADING_STAGE, ProblemReason
 
 
 def analyze(request: AnalyzeRequest, progress: ProgressCallback | None = None,
@@ -104,6 +105,7 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
                                         result.source_graph, result.warnings, request.other_shapes,
                                         request.at_input_sets, result.sizes_refused,
                                         progress=within(progress, 0.95, "checking other sizes"))
+            result.warnings += _size_guards_asked_for(result, shapes.problems)
             # sizes the trace folded at a line it warned about: the change that keeps them, for fix --auto
             # and sizes torch.export pinned at a line taking a shortcut: the change that captures the general path
             result.unsupported += with_shortcut_changes(
@@ -141,6 +143,15 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     analysis.generation = generation
     analysis.runtime = request.runtime
     return analysis
+
+
+def _size_guards_asked_for(result: ExportResult, shape_problems: list[UnsupportedNode]) -> list[str]:
+    """The lines where a capture that looked general pinned sizes, once the other-size check found the
+    export specialised (or asked while judging a size): the shortcut change needs them."""
+    on_demand = result.size_guards_on_demand
+    if on_demand is None or not any(p.reason == ProblemReason.SHAPE_SPECIALISED for p in shape_problems):
+        return []
+    return [line for line in on_demand() if line not in result.warnings]
 
 
 def _analysis_from(loaded: LoadedModel, options: ExportOptions, result: ExportResult,

@@ -47,6 +47,9 @@ class ExportResult:
     # Why an input set is outside the sizes the export holds for ('' inside): the captured program's
     # guards (dynamo); None where the exporter keeps none (the trace assumes its sizes silently).
     sizes_refused: Callable[[Sequence[Any]], str] | None = field(default=None, repr=False, compare=False)
+    # Where a capture that looked general pinned sizes after all: 'SizeGuard at file.py:12: ...' lines,
+    # found by a second capture only when the other-size check asks (dynamo; see specialising_guards)
+    size_guards_on_demand: Callable[[], list[str]] | None = field(default=None, repr=False, compare=False)
     graph_rewrites: list[GraphRewrite] = field(default_factory=list)  # what the fixes' graph rewrites changed
     # The capture ran code changed for it, or settled what it could not decide with the example's values
     # (dynamo's code-change fixes): every input is checked at other values, floats too.

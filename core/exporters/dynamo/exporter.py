@@ -9,12 +9,13 @@ from __future__ import annotations
 
 import ast
 import contextlib
+import contextvars
 import io
 import operator
 import re
 import traceback
 import warnings
-from collections.abc import Iterator, Mapping, Sequence
+from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
 from pathlib import Path
@@ -58,6 +59,7 @@ from fixport.core.exporters.dynamo.fixes import (
 from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file, weight_sources
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
+from fixport.core.exporters.dynamo.rnn_dispatch import rnn_dispatch_afresh
 from fixport.core.exporters.dynamo.script_part import (
     node_being_translated,
     shapes_by_parameter,
@@ -65,7 +67,12 @@ from fixport.core.exporters.dynamo.script_part import (
 )
 from fixport.core.exporters.dynamo.size_guards import SizeGuards
 from fixport.core.exporters.dynamo.source_graph import FX_GRAPH_KIND, fx_to_graph, user_line_of_exception
-from fixport.core.exporters.dynamo.specialising_guards import pinned_declared_dims
+from fixport.core.exporters.dynamo.specialising_guards import (
+    GuardsOnDemand,
+    axis_labels,
+    pinned_declared_dims,
+    recaptured_guards,
+)
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.exporters.size_shortcuts import changes_for_pinned
 from fixport.core.exporters.torch_export.capture_failures import (
@@ -159,6 +166,7 @@ class DynamoExporter(Exporter):
                 return ExportResult(onnx.ModelProto(), Graph(FX_GRAPH_KIND), Graph("onnx"), problems)  # type: ignore[arg-type]
             captured = program  # its guards: the sizes the export holds for
             pinned_at = _pinned_at(loaded, options, program) if run_check else []
+            on_demand = _guards_on_demand(loaded, options) if run_check and not pinned_at else None
             report(progress, 0.3, "decomposing against the ONNX registry")
             fixes = active_fixes()
             try:
@@ -222,8 +230,8 @@ class DynamoExporter(Exporter):
                 unsupported.append(runtime_error_problem(run.error, onnx_graph, fx_graph, model=model))
         report(progress, 1.0, "done")
         return ExportResult(exported, fx_graph, onnx_graph, unsupported, warnings_, outputs,
-                            sizes_refused=None if changes_for_pinned(loaded, pinned_at)
-                            else SizeGuards(captured, SUGGESTED_DIMS in options.capture_settings).refusal,
+                            sizes_refused=_sizes_refused(loaded, options, captured, pinned_at, on_demand),
+                            size_guards_on_demand=on_demand,
                             graph_rewrites=rewrites, check_every_input=bool(active_fixes().code_changes)
                             or bool((DECIDED_AT_CAPTURE | {SIZE_SCALARS}) & set(options.capture_settings)))
 
@@ -251,7 +259,7 @@ class DynamoExporter(Exporter):
         args, kwargs, dynamic_shapes = export_arguments(loaded, options)  # the axes as torch.export takes them
         # attributes_kept: the loaded model is the worker's cached one, and a forward() that caches
         # tensors on its module would keep torch.export's fake ones for the next job
-        with attributes_kept(loaded.module), code_changes_applied(loaded), quiet_torch(), \
+        with attributes_kept(loaded.module), code_changes_applied(loaded), quiet_torch(), rnn_dispatch_afresh(), \
                 contextlib.redirect_stderr(io.StringIO()), contextlib.redirect_stdout(io.StringIO()):
             torch.onnx.export(loaded.module, args, str(path), kwargs=kwargs, dynamic_shapes=dynamic_shapes,
                               opset_version=options.opset, input_names=options.input_names or loaded.input_names,
@@ -361,7 +369,37 @@ def _pinned_at(loaded: LoadedModel, options: ExportOptions, program: torch.expor
     """Where the capture pinned a declared dim (``specialising_guards``), found with the same fixes applied."""
     args, kwargs, dynamic_shapes = export_arguments(loaded, options)
     with attributes_kept(loaded.module), sizes_as_settings_ask(loaded, options), code_changes_applied(loaded):
-        return pinned_declared_dims(program, loaded.module, args, kwargs, dynamic_shapes)
+        return pinned_declared_dims(program, loaded.module, args, kwargs, dynamic_shapes,
+                                    axis_labels(options.dynamic_axes))
+
+
+def _guards_on_demand(loaded: LoadedModel, options: ExportOptions) -> GuardsOnDemand | None:
+    """The guards of a capture with every declared dim ``Dim.AUTO``, taken when the other-size check
+    asks, with this export's fixes (the context they are active in is kept for it); None without dims."""
+    if not options.dynamic_axes:
+        return None
+    context = contextvars.copy_context()
+
+    def find() -> list[str]:
+        args, kwargs, dynamic_shapes = export_arguments(loaded, options)
+        with attributes_kept(loaded.module), sizes_as_settings_ask(loaded, options), \
+                code_changes_applied(loaded), quiet_torch(), contextlib.redirect_stderr(io.StringIO()):
+            return recaptured_guards(loaded.module, args, kwargs, dynamic_shapes) if dynamic_shapes else []
+
+    return GuardsOnDemand(lambda: context.run(find))
+
+
+def _sizes_refused(loaded: LoadedModel, options: ExportOptions, captured: torch.export.ExportedProgram,
+                   pinned_at: list[str], on_demand: GuardsOnDemand | None) -> Callable[[Sequence[Any]], str] | None:
+    """Why the captured program refuses an input set (``SizeGuards``); None where a line that pinned a
+    declared size has a change (then a failure there is the export's specialisation, to be reported),
+    found now or, for a program that did not look pinned, when the other-size check first fails."""
+    if changes_for_pinned(loaded, pinned_at):
+        return None
+    refusal = SizeGuards(captured, SUGGESTED_DIMS in options.capture_settings).refusal
+    if on_demand is None:
+        return refusal
+    return lambda inputs: "" if changes_for_pinned(loaded, on_demand()) else refusal(inputs)
 
 
 def registry_opset(opset: int) -> int:
@@ -377,8 +415,10 @@ def capture(loaded: LoadedModel, options: ExportOptions) -> tuple[torch.export.E
     options ask: ``capture_strategies``); when all fail, ``draft_export`` lists every failure and
     still gives a graph to show (or None). The model's
     attributes are kept as they were: forward() may cache fake tensors on it while captured. The
-    methods a code-change fix changes run changed while it is captured."""
-    with attributes_kept(loaded.module), sizes_as_settings_ask(loaded, options), code_changes_applied(loaded):
+    methods a code-change fix changes run changed while it is captured; the RNN ops dispatch afresh
+    (``rnn_dispatch``: an earlier capture in this process would unroll an LSTM at the traced length)."""
+    with attributes_kept(loaded.module), sizes_as_settings_ask(loaded, options), code_changes_applied(loaded), \
+            rnn_dispatch_afresh():
         return _capture(loaded, options)
 
 

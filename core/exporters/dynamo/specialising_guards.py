@@ -7,7 +7,9 @@ traced size only, which the other-size check finds (``shape_specialised``). Wher
 came out static, the model is captured once more with ``Dim.AUTO``, which specialises instead of
 refusing and keeps each guard with the line that made it; those at a line outside torch are said
 as warnings (``SIZE_GUARD_PREFIX``), as the TorchScript trace's TracerWarnings name their lines, so
-:mod:`fixport.core.exporters.size_shortcuts` can propose the change there.
+:mod:`fixport.core.exporters.size_shortcuts` can propose the change there. Where every declared dim
+came out dynamic (dims of one name, as a KV cache's batch, sharing one symbol), that capture waits
+until the other-size check fails (:class:`GuardsOnDemand`): at real size it costs a second capture.
 
 A guard can also keep the dim dynamic yet hold only at some sizes: a branch on a size taken as at
 the traced one (``if length < out.shape[-1]: out = out[..., :length]`` with ``out`` 8-aligned holds
@@ -18,12 +20,15 @@ as a runtime assertion, which has no line: the model is captured once more with 
 from __future__ import annotations
 
 import re
+from collections.abc import Callable
 from pathlib import Path
 from typing import Any
 
 import torch
 from torch.utils import _pytree
+from torch.utils._sympy.numbers import int_oo
 
+from fixport.core.exporters.dynamo.rnn_dispatch import rnn_dispatch_afresh
 from fixport.core.exporters.size_shortcuts import SIZE_GUARD_PREFIX
 
 _PLACE = re.compile(r"([\w./\\-]+\.py):(\d+) in \w+")
@@ -41,46 +46,85 @@ def _shape_env(program: torch.export.ExportedProgram):
     return None
 
 
-def _declared(dynamic_shapes: Any) -> int:
-    """How many dims ``dynamic_shapes`` declares dynamic."""
-    return sum(leaf is not None for leaf in _pytree.tree_leaves(dynamic_shapes))
+def _declared(dynamic_shapes: Any) -> list[Any]:
+    """The dims ``dynamic_shapes`` declares dynamic."""
+    return [leaf for leaf in _pytree.tree_leaves(dynamic_shapes) if leaf is not None]
 
 
-def _looks_pinned(program: torch.export.ExportedProgram, declared: int) -> bool:
+def axis_labels(dynamic_axes: dict[str, Any] | None) -> int | None:
+    """How many different dims ``--dynamic-axes`` declares: its labels (the batch of every cache tensor
+    is one dim; an axis given without a label, in the list form, is a dim of its own); None for none."""
+    if not dynamic_axes:
+        return None
+    labels: set[Any] = set()
+    for name, axes in dynamic_axes.items():
+        labels |= set(axes.values()) if isinstance(axes, dict) else {(name, axis) for axis in axes}
+    return len(labels)
+
+
+def _has_end(bound: Any, declared_maxima: set[int]) -> bool:
+    """Whether a range's upper bound is an end the capture found: torch's ``int_oo`` is no end (sympy
+    calls it finite, being an integer), nor is a maximum the declaration gave."""
+    return bound is not int_oo and bool(bound.is_finite) and int(bound) not in declared_maxima
+
+
+def _looks_pinned(program: torch.export.ExportedProgram, declared: list[Any], labels: int | None = None) -> bool:
     """Whether torch.export's refined capture pinned a declared dim: fewer symbolic dims among the user
-    inputs than declared, one symbol for two dims (a guard equated them), or a range with an upper end."""
+    inputs than declared, fewer symbols than differently named dims (a guard equated two of them:
+    ``labels``, where the axes were named), or a range with an end the declaration did not give."""
     users = set(program.graph_signature.user_inputs)
     symbols = [size.node.expr for node in program.graph.nodes if node.op == "placeholder" and node.name in users
                for size in getattr(node.meta.get("val"), "shape", ()) if isinstance(size, torch.SymInt)]
-    if len(symbols) < declared or len(set(symbols)) < len(symbols):
+    distinct = labels if labels is not None else len(declared)
+    if len(symbols) < len(declared) or len(set(symbols)) < min(distinct, len(symbols)):
         return True
+    maxima = {leaf.max for leaf in declared if isinstance(getattr(leaf, "max", None), int)}
     ranges = [program.range_constraints.get(symbol) for symbol in set(symbols)]
-    return any(r is not None and r.upper.is_finite for r in ranges)
+    return any(r is not None and _has_end(r.upper, maxima) for r in ranges)
 
 
 def pinned_declared_dims(program: torch.export.ExportedProgram, module: torch.nn.Module, args: tuple,
-                         kwargs: dict, dynamic_shapes: Any) -> list[str]:
+                         kwargs: dict, dynamic_shapes: Any, labels: int | None = None) -> list[str]:
     """Where a declared dim of ``program`` came out static: the guards that pinned it (see
     :func:`guard_warnings`), from a capture with every declared dim ``Dim.AUTO``; else where a guard
-    holds at sizes with gaps between them (:func:`gapped_guard_warnings`); [] otherwise."""
+    holds at sizes with gaps between them (:func:`gapped_guard_warnings`); [] otherwise. ``labels``:
+    how many differently named dims the dynamic axes declare (see :func:`axis_labels`)."""
     if dynamic_shapes is None:
         return []
-    pinned = _pinned_guards(module, args, kwargs, dynamic_shapes) \
-        if _looks_pinned(program, _declared(dynamic_shapes)) else []
+    pinned = recaptured_guards(module, args, kwargs, dynamic_shapes) \
+        if _looks_pinned(program, _declared(dynamic_shapes), labels) else []
     if pinned or not has_gapped_guard(program):
         return pinned
     again = _captured_with_guards(module, args, kwargs, dynamic_shapes)
     return gapped_guard_warnings(again) if again is not None else []
 
 
-def _pinned_guards(module: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[str]:
+def recaptured_guards(module: torch.nn.Module, args: tuple, kwargs: dict, dynamic_shapes: Any) -> list[str]:
+    """The guards at lines of the model's code (:func:`guard_warnings`) of a capture with every declared
+    dim ``Dim.AUTO``, which specialises where torch.export refines, keeping each guard with its line."""
     auto = _pytree.tree_map(lambda leaf: None if leaf is None else torch.export.Dim.AUTO, dynamic_shapes)
     try:
-        with torch.fx.experimental._config.patch(backed_size_oblivious=True):  # as torch.onnx captures
+        # size-oblivious, as torch.onnx captures
+        with torch.fx.experimental._config.patch(backed_size_oblivious=True), rnn_dispatch_afresh():
             again = torch.export.export(module, args, kwargs=kwargs, dynamic_shapes=auto, strict=False)
     except Exception:  # noqa: BLE001 -- the capture that specialises may fail elsewhere: nothing to say then
         return []
     return guard_warnings(again)
+
+
+class GuardsOnDemand:
+    """:func:`recaptured_guards` for a program that does not look pinned, taken only when asked (the
+    other-size check failed) and once: a second capture costs as much as the first at real size.
+    ``find`` runs it with the export's fixes and settings in force."""
+
+    def __init__(self, find: Callable[[], list[str]]) -> None:
+        self._find = find
+        self.found: list[str] | None = None
+
+    def __call__(self) -> list[str]:
+        if self.found is None:
+            self.found = self._find()
+        return self.found
 
 
 def _holds(expression: Any, symbol: Any, size: int) -> bool:
@@ -145,8 +189,9 @@ def _captured_with_guards(module: torch.nn.Module, args: tuple, kwargs: dict, dy
     if before is not None:
         setattr(flags, name, False)
     try:
-        return strategies.TorchExportNonStrictStrategy(verbose=False)(module, args, kwargs,
-                                                                      dynamic_shapes=dynamic_shapes).exported_program
+        with rnn_dispatch_afresh():
+            return strategies.TorchExportNonStrictStrategy(verbose=False)(module, args, kwargs,
+                                                                          dynamic_shapes=dynamic_shapes).exported_program
     except Exception:  # noqa: BLE001 -- nothing to say then
         return None
     finally:
