@@ -15,6 +15,9 @@ TORCH_INTERNALS: dict[str, tuple[str, ...]] = {
     "the size-oblivious capture torch.onnx sets, for the second capture that names pinned dims": (
         "torch.fx.experimental._config.patch",
     ),
+    "a range with no upper end (torch's int_oo, which sympy calls finite), for the pinned-dims check": (
+        "torch.utils._sympy.numbers.int_oo",
+    ),
     "effect tokens taken out of the captured program": (
         "torch.export._remove_effect_tokens_pass._remove_effect_tokens",
     ),
