@@ -15,6 +15,7 @@ import operator
 import re
 import traceback
 import warnings
+import weakref
 from collections.abc import Callable, Iterator, Mapping, Sequence
 from contextlib import AbstractContextManager
 from dataclasses import replace
@@ -143,6 +144,7 @@ class DynamoExporter(Exporter):
                      "node group with the FX node it came from (the exporter's node metadata).")
     last_program: torch.export.ExportedProgram | None = None  # the program the last export translated
     last_captured: torch.export.ExportedProgram | None = None  # what it was decomposed from
+    last_key: tuple | None = None  # the model, options and fixes the last program was exported with
 
     def export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool = True,
                run_check: bool = True, progress: ProgressCallback | None = None,
@@ -155,6 +157,7 @@ class DynamoExporter(Exporter):
     def _export(self, loaded: LoadedModel, options: ExportOptions, *, diagnose: bool, run_check: bool,
                 progress: ProgressCallback | None, cancelled: CancelCallback | None) -> ExportResult:
         refuse_onnx_files(loaded)
+        key = _program_key(loaded, options)  # before the export writes the opset it reached into options
         report(progress, 0.05, "capturing with torch.export")
         with quiet_torch(), contextlib.redirect_stderr(io.StringIO()):  # draft_export prints whole graphs
             program, problems = capture(loaded, options)
@@ -192,6 +195,7 @@ class DynamoExporter(Exporter):
             decomposed = without_effect_tokens(decomposed)
             drop_decomposed_checks(decomposed, set(fixes.decompositions))
             self.last_program, self.last_captured = decomposed, program  # compare runs it node by node
+            self.last_key = key
             missing = nodes_without_onnx_function(decomposed, registry)
             fx_graph = fx_to_graph(decomposed, {node_name for node_name, _ in missing})
             fx_graph.label_inputs(list(loaded.input_names))
@@ -268,12 +272,15 @@ class DynamoExporter(Exporter):
 
     def node_samples(self, loaded: LoadedModel, options: ExportOptions, problems: Sequence[UnsupportedNode],
                      cancelled: CancelCallback | None = None) -> NodeSamples:
-        """The program the problems were found in, captured and decomposed again (the fixes so far
-        applied by the caller), run once to see each failing node's arguments."""
+        """The program the problems were found in, run once to see each failing node's arguments: the
+        last export's where it was of this model with these options and fixes (``fix --auto``'s own
+        check: a capture that fails runs draft_export, which takes most of a minute on some models),
+        else captured and decomposed again (the fixes so far applied by the caller)."""
         from fixport.core.exporters.dynamo.node_samples import node_samples
 
-        self.last_program = self.last_captured = None
-        self.export(loaded, replace(options), run_check=False, cancelled=cancelled)
+        if self.last_program is None or self.last_key != _program_key(loaded, options):
+            self.last_program = self.last_captured = None
+            self.export(loaded, replace(options), run_check=False, cancelled=cancelled)
         return node_samples(self.last_program, loaded, problems, self.last_captured)
 
     def validate_fix(self, mapping: FixMapping, opset: int) -> None:
@@ -363,6 +370,12 @@ def _opset_warnings(model: onnx.ModelProto, asked: int) -> list[str]:
         return []
     return [(f"The dynamo exporter wrote opset {actual}: converting its opset-{_constants.TORCHLIB_OPSET} "
              f"functions down to opset {asked} failed, so the model was kept at {actual}.")]
+
+
+def _program_key(loaded: LoadedModel, options: ExportOptions) -> tuple:
+    """What a captured program depends on: the model object (a weak reference: equal while that object
+    lives), every export option, and the fixes in force (their mappings, as made active)."""
+    return weakref.ref(loaded.module), repr(options), active_fixes().fingerprint
 
 
 def _pinned_at(loaded: LoadedModel, options: ExportOptions, program: torch.export.ExportedProgram) -> list[str]:

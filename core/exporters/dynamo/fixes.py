@@ -51,6 +51,7 @@ class DynamoFixes:
     custom_opsets: dict[str, int] = field(default_factory=dict)
     # methods the model runs changed while it is captured (script_part.methods_changed)
     code_changes: list[ChangedMethod] = field(default_factory=list)
+    fingerprint: str = ""  # the mappings these were compiled from, as text: equal text, equal fixes
 
     def __bool__(self) -> bool:
         return bool(self.translations or self.complex_translations or self.decompositions or self.graph_rewrites
@@ -118,6 +119,7 @@ def fixes_from(mappings: list[FixMapping], registry: FixRegistry | None = None) 
 def applied_dynamo_mappings(mappings: list[FixMapping]) -> Iterator[dict[str, int]]:
     """Make ``mappings`` the fixes of the dynamo exports run inside; yields their custom opsets."""
     fixes = fixes_from(mappings) if mappings else DynamoFixes()
+    fixes.fingerprint = repr(mappings)
     token = _ACTIVE.set(fixes)
     try:
         yield dict(fixes.custom_opsets)
