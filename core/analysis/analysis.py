@@ -147,7 +147,7 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
 
 def _size_guards_asked_for(result: ExportResult, shape_problems: list[UnsupportedNode]) -> list[str]:
     """The lines where a capture that looked general pinned sizes, once the other-size check found the
-    export specialised (or asked while judging a size): the shortcut change needs them."""
+    export specialised: the shortcut change needs them."""
     on_demand = result.size_guards_on_demand
     if on_demand is None or not any(p.reason == ProblemReason.SHAPE_SPECIALISED for p in shape_problems):
         return []
