@@ -67,6 +67,14 @@ def test_a_parting_while_torch_keeps_float32s_tokens_is_rounding_when_onnx_is_as
         assert "ONNX Runtime's logits are 3.0e-03 from the float32 run's and torch's own bfloat16 run's 2.0e-03" in said
 
 
+def test_a_float32_run_stopped_at_the_parting_step_claims_nothing_past_it() -> None:
+    run = _run(1, None)
+    run.float32_tokens = [run.float32_tokens[0][:2]]  # decoded in float32 up to the parting step only
+    said = " ".join(GenerationCheck("torchscript", 4, [run]).lines())
+    assert "torch's own bfloat16 run keeps float32's tokens through step 1" in said, said
+    assert "throughout" not in said, said
+
+
 def test_the_generation_verdict_keeps_the_output_checks_rounding_margin() -> None:
     from fixport.core.foundation.low_precision import ROUNDING_MARGIN as OUTPUT_CHECKS_MARGIN
     from fixport.core.records.generation_result import ROUNDING_MARGIN
@@ -107,7 +115,11 @@ def test_bfloat16_tokens_parting_where_torchs_own_run_parts_from_float32_are_cle
     parted = [run for run in check.runs if run.first_difference is not None]
     assert parted and all(run.rounding_only for run in parted), check.lines()
     assert all(run.torch_parts_from_float32 <= run.first_difference for run in parted)
-    assert all(run.low_precision == "bfloat16" and len(run.float32_tokens) == run.batch for run in check.runs)
+    # float32 is decoded only where the tokens parted, and only up to that step (at real size each
+    # float32 step widens every weight); identical tokens need no reference
+    assert all(run.low_precision == "bfloat16" and len(run.float32_tokens) == run.batch
+               and {len(row) for row in run.float32_tokens} == {run.first_difference + 1} for run in parted)
+    assert all(run.float32_tokens == [] and run.low_precision == "" for run in check.runs if run.identical)
     assert check.passed and check.rounding_only and "bfloat16 rounding, not the export" in " ".join(check.lines())
 
 

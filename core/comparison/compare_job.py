@@ -283,6 +283,8 @@ def _compare_with_fixes(context: JobContext, export_options: ExportOptions, requ
         kept.append(comparable.model)
     del comparable
     gc.collect()
+    if rounding_checks:  # torch in float32 at each set whose half-precision outputs differ: seconds at real size
+        report(progress, 0.64, f"judging {len(rounding_checks)} input set(s) against torch in float32")
     messages += _judge_rounding(loaded.module, rounding_checks, device)
     messages += [f"Input set {run + 1}: {stats.tied_order}" for run, run_stats in enumerate(per_run)
                  for stats in run_stats if stats.tied_order]
@@ -356,7 +358,7 @@ def _cost(model: OnnxModel, session: Any, loaded: LoadedModel, runs: int, provid
     session the outputs ran in, so each export is timed on the provider it was compared on)."""
     try:
         feeds = feeds_for(session, loaded.input_names, [to_numpy(t) for t in loaded.example_inputs])
-        return runtime_cost(model, session, feeds, runs, providers)
+        return runtime_cost(model, session, feeds, runs, providers, warm=True)  # input set 1 ran these feeds
     except Exception as exc:  # ORT's own exception types: the comparison stands without a timing
         messages.append(f"Latency not measured: {_first_line(exc)}")
         return runtime_cost(model, None, {}, 0, providers)

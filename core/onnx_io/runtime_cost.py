@@ -21,18 +21,33 @@ def model_bytes(model: OnnxModel | onnx.ModelProto) -> int:
     return proto.ByteSize() + external
 
 
+# Timed runs stop once they took this long: a real-size model runs for seconds, and five of them
+# (plus a warm-up) were 40 s of a 1.5 B compare for a median that one or two runs give as well.
+LATENCY_BUDGET_S = 10.0
+
+
 def median_latency_ms(session: Any, feeds: dict[str, Any], runs: int) -> float | None:
     """The median wall time of ``runs`` ``session.run`` calls on ``feeds``, after one untimed run
     (the first run allocates its buffers); None for 0 runs."""
+    times = timed_runs_ms(session, feeds, runs)
+    return statistics.median(times) if times else None
+
+
+def timed_runs_ms(session: Any, feeds: dict[str, Any], runs: int, *, warm: bool = False,
+                  budget_s: float | None = None) -> list[float]:
+    """The wall times of up to ``runs`` ``session.run`` calls on ``feeds``, after one untimed run unless
+    the session is ``warm`` (it ran these feeds already); with ``budget_s``, no run starts once the
+    timed runs took that long (at least one is timed)."""
     if runs <= 0:
-        return None
-    session.run(None, feeds)
-    times = []
-    for _ in range(runs):
+        return []
+    if not warm:
+        session.run(None, feeds)
+    times: list[float] = []
+    while len(times) < runs and (budget_s is None or not times or sum(times) < budget_s * 1000):
         started = time.perf_counter()
         session.run(None, feeds)
         times.append((time.perf_counter() - started) * 1000)
-    return statistics.median(times)
+    return times
 
 
 def session_cost(model: OnnxModel, input_names: list[str], inputs: list[Any], runs: int) -> RuntimeCost | None:
@@ -50,9 +65,11 @@ def session_cost(model: OnnxModel, input_names: list[str], inputs: list[Any], ru
 
 
 def runtime_cost(model: OnnxModel | onnx.ModelProto, session: Any | None, feeds: dict[str, Any], runs: int,
-                 providers: list[str] | tuple[str, ...] = ()) -> RuntimeCost:
-    """Size and node count of ``model``, and its latency in ``session`` (not timed without one)."""
+                 providers: list[str] | tuple[str, ...] = (), *, warm: bool = False) -> RuntimeCost:
+    """Size and node count of ``model``, and its median latency in ``session`` (not timed without one)
+    over up to ``runs`` runs, fewer where they pass LATENCY_BUDGET_S; ``warm``: the session ran ``feeds``."""
     proto = model.proto if isinstance(model, OnnxModel) else model
-    latency = median_latency_ms(session, feeds, runs) if session is not None else None
-    return RuntimeCost(file_bytes=model_bytes(model), node_count=len(proto.graph.node), latency_ms=latency,
-                       latency_runs=runs if latency is not None else 0, providers=tuple(providers))
+    times = timed_runs_ms(session, feeds, runs, warm=warm, budget_s=LATENCY_BUDGET_S) if session is not None else []
+    return RuntimeCost(file_bytes=model_bytes(model), node_count=len(proto.graph.node),
+                       latency_ms=statistics.median(times) if times else None, latency_runs=len(times),
+                       providers=tuple(providers))

@@ -1,7 +1,8 @@
 """What the generation check found: the exported prefill and decode components decoding greedily in
 ONNX Runtime against torch's greedy generate() from the same prompts (no torch import).
 
-A float16 or bfloat16 decoder is also decoded by torch in float32 (its weights widened, exactly):
+A float16 or bfloat16 decoder whose tokens part from torch's is also decoded by torch in float32 (its
+weights widened, exactly), up to the parting step; identical tokens need no such reference:
 greedy tokens of a low-precision model follow its rounding, so where ONNX Runtime's tokens part
 from torch's own low-precision run at or after the step where that run itself parts from float32,
 the parting is the precision's rounding, not the export's (the verdict the output checks use,
@@ -92,17 +93,26 @@ class GenerationRun:
         step = self.first_difference
         torch_parted_first = parted is not None and step is not None and parted <= step
         if self.rounding_only and not torch_parted_first:
-            own = "keeps float32's tokens throughout" if parted is None else f"parts from float32 at step {parted}"
+            own = self._keeps_float32() if parted is None else f"parts from float32 at step {parted}"
             return (f"{text}; torch's own {dtype} run {own}, but there ONNX Runtime's logits are "
                     f"{self.onnx_float32_logit_difference[step]:.1e} from the float32 run's and torch's own "
                     f"{dtype} run's {self.float32_logit_difference[step]:.1e}: two tokens within {dtype} rounding "
                     f"of each other, {dtype} rounding, not the export")
         if parted is None:
-            return f"{text}; torch's own {dtype} run keeps float32's tokens throughout"
+            return f"{text}; torch's own {dtype} run {self._keeps_float32()}"
         own = f"torch's own {dtype} run parts from float32 at step {parted}"
         if self.rounding_only:
             return f"{text}, where {own}: {dtype} rounding, not the export"
         return f"{text}; {own}"
+
+
+    def _keeps_float32(self) -> str:
+        """Where torch's own low-precision run never parts from float32 within the float32 run, which
+        stops at the step where ONNX Runtime parted (no later step bears on the verdict)."""
+        compared = min((len(row) for row in self.float32_tokens), default=0)
+        if compared >= min((len(row) for row in self.torch_tokens), default=0):
+            return "keeps float32's tokens throughout"
+        return f"keeps float32's tokens through step {compared - 1}"
 
 
 @dataclass

@@ -28,6 +28,7 @@ from ..errors import FixportError, InputSpecError, ModelLoadError
 from ..inputs import InputChoices, flat_model
 from .inputs import ExampleSizes, example_inputs
 from .plain import PLAIN_COMPONENT, load_plain_checkpoint
+from .shared_model import shared_model
 from .tasks import GENERATION_TASKS, auto_class_for, task_of
 
 SINGLE_COMPONENT = "model"  # transformers' name for a one-graph export
@@ -100,8 +101,8 @@ def load_checkpoint_folder(path: Path, inputs: InputChoices, task: str | None, c
         raise ModelLoadError(f"Unknown dtype {chosen!r} for {path.name}.",
                              f"Choose one of {AUTO_DTYPE}, {', '.join(CHECKPOINT_DTYPES)} with --dtype.")
     try:
-        model = auto_class.from_pretrained(path, local_files_only=True,
-                                           dtype=CHECKPOINT_DTYPES.get(chosen, AUTO_DTYPE)).eval()
+        model = shared_model(path, auto_class, chosen, lambda: auto_class.from_pretrained(
+            path, local_files_only=True, dtype=CHECKPOINT_DTYPES.get(chosen, AUTO_DTYPE)).eval())
     except Exception as exc:
         raise ModelLoadError(f"{auto_class.__name__} cannot load {path.name}: {_first_error_line(exc)}",
                              "Check that its weights (model.safetensors or pytorch_model.bin, sharded or not) are "
