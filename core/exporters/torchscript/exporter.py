@@ -41,6 +41,7 @@ from fixport.core.exporters.torchscript.failure_reasons import classify_failure
 from fixport.core.exporters.torchscript.reference_kernels import reference_for
 from fixport.core.exporters.torchscript.registry import SymbolicRegistryState, builtin_opsets, first_supported_opset
 from fixport.core.exporters.torchscript.script_part import autograd_functions_named, given_inputs_only
+from fixport.core.exporters.torchscript.weightless_shape_inference import shape_inference_without_weights
 from fixport.core.exporters.torchscript.weights import weights_written_to
 from fixport.core.foundation.errors import FixportError
 from fixport.core.foundation.kept_attributes import attributes_kept
@@ -108,7 +109,10 @@ class TorchScriptExporter(Exporter):
                 pages.start()
 
         try:
-            record, caught = self._run_torch_export(loaded, options, path, diagnose, on_traced=traced)
+            # and torch's shape inference, which holds the GIL, is not handed the weights to read
+            inference = nullcontext() if isinstance(path, io.BytesIO) else shape_inference_without_weights()
+            with inference:
+                record, caught = self._run_torch_export(loaded, options, path, diagnose, on_traced=traced)
         except _FailedAfterConversion as failure:
             if not diagnose:  # a node the exporter could not convert: no placeholders without diagnosis
                 raise ExportError(f"The export failed: {failure.reason}", failure.hint,
