@@ -23,6 +23,7 @@ TORCH_INTERNALS: dict[str, tuple[str, ...]] = {
         "torch._C._jit_pass_dce",
         "torch._C._jit_pass_erase_number_types",
         "torch._C._jit_pass_onnx",
+        "torch._C._jit_pass_onnx_graph_shape_type_inference",
         "torch._C._jit_pass_onnx_remove_inplace_ops_for_onnx",
         "torch._C._jit_pass_onnx_scalar_type_analysis",
         "torch._C._onnx.OperatorExportTypes.ONNX",
