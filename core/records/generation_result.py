@@ -105,7 +105,6 @@ class GenerationRun:
             return f"{text}, where {own}: {dtype} rounding, not the export"
         return f"{text}; {own}"
 
-
     def _keeps_float32(self) -> str:
         """Where torch's own low-precision run never parts from float32 within the float32 run, which
         stops at the step where ONNX Runtime parted (no later step bears on the verdict)."""
