@@ -74,6 +74,7 @@ from fixport.core.exporters.dynamo.specialising_guards import (
     pinned_declared_dims,
     recaptured_guards,
 )
+from fixport.core.exporters.dynamo.strided_weights import write_contiguously
 from fixport.core.exporters.profiles import DYNAMO
 from fixport.core.exporters.size_shortcuts import changes_for_pinned
 from fixport.core.exporters.torch_export.capture_failures import (
@@ -629,6 +630,7 @@ def translated_model(onnx_program: Any, sources: Mapping[str, WeightSource]) -> 
     graph = onnx_program.model.graph
     weights = [(int(value.const_value.dtype), value.const_value.nbytes) for value in graph.initializers.values()
                if value.const_value is not None]
+    write_contiguously(graph)
     if not weights_go_to_disk(weights):
         return on_disk(onnx_program.model_proto)
     folder = WeightsFolder()
