@@ -18,7 +18,7 @@ import fixport.core.onnx_io.external_data as external_data
 import fixport.core.onnx_io.onnx_model as onnx_model
 from fixport.core.comparison.compare_job import MATCHED_AT_SIZE_NOTE
 from fixport.core.comparison.intermediates import group_submodel, with_all_node_outputs
-from fixport.core.onnx_io.onnx_files import save_model
+from fixport.core.onnx_io.onnx_files import save_model, save_model_with_external_data
 from fixport.core.onnx_io.onnx_graph import PROVENANCE_ATTRIBUTE, onnx_to_graph
 from fixport.core.onnx_io.onnx_model import OnnxModel, WeightsFolder, on_disk
 from fixport.core.onnx_io.ort_session import create_session, run_on_cpu
@@ -108,6 +108,55 @@ def test_weights_on_disk_save_with_external_data_above_the_protobuf_limit(small_
     np.testing.assert_array_equal(numpy_helper.to_array(reloaded), np.arange(SIZE, dtype=np.float32))
     session = ort.InferenceSession(str(tmp_path / "big.onnx"), providers=["CPUExecutionProvider"])
     np.testing.assert_array_equal(session.run(None, {"x": np.ones(SIZE, dtype=np.float32)})[0], _run(_model()))
+
+
+def _two_weight_model() -> onnx.ModelProto:
+    """y = (x + w) * v, both weights big enough to go to disk."""
+    first = numpy_helper.from_array(np.arange(SIZE, dtype=np.float32), "w")
+    second = numpy_helper.from_array(np.linspace(-1, 1, SIZE, dtype=np.float32), "v")
+    nodes = [helper.make_node("Add", ["x", "w"], ["sum"]), helper.make_node("Mul", ["sum", "v"], ["y"])]
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [SIZE])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [SIZE])], [first, second])
+    return helper.make_model(graph, opset_imports=[helper.make_opsetid("", 17)])
+
+
+def test_a_weights_file_the_model_fills_is_copied_whole_to_the_saved_data(small_threshold: Path, tmp_path: Path,
+                                                                          monkeypatch) -> None:
+    """The saved data is the export's weights file byte for byte (the kernel copies it, no tensor
+    read through Python), the tensors keep their offsets, and the saved pair runs as the model."""
+    exported = on_disk(_two_weight_model())
+
+    def read_through_python(*_args):
+        raise AssertionError("a tensor was copied through Python")
+
+    monkeypatch.setattr(external_data, "read_external_chunks", read_through_python)
+    source = exported.base_dir / exported.proto.graph.initializer[0].external_data[0].value
+    written = save_model_with_external_data(exported, tmp_path / "prefill.onnx")
+    assert [p.name for p in written] == ["prefill.onnx", "prefill.onnx.data"]
+    assert (tmp_path / "prefill.onnx.data").read_bytes() == source.read_bytes()
+    saved = onnx.load(str(tmp_path / "prefill.onnx"), load_external_data=False)
+    for tensor, before in zip(saved.graph.initializer, exported.proto.graph.initializer):
+        entries = {entry.key: entry.value for entry in tensor.external_data}
+        assert entries["location"] == "prefill.onnx.data"
+        assert entries["offset"] == {entry.key: entry.value for entry in before.external_data}["offset"]
+    session = ort.InferenceSession(str(tmp_path / "prefill.onnx"), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(session.run(None, {"x": np.ones(SIZE, dtype=np.float32)})[0],
+                                  _run(_two_weight_model()))
+
+
+def test_a_weights_file_holding_more_than_the_model_names_is_saved_tensor_by_tensor(small_threshold: Path,
+                                                                                    tmp_path: Path) -> None:
+    """A fix dropped a weight the file still holds: the saved data has only the one the model
+    names, not the other's bytes."""
+    exported = on_disk(_two_weight_model())
+    source = exported.base_dir / exported.proto.graph.initializer[0].external_data[0].value
+    model = exported.proto
+    del model.graph.initializer[1]
+    model.graph.node[1].input[1] = "sum"
+    save_model_with_external_data(exported, tmp_path / "fixed.onnx")
+    assert (tmp_path / "fixed.onnx.data").stat().st_size < source.stat().st_size
+    reloaded = onnx.load(str(tmp_path / "fixed.onnx")).graph.initializer[0]
+    np.testing.assert_array_equal(numpy_helper.to_array(reloaded), np.arange(SIZE, dtype=np.float32))
 
 
 def test_copies_and_parts_of_the_graph_read_the_same_weights(small_threshold: Path) -> None:

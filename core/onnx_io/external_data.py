@@ -10,6 +10,7 @@ there, tensor by tensor: as such a pair, or as one file by :func:`write_in_one_f
 """
 from __future__ import annotations
 
+import shutil
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
@@ -26,6 +27,9 @@ SESSION_FROM_FILE_ABOVE_BYTES = 256 * 1024**2
 EXTERNAL_TENSOR_MIN_BYTES = 1024  # smaller tensors stay in the model file (as onnx's own default)
 COPY_CHUNK_BYTES = 64 * 1024**2
 ALIGNMENT_BYTES = 4096  # external tensors start on a page, so ONNX Runtime can map the file
+# A weights file copied whole for a model that names at most this share of it as nobody's bytes
+# (alignment padding: onnx_ir aligns big tensors to 64 KB); more, and its tensors are copied one by one.
+UNREFERENCED_SHARE = 0.05
 
 
 def fits_in_one_file(model: onnx.ModelProto, limit: int | None = None, base_dir: Path | None = None) -> bool:
@@ -81,14 +85,21 @@ def with_external_data(model: onnx.ModelProto, data_path: Path, base_dir: Path |
     A tensor already external is copied into ``data_path`` from ``base_dir``, chunk by chunk; with
     no ``base_dir``, or when it is ``data_path``'s own folder, its reference is kept as it is."""
     copy_external = base_dir is not None and Path(base_dir).resolve() != data_path.parent.resolve()
+    whole_file = weights_file(model, Path(base_dir)) if copy_external else None
+    if whole_file is not None:  # the kernel copies it (a reflink where the file system can), at disk speed
+        shutil.copyfile(whole_file, data_path)
     light = _copy_without(model, "graph")
     _copy_fields(model.graph, light.graph, without="initializer")
-    with ExternalDataWriter(data_path) as writer:
+    with ExternalDataWriter(data_path) as writer:  # tensors written now go after the copied file
         for tensor in model.graph.initializer:
             kept = light.graph.initializer.add()
             external = tensor.data_location == onnx.TensorProto.EXTERNAL
             if (external and not copy_external) or (not external and len(tensor.raw_data) < EXTERNAL_TENSOR_MIN_BYTES):
                 kept.CopyFrom(tensor)
+                continue
+            if external and whole_file is not None:
+                kept.CopyFrom(tensor)
+                _relocate(kept, data_path.name)
                 continue
             _copy_fields(tensor, kept, without="raw_data")
             del kept.external_data[:]
@@ -97,6 +108,31 @@ def with_external_data(model: onnx.ModelProto, data_path: Path, base_dir: Path |
             else:
                 writer.add(kept, lambda data, tensor=tensor: data.write(tensor.raw_data))
     return light
+
+
+def weights_file(model: onnx.ModelProto, base_dir: Path) -> Path | None:
+    """The one file in ``base_dir`` that holds all of ``model``'s external initializers, when they
+    fill it (at most UNREFERENCED_SHARE of it is padding or bytes no tensor names): copied whole,
+    it is their data as they are, at the same offsets. None when there are several or none."""
+    places = [external_place(tensor, base_dir) for tensor in model.graph.initializer
+              if tensor.data_location == onnx.TensorProto.EXTERNAL]
+    files = {path for path, _, _ in places}
+    if len(files) != 1:
+        return None
+    (path,) = files
+    try:
+        size = path.stat().st_size
+    except OSError:
+        return None
+    referenced = sum(length for _, _, length in places)
+    return path if referenced <= size and size - referenced <= UNREFERENCED_SHARE * size else None
+
+
+def _relocate(tensor: onnx.TensorProto, location: str) -> None:
+    """Point an external tensor at ``location``, its offset and length kept."""
+    for entry in tensor.external_data:
+        if entry.key == "location":
+            entry.value = location
 
 
 class ExternalDataWriter:
