@@ -256,6 +256,23 @@ def test_check_on_a_folder_lists_its_components_and_checks_each(cli, checkpoints
 
 
 @pytest.mark.slow
+def test_check_keeps_a_components_export_only_for_a_later_ones_generation_check(worker, checkpoints,
+                                                                               tmp_path: Path) -> None:
+    """The first component's export waits on disk for the second's generation check; the second,
+    having run it, is no later one's other half and is not written (at real size, seconds of writing
+    a copy of the weights nobody reads)."""
+    kept = tmp_path / "kept"
+    kept.mkdir()
+    first = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="prefill"),
+                                      generation_check=False, kept_in=str(kept)))  # as check asks it
+    assert first.generation is None and (kept / "prefill.onnx").is_file()
+    second = worker.run(AnalyzeRequest(ModelRequest(str(checkpoints["llama"]), component="decode"),
+                                       generation_check=True, kept_in=str(kept)))
+    assert second.generation is not None and second.generation.passed
+    assert not (kept / "decode.onnx").exists()
+
+
+@pytest.mark.slow
 def test_compare_on_a_decoder_folder_also_generates(worker, checkpoints) -> None:
     from fixport.core.records.requests import CompareRequest
 

@@ -129,7 +129,8 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     if output and result.ok:
         saved = (save_checkpoint_component(loaded, result.model, export_options, output) if loaded.checkpoint
                  else [str(p) for p in save_model(result.model, output)])
-    elif request.kept_in and result.ok and loaded.checkpoint:
+    elif request.kept_in and result.ok and loaded.checkpoint and generation is None:
+        # a component that ran the generation check itself is no later one's other half
         report(progress, 0.98, "keeping the export for the next component's generation check")
         save_checkpoint_component(loaded, result.model, export_options, request.kept_in)
     analysis = _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
