@@ -60,6 +60,7 @@ from fixport.core.exporters.dynamo.fixes import (
 from fixport.core.exporters.dynamo.mapped_weights import WeightSource, map_from_file, weight_sources
 from fixport.core.exporters.dynamo.origins import captured_origin
 from fixport.core.exporters.dynamo.placeholders import PLACEHOLDER_OP, register_placeholders
+from fixport.core.exporters.dynamo.rewrite_prefilter import multi_output_rules_prefiltered
 from fixport.core.exporters.dynamo.rnn_dispatch import rnn_dispatch_afresh
 from fixport.core.exporters.dynamo.script_part import (
     node_being_translated,
@@ -660,7 +661,8 @@ def translate_program(program: torch.export.ExportedProgram, registry: _registra
         if not node.metadata_props and node.name in metadata:
             node.metadata_props.update(metadata[node.name])
     if options.do_constant_folding:
-        onnx_program.optimize()
+        with multi_output_rules_prefiltered():
+            onnx_program.optimize()
     input_names = options.input_names or loaded.input_names
     if input_names:
         _ir_passes.rename_inputs(onnx_program.model, list(input_names))
