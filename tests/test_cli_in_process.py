@@ -74,11 +74,12 @@ def test_a_big_checkpoints_next_component_runs_in_the_spare_that_warmed_up_besid
     big = _folder_with_weights(tmp_path / "big", FRESH_WORKER_PER_COMPONENT_ABOVE_BYTES)
     small = _folder_with_weights(tmp_path / "small", 1024)
     with command_worker(12) as own:
+        own.start()
         spare_for_next_component(own, small)
         assert own.spare_pid is None
-        spare_for_next_component(own, big)  # before the first job: the worker itself starts first
+        spare_for_next_component(own, big)
         first, spare = own.pid, own.spare_pid
-        assert own.alive and spare is not None and spare != first  # the spare is not taken for the first job
+        assert spare is not None and spare != first
         fresh_for_next_component(own, big)
         assert not own.alive and own.spare_pid == spare  # the first is gone, the spare waits
         assert own.run(PingRequest()).pid == spare  # the next job runs in it, its imports done

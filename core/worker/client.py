@@ -130,9 +130,7 @@ class ExportWorker:
     def start_spare(self) -> None:
         """Start a second process beside this one, to take its place at the next :meth:`start` after a
         :meth:`stop` that keeps it: its imports warm up while this one works (seconds not waited for
-        between the jobs of a command that runs each in a fresh process). This one is started first
-        where it is not running, so that the spare is not taken for it."""
-        self.start()
+        between the jobs of a command that runs each in a fresh process)."""
         if self._spare is None or self._spare[0].poll() is not None:
             self._spare = self._spawn()
 
