@@ -22,7 +22,7 @@ from fixport.cli.arguments import (
 )
 from fixport.cli.output import print_export_dtype, print_json, progress_printer
 from fixport.cli.runtime_arguments import add_runtime_argument, checked_runtime
-from fixport.cli.workers import command_worker, fresh_for_next_component, lending_worker, spare_for_next_component
+from fixport.cli.workers import command_worker, fresh_for_next_component, lending_worker
 from fixport.core.exporters.capture_changes import write_changed_copy
 from fixport.core.exporters.profiles import profile_for
 from fixport.core.exporters.trace_warnings import nodes_it_produced, trace_warning
@@ -124,10 +124,7 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[
     kept = (tempfile.TemporaryDirectory(prefix="fixport-check-") if output is None and not args.component
             and Path(args.model).is_dir() else nullcontext(None))
     with kept as kept_in, command_worker(args.timeout) as worker:
-        more_may_follow = Path(args.model).is_dir() and not args.component
         while True:
-            if more_may_follow:
-                spare_for_next_component(worker, Path(args.model))
             try:
                 result = worker.run(AnalyzeRequest(request, options, mappings, output, other_shapes=shape_sets(args),
                                                    generation_check=_checks_generation(args, output or kept_in,
@@ -143,7 +140,6 @@ def _run_analyses(args: argparse.Namespace, output: str | None = None) -> tuple[
             if args.component or not left:
                 break
             request.component = left[0]
-            more_may_follow = len(left) > 1
             fresh_for_next_component(worker, Path(args.model))
     return results, len(mappings)
 

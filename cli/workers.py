@@ -55,23 +55,11 @@ def command_worker(timeout_s: float) -> Iterator[ExportWorker]:
 
 def fresh_for_next_component(worker: ExportWorker, folder: Path) -> None:
     """Before a big checkpoint's next component: stop the command's own worker, so the next component
-    starts in a fresh process (the spare :func:`spare_for_next_component` started, if any). What one
-    component's export leaves in the process (torch.export's graphs and caches, the allocator's freed
-    pages: near a GB at 0.5 B parameters) is not carried into the next one's peak. A worker lent by
-    the caller is left warm: its owner chose it."""
-    if _starts_fresh_per_component(worker, folder):
-        worker.stop(keep_spare=True)
-
-
-def spare_for_next_component(worker: ExportWorker, folder: Path) -> None:
-    """While a big checkpoint's component runs, the fresh process for the next one warms up beside it
-    (torch's imports: seconds on the otherwise idle second core, not waited for between components)."""
-    if _starts_fresh_per_component(worker, folder):
-        worker.start_spare()
-
-
-def _starts_fresh_per_component(worker: ExportWorker, folder: Path) -> bool:
-    return _commands_own.get() is worker and _weight_bytes(folder) >= FRESH_WORKER_PER_COMPONENT_ABOVE_BYTES
+    starts in a fresh process. What one component's export leaves in the process (torch.export's
+    graphs and caches, the allocator's freed pages: near a GB at 0.5 B parameters) is not carried into
+    the next one's peak. A worker lent by the caller is left warm: its owner chose it."""
+    if _commands_own.get() is worker and _weight_bytes(folder) >= FRESH_WORKER_PER_COMPONENT_ABOVE_BYTES:
+        worker.stop()
 
 
 def _weight_bytes(folder: Path) -> int:

@@ -1,7 +1,6 @@
 """The command line's main() run in-process on a lent warm worker: what the `cli` fixture and tools rely on."""
 from __future__ import annotations
 
-import os
 import signal
 
 from fixport.cli.workers import (
@@ -9,7 +8,6 @@ from fixport.cli.workers import (
     command_worker,
     fresh_for_next_component,
     lending_worker,
-    spare_for_next_component,
 )
 
 CLEAN_MODEL = """
@@ -64,31 +62,3 @@ def test_a_big_checkpoints_next_component_starts_in_a_fresh_worker_of_the_comman
     with lending_worker(worker), command_worker(12) as lent:
         fresh_for_next_component(lent, big)
         assert lent.alive  # the caller's worker is the caller's
-
-
-def test_a_big_checkpoints_next_component_runs_in_the_spare_that_warmed_up_beside_the_first(worker, tmp_path) -> None:
-    """The fresh process for the next component starts while the first one works, takes over when
-    the first is stopped, and goes with the command; a small checkpoint and a lent worker get none."""
-    from fixport.core.records.requests import PingRequest
-
-    big = _folder_with_weights(tmp_path / "big", FRESH_WORKER_PER_COMPONENT_ABOVE_BYTES)
-    small = _folder_with_weights(tmp_path / "small", 1024)
-    with command_worker(12) as own:
-        own.start()
-        spare_for_next_component(own, small)
-        assert own.spare_pid is None
-        spare_for_next_component(own, big)
-        first, spare = own.pid, own.spare_pid
-        assert spare is not None and spare != first
-        fresh_for_next_component(own, big)
-        assert not own.alive and own.spare_pid == spare  # the first is gone, the spare waits
-        assert own.run(PingRequest()).pid == spare  # the next job runs in it, its imports done
-        spare_for_next_component(own, big)
-        last_spare = own.spare_pid
-        assert last_spare is not None
-    assert not own.alive and own.spare_pid is None
-    assert not os.path.exists(f"/proc/{last_spare}")  # the command's end took the unused spare too
-    worker.start()
-    with lending_worker(worker), command_worker(12) as lent:
-        spare_for_next_component(lent, big)
-        assert lent.spare_pid is None  # the caller's worker is the caller's

@@ -68,18 +68,6 @@ class JobFailure:
         return exception
 
 
-def _end(process: subprocess.Popen | None, connection: Connection | None) -> None:
-    """Close the connection to a worker process and kill it."""
-    if connection is not None:
-        connection.close()
-    if process is not None and process.poll() is None:
-        process.kill()
-        try:
-            process.wait(SHUTDOWN_GRACE_S)
-        except subprocess.TimeoutExpired:
-            pass  # killed, still releasing a large memory: the kernel finishes it without us
-
-
 class ExportWorker:
     """Client side: runs the job a typed request names (:data:`.jobs.JOBS`) in the worker process."""
 
@@ -88,7 +76,6 @@ class ExportWorker:
         self._process: subprocess.Popen | None = None
         self._connection: Connection | None = None
         self._lock = threading.Lock()  # one job at a time per worker
-        self._spare: tuple[subprocess.Popen, Connection] | None = None
         self.starts = 0
 
     @property
@@ -104,14 +91,8 @@ class ExportWorker:
     def pid(self) -> int | None:
         return self._process.pid if self._process is not None else None
 
-    @property
-    def spare_pid(self) -> int | None:
-        """The process :meth:`start_spare` started, while it waits to take over."""
-        return self._spare[0].pid if self._spare is not None else None
-
     def start(self) -> None:
-        """Start the process now (it warms up its imports while the caller goes on); a spare started
-        before (:meth:`start_spare`) takes the place of a new one.
+        """Start the process now (it warms up its imports while the caller goes on).
 
         A fresh interpreter (`python -m fixport.core.worker.server FD PARENT_PID`), not
         multiprocessing's spawn: spawn re-runs the caller's main script in the child, which a
@@ -119,38 +100,27 @@ class ExportWorker:
         """
         if self.alive:
             return
-        spare, self._spare = self._spare, None
-        if spare is not None and spare[0].poll() is None:
-            self._process, self._connection = spare
-        else:
-            _end(*spare) if spare is not None else None
-            self._process, self._connection = self._spawn()
-        self.starts += 1
-
-    def start_spare(self) -> None:
-        """Start a second process beside this one, to take its place at the next :meth:`start` after a
-        :meth:`stop` that keeps it: its imports warm up while this one works (seconds not waited for
-        between the jobs of a command that runs each in a fresh process)."""
-        if self._spare is None or self._spare[0].poll() is not None:
-            self._spare = self._spawn()
-
-    def _spawn(self) -> tuple[subprocess.Popen, Connection]:
         parent, child = socket.socketpair()
         environment = dict(os.environ, OMP_NUM_THREADS="1")
-        process = subprocess.Popen(
+        self._process = subprocess.Popen(
             [sys.executable, "-m", "fixport.core.worker.server", str(child.fileno()), str(os.getpid())],
             pass_fds=(child.fileno(),), env=environment, stdin=subprocess.DEVNULL)
         child.close()
-        return process, Connection(parent.detach())
+        self.starts += 1
+        self._connection = Connection(parent.detach())
 
-    def stop(self, keep_spare: bool = False) -> None:
-        """Kill the process (and the spare, unless ``keep_spare``); the next job starts a fresh one."""
+    def stop(self) -> None:
+        """Kill the process; the next job starts a fresh one."""
         process, self._process = self._process, None
-        connection, self._connection = self._connection, None
-        _end(process, connection)
-        if not keep_spare and self._spare is not None:
-            spare, self._spare = self._spare, None
-            _end(*spare)
+        if self._connection is not None:
+            self._connection.close()
+            self._connection = None
+        if process is not None and process.poll() is None:
+            process.kill()
+            try:
+                process.wait(SHUTDOWN_GRACE_S)
+            except subprocess.TimeoutExpired:
+                pass  # killed, still releasing a large memory: the kernel finishes it without us
 
     def run(self, request: object, progress: ProgressCallback | None = None,
             cancelled: CancelCallback | None = None, timeout_s: float | None = None,
@@ -164,7 +134,7 @@ class ExportWorker:
         job = job_for(request)
         with self._lock:
             if not self.alive:
-                self.stop(keep_spare=True)
+                self.stop()
                 self.start()
             assert self._connection is not None
             try:
@@ -173,7 +143,7 @@ class ExportWorker:
             except (Cancelled, FixportError):
                 raise  # the worker is idle again, or was already stopped
             except BaseException:  # Ctrl+C, a failing progress callback: the job's messages would go astray
-                self.stop(keep_spare=True)
+                self.stop()
                 raise
 
     def _wait_for_result(self, job: Job, progress: ProgressCallback | None, cancelled: CancelCallback | None,
@@ -187,10 +157,10 @@ class ExportWorker:
                 self._connection.send(("cancel", None))
                 cancel_sent_at = time.monotonic()
             if cancel_sent_at is not None and time.monotonic() - cancel_sent_at > CANCEL_GRACE_S:
-                self.stop(keep_spare=True)  # the job does not check for cancel (inside torch, or looping user code)
+                self.stop()  # the job does not check for cancel (inside torch, or looping user code)
                 raise Cancelled()
             if cancel_sent_at is None and time.monotonic() > deadline:
-                self.stop(keep_spare=True)
+                self.stop()
                 where = f" (last at: {stage})" if stage else ""
                 raise WorkerError(f"The worker did not finish '{job.name}': it showed no progress for "
                                   f"{timeout_s:.0f} s{where} and was stopped.",
@@ -204,7 +174,7 @@ class ExportWorker:
             if not ready:
                 continue
             if message is None and cancel_sent_at is not None:
-                self.stop(keep_spare=True)
+                self.stop()
                 raise Cancelled()
             if message is None:
                 self._raise_crash(job, stage)
@@ -234,7 +204,7 @@ class ExportWorker:
             code = self._process.wait(SHUTDOWN_GRACE_S)  # let it finish dying to read its exit code
         except subprocess.TimeoutExpired:
             code = None
-        self.stop(keep_spare=True)
+        self.stop()
         how = f"exit code {code}"
         if code is not None and code < 0:
             try:
