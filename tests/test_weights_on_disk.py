@@ -144,6 +144,30 @@ def test_a_weights_file_the_model_fills_is_copied_whole_to_the_saved_data(small_
                                   _run(_two_weight_model()))
 
 
+def test_a_copy_only_fixport_reads_links_the_weights_file_and_a_users_copy_does_not(small_threshold: Path,
+                                                                                    tmp_path: Path) -> None:
+    """check's copy of a component for the next one's generation check is the export's own file,
+    linked (no gigabytes written again); a file the user gets is a copy of its own, as is one that
+    gets more tensors written into it."""
+    exported = on_disk(_two_weight_model())
+    source = exported.base_dir / exported.proto.graph.initializer[0].external_data[0].value
+    save_model_with_external_data(exported, tmp_path / "kept" / "prefill.onnx", link_weights=True)
+    save_model_with_external_data(exported, tmp_path / "out" / "prefill.onnx")
+    assert (tmp_path / "kept" / "prefill.onnx.data").stat().st_ino == source.stat().st_ino
+    assert (tmp_path / "out" / "prefill.onnx.data").stat().st_ino != source.stat().st_ino
+    for folder in ("kept", "out"):
+        session = ort.InferenceSession(str(tmp_path / folder / "prefill.onnx"), providers=["CPUExecutionProvider"])
+        np.testing.assert_array_equal(session.run(None, {"x": np.ones(SIZE, dtype=np.float32)})[0],
+                                      _run(_two_weight_model()))
+
+    size = source.stat().st_size
+    extra = numpy_helper.from_array(np.full(SIZE, 3.0, dtype=np.float32), "extra")  # inline: written when saved
+    exported.proto.graph.initializer.append(extra)
+    save_model_with_external_data(exported, tmp_path / "grown" / "prefill.onnx", link_weights=True)
+    assert (tmp_path / "grown" / "prefill.onnx.data").stat().st_ino != source.stat().st_ino
+    assert (tmp_path / "grown" / "prefill.onnx.data").stat().st_size > size == source.stat().st_size
+
+
 def test_a_weights_file_holding_more_than_the_model_names_is_saved_tensor_by_tensor(small_threshold: Path,
                                                                                     tmp_path: Path) -> None:
     """A fix dropped a weight the file still holds: the saved data has only the one the model

@@ -132,7 +132,8 @@ def _checked_and_saved(request: AnalyzeRequest, loaded: LoadedModel, export_opti
     elif request.kept_in and result.ok and loaded.checkpoint and generation is None:
         # a component that ran the generation check itself is no later one's other half
         report(progress, 0.98, "keeping the export for the next component's generation check")
-        save_checkpoint_component(loaded, result.model, export_options, request.kept_in)
+        # this command's own temporary copy: the export's weights file linked, not written again
+        save_checkpoint_component(loaded, result.model, export_options, request.kept_in, link_weights=True)
     analysis = _analysis_from(loaded, export_options, result, saved, max_abs, notes, {
         **seconds, "compare": compared_at - exported_at, "save": time.perf_counter() - compared_at})
     analysis.other_sizes_checked = other_sizes

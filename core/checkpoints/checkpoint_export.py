@@ -31,8 +31,9 @@ ONNX_FORMAT = "onnx"
 
 
 def save_checkpoint_component(loaded: LoadedModel, model: OnnxModel, options: ExportOptions,
-                              directory: str | Path) -> list[str]:
-    """Write the component into ``directory`` in transformers' layout; the files written."""
+                              directory: str | Path, link_weights: bool = False) -> list[str]:
+    """Write the component into ``directory`` in transformers' layout; the files written.
+    ``link_weights``: a copy only Fixport reads (see ``save_model_with_external_data``)."""
     info = loaded.checkpoint
     assert info is not None, "only a checkpoint folder's component is saved in transformers' layout"
     directory = Path(directory)
@@ -42,7 +43,7 @@ def save_checkpoint_component(loaded: LoadedModel, model: OnnxModel, options: Ex
                           "Give -o a directory, e.g. -o exported/.")
     directory.mkdir(parents=True, exist_ok=True)
     file_name = f"{info.component}.onnx"
-    written = [str(p) for p in save_model_with_external_data(model, directory / file_name)]
+    written = [str(p) for p in save_model_with_external_data(model, directory / file_name, link_weights)]
     if info.plain:
         info.config.save_pretrained(directory)
         return written

@@ -10,6 +10,7 @@ there, tensor by tensor: as such a pair, or as one file by :func:`write_in_one_f
 """
 from __future__ import annotations
 
+import os
 import shutil
 import tempfile
 from collections.abc import Callable, Iterator
@@ -68,26 +69,30 @@ def all_tensors(model: onnx.ModelProto) -> Iterator[onnx.TensorProto]:
 
 
 def write_with_external_data(model: onnx.ModelProto, path: Path, data_name: str | None = None,
-                             base_dir: Path | None = None) -> list[Path]:
+                             base_dir: Path | None = None, link: bool = False) -> list[Path]:
     """Write ``model`` to ``path`` with its initializers' bytes in ``data_name`` (beside it); the
-    model in memory is not touched. Tensors already external are read from ``base_dir``. Returns
-    the two files written."""
+    model in memory is not touched. Tensors already external are read from ``base_dir``; ``link``:
+    see :func:`with_external_data`. Returns the two files written."""
     data_path = path.parent / (data_name or f"{path.name}.data")
-    path.write_bytes(with_external_data(model, data_path, base_dir).SerializeToString())
+    path.write_bytes(with_external_data(model, data_path, base_dir, link).SerializeToString())
     return [path, data_path]
 
 
-def with_external_data(model: onnx.ModelProto, data_path: Path, base_dir: Path | None = None) -> onnx.ModelProto:
+def with_external_data(model: onnx.ModelProto, data_path: Path, base_dir: Path | None = None,
+                       link: bool = False) -> onnx.ModelProto:
     """A copy of ``model`` whose big initializers name their place in ``data_path`` instead of
     holding their bytes, which are written there: the weights are never held twice (protobuf keeps
     a cleared field's memory until the whole message goes, so emptying ``model`` would not help).
 
-    A tensor already external is copied into ``data_path`` from ``base_dir``, chunk by chunk; with
-    no ``base_dir``, or when it is ``data_path``'s own folder, its reference is kept as it is."""
+    A tensor already external is copied into ``data_path`` from ``base_dir``: the whole file where
+    the model's tensors fill one (:func:`weights_file`), else chunk by chunk; with no ``base_dir``, or
+    when it is ``data_path``'s own folder, its reference is kept as it is. ``link``: that whole file
+    may be hard-linked instead of copied, where nothing is added to it, for a copy only Fixport
+    reads (a file written in place through the link would change the model's own weights)."""
     copy_external = base_dir is not None and Path(base_dir).resolve() != data_path.parent.resolve()
     whole_file = weights_file(model, Path(base_dir)) if copy_external else None
-    if whole_file is not None:  # the kernel copies it (a reflink where the file system can), at disk speed
-        shutil.copyfile(whole_file, data_path)
+    if whole_file is not None:
+        _copy_whole(whole_file, data_path, link=link and not _has_inline_weights(model))
     light = _copy_without(model, "graph")
     _copy_fields(model.graph, light.graph, without="initializer")
     with ExternalDataWriter(data_path) as writer:  # tensors written now go after the copied file
@@ -126,6 +131,24 @@ def weights_file(model: onnx.ModelProto, base_dir: Path) -> Path | None:
         return None
     referenced = sum(length for _, _, length in places)
     return path if referenced <= size and size - referenced <= UNREFERENCED_SHARE * size else None
+
+
+def _copy_whole(source: Path, target: Path, link: bool) -> None:
+    """``source`` at ``target``: hard-linked where asked and the file system allows, else copied by
+    the kernel (a reflink where the file system can), at disk speed."""
+    if link:
+        try:
+            os.link(source, target)
+            return
+        except OSError:
+            pass  # another file system, or one without hard links
+    shutil.copyfile(source, target)
+
+
+def _has_inline_weights(model: onnx.ModelProto) -> bool:
+    """Whether saving ``model`` with external data writes some of its tensors' bytes anew."""
+    return any(tensor.data_location != onnx.TensorProto.EXTERNAL and len(tensor.raw_data) >= EXTERNAL_TENSOR_MIN_BYTES
+               for tensor in model.graph.initializer)
 
 
 def _relocate(tensor: onnx.TensorProto, location: str) -> None:

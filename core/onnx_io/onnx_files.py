@@ -59,14 +59,17 @@ def save_model(model: OnnxModel | onnx.ModelProto, path: str | Path) -> list[Pat
     return _save_with_external_data(proto, path, base_dir, check_written=not big)
 
 
-def save_model_with_external_data(model: OnnxModel, path: str | Path) -> list[Path]:
+def save_model_with_external_data(model: OnnxModel, path: str | Path, link_weights: bool = False) -> list[Path]:
     """Check and atomically save ``model`` with its weights in ``<name>.data`` beside it, whatever its size
-    (the layout transformers' exporters write and read back)."""
-    return _save_with_external_data(model.proto, Path(path), model.base_dir)
+    (the layout transformers' exporters write and read back). ``link_weights``: a copy only Fixport
+    reads, whose weights file may be the model's own, hard-linked (see ``with_external_data``), and
+    which onnx's checker is not run on (it refuses a data file with more than one link)."""
+    return _save_with_external_data(model.proto, Path(path), model.base_dir, check_written=not link_weights,
+                                    link=link_weights)
 
 
 def _save_with_external_data(model: onnx.ModelProto, path: Path, base_dir: Path | None,
-                             check_written: bool = True) -> list[Path]:
+                             check_written: bool = True, link: bool = False) -> list[Path]:
     """Model and data written in a temporary folder beside the target, then renamed into place
     (through a symlink to its target, keeping the target's mode, like :func:`atomic_write_bytes`)."""
     target = Path(os.path.realpath(Path(path).expanduser()))
@@ -76,7 +79,7 @@ def _save_with_external_data(model: onnx.ModelProto, path: Path, base_dir: Path 
         mode = output_mode(target)
         with tempfile.TemporaryDirectory(dir=target.parent, prefix=".fixport-") as temp_dir:
             temp_model = Path(temp_dir) / target.name
-            write_with_external_data(model, temp_model, data_name, base_dir)
+            write_with_external_data(model, temp_model, data_name, base_dir, link)
             if check_written:
                 check_model(temp_model)
             for written in (temp_model, Path(temp_dir) / data_name):
