@@ -1,9 +1,8 @@
 """Folded weights written through one contiguous copy each.
 
 onnxscript's optimizer folds a Transpose of a weight into a new initializer that is a strided numpy
-view. numpy writes such an array element by element (about 70 MB/s for bfloat16), which made
-saving a 1.5 B model's weights take 27 s of each export; one contiguous copy, made as the
-tensor is written and dropped after, writes at disk speed."""
+view. numpy writes such an array element by element, the longest part of saving a real-size
+model; one contiguous copy, made as the tensor is written and dropped after, writes at disk speed."""
 from __future__ import annotations
 
 from functools import partial
